@@ -1,0 +1,65 @@
+#pragma once
+// Starting a detached daemon and stopping exactly that process later.
+// A pid alone is not an identity: pids are reused. A process is ours only
+// while /proc/<pid>/stat still shows the start time recorded at spawn and
+// /proc/<pid>/cmdline the argv we started it with.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+#include "jobmon/common/proc_stat.h"
+
+namespace jobmon {
+
+struct ProcessIdentity {
+  pid_t pid = 0;
+  uint64_t start_time = 0;  // /proc/<pid>/stat field 22
+  std::string cmdline;      // as /proc/<pid>/cmdline: argv joined by NULs; empty: not checked
+};
+
+struct DaemonSpec {
+  std::vector<std::string> argv;                // argv[0] is the program path (no PATH search)
+  std::optional<std::vector<std::string>> env;  // "K=V" entries; nullopt inherits ours
+  std::string log_path;                         // stdout+stderr, appended; empty: /dev/null
+  std::string working_dir = "/";
+  std::optional<uid_t> uid;  // drop to this uid (and gid) before exec; needs root
+  std::optional<gid_t> gid;
+};
+
+// Double fork + setsid (no controlling terminal, not our child, not a
+// session leader), stdin from /dev/null, all other fds closed, signal mask
+// and dispositions reset, oom_score_adj reset to 0 (slurmd runs at -1000
+// and children inherit it), privileges dropped, then exec. Returns once the
+// exec succeeded, or the failing step with its errno.
+Expected<ProcessIdentity> SpawnDaemon(const DaemonSpec& spec);
+
+enum class StopOutcome {
+  kNotRunning,  // already gone (or a zombie)
+  kNotOurs,     // the pid now belongs to another process: left alone
+  kTerminated,  // exited after SIGTERM
+  kKilled,      // needed SIGKILL
+};
+const char* ToString(StopOutcome outcome);
+
+// SIGTERM, wait up to `grace`, then SIGKILL — only if the pid still is the
+// recorded process. An error means the process survived SIGKILL (D state).
+Expected<StopOutcome> StopDaemon(const ProcessIdentity& identity, std::chrono::milliseconds grace,
+                                 const std::string& procfs = "/proc");
+
+// Reads the identity of a running process (for records made elsewhere).
+Expected<ProcessIdentity> ReadProcessIdentity(pid_t pid, const std::string& procfs = "/proc");
+
+// True while the recorded process is alive (not a zombie) and still the same.
+bool IsSameProcessRunning(const ProcessIdentity& identity, const std::string& procfs = "/proc");
+
+// One-line text form for pid files: "<pid> <start_time>".
+std::string FormatPidRecord(const ProcessIdentity& identity);
+std::optional<ProcessIdentity> ParsePidRecord(std::string_view text);
+
+}  // namespace jobmon

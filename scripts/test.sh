@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine, as root:
+# dependencies, format check, unit tests under ASan/UBSan, integration tests
+# on the real dev cluster.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+step() { echo; echo "=== [$1/6] $2 ($(date +%T))"; }
+
+step 1 "install dependencies"
+scripts/install-deps.sh
+
+step 2 "format check (.clang-format)"
+mapfile -t sources < <(git ls-files '*.cc' '*.h')
+clang-format --dry-run -Werror "${sources[@]}"
+echo "${#sources[@]} files formatted"
+
+step 3 "build with ASan/UBSan"
+scripts/build.sh asan
+
+step 4 "unit tests under ASan/UBSan"
+(cd build/asan && ctest -L unit --output-on-failure --timeout 300)
+
+step 5 "release build (SPANK plugin, fake trainer)"
+scripts/build.sh release
+
+step 6 "integration tests on the dev cluster"
+(cd build/release && ctest -L integration --output-on-failure --verbose --timeout 600)
+echo
+echo "all tests passed"

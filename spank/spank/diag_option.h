@@ -1,0 +1,19 @@
+#pragma once
+// The --diag[=on|off] option of sbatch, salloc and srun.
+
+#include "jobmon/common/diag_option.h"
+#include "spank_api.h"
+
+namespace jobmon::spank {
+
+// Registers --diag with spank_option_register() in every context (the static
+// spank_options[] table is not offered by sbatch/salloc on Slurm 22.05 and
+// breaks spank_option_getopt in prolog/epilog). Returns 0 even if
+// registration fails: the plugin fails open.
+int RegisterDiagOption(spank_t sp);
+
+// The mode this job asked for, read in prolog/epilog (job_script) context;
+// off when the option was not given.
+DiagMode RequestedDiagMode(spank_t sp);
+
+}  // namespace jobmon::spank

@@ -1,0 +1,53 @@
+// The SPANK entry points of spank_diag.so. Each is a one-line trampoline
+// into the C++ code of its context; nothing may throw across this boundary
+// (an exception reaching slurmstepd or slurmd kills it), and node-side
+// callbacks always return 0: a negative return would fail the job or drain
+// the node, and the plugin fails open.
+
+#include <exception>
+
+#include "spank/diag_option.h"
+#include "spank/job_script.h"
+#include "spank_api.h"
+
+extern "C" {
+// Explicit C linkage: SPANK_PLUGIN() would give these internal linkage in C++.
+extern const char plugin_name[] = "diag";
+extern const char plugin_type[] = "spank";
+extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+}
+
+namespace {
+
+template <typename Fn>
+int Guarded(const char* where, int on_exception, Fn&& fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    slurm_error("[diag] %s: internal error: %s; diagnostics disabled for this job", where,
+                e.what());
+  } catch (...) {
+    slurm_error("[diag] %s: unknown internal error; diagnostics disabled for this job", where);
+  }
+  return on_exception;
+}
+
+}  // namespace
+
+extern "C" {
+
+int slurm_spank_init(spank_t sp, int /*ac*/, char** /*av*/) {
+  return Guarded("init", 0, [&] { return jobmon::spank::RegisterDiagOption(sp); });
+}
+
+int slurm_spank_job_prolog(spank_t sp, int /*ac*/, char** /*av*/) {
+  Guarded("job_prolog", 0, [&] { return jobmon::spank::JobProlog(sp); });
+  return 0;
+}
+
+int slurm_spank_job_epilog(spank_t sp, int /*ac*/, char** /*av*/) {
+  Guarded("job_epilog", 0, [&] { return jobmon::spank::JobEpilog(sp); });
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,200 @@
+#include "jobmon/common/daemon.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace jobmon {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+DaemonSpec Cmd(std::vector<std::string> argv) {
+  DaemonSpec spec;
+  spec.argv = std::move(argv);
+  return spec;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("jobmon-daemon-test-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    for (const ProcessIdentity& p : started_) StopDaemon(p, 100ms);
+    fs::remove_all(dir_);
+  }
+  ProcessIdentity Spawn(DaemonSpec spec) {
+    auto identity = SpawnDaemon(spec);
+    EXPECT_TRUE(identity.ok()) << identity.error().message;
+    if (!identity.ok()) return {};
+    started_.push_back(*identity);
+    return *identity;
+  }
+  static bool WaitUntil(const std::function<bool()>& condition) {
+    for (int i = 0; i < 300; ++i) {
+      if (condition()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+  fs::path dir_;
+  std::vector<ProcessIdentity> started_;
+};
+
+TEST_F(DaemonTest, DetachedFromUsWithDevNullStdinAndNoStrayFds) {
+  // An fd of ours that the daemon must not inherit.
+  std::ofstream leak(dir_ / "leak");
+  ProcessIdentity p = Spawn(Cmd({"/bin/sleep", "30"}));
+  ASSERT_GT(p.pid, 0);
+  EXPECT_TRUE(IsSameProcessRunning(p));
+
+  auto stat = ParseProcStat(Slurp("/proc/" + std::to_string(p.pid) + "/stat"));
+  ASSERT_TRUE(stat);
+  EXPECT_NE(stat->ppid, getpid()) << "double fork: not our child";
+  EXPECT_NE(stat->session, getsid(0)) << "setsid: a session of its own";
+  EXPECT_NE(stat->session, p.pid) << "second fork: not a session leader";
+
+  std::string fd_dir = "/proc/" + std::to_string(p.pid) + "/fd";
+  auto open_fds = [&] {
+    std::vector<std::string> fds;
+    for (const auto& entry : fs::directory_iterator(fd_dir)) fds.push_back(entry.path().filename());
+    std::sort(fds.begin(), fds.end());
+    return fds;
+  };
+  // The dynamic loader of the new program briefly holds fd 3 while it maps
+  // libraries; what matters is what remains once the program runs.
+  WaitUntil([&] { return open_fds().size() <= 3; });
+  EXPECT_EQ(open_fds(), (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(fs::read_symlink(fd_dir + "/0"), "/dev/null");
+  EXPECT_EQ(p.cmdline, std::string("/bin/sleep\0"
+                                   "30\0",
+                                   14));
+}
+
+TEST_F(DaemonTest, ResetsOomScoreAdj) {
+  {
+    std::ofstream own("/proc/self/oom_score_adj");
+    own << "500";
+  }
+  if (Slurp("/proc/self/oom_score_adj") != "500\n")
+    GTEST_SKIP() << "oom_score_adj not settable here";
+  ProcessIdentity p = Spawn(Cmd({"/bin/sleep", "30"}));
+  EXPECT_EQ(Slurp("/proc/" + std::to_string(p.pid) + "/oom_score_adj"), "0\n");
+  std::ofstream("/proc/self/oom_score_adj") << "0";
+}
+
+TEST_F(DaemonTest, LogGetsStdoutAndStderrAndEnvIsExplicit) {
+  std::string log = (dir_ / "daemon.log").string();
+  DaemonSpec spec = Cmd({"/bin/sh", "-c", "echo out=$FOO; echo err >&2; pwd"});
+  spec.env = std::vector<std::string>{"FOO=bar"};
+  spec.log_path = log;
+  spec.working_dir = dir_.string();
+  ProcessIdentity p = Spawn(spec);
+  ASSERT_TRUE(WaitUntil([&] { return !IsSameProcessRunning(p); }));
+  ASSERT_TRUE(WaitUntil([&] { return Slurp(log).find(dir_.string()) != std::string::npos; }));
+  EXPECT_EQ(Slurp(log), "out=bar\nerr\n" + dir_.string() + "\n");
+}
+
+TEST_F(DaemonTest, ReportsTheFailingStep) {
+  auto missing = SpawnDaemon(Cmd({"/nonexistent/program"}));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("exec failed: No such file"), std::string::npos)
+      << missing.error().message;
+
+  DaemonSpec bad_dir = Cmd({"/bin/true"});
+  bad_dir.working_dir = "/nonexistent-dir";
+  auto chdir_failed = SpawnDaemon(bad_dir);
+  ASSERT_FALSE(chdir_failed.ok());
+  EXPECT_NE(chdir_failed.error().message.find("chdir failed"), std::string::npos);
+
+  EXPECT_FALSE(SpawnDaemon({}).ok());
+}
+
+TEST_F(DaemonTest, DropsPrivileges) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  DaemonSpec spec = Cmd({"/bin/sleep", "30"});
+  spec.uid = 65534;
+  spec.gid = 65534;
+  ProcessIdentity p = Spawn(spec);
+  std::string status = Slurp("/proc/" + std::to_string(p.pid) + "/status");
+  EXPECT_NE(status.find("Uid:\t65534\t65534\t65534\t65534"), std::string::npos) << status;
+  EXPECT_NE(status.find("Gid:\t65534\t65534\t65534\t65534"), std::string::npos) << status;
+  EXPECT_NE(status.find("Groups:\t65534"), std::string::npos) << status;
+}
+
+TEST_F(DaemonTest, StopTerminatesOurProcess) {
+  ProcessIdentity p = Spawn(Cmd({"/bin/sleep", "30"}));
+  auto outcome = StopDaemon(p, 2s);
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(*outcome, StopOutcome::kTerminated);
+  EXPECT_FALSE(IsSameProcessRunning(p));
+  EXPECT_EQ(*StopDaemon(p, 2s), StopOutcome::kNotRunning) << "stopping twice is harmless";
+}
+
+TEST_F(DaemonTest, StopEscalatesToSigkill) {
+  ProcessIdentity p = Spawn(Cmd({"/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}));
+  std::this_thread::sleep_for(100ms);  // let the shell install its trap
+  auto outcome = StopDaemon(p, 300ms);
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(*outcome, StopOutcome::kKilled);
+  EXPECT_FALSE(IsSameProcessRunning(p));
+}
+
+TEST_F(DaemonTest, NeverSignalsAReusedPid) {
+  ProcessIdentity other = Spawn(Cmd({"/bin/sleep", "30"}));
+  // The record of a process that is gone, whose pid now belongs to `other`:
+  // same pid, different start time.
+  ProcessIdentity stale = other;
+  stale.start_time = other.start_time - 1;
+  auto outcome = StopDaemon(stale, 100ms);
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(*outcome, StopOutcome::kNotOurs);
+  EXPECT_TRUE(IsSameProcessRunning(other)) << "the new owner of the pid was signalled";
+
+  ProcessIdentity different_program = other;
+  different_program.cmdline = std::string("/usr/bin/python3\0train.py\0", 26);
+  EXPECT_EQ(*StopDaemon(different_program, 100ms), StopOutcome::kNotOurs);
+  EXPECT_TRUE(IsSameProcessRunning(other));
+}
+
+TEST_F(DaemonTest, GoneProcessIsNotRunning) {
+  ProcessIdentity p = Spawn(Cmd({"/bin/true"}));
+  ASSERT_TRUE(WaitUntil([&] { return !IsSameProcessRunning(p); }));
+  EXPECT_EQ(*StopDaemon(p, 100ms), StopOutcome::kNotRunning);
+  EXPECT_FALSE(StopDaemon({1, 0, ""}, 100ms).ok()) << "pid 1 is never signalled";
+}
+
+TEST(PidRecord, RoundTripsAndRejectsGarbage) {
+  ProcessIdentity p{4242, 987654321, ""};
+  auto parsed = ParsePidRecord(FormatPidRecord(p));
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->pid, 4242);
+  EXPECT_EQ(parsed->start_time, 987654321u);
+  for (const char* bad : {"", "42", "x 1", "42 y", "-1 5", "0 5", "42 5 extra", "42  5"}) {
+    EXPECT_FALSE(ParsePidRecord(bad)) << bad;
+  }
+}
+
+TEST(ReadProcessIdentity, MatchesOurselves) {
+  auto self = ReadProcessIdentity(getpid());
+  ASSERT_TRUE(self.ok());
+  EXPECT_TRUE(IsSameProcessRunning(*self));
+  EXPECT_FALSE(ReadProcessIdentity(0x7ffffff0).ok());
+}
+
+}  // namespace
+}  // namespace jobmon

@@ -1,0 +1,122 @@
+#include "jobmon/common/private_ip.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace jobmon {
+namespace {
+
+InterfaceAddress If(const std::string& name, const std::string& address, bool up = true) {
+  return {name, IpAddress::Parse(address).value(), up, name == "lo"};
+}
+
+Cidr C(const std::string& text) { return Cidr::Parse(text).value(); }
+
+std::vector<InterfaceAddress> TypicalNode() {
+  return {If("lo", "127.0.0.1"),   If("eth0", "192.0.2.2"), If("docker0", "172.17.0.1"),
+          If("cni0", "10.42.0.1"), If("ib0", "10.10.0.5"),  If("eth1", "192.168.1.5"),
+          If("lo", "::1"),         If("eth0", "fe80::1")};
+}
+
+TEST(SelectPrivateAddress, PrefersRfc1918AndSkipsContainerBridges) {
+  auto choice = SelectPrivateAddress(TypicalNode(), PrivateIpPolicy::Defaults());
+  ASSERT_TRUE(choice.ok()) << choice.error().message;
+  EXPECT_EQ(choice->chosen.address.ToString(), "10.10.0.5");
+  EXPECT_EQ(choice->chosen.interface, "ib0");
+  EXPECT_EQ(choice->reason, "in RFC1918 10.0.0.0/8");
+}
+
+TEST(SelectPrivateAddress, ConfiguredCidrsComeFirstInTheirOrder) {
+  PrivateIpPolicy policy = PrivateIpPolicy::Defaults();
+  policy.cluster_cidrs = {C("192.168.0.0/16"), C("10.10.0.0/16")};
+  auto choice = SelectPrivateAddress(TypicalNode(), policy);
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice->chosen.address.ToString(), "192.168.1.5");
+  EXPECT_EQ(choice->reason, "in configured CIDR 192.168.0.0/16");
+}
+
+TEST(SelectPrivateAddress, ConfiguredCidrsAreAuthoritative) {
+  PrivateIpPolicy policy = PrivateIpPolicy::Defaults();
+  policy.cluster_cidrs = {C("10.99.0.0/16")};
+  auto choice = SelectPrivateAddress(TypicalNode(), policy);
+  ASSERT_FALSE(choice.ok());
+  EXPECT_NE(choice.error().message.find("ib0 10.10.0.5: outside the configured CIDRs"),
+            std::string::npos)
+      << choice.error().message;
+}
+
+TEST(SelectPrivateAddress, NoneIsAClearResultWithReasons) {
+  auto choice = SelectPrivateAddress(
+      {If("lo", "127.0.0.1"), If("docker0", "172.17.0.1"), If("eth0", "192.0.2.2"),
+       If("eth1", "10.1.1.1", /*up=*/false), If("any", "0.0.0.0"), If("k3s", "10.43.0.9")},
+      PrivateIpPolicy::Defaults());
+  ASSERT_FALSE(choice.ok());
+  const std::string& message = choice.error().message;
+  EXPECT_EQ(message.rfind("no cluster-private address", 0), 0u) << message;
+  for (const char* reason :
+       {"lo 127.0.0.1: loopback", "docker0 172.17.0.1: in excluded 172.17.0.0/16",
+        "eth0 192.0.2.2: not a private address", "eth1 10.1.1.1: interface down",
+        "any 0.0.0.0: wildcard address", "k3s 10.43.0.9: in excluded 10.43.0.0/16"}) {
+    EXPECT_NE(message.find(reason), std::string::npos) << reason << " missing in " << message;
+  }
+  EXPECT_FALSE(SelectPrivateAddress({}, PrivateIpPolicy::Defaults()).ok());
+}
+
+TEST(SelectPrivateAddress, DeterministicWhateverTheEnumerationOrder) {
+  std::vector<InterfaceAddress> list = {If("eth2", "10.0.0.9"), If("eth1", "10.0.0.7"),
+                                        If("eth1", "10.0.0.3"), If("bond0", "172.20.0.1")};
+  std::mt19937 rng(42);
+  for (int i = 0; i < 20; ++i) {
+    std::shuffle(list.begin(), list.end(), rng);
+    auto choice = SelectPrivateAddress(list, PrivateIpPolicy::Defaults());
+    ASSERT_TRUE(choice.ok());
+    EXPECT_EQ(choice->chosen.interface, "eth1");
+    EXPECT_EQ(choice->chosen.address.ToString(), "10.0.0.3");
+  }
+}
+
+TEST(SelectPrivateAddress, Ipv6ClusterCidr) {
+  PrivateIpPolicy policy = PrivateIpPolicy::Defaults();
+  policy.cluster_cidrs = {C("fd00::/8")};
+  auto choice = SelectPrivateAddress({If("eth0", "fd12:3456::5"), If("eth0", "10.0.0.1")}, policy);
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice->chosen.address.ToString(), "fd12:3456::5");
+}
+
+TEST(Cidr, ParsesAndRejects) {
+  EXPECT_TRUE(C("10.0.0.0/8").Contains(IpAddress::Parse("10.255.1.2").value()));
+  EXPECT_FALSE(C("10.0.0.0/8").Contains(IpAddress::Parse("11.0.0.1").value()));
+  EXPECT_TRUE(C("172.16.0.0/12").Contains(IpAddress::Parse("172.31.255.255").value()));
+  EXPECT_FALSE(C("172.16.0.0/12").Contains(IpAddress::Parse("172.32.0.0").value()));
+  EXPECT_TRUE(C("0.0.0.0/0").Contains(IpAddress::Parse("8.8.8.8").value()));
+  EXPECT_FALSE(C("10.0.0.0/8").Contains(IpAddress::Parse("::1").value()));
+  for (const char* bad :
+       {"10.0.0.1/8", "10.0.0.0/33", "10.0.0.0", "abc/8", "10.0.0.0/x", "::/129"}) {
+    EXPECT_FALSE(Cidr::Parse(bad).ok()) << bad;
+  }
+  EXPECT_NE(Cidr::Parse("10.0.0.1/8").error().message.find("host bits"), std::string::npos);
+}
+
+TEST(IpAddress, Classification) {
+  EXPECT_TRUE(IpAddress::Parse("0.0.0.0")->IsUnspecified());
+  EXPECT_TRUE(IpAddress::Parse("::")->IsUnspecified());
+  EXPECT_TRUE(IpAddress::Parse("127.0.0.2")->IsLoopback());
+  EXPECT_TRUE(IpAddress::Parse("::1")->IsLoopback());
+  EXPECT_TRUE(IpAddress::Parse("169.254.3.3")->IsLinkLocal());
+  EXPECT_TRUE(IpAddress::Parse("fe80::2")->IsLinkLocal());
+  EXPECT_FALSE(IpAddress::Parse("10.0.0.1")->IsLoopback());
+  EXPECT_FALSE(IpAddress::Parse("10.0.0.256").ok());
+}
+
+TEST(ListInterfaceAddresses, FindsThisMachinesLoopback) {
+  auto list = ListInterfaceAddresses();
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  EXPECT_TRUE(std::any_of(list->begin(), list->end(), [](const InterfaceAddress& a) {
+    return a.loopback && a.address.ToString() == "127.0.0.1";
+  }));
+}
+
+}  // namespace
+}  // namespace jobmon
