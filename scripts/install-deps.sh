@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build
-  build-essential cmake pkg-config clang-format git
+  build-essential cmake pkg-config clang-format shellcheck git
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
   # the SPANK plugin's header, and the real Slurm the integration tests run
   libslurm-dev slurmctld slurmd slurm-client munge

@@ -10,10 +10,13 @@ step() { echo; echo "=== [$1/6] $2 ($(date +%T))"; }
 step 1 "install dependencies"
 scripts/install-deps.sh
 
-step 2 "format check (.clang-format)"
+step 2 "lint: clang-format (.clang-format), shellcheck"
 mapfile -t sources < <(git ls-files '*.cc' '*.h')
 clang-format --dry-run -Werror "${sources[@]}"
-echo "${#sources[@]} files formatted"
+echo "${#sources[@]} C++ files formatted"
+mapfile -t shell_scripts < <(git ls-files '*.sh' contrib/devcluster/devcluster .ci/run)
+shellcheck -x "${shell_scripts[@]}"
+echo "${#shell_scripts[@]} shell scripts clean"
 
 step 3 "build with ASan/UBSan"
 scripts/build.sh asan

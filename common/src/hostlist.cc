@@ -68,6 +68,10 @@ Expected<std::vector<Segment>> ParseTerm(std::string_view term) {
     size_t close_before = term.find(']', pos);
     if (close_before < open) return Error{"unbalanced ']' in " + Quote(term)};
     if (open == std::string_view::npos) {
+      // Slurm accepts text after a bracket group only before another one.
+      if (!segments.empty()) {
+        return Error{"text after the last ']' in " + Quote(term) + " (Slurm allows no suffix)"};
+      }
       segments.push_back({std::string(term.substr(pos)), {}});
       break;
     }

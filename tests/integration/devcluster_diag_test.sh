@@ -43,6 +43,23 @@ teardown() {
 }
 trap teardown EXIT
 
+cluster_processes() {  # daemons and step daemons whose command line or environment names a state dir
+  local pid name
+  for pid in $(for name in slurmctld slurmd slurmstepd munged; do pgrep -x "$name"; done); do
+    if grep -qa -- "$1" "/proc/$pid/cmdline" "/proc/$pid/environ" 2>/dev/null; then echo "$pid"; fi
+  done
+}
+
+echo "# a failed up cleans up after itself"
+FAILED_STATE=$(mktemp -d /tmp/jobmon-it-failed-XXXXXX)
+failed_out=$("$DEVCLUSTER" up --state "$FAILED_STATE" --subnet 10.203.$((RANDOM % 200 + 20)) --no-plugin --timeout 0 2>&1)
+failed_rc=$?
+check "up with a 0 s timeout fails" test "$failed_rc" -ne 0
+check "the failure shows the daemons' log tails" grep -q -- '----- tail of' <<<"$failed_out"
+check "the failed up left no daemon" test -z "$(cluster_processes "$FAILED_STATE")"
+check "the failed up left no state dir" test ! -e "$FAILED_STATE"
+check "down after a failed up is harmless" "$DEVCLUSTER" down --state "$FAILED_STATE"
+
 echo "# devcluster up: 2 nodes on $SUBNET.0/24, state $STATE"
 if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$PLUGIN" --timeout 90; then
   echo "FAIL - devcluster up"
@@ -122,13 +139,7 @@ check "--diag=off logs nothing for job $offx_job" bash -c \
 echo "# devcluster down, twice"
 check "devcluster down succeeds" "$DEVCLUSTER" down --state "$STATE"
 check "devcluster down again succeeds" "$DEVCLUSTER" down --state "$STATE"
-cluster_processes() {  # daemons and step daemons whose command line or environment names our state dir
-  local pid name
-  for pid in $(for name in slurmctld slurmd slurmstepd munged; do pgrep -x "$name"; done); do
-    if grep -qa -- "$STATE" "/proc/$pid/cmdline" "/proc/$pid/environ" 2>/dev/null; then echo "$pid"; fi
-  done
-}
-leftover=$(cluster_processes)
+leftover=$(cluster_processes "$STATE")
 check "no slurm or munge process of this cluster is left" test -z "$leftover"
 [[ -z "$leftover" ]] || ps -o pid,args -p "${leftover//$'\n'/,}"
 check "no network namespace of this cluster is left" bash -c "! ip netns list | grep -q '^$TAG-'"

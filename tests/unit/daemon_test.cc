@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -76,8 +77,14 @@ TEST_F(DaemonTest, DetachedFromUsWithDevNullStdinAndNoStrayFds) {
     return fds;
   };
   // The dynamic loader of the new program briefly holds fd 3 while it maps
-  // libraries; what matters is what remains once the program runs.
-  WaitUntil([&] { return open_fds().size() <= 3; });
+  // libraries; judge the fds once sleep(1) is blocked in nanosleep. An
+  // inherited fd would still be there then.
+  auto settled = [&] {
+    auto now = ParseProcStat(Slurp("/proc/" + std::to_string(p.pid) + "/stat"));
+    return now && now->comm == "sleep" && now->state == 'S' && open_fds().size() == 3;
+  };
+  WaitUntil(settled);
+  std::this_thread::sleep_for(50ms);
   EXPECT_EQ(open_fds(), (std::vector<std::string>{"0", "1", "2"}));
   EXPECT_EQ(fs::read_symlink(fd_dir + "/0"), "/dev/null");
   EXPECT_EQ(p.cmdline, std::string("/bin/sleep\0"
@@ -169,6 +176,32 @@ TEST_F(DaemonTest, NeverSignalsAReusedPid) {
   different_program.cmdline = std::string("/usr/bin/python3\0train.py\0", 26);
   EXPECT_EQ(*StopDaemon(different_program, 100ms), StopOutcome::kNotOurs);
   EXPECT_TRUE(IsSameProcessRunning(other));
+}
+
+// A real reuse: the kernel hands the pid of a stopped daemon to a new
+// process (steered with ns_last_pid); the stale record must not touch it.
+TEST_F(DaemonTest, NeverSignalsTheNewOwnerOfARealReusedPid) {
+  if (geteuid() != 0 || access("/proc/sys/kernel/ns_last_pid", W_OK) != 0) {
+    GTEST_SKIP() << "needs root and a writable ns_last_pid";
+  }
+  ProcessIdentity old_daemon = Spawn(Cmd({"/bin/sleep", "30"}));
+  ASSERT_EQ(*StopDaemon(old_daemon, 2s), StopOutcome::kTerminated);
+  ASSERT_TRUE(WaitUntil([&] { return !fs::exists("/proc/" + std::to_string(old_daemon.pid)); }))
+      << "the stopped daemon was never reaped";
+  std::optional<ProcessIdentity> new_owner;
+  for (int attempt = 0; attempt < 50 && !new_owner; ++attempt) {
+    // SpawnDaemon forks twice: the intermediate child takes pid-1, the
+    // daemon the old pid. Other processes may race us; then we retry.
+    std::ofstream("/proc/sys/kernel/ns_last_pid") << old_daemon.pid - 2;
+    ProcessIdentity candidate = Spawn(Cmd({"/bin/sleep", "30"}));
+    if (candidate.pid == old_daemon.pid) new_owner = candidate;
+  }
+  if (!new_owner) GTEST_SKIP() << "could not steer pid reuse (busy machine)";
+  EXPECT_NE(new_owner->start_time, old_daemon.start_time);
+  auto outcome = StopDaemon(old_daemon, 100ms);
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(*outcome, StopOutcome::kNotOurs);
+  EXPECT_TRUE(IsSameProcessRunning(*new_owner)) << "the new owner of the pid was signalled";
 }
 
 TEST_F(DaemonTest, GoneProcessIsNotRunning) {

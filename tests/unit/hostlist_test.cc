@@ -30,7 +30,7 @@ TEST(ExpandHostlist, ZeroPaddingFollowsTheLowerBound) {
 TEST(ExpandHostlist, PlainNamesAndSuffixes) {
   EXPECT_EQ(Expand("login"), (Hosts{"login"}));
   EXPECT_EQ(Expand("a,b,c"), (Hosts{"a", "b", "c"}));
-  EXPECT_EQ(Expand("node[1-2]-ib"), (Hosts{"node1-ib", "node2-ib"}));
+  EXPECT_EQ(Expand("node1-ib,node2-ib"), (Hosts{"node1-ib", "node2-ib"}));
 }
 
 TEST(ExpandHostlist, SeveralBracketsExpandAsACartesianProduct) {
@@ -50,6 +50,7 @@ TEST(ExpandHostlist, MalformedInputIsAnErrorNamingTheProblem) {
       {"a,,b", "empty host name"},
       {"node[1-]", "bad range bound ''"},
       {"node 1", "whitespace"},
+      {"node[1-2]-ib", "text after the last ']'"},
       {"node[1-2000000]", "more than 1000000 hosts"},
       {"a[1-1000]b[1-1001]", "more than 1000000 hosts"},
       {"n[1-99999999999999999999]", "bad range bound"},

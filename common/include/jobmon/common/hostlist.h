@@ -15,9 +15,11 @@ inline constexpr size_t kMaxHostlistHosts = 1'000'000;
 
 // Expands a hostlist expression into host names, in order. Each bracketed
 // range keeps the zero padding of its lower bound ("[08-11]" -> 08 09 10 11);
-// several bracket groups in one name expand as a cartesian product. Errors
-// name the offending part: unbalanced or nested brackets, empty names or
-// ranges, reversed ranges, non-numeric bounds, more than kMaxHostlistHosts.
+// several bracket groups in one name expand as a cartesian product. The
+// grammar is Slurm's (checked against scontrol in tests): no text after the
+// last bracket group. Errors name the offending part: unbalanced or nested
+// brackets, a suffix, empty names or ranges, reversed ranges, non-numeric
+// bounds, more than kMaxHostlistHosts.
 Expected<std::vector<std::string>> ExpandHostlist(std::string_view expression);
 
 // Compresses host names into a hostlist expression: duplicates dropped,
