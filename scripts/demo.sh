@@ -31,7 +31,7 @@ sleep 1
 kill "$tail_pid" 2>/dev/null || true
 wait "$tail_pid" 2>/dev/null || true
 echo
-echo "== job $job: $(scontrol show job "$job" | grep -oE '(JobState|ExitCode|NodeList)=[^ ]+' | tr '\n' ' ')"
+echo "== job $job: $(scontrol show job "$job" | grep -oE "(^| )(JobState|ExitCode|NodeList)=[^ ]+" | tr '\n' ' ')"
 echo "== what the plugin logged (slurmd logs)"
 sleep 1
 grep -h '\[diag\]' "$DEVCLUSTER_STATE"/log/slurmd-*.log

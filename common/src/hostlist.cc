@@ -215,7 +215,13 @@ std::string CompressGroup(const std::string& prefix, std::vector<NumberedHost> n
 }  // namespace
 
 std::string CompressHostlist(const std::vector<std::string>& hosts) {
-  std::vector<std::string> order;  // group keys (prefixes) and literal names, first-seen order
+  // Output items in first-seen order: a numbered group (by prefix) or a
+  // name without a numeric suffix, printed as it is.
+  struct Item {
+    bool literal;
+    std::string text;  // the literal name, or the group's prefix
+  };
+  std::vector<Item> order;
   std::map<std::string, std::vector<NumberedHost>> groups;
   std::unordered_set<std::string> seen;
   for (const std::string& host : hosts) {
@@ -226,23 +232,19 @@ std::string CompressHostlist(const std::vector<std::string>& hosts) {
     }
     size_t digit_count = host.size() - digits_start;
     if (digit_count == 0 || digit_count > kMaxDigits) {
-      order.push_back("\x01" + host);  // marker: a literal, never a group key
+      order.push_back({true, host});
       continue;
     }
     std::string prefix = host.substr(0, digits_start);
     std::string digits = host.substr(digits_start);
     auto [it, inserted] = groups.try_emplace(prefix);
-    if (inserted) order.push_back(prefix);
+    if (inserted) order.push_back({false, prefix});
     it->second.push_back({std::stoull(digits), digits});
   }
   std::string out;
-  for (const std::string& key : order) {
+  for (const Item& item : order) {
     if (!out.empty()) out += ",";
-    if (!key.empty() && key[0] == '\x01') {
-      out += key.substr(1);
-    } else {
-      out += CompressGroup(key, groups[key]);
-    }
+    out += item.literal ? item.text : CompressGroup(item.text, groups[item.text]);
   }
   return out;
 }
