@@ -8,7 +8,7 @@ case "$flavour" in
   release) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
   # The sanitizer build leaves the SPANK plugin out: an ASan runtime cannot
   # be loaded into slurmd/slurmstepd, which are not built with it.
-  asan) options=(-DCMAKE_BUILD_TYPE=Debug -DJOBMON_SANITIZE=ON -DJOBMON_BUILD_SPANK=OFF) ;;
+  asan) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBMON_SANITIZE=ON -DJOBMON_BUILD_SPANK=OFF) ;;
   *) echo "usage: $0 [release|asan]" >&2; exit 2 ;;
 esac
 cmake -S "$root" -B "$root/build/$flavour" -DJOBMON_WERROR=ON "${options[@]}" >/dev/null

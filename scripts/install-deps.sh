@@ -8,12 +8,13 @@ PACKAGES=(
   # build
   build-essential cmake pkg-config clang-format shellcheck git
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
+  libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev
   # the SPANK plugin's header, and the real Slurm the integration tests run
   libslurm-dev slurmctld slurmd slurm-client munge
   # dev cluster plumbing
   iproute2 util-linux procps
-  # the independent TensorBoard event decoder
-  python3 python3-protobuf python3-crc32c
+  # the independent TensorBoard event decoder, tests and benchmarks
+  python3 python3-protobuf python3-crc32c time
 )
 
 if [[ $EUID -ne 0 ]]; then

@@ -6,12 +6,21 @@
 
 namespace jobmon::fake_trainer {
 
-std::vector<std::string> HeaderLines(const Scenario& s, const RankInfo& rank) {
+std::string IsoTime(double unix_seconds) {
+  time_t whole = static_cast<time_t>(unix_seconds);
+  tm utc{};
+  gmtime_r(&whole, &utc);
+  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z", utc.tm_year + 1900,
+                     utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+std::vector<std::string> HeaderLines(const Scenario& s, const RankInfo& rank, double start) {
   std::string passthrough =
       fmt::format("steps={} per_device_batch_size=2 max_target_length=2048", s.steps);
   if (s.Checkpointing()) passthrough += " enable_checkpointing=true async_checkpointing=false";
   std::vector<std::string> lines = {
       "================ JOB HEADER ================",
+      fmt::format("Job start: {}", IsoTime(start)),
       fmt::format("SLURM_JOB_ID={}", rank.job_id),
       fmt::format("NNODES={}", rank.world_size),
       fmt::format("NODE_LIST={}", rank.nodelist),
@@ -52,7 +61,7 @@ std::string StepLine(const StepMetrics& m) {
 }
 
 std::vector<std::string> JobSummaryLines(const RankInfo& rank, int64_t last_step, int64_t steps,
-                                         double elapsed_seconds, int exit_code) {
+                                         double elapsed_seconds, int exit_code, double end) {
   return {
       "================ JOB SUMMARY ================",
       fmt::format("Job ID: {}", rank.job_id),
@@ -60,6 +69,7 @@ std::vector<std::string> JobSummaryLines(const RankInfo& rank, int64_t last_step
       last_step >= 0 ? fmt::format("Last completed step: {} of steps={}", last_step, steps)
                      : fmt::format("Last completed step: none of steps={}", steps),
       fmt::format("Elapsed: {:.1f} s", elapsed_seconds),
+      fmt::format("End: {}", IsoTime(end)),
       exit_code == 0 ? std::string("Status: SUCCESS (exit 0)")
                      : fmt::format("Status: FAILED (exit {})", exit_code),
       "=============================================",

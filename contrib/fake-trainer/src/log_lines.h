@@ -30,7 +30,8 @@ struct StepMetrics {
 
 // The job header (rank 0): environment, NNODES, NODE_LIST, PASSTHROUGH_ARGS
 // with steps= and enable_checkpointing, the MaxText config dump lines.
-std::vector<std::string> HeaderLines(const Scenario& scenario, const RankInfo& rank);
+std::vector<std::string> HeaderLines(const Scenario& scenario, const RankInfo& rank,
+                                     double start_unix_seconds);
 
 // Every rank: which host runs which task (the task-to-host mapping the
 // heartbeat checklist needs), and the JAX distributed initialisation.
@@ -39,7 +40,11 @@ std::vector<std::string> TaskLines(const RankInfo& rank);
 std::string StepLine(const StepMetrics& metrics);
 
 std::vector<std::string> JobSummaryLines(const RankInfo& rank, int64_t last_step, int64_t steps,
-                                         double elapsed_seconds, int exit_code);
+                                         double elapsed_seconds, int exit_code,
+                                         double end_unix_seconds);
+
+// "2026-11-22T10:00:00Z"
+std::string IsoTime(double unix_seconds);
 
 // absl-style prefix as JAX's C++ logging prints it: "E1122 10:00:01.123456 4242 file:line] ".
 std::string AbslPrefix(char severity, double unix_seconds, int thread_id, const char* location);

@@ -186,7 +186,7 @@ int Run::Finish(int exit_code) {
   if (exit_code == 0) SetGpu(GpuPhase::kIdle);
   if (exit_code != 0) Print(fmt::format("NODE_EXIT host={} exit={}", rank_.host, exit_code));
   if (rank_.rank == 0)
-    PrintAll(JobSummaryLines(rank_, last_step_, s_.steps, Now() - start_, exit_code));
+    PrintAll(JobSummaryLines(rank_, last_step_, s_.steps, Now() - start_, exit_code, Now()));
   gpu_.reset();  // joins the updater after its last write
   return exit_code;
 }
@@ -235,7 +235,7 @@ int Run::HandleFault(int64_t step) {
 }
 
 int Run::Execute() {
-  if (rank_.rank == 0) PrintAll(HeaderLines(s_, rank_));
+  if (rank_.rank == 0) PrintAll(HeaderLines(s_, rank_, start_));
   PrintAll(TaskLines(rank_));
   if (!o_.gpu_sysfs_root.empty()) {
     auto tree = FakeAmdGpuTree::Create(o_.gpu_sysfs_root, s_.gpus);

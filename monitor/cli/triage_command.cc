@@ -1,0 +1,225 @@
+#include "triage_command.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "jobmon/monitor/job_input.h"
+#include "jobmon/monitor/report.h"
+#include "jobmon/monitor/triage.h"
+
+namespace jobmon::cli {
+namespace {
+
+using triage::AnalysisContext;
+using triage::JobInput;
+
+constexpr int kUsageError = 2;
+
+struct TriageArgs {
+  std::string input;
+  std::string all_dir;
+  std::string outputs_dir = "outputs";
+  bool json = false;
+  std::string profile;
+  std::string step_regex;
+  std::string config_path;
+  std::string now;
+  std::string slurm_state;
+  bool no_slurm = false;
+  bool list_signatures = false;
+  double stall_min_seconds = 120;
+};
+
+std::optional<double> ParseTime(const std::string& text) {
+  if (auto iso = triage::ParseIsoTimestamp(text)) return iso;
+  try {
+    size_t used = 0;
+    double value = std::stod(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// [triage] profile / step_regex / stall_min_seconds from jobmon.toml;
+// command-line options win.
+Expected<void> LoadConfig(TriageArgs& args) {
+  std::string path = args.config_path;
+  if (path.empty()) {
+    if (const char* env = std::getenv("JOBMON_CONFIG")) path = env;
+  }
+  if (path.empty()) return {};
+  toml::table config;
+  try {
+    config = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    return Error{
+        fmt::format("config {}: {} (line {})", path, e.description(), e.source().begin.line)};
+  }
+  const toml::table* section = config["triage"].as_table();
+  if (!section) return {};
+  for (const auto& [key, value] : *section) {
+    std::string name(key.str());
+    if (name == "profile" && value.is_string()) {
+      if (args.profile.empty()) args.profile = *value.value<std::string>();
+    } else if (name == "step_regex" && value.is_string()) {
+      if (args.step_regex.empty()) args.step_regex = *value.value<std::string>();
+    } else if (name == "stall_min_seconds" && (value.is_integer() || value.is_floating_point())) {
+      args.stall_min_seconds = *value.value<double>();
+    } else {
+      return Error{fmt::format("config {}: unknown or mistyped key triage.{}", path, name)};
+    }
+  }
+  return {};
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "jobmon triage: error: " << message << "\n";
+  return kUsageError;
+}
+
+int Run(TriageArgs& args) {
+  if (args.list_signatures) {
+    for (const auto& p : triage::ScanPatterns()) {
+      std::cout << p.kind << "\t" << (p.name.empty() ? "-" : p.name) << "\t" << p.expression
+                << "\n";
+    }
+    return 0;
+  }
+  if (auto loaded = LoadConfig(args); !loaded) return Fail(loaded.error().message);
+  if (args.input.empty() == args.all_dir.empty()) {
+    return Fail("give exactly one of INPUT (log file, job dir or job id) and --all DIR");
+  }
+  AnalysisContext context;
+  context.stall_min_seconds = args.stall_min_seconds;
+  if (!args.profile.empty()) {
+    context.profile = triage::ParseStepProfile(args.profile);
+    if (!context.profile)
+      return Fail("unknown --profile '" + args.profile +
+                  "' (maxtext, megatron, torchtitan, hf, custom)");
+  }
+  if (!args.step_regex.empty() && !context.profile) context.profile = triage::StepProfile::kCustom;
+  if (context.profile == triage::StepProfile::kCustom && args.step_regex.empty()) {
+    return Fail("--profile custom needs --step-regex (or triage.step_regex in the config)");
+  }
+  if (!args.now.empty()) {
+    context.now = ParseTime(args.now);
+    if (!context.now) return Fail("--now wants an ISO time (2026-11-22T10:00:00Z) or unix seconds");
+  }
+  auto scanner = triage::LogScanner::Create({args.step_regex});
+  if (!scanner) return Fail(scanner.error().message);
+
+  std::vector<JobInput> jobs;
+  if (!args.all_dir.empty()) {
+    auto listed = triage::ListOutputJobs(args.all_dir);
+    if (!listed) return Fail(listed.error().message);
+    jobs = std::move(listed.value());
+    if (jobs.empty()) return Fail("no job dirs (with a `log` symlink) in " + args.all_dir);
+  } else {
+    auto resolved = triage::ResolveJobInput(args.input, args.outputs_dir);
+    if (!resolved) return Fail(resolved.error().message);
+    jobs.push_back(*resolved);
+  }
+
+  std::vector<triage::TriageReport> reports;
+  const bool progress = jobs.size() > 1 && isatty(STDERR_FILENO);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobInput& job = jobs[i];
+    if (progress)
+      std::cerr << fmt::format("\r[{}/{}] {}\x1b[K", i + 1, jobs.size(), job.log_path)
+                << std::flush;
+    auto facts = (*scanner)->ScanFile(job.log_path);
+    if (!facts) {
+      if (jobs.size() == 1) return Fail(facts.error().message);
+      std::cerr << "jobmon triage: skipping " << job.log_path << ": " << facts.error().message
+                << "\n";
+      continue;
+    }
+    AnalysisContext job_context = context;
+    if (!args.slurm_state.empty()) {
+      job_context.slurm_state = args.slurm_state;
+    } else if (!args.no_slurm) {
+      auto id = job.job_id ? job.job_id : facts->job_id;
+      if (id) job_context.slurm_state = triage::QuerySlurmJobState(*id);
+    }
+    triage::TriageReport report = triage::Analyze(*facts, job_context);
+    report.log_path = job.log_path;
+    report.job_dir = job.job_dir;
+    if (job.job_id) report.job_id = job.job_id;
+    reports.push_back(std::move(report));
+  }
+  if (progress) std::cerr << "\r\x1b[K";
+  if (reports.empty()) return Fail("no job could be read");
+
+  if (args.all_dir.empty()) {
+    const auto& report = reports.front();
+    if (args.json) {
+      std::cout << triage::ToJson(report).dump(2, ' ', false,
+                                               nlohmann::json::error_handler_t::replace)
+                << "\n";
+    } else {
+      std::cout << triage::RenderMarkdown(report);
+    }
+    return triage::ExitCodeFor(report.status);
+  }
+  std::stable_sort(reports.begin(), reports.end(), [](const auto& a, const auto& b) {
+    return triage::Severity(a.status) > triage::Severity(b.status);
+  });
+  if (args.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& report : reports) all.push_back(triage::ToJson(report));
+    std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << fmt::format("{:<14} {:<20} {:<16} {}\n", "STATUS", "PRIMARY", "PROGRESS", "LOG");
+    for (const auto& report : reports) std::cout << triage::SummaryLine(report) << "\n";
+  }
+  return triage::ExitCodeFor(reports.front().status);
+}
+
+}  // namespace
+
+std::function<int()> AddTriageCommand(CLI::App& app) {
+  auto args = std::make_shared<TriageArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "triage",
+      "Triage a job log: status, failure class with evidence, progress projection, heartbeat "
+      "checklist, next steps (no daemon needed).");
+  cmd->add_option("input", args->input,
+                  "Log file, job dir (with a `log` symlink), or Slurm job id");
+  cmd->add_option("--all", args->all_dir,
+                  "Triage every job dir in this outputs dir, one line each, worst first");
+  cmd->add_option("--outputs", args->outputs_dir, "Where to look up a job id")
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json,
+                "JSON output (schema jobmon.triage/v1, see docs/triage-json.md)");
+  cmd->add_option(
+      "--profile", args->profile,
+      "Step-line profile: maxtext, megatron, torchtitan, hf, custom (default: detected)");
+  cmd->add_option(
+      "--step-regex", args->step_regex,
+      "Custom step regex (RE2) with (?P<step>\\d+) and optionally (?P<seconds>[0-9.]+)");
+  cmd->add_option(
+      "--config", args->config_path,
+      "jobmon.toml ([triage] profile, step_regex, stall_min_seconds); default $JOBMON_CONFIG");
+  cmd->add_option("--now", args->now,
+                  "Evaluate progress at this time (ISO or unix seconds) instead of now");
+  cmd->add_option("--slurm-state", args->slurm_state,
+                  "Use this Slurm job state instead of asking scontrol");
+  cmd->add_flag("--no-slurm", args->no_slurm, "Do not ask Slurm for the job state");
+  cmd->add_flag("--list-signatures", args->list_signatures,
+                "Print every pattern the scan uses (kind, class or profile, expression) and exit");
+  cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
+                  "No step for max(10 x p99 step time, this) means stalled")
+      ->capture_default_str();
+  cmd->footer(
+      "Exit codes: 0 completed, 3 running, 4 hanging, 5 failed, 6 cancelled, 7 unknown-death, "
+      "2 usage or input error; with --all, the code of the worst job.");
+  return [cmd, args] { return cmd->parsed() ? Run(*args) : -1; };
+}
+
+}  // namespace jobmon::cli

@@ -1,0 +1,128 @@
+#pragma once
+// One streaming pass over a job log: every signature, harmless pattern and
+// fact pattern in a single Hyperscan database, matched over line-aligned
+// chunks of a fixed-size buffer. What is kept is bounded whatever the
+// file's size: counts, first/last occurrences, a few evidence lines per
+// class, the head and tail, and O(window) step statistics.
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+#include "jobmon/monitor/step_lines.h"
+#include "jobmon/monitor/step_series.h"
+
+namespace jobmon::triage {
+
+inline constexpr size_t kEvidenceChars = 400;  // longer lines are cut in reports
+inline constexpr size_t kEvidencePerClass = 3;
+inline constexpr size_t kHeadLines = 80;  // reference step 2
+inline constexpr size_t kTailLines = 200;
+
+struct LineRef {
+  uint64_t line = 0;  // 1-based
+  std::string text;   // verbatim, cut at kEvidenceChars
+};
+
+struct ClassHits {
+  uint64_t count = 0;
+  LineRef first;
+  LineRef last;
+  std::vector<LineRef> examples;  // first kEvidencePerClass
+};
+
+struct NodeExit {
+  std::string host;
+  int code = 0;
+  LineRef line;
+};
+
+struct ScanFacts {
+  uint64_t lines = 0;
+  uint64_t bytes = 0;
+  uint64_t long_lines = 0;  // lines longer than the read buffer, scanned in pieces
+  bool shrank_while_reading = false;
+  std::vector<LineRef> head;
+  std::deque<LineRef> tail;
+
+  // Header.
+  std::optional<std::string> job_id;
+  std::optional<int64_t> total_steps;  // steps=N in PASSTHROUGH_ARGS
+  bool checkpointing = false;          // enable_checkpointing=true
+  std::optional<int64_t> checkpoint_period;
+  std::optional<int> nnodes;
+  std::optional<std::string> node_list;
+  std::optional<int64_t> restore_step;  // "restoring from this run's directory step N"
+  bool fresh_start_logged = false;      // "No existing checkpoints found"
+
+  // JOB SUMMARY.
+  std::optional<LineRef> summary;
+  std::optional<int> exit_code;
+  std::optional<LineRef> status_line;
+
+  std::map<std::string, ClassHits> classes;  // by class id, harmless lines excluded
+  std::vector<NodeExit> node_exits;          // first 4096
+  uint64_t harmless_lines = 0;
+
+  // Steps, one series per profile; only task 0 (or unlabelled lines) counts.
+  std::array<StepSeries, kStepProfileCount> steps;
+  std::array<std::optional<double>, kStepProfileCount> last_step_time;  // estimated, unix s
+  std::map<int, int64_t> last_step_by_task;  // srun -l labels, first 4096 tasks
+
+  // Time.
+  std::optional<double> first_timestamp, last_timestamp;
+  std::optional<int> timestamp_year;  // for absl timestamps, which carry none
+
+  // Heartbeat checklist material.
+  std::optional<LineRef> heartbeat;
+  std::set<int> accused_tasks;
+  std::map<int, std::string> task_hosts;
+  std::map<int, LineRef> self_death;                // accused task -> its own "death" report
+  std::map<int, std::vector<LineRef>> task_errors;  // real errors per task, before the heartbeat
+
+  // Dashboards.
+  std::optional<LineRef> tunnel;
+  std::optional<int> prometheus_port;
+};
+
+struct ScanOptions {
+  std::string custom_step_regex;  // RE2 with named groups `step` and optional `seconds`
+  size_t buffer_bytes = 1 << 20;
+};
+
+// Every expression in the scanner's database (for `jobmon triage
+// --list-signatures` and the benchmark against grep).
+struct ScanPattern {
+  std::string kind;  // class | harmless | step | fact
+  std::string name;  // class id or step profile; empty for the others
+  std::string expression;
+};
+std::vector<ScanPattern> ScanPatterns();
+
+class LogScanner {
+ public:
+  static Expected<std::unique_ptr<LogScanner>> Create(const ScanOptions& options);
+  ~LogScanner();
+  LogScanner(const LogScanner&) = delete;
+  LogScanner& operator=(const LogScanner&) = delete;
+
+  // Streams the open file once from its current offset to EOF.
+  Expected<ScanFacts> ScanFd(int fd) const;
+  Expected<ScanFacts> ScanFile(const std::string& path) const;
+  Expected<ScanFacts> ScanText(std::string_view text) const;  // tests
+
+  struct Impl;
+
+ private:
+  explicit LogScanner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace jobmon::triage

@@ -1,0 +1,19 @@
+#pragma once
+// Rendering a TriageReport: Markdown in the reference's output format, and
+// JSON with a versioned schema (documented in docs/triage-json.md).
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "jobmon/monitor/triage.h"
+
+namespace jobmon::triage {
+
+inline constexpr const char* kTriageJsonSchema = "jobmon.triage/v1";
+
+std::string RenderMarkdown(const TriageReport& report);
+nlohmann::json ToJson(const TriageReport& report);
+// One line for `jobmon triage --all`.
+std::string SummaryLine(const TriageReport& report);
+
+}  // namespace jobmon::triage

@@ -1,0 +1,112 @@
+#pragma once
+// Triage of one job log (../shared/reference/job-log-triage.md): status,
+// classification with the root cause of cascades, progress projection and
+// the heartbeat-timeout checklist, from the facts of one scan. Pure: time
+// and the Slurm state come in through AnalysisContext.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobmon/monitor/log_scan.h"
+#include "jobmon/monitor/signatures.h"
+
+namespace jobmon::triage {
+
+enum class JobStatus { kCompleted, kFailed, kCancelled, kRunning, kHanging, kUnknownDeath };
+const char* ToString(JobStatus status);
+// Documented exit codes of `jobmon triage` (README): 0 completed, 3 running,
+// 4 hanging, 5 failed, 6 cancelled, 7 unknown-death; 2 is a usage or input error.
+int ExitCodeFor(JobStatus status);
+// "Worst first" for `--all`: hanging, unknown-death, failed, cancelled, running, completed.
+int Severity(JobStatus status);
+
+struct Progress {
+  std::string profile;  // "maxtext", ..., or "" when no step lines
+  std::optional<int64_t> first_step, last_step, total_steps;
+  std::optional<uint64_t> last_step_line;
+  bool restored = false;
+  std::optional<int64_t> restored_from;  // checkpoint step (first_step - 1)
+  uint64_t steps_this_run = 0;
+  std::optional<double> percent;
+  std::optional<double> steady_step_seconds, recent_median_seconds, recent_p99_seconds;
+  std::optional<double> last_step_time, now;  // unix seconds
+  std::optional<int64_t> expected_step_now;
+  std::optional<double> seconds_since_last_step;
+  std::optional<double> stall_threshold_seconds;
+  bool stalled = false;
+  bool checkpointing = false;
+  std::optional<int64_t> checkpoint_period;
+  std::optional<int64_t> last_periodic_checkpoint;  // nullopt: none
+  std::optional<int64_t> steps_lost;
+  std::optional<double> seconds_lost;
+  std::optional<double> eta_seconds;
+  std::optional<double> tail_slowdown;  // last 10 steps over the steady state
+};
+
+struct HeartbeatChecklist {
+  std::string verdict;  // likely-false-positive | likely-true-positive | undetermined
+  std::vector<int> accused;
+  std::map<int, std::string> hosts;  // accused task -> host
+  std::string host_source;           // "log" or "NODE_LIST (one task per node assumed)"
+  std::vector<int> self_reported;    // accused tasks that logged their own "death"
+  std::vector<int> with_earlier_errors;
+  std::optional<double> step_seconds_sum, wall_seconds;
+  std::vector<std::string> reasons;
+  std::vector<LineRef> proof;
+};
+
+struct ClassFinding {
+  std::string id;
+  Category category = Category::kTraining;
+  uint64_t count = 0;
+  std::optional<uint64_t> first_line;
+  std::vector<LineRef> evidence;
+};
+
+struct DecodedNodeExit {
+  std::string host;
+  int code = 0;
+  std::string meaning;
+  uint64_t line = 0;
+};
+
+struct TriageReport {
+  std::string log_path;
+  std::string job_dir;
+  std::optional<std::string> job_id;
+  JobStatus status = JobStatus::kUnknownDeath;
+  std::string status_basis;  // what the status rests on
+  std::optional<std::string> slurm_state;
+  std::string primary;  // class id, or "none"
+  std::string stage;
+  std::string what_happened;
+  std::vector<ClassFinding> classes;  // every class found, priority order
+  std::vector<LineRef> evidence;
+  Progress progress;
+  std::optional<HeartbeatChecklist> heartbeat;
+  std::vector<DecodedNodeExit> node_exits;
+  std::vector<std::string> findings;
+  std::optional<std::string> tunnel_command;
+  std::optional<std::string> head_node;
+  std::optional<int> prometheus_port;
+  std::vector<std::string> next_steps;
+  uint64_t lines = 0, bytes = 0, harmless_lines = 0, long_lines = 0;
+  std::vector<std::string> warnings;
+};
+
+struct AnalysisContext {
+  std::optional<double> now;               // default: the log's end for ended jobs, else the clock
+  std::optional<std::string> slurm_state;  // "RUNNING", "COMPLETED", ...; nullopt: unknown
+  std::optional<StepProfile> profile;      // default: the profile with the most step lines
+  double stall_min_seconds = 120;
+  double stall_factor = 10;   // stalled: no step for max(factor * p99, min) seconds
+  double wall_clock_now = 0;  // the clock, for live jobs (0: read it)
+};
+
+TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context);
+
+std::string DecodeExitCode(int code);
+
+}  // namespace jobmon::triage

@@ -1,0 +1,118 @@
+#include "jobmon/monitor/job_input.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "jobmon/common/run_command.h"
+
+namespace jobmon::triage {
+namespace fs = std::filesystem;
+
+namespace {
+
+// "7877-FOO.log" / "7877-FOO" -> "7877".
+std::optional<std::string> JobIdFromName(const std::string& name) {
+  size_t digits = 0;
+  while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
+  if (digits == 0 || (digits < name.size() && name[digits] != '-' && name[digits] != '.')) {
+    return std::nullopt;
+  }
+  return name.substr(0, digits);
+}
+
+Expected<JobInput> FromJobDir(const fs::path& dir) {
+  std::error_code ec;
+  fs::path link = dir / "log";
+  if (!fs::is_symlink(link, ec)) {
+    return Error{dir.string() + " has no `log` symlink: a shared checkpoint dir, not a job dir"};
+  }
+  fs::path target = fs::read_symlink(link, ec);
+  if (target.is_relative()) target = dir / target;
+  if (!fs::is_regular_file(target, ec)) {
+    return Error{"the `log` symlink of " + dir.string() + " points to " + target.string() +
+                 ", which is not a file"};
+  }
+  return JobInput{fs::weakly_canonical(target, ec).string(), dir.string(),
+                  JobIdFromName(dir.filename().string())};
+}
+
+}  // namespace
+
+Expected<JobInput> ResolveJobInput(const std::string& argument, const std::string& outputs_dir) {
+  std::error_code ec;
+  fs::path path(argument);
+  if (fs::is_directory(path, ec)) return FromJobDir(path);
+  if (fs::exists(path, ec)) {
+    if (!fs::is_regular_file(path, ec)) return Error{argument + " is not a regular file"};
+    JobInput input{argument, "", JobIdFromName(path.filename().string())};
+    if (path.extension() == ".log") {
+      fs::path dir = path;
+      dir.replace_extension();
+      if (fs::is_directory(dir, ec)) input.job_dir = dir.string();
+    }
+    return input;
+  }
+  bool numeric = !argument.empty() && std::all_of(argument.begin(), argument.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+  if (!numeric) return Error{"no such file or directory: " + argument};
+  if (!fs::is_directory(outputs_dir, ec)) {
+    return Error{"job id " + argument + ": outputs dir " + outputs_dir +
+                 " does not exist (use --outputs DIR)"};
+  }
+  std::vector<fs::path> dirs, logs;
+  for (const auto& entry : fs::directory_iterator(outputs_dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(argument + "-", 0) != 0) continue;
+    if (entry.is_directory(ec) && fs::is_symlink(entry.path() / "log", ec))
+      dirs.push_back(entry.path());
+    else if (entry.is_regular_file(ec) && entry.path().extension() == ".log")
+      logs.push_back(entry.path());
+  }
+  if (dirs.size() == 1) return FromJobDir(dirs[0]);
+  if (dirs.empty() && logs.size() == 1) return ResolveJobInput(logs[0].string(), outputs_dir);
+  if (dirs.empty() && logs.empty()) {
+    return Error{"no job " + argument + " in " + outputs_dir + " (looked for " + argument +
+                 "-*/ and " + argument + "-*.log)"};
+  }
+  std::string names;
+  for (const auto& p : dirs.empty() ? logs : dirs) names += " " + p.filename().string();
+  return Error{"job id " + argument + " is ambiguous in " + outputs_dir + ":" + names};
+}
+
+Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(outputs_dir, ec)) return Error{outputs_dir + " is not a directory"};
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(outputs_dir, ec)) {
+    if (entry.is_directory(ec) && fs::is_symlink(entry.path() / "log", ec))
+      dirs.push_back(entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  std::vector<JobInput> jobs;
+  for (const auto& dir : dirs) {
+    auto job = FromJobDir(dir);
+    if (job) jobs.push_back(*job);
+  }
+  return jobs;
+}
+
+std::optional<std::string> ParseScontrolJobState(const std::string& text) {
+  size_t pos = text.find("JobState=");
+  if (pos == std::string::npos) return std::nullopt;
+  size_t start = pos + 9;
+  size_t end = text.find_first_of(" \n\t", start);
+  std::string state =
+      text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  if (state.empty()) return std::nullopt;
+  return state;
+}
+
+std::optional<std::string> QuerySlurmJobState(const std::string& job_id) {
+  auto result = RunCommand({"scontrol", "show", "job", "-o", job_id}, std::chrono::seconds(2));
+  if (!result || result->exit_code != 0) return std::nullopt;
+  return ParseScontrolJobState(result->output);
+}
+
+}  // namespace jobmon::triage

@@ -1,0 +1,728 @@
+#include "jobmon/monitor/log_scan.h"
+
+#include <fcntl.h>
+#include <hs/hs.h>
+#include <re2/re2.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+
+#include "jobmon/monitor/signatures.h"
+
+namespace jobmon::triage {
+namespace {
+
+enum class Kind { kClass, kHarmless, kStep, kFact };
+
+enum class Fact {
+  kSummary,
+  kStatusSuccess,
+  kStatusFailed,
+  kNodeExit,
+  kPassthrough,
+  kCheckpointPeriod,
+  kNnodes,
+  kNodeList,
+  kJobId,
+  kAccusedTask,
+  kTaskHostFake,
+  kTaskHostJax,
+  kSelfDeath,
+  kIsoTimestamp,
+  kAbslTimestamp,
+  kTunnel,
+  kPrometheusPort,
+  kRestore,
+  kFreshStart,
+  kTaskKilled,
+};
+
+struct PatternDef {
+  std::string expression;
+  unsigned flags;
+  Kind kind;
+  int arg;  // class index, StepProfile, or Fact
+};
+
+std::vector<PatternDef> AllPatterns() {
+  std::vector<PatternDef> out;
+  const auto& classes = FailureClasses();
+  for (size_t i = 0; i < classes.size(); ++i) {
+    for (const std::string& p : classes[i].patterns) {
+      out.push_back({p, HS_FLAG_MULTILINE, Kind::kClass, static_cast<int>(i)});
+    }
+  }
+  for (const std::string& p : HarmlessPatterns()) out.push_back({p, 0, Kind::kHarmless, 0});
+  auto step = [&](const char* p, StepProfile profile) {
+    out.push_back({p, 0, Kind::kStep, static_cast<int>(profile)});
+  };
+  step(R"(completed step: \d)", StepProfile::kMaxText);
+  step(R"(iteration[ \t]+\d+/[ \t]*\d+[ \t]*\|)", StepProfile::kMegatron);
+  step(R"(step:[ \t]+\d+[ \t]+loss:)", StepProfile::kTorchTitan);
+  step(R"(\d+/\d+ \[[0-9:]+<[0-9:?]+,[ \t]*[0-9.]+(s/it|it/s)\])", StepProfile::kHuggingFace);
+  auto fact = [&](const char* p, Fact f, unsigned flags = 0) {
+    out.push_back({p, flags, Kind::kFact, static_cast<int>(f)});
+  };
+  fact(R"(JOB SUMMARY)", Fact::kSummary);
+  fact(R"(Status: SUCCESS \(exit 0\))", Fact::kStatusSuccess);
+  fact(R"(Status: FAILED \(exit \d)", Fact::kStatusFailed);
+  fact(R"(NODE_EXIT host=\S+ exit=\d)", Fact::kNodeExit);
+  fact(R"(PASSTHROUGH_ARGS=)", Fact::kPassthrough);
+  fact(R"(Config param checkpoint_period: \d)", Fact::kCheckpointPeriod);
+  fact(R"(^(\d+: )?NNODES=\d)", Fact::kNnodes, HS_FLAG_MULTILINE);
+  fact(R"(^(\d+: )?NODE_LIST=\S)", Fact::kNodeList, HS_FLAG_MULTILINE);
+  fact(R"(SLURM_JOB_ID=\d)", Fact::kJobId);
+  fact(R"(/job:jax_worker/replica:\d+/task:\d)", Fact::kAccusedTask);
+  fact(R"(\[fake-trainer\] task \d+ on host \S)", Fact::kTaskHostFake);
+  fact(R"(process_id=\d+ num_processes=\d+ host=\S)", Fact::kTaskHostJax);
+  fact(R"(Polled error from coordination service)", Fact::kSelfDeath);
+  fact(R"(Terminating process because the JAX distributed service detected fatal errors)",
+       Fact::kSelfDeath);
+  fact(R"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)", Fact::kIsoTimestamp);
+  fact(R"(^(\d+: )?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} )", Fact::kAbslTimestamp, HS_FLAG_MULTILINE);
+  fact(R"(ssh -[LJ] )", Fact::kTunnel);
+  fact(R"(\[Prometheus\] Started on port \d)", Fact::kPrometheusPort);
+  fact(R"(restoring from this run's directory step \d)", Fact::kRestore);
+  fact(R"(No existing checkpoints found)", Fact::kFreshStart);
+  fact(R"(srun: error: \S+: task \d+: (Killed|Segmentation fault|Aborted))", Fact::kTaskKilled);
+  return out;
+}
+
+// Classes whose lines on a task count as "a real error" for the heartbeat
+// checklist (reference: tracebacks, NCCL errors, SIGKILL before the timeout).
+bool IsRealTaskError(const std::string& id) {
+  return id == "python-exception" || id == "nccl-timeout" || id == "oom-host" || id == "oom-gpu" ||
+         id == "signal-kill" || id == "xla-compile-fail";
+}
+
+// Evidence is quoted verbatim, but control characters and invalid UTF-8
+// would corrupt a terminal, Markdown or JSON: those bytes become U+FFFD.
+std::string Sanitize(std::string_view text) {
+  std::string out;
+  size_t limit = std::min(text.size(), kEvidenceChars);
+  out.reserve(limit + 8);
+  size_t i = 0;
+  while (i < limit) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xe  ? 3
+                    : (c >> 3) == 0x1e ? 4
+                                       : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    }
+    if (!valid) {
+      out += "\xef\xbf\xbd";
+      ++i;
+    } else if (length == 1 && (c < 0x20 || c == 0x7f) && c != '\t') {
+      out += "\xef\xbf\xbd";
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  if (text.size() > limit) out += "…";
+  return out;
+}
+
+std::string_view StripCr(std::string_view line) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  return line;
+}
+
+std::optional<int64_t> IntAfter(std::string_view line, std::string_view key) {
+  size_t pos = line.find(key);
+  if (pos == line.npos) return std::nullopt;
+  std::string_view rest = line.substr(pos + key.size());
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+  if (ec != std::errc()) return std::nullopt;
+  return value;
+}
+
+std::string TokenAfter(std::string_view line, std::string_view key) {
+  size_t pos = line.find(key);
+  if (pos == line.npos) return "";
+  std::string_view rest = line.substr(pos + key.size());
+  size_t end = rest.find_first_of(" \t\r\n)");
+  return std::string(rest.substr(0, end));
+}
+
+// "steps=N" as a whole key (not max_steps=), and enable_checkpointing=true.
+void ParsePassthrough(std::string_view line, ScanFacts& facts) {
+  for (size_t pos = line.find("steps="); pos != line.npos; pos = line.find("steps=", pos + 1)) {
+    if (pos > 0 && line[pos - 1] != ' ' && line[pos - 1] != '=') continue;
+    if (auto steps = IntAfter(line.substr(pos), "steps=")) {
+      facts.total_steps = *steps;
+      break;
+    }
+  }
+  size_t ckpt = line.find("enable_checkpointing=");
+  if (ckpt != line.npos) {
+    std::string value = TokenAfter(line, "enable_checkpointing=");
+    facts.checkpointing = value == "true" || value == "True" || value == "1";
+  }
+}
+
+// Task a line belongs to: the srun label, else "(task N)" in the text.
+std::optional<int> TaskOf(std::string_view line) {
+  if (auto label = TaskLabel(line)) return label;
+  if (auto task = IntAfter(line, "(task ")) return static_cast<int>(*task);
+  return std::nullopt;
+}
+
+constexpr size_t kMaxTasks = 4096;
+constexpr uint64_t kAccusedWindowLines = 50;
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kClass:
+      return "class";
+    case Kind::kHarmless:
+      return "harmless";
+    case Kind::kStep:
+      return "step";
+    case Kind::kFact:
+      return "fact";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::vector<ScanPattern> ScanPatterns() {
+  std::vector<ScanPattern> out;
+  for (const PatternDef& def : AllPatterns()) {
+    std::string name = def.kind == Kind::kClass  ? FailureClasses()[static_cast<size_t>(def.arg)].id
+                       : def.kind == Kind::kStep ? ToString(static_cast<StepProfile>(def.arg))
+                                                 : "";
+    out.push_back({KindName(def.kind), name, def.expression});
+  }
+  return out;
+}
+
+struct LogScanner::Impl {
+  std::vector<PatternDef> patterns;
+  hs_database_t* database = nullptr;
+  hs_scratch_t* prototype_scratch = nullptr;
+  std::unique_ptr<RE2> custom_step;
+  ScanOptions options;
+
+  ~Impl() {
+    if (prototype_scratch) hs_free_scratch(prototype_scratch);
+    if (database) hs_free_database(database);
+  }
+};
+
+namespace {
+
+struct Event {
+  unsigned long long to;
+  unsigned id;
+};
+
+int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
+            void* context) {
+  static_cast<std::vector<Event>*>(context)->push_back({to, id});
+  return 0;
+}
+
+// The state of one scan; everything it keeps is bounded.
+class ScanState {
+ public:
+  ScanState(const LogScanner::Impl& impl, ScanFacts& facts) : impl_(impl), facts_(facts) {}
+
+  // `data` ends at a line end, or is a piece of a line longer than the buffer.
+  void Chunk(std::string_view data, hs_scratch_t* scratch) {
+    events_.clear();
+    hs_scan(impl_.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch, OnMatch,
+            &events_);
+    auto by_end = [](const Event& a, const Event& b) { return a.to < b.to; };
+    if (!std::is_sorted(events_.begin(), events_.end(), by_end)) {
+      std::stable_sort(events_.begin(), events_.end(), by_end);
+    }
+    if (facts_.head.size() < kHeadLines) CaptureHead(data);
+    size_t cursor = 0;  // newlines counted up to here
+    uint64_t line_no = next_line_;
+    size_t i = 0;
+    while (i < events_.size()) {
+      size_t at = static_cast<size_t>(events_[i].to == 0 ? 0 : events_[i].to - 1);
+      const void* nl_before = at == 0 ? nullptr : memrchr(data.data(), '\n', at);
+      size_t start = nl_before ? static_cast<const char*>(nl_before) - data.data() + 1 : 0;
+      if (start < cursor) start = cursor;  // cannot happen for sorted events; stay safe
+      line_no += static_cast<uint64_t>(std::count(data.data() + cursor, data.data() + start, '\n'));
+      cursor = start;
+      const void* nl_after = std::memchr(data.data() + at, '\n', data.size() - at);
+      size_t end = nl_after ? static_cast<const char*>(nl_after) - data.data() : data.size();
+      ids_.clear();
+      while (i < events_.size() && events_[i].to <= end + 1) {
+        ids_.push_back(events_[i].id);
+        ++i;
+      }
+      Line(line_no, StripCr(data.substr(start, end - start)));
+    }
+    if (impl_.custom_step) CustomSteps(data);
+    line_no +=
+        static_cast<uint64_t>(std::count(data.data() + cursor, data.data() + data.size(), '\n'));
+    CaptureTail(data, line_no);
+    next_line_ = line_no;
+    facts_.lines = next_line_ - 1;
+  }
+
+  void Finish() {
+    if (!facts_.last_timestamp && facts_.first_timestamp)
+      facts_.last_timestamp = facts_.first_timestamp;
+  }
+
+ private:
+  void CaptureHead(std::string_view data) {
+    uint64_t line = next_line_;
+    size_t pos = 0;
+    while (facts_.head.size() < kHeadLines && pos < data.size()) {
+      size_t end = data.find('\n', pos);
+      if (end == data.npos) break;
+      facts_.head.push_back({line++, Sanitize(StripCr(data.substr(pos, end - pos)))});
+      pos = end + 1;
+    }
+  }
+
+  // The last lines of this chunk, numbered; the deque keeps kTailLines.
+  void CaptureTail(std::string_view data, uint64_t last_line_number_plus_one) {
+    std::vector<LineRef> lines;
+    size_t end = data.size();
+    if (end > 0 && data[end - 1] == '\n')
+      --end;
+    else
+      return;  // a piece of an over-long line: no complete line ends here
+    uint64_t number = last_line_number_plus_one - 1;
+    while (lines.size() < kTailLines) {
+      const void* nl = end == 0 ? nullptr : memrchr(data.data(), '\n', end);
+      size_t start = nl ? static_cast<const char*>(nl) - data.data() + 1 : 0;
+      lines.push_back({number--, Sanitize(StripCr(data.substr(start, end - start)))});
+      if (!nl) break;
+      end = start - 1;
+    }
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) facts_.tail.push_back(std::move(*it));
+    while (facts_.tail.size() > kTailLines) facts_.tail.pop_front();
+  }
+
+  // A configured regex has capture groups, which Hyperscan lacks: RE2 runs
+  // on every line, only when one is configured.
+  void CustomSteps(std::string_view data) {
+    uint64_t line = next_line_;
+    size_t pos = 0;
+    while (pos < data.size()) {
+      size_t end = data.find('\n', pos);
+      if (end == data.npos) end = data.size();
+      std::string_view text = StripCr(data.substr(pos, end - pos));
+      int64_t step = 0;
+      std::string seconds_text;
+      const RE2& re = *impl_.custom_step;
+      bool has_seconds = re.NamedCapturingGroups().count("seconds") > 0;
+      bool matched = has_seconds ? RE2::PartialMatch(text, re, &step, &seconds_text)
+                                 : RE2::PartialMatch(text, re, &step);
+      if (matched) {
+        std::optional<double> seconds;
+        if (has_seconds) {
+          double value = 0;
+          auto [p, ec] = std::from_chars(seconds_text.data(),
+                                         seconds_text.data() + seconds_text.size(), value);
+          if (ec == std::errc()) seconds = value;
+        }
+        AddStep(StepProfile::kCustom, {step, seconds, std::nullopt, std::nullopt}, line, text);
+      }
+      ++line;
+      pos = end + 1;
+    }
+  }
+
+  void AddClassHit(const std::string& id, uint64_t line, std::string_view text) {
+    ClassHits& hits = facts_.classes[id];
+    LineRef ref{line, Sanitize(text)};
+    if (hits.count == 0) hits.first = ref;
+    if (hits.examples.size() < kEvidencePerClass) hits.examples.push_back(ref);
+    hits.last = std::move(ref);
+    ++hits.count;
+  }
+
+  void AddStep(StepProfile profile, StepSample sample, uint64_t line, std::string_view text) {
+    size_t p = static_cast<size_t>(profile);
+    auto task = TaskLabel(text);
+    if (task &&
+        (facts_.last_step_by_task.count(*task) || facts_.last_step_by_task.size() < kMaxTasks)) {
+      facts_.last_step_by_task[*task] = sample.step;
+    }
+    if (task && *task != 0) return;  // one task's view of progress is enough
+    if (!sample.seconds && sample.timestamp && prev_step_[p] && prev_ts_[p] &&
+        sample.step > *prev_step_[p]) {
+      sample.seconds =
+          (*sample.timestamp - *prev_ts_[p]) / static_cast<double>(sample.step - *prev_step_[p]);
+    }
+    if (sample.timestamp) {
+      prev_ts_[p] = sample.timestamp;
+      prev_step_[p] = sample.step;
+    }
+    if (sample.total_steps && !facts_.total_steps) facts_.total_steps = sample.total_steps;
+    bool checkpoint = facts_.checkpointing && facts_.checkpoint_period &&
+                      *facts_.checkpoint_period > 0 && sample.step > 0 &&
+                      sample.step % *facts_.checkpoint_period == 0;
+    uint64_t before = facts_.steps[p].count();
+    facts_.steps[p].Add(sample.step, sample.seconds, line, checkpoint);
+    if (facts_.steps[p].count() == before) return;  // a repeat
+    if (sample.timestamp) {
+      facts_.last_step_time[p] = sample.timestamp;
+      since_anchor_[p] = 0;
+    } else if (anchor_) {
+      since_anchor_[p] += sample.seconds.value_or(0);
+      facts_.last_step_time[p] = *anchor_ + since_anchor_[p];
+    }
+  }
+
+  void Timestamp(double t) {
+    if (!facts_.first_timestamp) facts_.first_timestamp = t;
+    if (!facts_.last_timestamp || t >= *facts_.last_timestamp) facts_.last_timestamp = t;
+    anchor_ = t;
+    since_anchor_.fill(0);
+  }
+
+  std::optional<double> AbslTime(std::string_view text) {
+    std::string_view s = WithoutTaskLabel(text);
+    if (s.size() < 15) return std::nullopt;
+    int year = facts_.timestamp_year.value_or(0);
+    if (year == 0) {
+      time_t now = time(nullptr);
+      tm utc{};
+      gmtime_r(&now, &utc);
+      year = utc.tm_year + 1900;
+    }
+    char iso[20];
+    std::snprintf(iso, sizeof iso, "%04d-%.2s-%.2s %.8s", year, s.data() + 1, s.data() + 3,
+                  s.data() + 6);
+    return ParseIsoTimestamp(iso);
+  }
+
+  void Line(uint64_t line, std::string_view text) {
+    std::sort(ids_.begin(), ids_.end());
+    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+    bool harmless = false;
+    for (unsigned id : ids_) harmless |= impl_.patterns[id].kind == Kind::kHarmless;
+    if (harmless) ++facts_.harmless_lines;
+    // Facts first (timestamps anchor the steps on the same line), then classes.
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind == Kind::kFact) FactLine(static_cast<Fact>(def.arg), line, text);
+    }
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind == Kind::kStep) {
+        auto profile = static_cast<StepProfile>(def.arg);
+        if (auto sample = ParseStep(profile, text)) AddStep(profile, *sample, line, text);
+      }
+    }
+    if (harmless) return;
+    std::vector<int>& classes = classes_;
+    classes.clear();
+    for (unsigned id : ids_) {
+      if (impl_.patterns[id].kind == Kind::kClass) classes.push_back(impl_.patterns[id].arg);
+    }
+    std::sort(classes.begin(), classes.end());
+    classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+    for (int index : classes) {
+      const FailureClass& c = FailureClasses()[static_cast<size_t>(index)];
+      bool suppressed = false;
+      for (int other : classes) {
+        const std::string& other_id = FailureClasses()[static_cast<size_t>(other)].id;
+        suppressed |= std::find(c.not_with.begin(), c.not_with.end(), other_id) != c.not_with.end();
+      }
+      if (suppressed) continue;
+      const std::string& id = c.id;
+      AddClassHit(id, line, text);
+      if (id == "heartbeat-timeout" && !facts_.heartbeat)
+        facts_.heartbeat = LineRef{line, Sanitize(text)};
+      if (!facts_.heartbeat && IsRealTaskError(id)) RecordTaskError(text, line);
+    }
+  }
+
+  void RecordTaskError(std::string_view text, uint64_t line) {
+    auto task = TaskOf(text);
+    if (!task) return;
+    auto& list = facts_.task_errors[*task];
+    if (list.size() < kEvidencePerClass && facts_.task_errors.size() <= kMaxTasks) {
+      list.push_back({line, Sanitize(text)});
+    }
+  }
+
+  void FactLine(Fact fact, uint64_t line, std::string_view text) {
+    switch (fact) {
+      case Fact::kSummary:
+        facts_.summary = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kStatusSuccess:
+        facts_.exit_code = 0;
+        facts_.status_line = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kStatusFailed:
+        if (auto code = IntAfter(text, "Status: FAILED (exit ")) {
+          facts_.exit_code = static_cast<int>(*code);
+          facts_.status_line = LineRef{line, Sanitize(text)};
+        }
+        break;
+      case Fact::kNodeExit: {
+        std::string host = TokenAfter(text, "NODE_EXIT host=");
+        auto code = IntAfter(text, " exit=");
+        if (!code) break;
+        if (facts_.node_exits.size() < kMaxTasks) {
+          facts_.node_exits.push_back({host, static_cast<int>(*code), {line, Sanitize(text)}});
+        }
+        // exit=143 on a node is the clean SIGTERM of a cancellation.
+        if (*code != 0 && *code != 143) AddClassHit("node-fail", line, text);
+        break;
+      }
+      case Fact::kPassthrough:
+        if (!seen_passthrough_) ParsePassthrough(text, facts_);
+        seen_passthrough_ = true;
+        break;
+      case Fact::kCheckpointPeriod:
+        if (auto period = IntAfter(text, "checkpoint_period:"); period && *period > 0) {
+          facts_.checkpoint_period = *period;
+        }
+        break;
+      case Fact::kNnodes:
+        if (!facts_.nnodes) {
+          if (auto n = IntAfter(text, "NNODES=")) facts_.nnodes = static_cast<int>(*n);
+        }
+        break;
+      case Fact::kNodeList:
+        if (!facts_.node_list) facts_.node_list = TokenAfter(text, "NODE_LIST=");
+        break;
+      case Fact::kJobId:
+        if (!facts_.job_id) facts_.job_id = TokenAfter(text, "SLURM_JOB_ID=");
+        break;
+      case Fact::kAccusedTask:
+        if (facts_.heartbeat && line <= facts_.heartbeat->line + kAccusedWindowLines) {
+          for (size_t pos = text.find("/task:"); pos != text.npos;
+               pos = text.find("/task:", pos + 1)) {
+            if (auto task = IntAfter(text.substr(pos), "/task:")) {
+              if (facts_.accused_tasks.size() < kMaxTasks)
+                facts_.accused_tasks.insert(static_cast<int>(*task));
+            }
+          }
+        }
+        break;
+      case Fact::kTaskHostFake:
+      case Fact::kTaskHostJax: {
+        bool fake = fact == Fact::kTaskHostFake;
+        auto task = IntAfter(text, fake ? "] task " : "process_id=");
+        std::string host = TokenAfter(text, fake ? " on host " : " host=");
+        if (task && !host.empty() && facts_.task_hosts.size() < kMaxTasks) {
+          facts_.task_hosts[static_cast<int>(*task)] = host;
+        }
+        break;
+      }
+      case Fact::kSelfDeath:
+        if (auto task = TaskOf(text);
+            task && !facts_.self_death.count(*task) && facts_.self_death.size() < kMaxTasks) {
+          facts_.self_death[*task] = LineRef{line, Sanitize(text)};
+        }
+        break;
+      case Fact::kIsoTimestamp:
+        if (auto t = FindIsoTimestamp(text)) {
+          time_t whole = static_cast<time_t>(*t);
+          tm utc{};
+          gmtime_r(&whole, &utc);
+          facts_.timestamp_year = utc.tm_year + 1900;
+          Timestamp(*t);
+        }
+        break;
+      case Fact::kAbslTimestamp:
+        if (auto t = AbslTime(text)) Timestamp(*t);
+        break;
+      case Fact::kTunnel:
+        if (!facts_.tunnel) facts_.tunnel = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kPrometheusPort:
+        if (auto port = IntAfter(text, "Started on port"))
+          facts_.prometheus_port = static_cast<int>(*port);
+        break;
+      case Fact::kRestore:
+        if (auto step = IntAfter(text, "directory step")) facts_.restore_step = *step;
+        break;
+      case Fact::kFreshStart:
+        facts_.fresh_start_logged = true;
+        break;
+      case Fact::kTaskKilled:
+        if (!facts_.heartbeat) {
+          if (auto task = IntAfter(text, ": task ")) {
+            auto& list = facts_.task_errors[static_cast<int>(*task)];
+            if (list.size() < kEvidencePerClass) list.push_back({line, Sanitize(text)});
+          }
+        }
+        break;
+    }
+  }
+
+  const LogScanner::Impl& impl_;
+  ScanFacts& facts_;
+  std::vector<Event> events_;
+  std::vector<unsigned> ids_;
+  std::vector<int> classes_;
+  uint64_t next_line_ = 1;
+  bool seen_passthrough_ = false;
+  std::optional<double> anchor_;
+  std::array<double, kStepProfileCount> since_anchor_{};
+  std::array<std::optional<double>, kStepProfileCount> prev_ts_{};
+  std::array<std::optional<int64_t>, kStepProfileCount> prev_step_{};
+};
+
+class Scratch {
+ public:
+  explicit Scratch(hs_scratch_t* prototype) { hs_clone_scratch(prototype, &scratch_); }
+  ~Scratch() {
+    if (scratch_) hs_free_scratch(scratch_);
+  }
+  hs_scratch_t* get() const { return scratch_; }
+
+ private:
+  hs_scratch_t* scratch_ = nullptr;
+};
+
+}  // namespace
+
+LogScanner::LogScanner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LogScanner::~LogScanner() = default;
+
+Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->patterns = AllPatterns();
+  std::vector<const char*> expressions;
+  std::vector<unsigned> flags, ids;
+  for (size_t i = 0; i < impl->patterns.size(); ++i) {
+    expressions.push_back(impl->patterns[i].expression.c_str());
+    flags.push_back(impl->patterns[i].flags);
+    ids.push_back(static_cast<unsigned>(i));
+  }
+  hs_compile_error_t* error = nullptr;
+  if (hs_compile_multi(expressions.data(), flags.data(), ids.data(),
+                       static_cast<unsigned>(expressions.size()), HS_MODE_BLOCK, nullptr,
+                       &impl->database, &error) != HS_SUCCESS) {
+    std::string message = error && error->message ? error->message : "unknown";
+    int index = error ? error->expression : -1;
+    hs_free_compile_error(error);
+    return Error{"signature database: " + message + " (pattern " +
+                 (index >= 0 ? impl->patterns[static_cast<size_t>(index)].expression : "?") + ")"};
+  }
+  if (hs_alloc_scratch(impl->database, &impl->prototype_scratch) != HS_SUCCESS) {
+    return Error{"cannot allocate Hyperscan scratch space"};
+  }
+  if (!options.custom_step_regex.empty()) {
+    impl->custom_step = std::make_unique<RE2>(options.custom_step_regex, RE2::Quiet);
+    if (!impl->custom_step->ok()) {
+      return Error{"bad step regex: " + impl->custom_step->error()};
+    }
+    const auto& groups = impl->custom_step->NamedCapturingGroups();
+    if (!groups.count("step") || groups.at("step") != 1 ||
+        (groups.count("seconds") && groups.at("seconds") != 2) ||
+        impl->custom_step->NumberOfCapturingGroups() != static_cast<int>(groups.size())) {
+      return Error{
+          "the step regex needs the named group (?P<step>...) first and optionally "
+          "(?P<seconds>...) second, and no other capturing groups"};
+    }
+  }
+  return std::unique_ptr<LogScanner>(new LogScanner(std::move(impl)));
+}
+
+Expected<ScanFacts> LogScanner::ScanFd(int fd) const {
+  ScanFacts facts;
+  ScanState state(*impl_, facts);
+  Scratch scratch(impl_->prototype_scratch);
+  if (!scratch.get()) return Error{"cannot clone Hyperscan scratch space"};
+  const size_t capacity = std::max<size_t>(impl_->options.buffer_bytes, 4096);
+  std::vector<char> buffer(capacity + 1);  // +1: a newline for an unterminated last line
+  size_t filled = 0;
+  struct stat st {};
+  uint64_t size_at_start = fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  bool in_long_line = false;
+  for (;;) {
+    ssize_t n = read(fd, buffer.data() + filled, capacity - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error{std::string("read: ") + std::strerror(errno)};
+    facts.bytes += static_cast<uint64_t>(n);
+    filled += static_cast<size_t>(n);
+    if (n == 0) {
+      if (filled > 0) {
+        buffer[filled++] = '\n';
+        state.Chunk({buffer.data(), filled}, scratch.get());
+      }
+      break;
+    }
+    const void* last_nl = memrchr(buffer.data(), '\n', filled);
+    if (last_nl) {
+      size_t upto = static_cast<const char*>(last_nl) - buffer.data() + 1;
+      state.Chunk({buffer.data(), upto}, scratch.get());
+      std::memmove(buffer.data(), buffer.data() + upto, filled - upto);
+      filled -= upto;
+      in_long_line = false;
+    } else if (filled == capacity) {
+      // A line longer than the buffer: scan it piecewise, memory stays bounded.
+      if (!in_long_line) ++facts.long_lines;
+      in_long_line = true;
+      state.Chunk({buffer.data(), filled}, scratch.get());
+      filled = 0;
+    }
+  }
+  // Truncated under us: the file is now shorter than where it was at the
+  // start, or than the offset we read up to.
+  off_t offset = lseek(fd, 0, SEEK_CUR);
+  if (fstat(fd, &st) == 0 &&
+      (static_cast<uint64_t>(st.st_size) < size_at_start || (offset >= 0 && st.st_size < offset))) {
+    facts.shrank_while_reading = true;
+  }
+  state.Finish();
+  return facts;
+}
+
+Expected<ScanFacts> LogScanner::ScanFile(const std::string& path) const {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    close(fd);
+    return Error{path + " is a directory"};
+  }
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  auto facts = ScanFd(fd);
+  close(fd);
+  return facts;
+}
+
+Expected<ScanFacts> LogScanner::ScanText(std::string_view text) const {
+  // A memfd behaves like a file (a pipe would block on large texts).
+  int fd = memfd_create("jobmon-scan", MFD_CLOEXEC);
+  if (fd < 0) return Error{std::string("memfd_create: ") + std::strerror(errno)};
+  size_t written = 0;
+  while (written < text.size()) {
+    ssize_t n = write(fd, text.data() + written, text.size() - written);
+    if (n <= 0) {
+      close(fd);
+      return Error{"memfd write failed"};
+    }
+    written += static_cast<size_t>(n);
+  }
+  lseek(fd, 0, SEEK_SET);
+  auto facts = ScanFd(fd);
+  close(fd);
+  return facts;
+}
+
+}  // namespace jobmon::triage

@@ -1,0 +1,532 @@
+#include "jobmon/monitor/triage.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+#include "jobmon/common/hostlist.h"
+
+namespace jobmon::triage {
+
+const char* ToString(JobStatus status) {
+  switch (status) {
+    case JobStatus::kCompleted:
+      return "completed";
+    case JobStatus::kFailed:
+      return "failed";
+    case JobStatus::kCancelled:
+      return "cancelled";
+    case JobStatus::kRunning:
+      return "running";
+    case JobStatus::kHanging:
+      return "hanging";
+    case JobStatus::kUnknownDeath:
+      return "unknown-death";
+  }
+  return "?";
+}
+
+int ExitCodeFor(JobStatus status) {
+  switch (status) {
+    case JobStatus::kCompleted:
+      return 0;
+    case JobStatus::kRunning:
+      return 3;
+    case JobStatus::kHanging:
+      return 4;
+    case JobStatus::kFailed:
+      return 5;
+    case JobStatus::kCancelled:
+      return 6;
+    case JobStatus::kUnknownDeath:
+      return 7;
+  }
+  return 1;
+}
+
+int Severity(JobStatus status) {
+  switch (status) {
+    case JobStatus::kHanging:
+      return 6;
+    case JobStatus::kUnknownDeath:
+      return 5;
+    case JobStatus::kFailed:
+      return 4;
+    case JobStatus::kCancelled:
+      return 3;
+    case JobStatus::kRunning:
+      return 2;
+    case JobStatus::kCompleted:
+      return 1;
+  }
+  return 0;
+}
+
+std::string DecodeExitCode(int code) {
+  switch (code) {
+    case 0:
+      return "success";
+    case 1:
+      return "generic error (read the task output)";
+    case 130:
+      return "SIGINT (interrupted)";
+    case 134:
+      return "SIGABRT (assertion failure, core dump)";
+    case 137:
+      return "SIGKILL (OOM or external kill)";
+    case 139:
+      return "SIGSEGV (crash, core dump likely in the job dir)";
+    case 143:
+      return "SIGTERM (scancel or scheduler)";
+    default:
+      break;
+  }
+  if (code > 128 && code < 128 + 65) return fmt::format("killed by signal {}", code - 128);
+  return "non-zero exit (read the task output)";
+}
+
+namespace {
+
+bool SlurmAlive(const std::string& state) {
+  return state == "RUNNING" || state == "PENDING" || state == "CONFIGURING" ||
+         state == "COMPLETING" || state == "SUSPENDED" || state == "REQUEUED" ||
+         state == "RESIZING";
+}
+
+std::string Duration(double seconds) {
+  if (seconds < 0) seconds = 0;
+  if (seconds < 120) return fmt::format("{:.0f}s", seconds);
+  if (seconds < 7200) return fmt::format("{:.0f}m", seconds / 60);
+  return fmt::format("{:.1f}h", seconds / 3600);
+}
+
+StepProfile ChooseProfile(const ScanFacts& facts, const AnalysisContext& context) {
+  if (context.profile) return *context.profile;
+  size_t best = 0;
+  for (size_t p = 1; p < facts.steps.size(); ++p) {
+    if (facts.steps[p].count() > facts.steps[best].count()) best = p;
+  }
+  return static_cast<StepProfile>(best);
+}
+
+// Timestamp of a line from its absl prefix or an ISO stamp.
+std::optional<double> LineTime(const std::string& text, std::optional<int> year) {
+  if (auto iso = FindIsoTimestamp(text)) return iso;
+  std::string_view s = WithoutTaskLabel(text);
+  if (s.size() >= 15 && (s[0] == 'I' || s[0] == 'W' || s[0] == 'E' || s[0] == 'F') && s[5] == ' ') {
+    int y = year.value_or(1970);
+    std::string iso =
+        fmt::format("{:04d}-{}-{} {}", y, s.substr(1, 2), s.substr(3, 2), s.substr(6, 8));
+    return ParseIsoTimestamp(iso);
+  }
+  return std::nullopt;
+}
+
+Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
+                 const AnalysisContext& context) {
+  Progress p;
+  const StepSeries& series = facts.steps[static_cast<size_t>(profile)];
+  p.checkpointing = facts.checkpointing || facts.checkpoint_period.has_value();
+  if (p.checkpointing) p.checkpoint_period = facts.checkpoint_period.value_or(200);
+  p.total_steps = facts.total_steps;
+  if (series.count() == 0) return p;
+  p.profile = ToString(profile);
+  p.first_step = series.first()->step;
+  p.last_step = series.last()->step;
+  p.last_step_line = series.last()->line;
+  p.steps_this_run = static_cast<uint64_t>(*p.last_step - *p.first_step + 1);
+  if (*p.first_step > 0) {
+    p.restored = true;
+    p.restored_from = *p.first_step - 1;
+  }
+  if (p.total_steps && *p.total_steps > 0) {
+    p.percent = 100.0 * static_cast<double>(*p.last_step + 1) / static_cast<double>(*p.total_steps);
+  }
+  p.steady_step_seconds = series.SteadyStepSeconds();
+  p.recent_median_seconds = series.RecentMedian();
+  p.recent_p99_seconds = series.RecentP99();
+  p.tail_slowdown = series.TailSlowdown();
+  p.last_step_time = facts.last_step_time[static_cast<size_t>(profile)];
+
+  // "now": given, else the log's end for a finished job, else the clock.
+  if (context.now) {
+    p.now = context.now;
+  } else if (ended) {
+    p.now = facts.last_timestamp;
+  } else {
+    p.now =
+        context.wall_clock_now > 0 ? context.wall_clock_now : static_cast<double>(time(nullptr));
+  }
+  double step_time = p.steady_step_seconds.value_or(0);
+  if (p.last_step_time && p.now) {
+    p.seconds_since_last_step = std::max(0.0, *p.now - *p.last_step_time);
+    if (step_time > 0) {
+      p.expected_step_now =
+          *p.last_step + static_cast<int64_t>(std::floor(*p.seconds_since_last_step / step_time));
+    }
+    double reference = p.recent_p99_seconds.value_or(step_time);
+    p.stall_threshold_seconds =
+        std::max(context.stall_factor * reference, context.stall_min_seconds);
+    p.stalled = *p.seconds_since_last_step > *p.stall_threshold_seconds;
+  }
+  if (p.checkpointing && p.checkpoint_period && *p.checkpoint_period > 0) {
+    int64_t period = *p.checkpoint_period;
+    if (*p.last_step >= period) p.last_periodic_checkpoint = (*p.last_step / period) * period;
+  }
+  // Reference step 5: lost = last_step - last periodic checkpoint; without
+  // one, every training step is lost.
+  p.steps_lost =
+      p.last_periodic_checkpoint ? *p.last_step - *p.last_periodic_checkpoint : *p.last_step + 1;
+  if (step_time > 0) p.seconds_lost = static_cast<double>(*p.steps_lost) * step_time;
+  if (p.total_steps && step_time > 0) {
+    p.eta_seconds =
+        static_cast<double>(std::max<int64_t>(0, *p.total_steps - 1 - *p.last_step)) * step_time;
+  }
+  return p;
+}
+
+HeartbeatChecklist CheckHeartbeat(const ScanFacts& facts, const Progress& progress,
+                                  StepProfile profile) {
+  HeartbeatChecklist h;
+  h.accused.assign(facts.accused_tasks.begin(), facts.accused_tasks.end());
+  h.proof.push_back(*facts.heartbeat);
+  // Task-to-host: the log's own mapping, else NODE_LIST with one task per node.
+  std::vector<std::string> nodes;
+  if (facts.node_list) {
+    if (auto expanded = ExpandHostlist(*facts.node_list)) nodes = *expanded;
+  }
+  for (int task : h.accused) {
+    if (auto it = facts.task_hosts.find(task); it != facts.task_hosts.end()) {
+      h.hosts[task] = it->second;
+      h.host_source = "log";
+    } else if (task >= 0 && static_cast<size_t>(task) < nodes.size()) {
+      h.hosts[task] = nodes[static_cast<size_t>(task)];
+      if (h.host_source.empty()) h.host_source = "NODE_LIST (one task per node assumed)";
+    }
+  }
+  for (int task : h.accused) {
+    if (auto it = facts.self_death.find(task); it != facts.self_death.end()) {
+      h.self_reported.push_back(task);
+      h.proof.push_back(it->second);
+    }
+    if (auto it = facts.task_errors.find(task);
+        it != facts.task_errors.end() && !it->second.empty()) {
+      h.with_earlier_errors.push_back(task);
+      for (const LineRef& ref : it->second) h.proof.push_back(ref);
+    }
+  }
+  const StepSeries& series = facts.steps[static_cast<size_t>(profile)];
+  auto heartbeat_time = LineTime(facts.heartbeat->text, facts.timestamp_year);
+  if (series.has_seconds()) h.step_seconds_sum = series.total_seconds();
+  if (heartbeat_time && facts.first_timestamp && *heartbeat_time >= *facts.first_timestamp) {
+    h.wall_seconds = *heartbeat_time - *facts.first_timestamp;
+  }
+  // Did the accused keep stepping until (nearly) the last step of the job?
+  std::vector<int> kept_stepping;
+  for (int task : h.accused) {
+    auto it = facts.last_step_by_task.find(task);
+    if (it != facts.last_step_by_task.end() && progress.last_step &&
+        it->second >= *progress.last_step - 1) {
+      kept_stepping.push_back(task);
+    }
+  }
+  if (h.accused.empty()) h.reasons.push_back("the log names no accused task ids");
+  if (!h.with_earlier_errors.empty()) {
+    h.verdict = "likely-true-positive";
+    h.reasons.push_back(fmt::format("{} accused task(s) logged a real error before the timeout",
+                                    h.with_earlier_errors.size()));
+  } else if (!h.self_reported.empty() || !kept_stepping.empty()) {
+    h.verdict = "likely-false-positive";
+    if (!h.self_reported.empty()) {
+      h.reasons.push_back(
+          fmt::format("{} of {} accused task(s) logged their own death: they were alive",
+                      h.self_reported.size(), h.accused.size()));
+    }
+    if (!kept_stepping.empty()) {
+      h.reasons.push_back(
+          fmt::format("{} accused task(s) completed steps up to the job's last step ({})",
+                      kept_stepping.size(), progress.last_step.value_or(-1)));
+    }
+    h.reasons.push_back(
+        "no traceback, NCCL error, OOM or kill on the accused tasks before the timeout");
+  } else {
+    h.verdict = "undetermined";
+    h.reasons.push_back(
+        "no proof either way in the log: confirm with `jobmon diagnose --playbook heartbeat`");
+  }
+  if (h.step_seconds_sum && h.wall_seconds && *h.wall_seconds > 0) {
+    h.reasons.push_back(fmt::format(
+        "step times sum to {:.0f}s of {:.0f}s wall time before the timeout ({:.0f}%)",
+        *h.step_seconds_sum, *h.wall_seconds, 100.0 * *h.step_seconds_sum / *h.wall_seconds));
+  }
+  return h;
+}
+
+bool IsGenericTrainingClass(const FailureClass& c) {
+  return c.generic && c.category == Category::kTraining;
+}
+
+}  // namespace
+
+TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
+  TriageReport r;
+  r.job_id = facts.job_id;
+  r.lines = facts.lines;
+  r.bytes = facts.bytes;
+  r.harmless_lines = facts.harmless_lines;
+  r.long_lines = facts.long_lines;
+  r.slurm_state = context.slurm_state;
+  if (facts.shrank_while_reading)
+    r.warnings.push_back("the file shrank while being read (truncated or rotated)");
+  if (facts.long_lines > 0) {
+    r.warnings.push_back(fmt::format(
+        "{} line(s) longer than the read buffer were scanned in pieces", facts.long_lines));
+  }
+
+  // Status: the JOB SUMMARY, else step progress and Slurm — never mtime.
+  StepProfile profile = ChooseProfile(facts, context);
+  bool summary = facts.summary.has_value() || facts.exit_code.has_value();
+  bool slurm_known = context.slurm_state.has_value();
+  bool slurm_alive = slurm_known && SlurmAlive(*context.slurm_state);
+  bool ended = summary || (slurm_known && !slurm_alive);
+  r.progress = Project(facts, profile, ended, context);
+  const Progress& p = r.progress;
+  if (facts.exit_code) {
+    int code = *facts.exit_code;
+    r.status = code == 0                      ? JobStatus::kCompleted
+               : (code == 130 || code == 143) ? JobStatus::kCancelled
+                                              : JobStatus::kFailed;
+    r.status_basis = fmt::format("JOB SUMMARY: exit {}", code);
+  } else if (slurm_alive) {
+    r.status = p.stalled ? JobStatus::kHanging : JobStatus::kRunning;
+    r.status_basis = p.stalled ? fmt::format("Slurm {}, no step for {}", *context.slurm_state,
+                                             Duration(p.seconds_since_last_step.value_or(0)))
+                               : fmt::format("Slurm {}, steps advancing", *context.slurm_state);
+  } else if (slurm_known) {
+    r.status = JobStatus::kUnknownDeath;
+    r.status_basis = fmt::format("no JOB SUMMARY, Slurm state {}", *context.slurm_state);
+  } else if (p.last_step_time && p.now && !p.stalled) {
+    r.status = JobStatus::kRunning;
+    r.status_basis = "no JOB SUMMARY, steps advancing (Slurm state unavailable)";
+  } else {
+    r.status = JobStatus::kUnknownDeath;
+    r.status_basis = p.stalled
+                         ? fmt::format("no JOB SUMMARY, no step for {} (Slurm state unavailable)",
+                                       Duration(p.seconds_since_last_step.value_or(0)))
+                         : "no JOB SUMMARY and no sign of progress (Slurm state unavailable)";
+  }
+
+  // Derived classes.
+  std::map<std::string, ClassFinding> found;
+  for (const auto& [id, hits] : facts.classes) {
+    const FailureClass* c = FindClass(id);
+    found[id] = {id, c ? c->category : Category::kJob, hits.count, hits.first.line, hits.examples};
+  }
+  auto derive = [&](const std::string& id, std::vector<LineRef> evidence) {
+    found[id] = {id, Category::kDerived, 1,
+                 evidence.empty() ? std::nullopt : std::optional(evidence[0].line),
+                 std::move(evidence)};
+  };
+  std::vector<LineRef> last_step_evidence;
+  if (p.last_step_line) {
+    for (const LineRef& ref : facts.tail) {
+      if (ref.line == *p.last_step_line) last_step_evidence.push_back(ref);
+    }
+  }
+  bool hang = r.status == JobStatus::kHanging ||
+              (r.status == JobStatus::kCancelled && p.stalled && p.last_step.has_value());
+  if (hang) derive("hang", last_step_evidence);
+  if (r.status == JobStatus::kUnknownDeath) derive("unknown-death", last_step_evidence);
+  bool reached_end = p.total_steps && p.last_step && *p.last_step == *p.total_steps - 1;
+  if (r.status == JobStatus::kFailed && reached_end) derive("soft-success", last_step_evidence);
+  if (p.tail_slowdown && *p.tail_slowdown > 1.10) derive("tgs-degradation", {});
+  if (r.status == JobStatus::kCancelled && !found.count("cancelled") && facts.status_line) {
+    found["cancelled"] = {
+        "cancelled", Category::kJob, 1, facts.status_line->line, {*facts.status_line}};
+  }
+
+  // Primary: the earliest specific signature (the root of a cascade), then a
+  // hang, then soft-success, then generic signatures, then job-level.
+  auto earliest = [&](auto&& predicate) -> std::string {
+    std::string best;
+    for (const auto& [id, finding] : found) {
+      const FailureClass* c = FindClass(id);
+      if (!c || !predicate(*c) || !finding.first_line) continue;
+      if (best.empty() || *finding.first_line < *found[best].first_line ||
+          (*finding.first_line == *found[best].first_line && PriorityOf(id) < PriorityOf(best))) {
+        best = id;
+      }
+    }
+    return best;
+  };
+  std::string primary;
+  if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning) {
+    primary = found.count("tgs-degradation") ? "tgs-degradation" : "none";
+  } else {
+    primary = earliest([](const FailureClass& c) {
+      return !c.generic && c.category != Category::kDerived && c.category != Category::kJob;
+    });
+    if (primary.empty() && hang) primary = "hang";
+    if (primary.empty() && found.count("soft-success")) primary = "soft-success";
+    if (primary.empty()) primary = earliest(IsGenericTrainingClass);
+    for (const char* job_level : {"stage-fail", "node-fail", "unknown-death", "cancelled"}) {
+      if (primary.empty() && found.count(job_level)) primary = job_level;
+    }
+    if (primary.empty()) primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
+  }
+  r.primary = primary;
+
+  for (const FailureClass& c : FailureClasses()) {
+    if (auto it = found.find(c.id); it != found.end()) r.classes.push_back(it->second);
+  }
+
+  // Stage and what happened.
+  const FailureClass* primary_class = FindClass(primary);
+  r.stage = primary_class ? primary_class->stage : "";
+  if (!p.last_step && primary != "none") {
+    r.stage = primary_class && primary_class->category == Category::kInfrastructure
+                  ? primary_class->stage
+                  : "before the first training step (startup or compilation)";
+  } else if (p.last_step && (primary_class && primary_class->stage == "Training")) {
+    r.stage = fmt::format("Training (after step {})", *p.last_step);
+  }
+  if (primary == "none") {
+    r.what_happened = r.status == JobStatus::kCompleted
+                          ? fmt::format("The job completed{}.",
+                                        p.last_step ? fmt::format(" at step {}", *p.last_step) : "")
+                          : fmt::format("Training is progressing{}.",
+                                        p.last_step ? fmt::format(" (step {})", *p.last_step) : "");
+  } else if (primary == "hang") {
+    r.what_happened = fmt::format(
+        "Training stopped after step {} while the job stayed alive: no step for {} (threshold {}), "
+        "expected step by now {}. {}",
+        p.last_step.value_or(-1), Duration(p.seconds_since_last_step.value_or(0)),
+        Duration(p.stall_threshold_seconds.value_or(0)),
+        p.expected_step_now ? std::to_string(*p.expected_step_now) : "n/a", primary_class->what);
+  } else {
+    const auto& finding = found[primary];
+    r.what_happened = primary_class ? primary_class->what : primary;
+    if (finding.first_line)
+      r.what_happened += fmt::format(" First sign at line {}.", *finding.first_line);
+  }
+  if (r.status == JobStatus::kCancelled && primary != "cancelled") {
+    r.what_happened += " The job was then cancelled: cancellation is the mechanism, not the cause.";
+  }
+  if (found.size() > 1 && primary != "none") {
+    std::vector<std::pair<uint64_t, std::string>> order;
+    for (const auto& [id, f] : found) {
+      if (id != primary && f.first_line && f.category != Category::kDerived)
+        order.push_back({*f.first_line, id});
+    }
+    std::sort(order.begin(), order.end());
+    if (!order.empty()) {
+      std::string chain;
+      for (const auto& [line, id] : order) chain += fmt::format(" → {} (line {})", id, line);
+      r.findings.push_back("Cascade after the root cause " + primary + ":" + chain);
+    }
+  }
+
+  // Evidence: the primary class's lines, then the status line.
+  if (auto it = found.find(primary); it != found.end()) r.evidence = it->second.evidence;
+  if (facts.status_line) r.evidence.push_back(*facts.status_line);
+
+  // Node exits, decoded.
+  bool all_sigterm = !facts.node_exits.empty();
+  for (const NodeExit& e : facts.node_exits) {
+    r.node_exits.push_back({e.host, e.code, DecodeExitCode(e.code), e.line.line});
+    all_sigterm &= e.code == 143;
+  }
+  if (all_sigterm) r.findings.push_back("Every node exited 143 (SIGTERM): a clean cancellation.");
+
+  // Heartbeat checklist, log part.
+  if (facts.heartbeat) r.heartbeat = CheckHeartbeat(facts, p, profile);
+
+  // Additional findings.
+  for (const ClassFinding& c : r.classes) {
+    if (c.id == primary) continue;
+    r.findings.push_back(fmt::format("{}: {} line(s), first at line {}", c.id, c.count,
+                                     c.first_line ? std::to_string(*c.first_line) : "-"));
+  }
+  if (p.tail_slowdown) {
+    r.findings.push_back(fmt::format("Last 10 steps run at {:.2f}x the steady-state step time{}",
+                                     *p.tail_slowdown,
+                                     *p.tail_slowdown > 1.10 ? " (tgs-degradation)" : ""));
+  }
+  if (facts.restore_step && p.first_step && *facts.restore_step != *p.first_step - 1) {
+    r.findings.push_back(fmt::format("The log says it restored step {}, but the first step is {}",
+                                     *facts.restore_step, *p.first_step));
+  }
+  const StepSeries& series = facts.steps[static_cast<size_t>(profile)];
+  if (series.repeats() > 0 && facts.last_step_by_task.size() <= 1) {
+    r.findings.push_back(fmt::format(
+        "{} step line(s) repeated or went backwards (restart within the log?)", series.repeats()));
+  }
+  if (facts.last_step_by_task.size() > 1 && (hang || r.status == JobStatus::kUnknownDeath)) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const auto& [task, step] : facts.last_step_by_task) {
+      lo = std::min(lo, step);
+      hi = std::max(hi, step);
+    }
+    r.findings.push_back(
+        lo == hi ? fmt::format("All {} tasks stopped at the same step {}: a collective "
+                               "deadlock rather than one dead node",
+                               facts.last_step_by_task.size(), hi)
+                 : fmt::format("Tasks stopped at different steps ({} to {}): look at the "
+                               "slowest task first",
+                               lo, hi));
+  }
+  if (r.harmless_lines > 0) {
+    r.findings.push_back(fmt::format("{} known-harmless line(s) ignored", r.harmless_lines));
+  }
+
+  // Dashboards.
+  if (facts.tunnel) {
+    std::string text(WithoutTaskLabel(facts.tunnel->text));
+    size_t ssh = text.find("ssh ");
+    r.tunnel_command = ssh == std::string::npos ? text : text.substr(ssh);
+    size_t at = r.tunnel_command->rfind('@');
+    if (at != std::string::npos) {
+      r.head_node =
+          r.tunnel_command->substr(at + 1, r.tunnel_command->find_first_of(" '\"", at) - at - 1);
+    }
+    size_t l = r.tunnel_command->find("-L ");
+    if (l != std::string::npos) {
+      std::string spec =
+          r.tunnel_command->substr(l + 3, r.tunnel_command->find(' ', l + 3) - l - 3);
+      size_t colon = spec.rfind(':');
+      if (colon != std::string::npos) {
+        try {
+          r.prometheus_port = std::stoi(spec.substr(colon + 1));
+        } catch (...) {
+        }
+      }
+    }
+  }
+  if (facts.prometheus_port) r.prometheus_port = facts.prometheus_port;
+
+  // Next steps from the reference's templates.
+  if (primary_class) r.next_steps = primary_class->next_steps;
+  if (primary == "none" && r.status == JobStatus::kCompleted) r.next_steps = {"No action needed."};
+  if (primary == "none" && r.status == JobStatus::kRunning) {
+    r.next_steps = {"Keep watching: `jobmon watch <job>` or let slurm_job_monitor follow it."};
+  }
+  if (r.heartbeat && primary != "heartbeat-timeout") {
+    r.next_steps.push_back(
+        "A heartbeat timeout followed; see the checklist (likely a consequence).");
+  }
+  if (r.job_id) {
+    for (std::string& step : r.next_steps) {
+      for (std::string placeholder : {"<job>", "<id>"}) {
+        for (size_t pos = step.find(placeholder); pos != std::string::npos;
+             pos = step.find(placeholder, pos + r.job_id->size())) {
+          step.replace(pos, placeholder.size(), *r.job_id);
+        }
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace jobmon::triage

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""Runs `jobmon triage --json` on every log of the fixture corpus and checks
+the hand-written expectation beside it (X.log <-> X.expected.json):
+
+- every key of the expectation must be in the report with the same value
+  (objects: recursively, a subset; lists: same length, element by element);
+- the process exit code must be the report's documented exit code.
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+
+def mismatches(expected, actual, path="$"):
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{path}: expected an object, got {json.dumps(actual)[:200]}"]
+        out = []
+        for key, value in expected.items():
+            if key.startswith("_"):
+                continue
+            if key not in actual:
+                out.append(f"{path}.{key}: missing")
+            else:
+                out += mismatches(value, actual[key], f"{path}.{key}")
+        return out
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            got = [a.get("class", a) if isinstance(a, dict) else a for a in actual] if isinstance(actual, list) else actual
+            return [f"{path}: expected {len(expected)} items, got {json.dumps(got)[:300]}"]
+        out = []
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            out += mismatches(e, a, f"{path}[{i}]")
+        return out
+    if isinstance(expected, float) and isinstance(actual, (int, float)):
+        return [] if abs(expected - actual) <= 1e-6 * max(1.0, abs(expected)) else [f"{path}: expected {expected}, got {actual}"]
+    return [] if expected == actual else [f"{path}: expected {json.dumps(expected)}, got {json.dumps(actual)[:200]}"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobmon", required=True)
+    parser.add_argument("--corpus", required=True)
+    args = parser.parse_args()
+    logs = sorted(glob.glob(os.path.join(args.corpus, "*.log")))
+    passed = failed = 0
+    for log in logs:
+        name = os.path.basename(log)[:-4]
+        with open(os.path.join(args.corpus, name + ".expected.json")) as f:
+            expected = json.load(f)
+        run = subprocess.run([args.jobmon, "triage", "--json", "--no-slurm", log, *expected.get("_args", [])],
+                             capture_output=True, text=True, timeout=60)
+        problems = []
+        try:
+            report = json.loads(run.stdout)
+        except json.JSONDecodeError:
+            report = None
+            problems.append(f"no JSON (exit {run.returncode}): {run.stderr.strip()[:300]}")
+        if report is not None:
+            problems += mismatches(expected, report)
+            if run.returncode != report.get("exit_code"):
+                problems.append(f"process exit {run.returncode} != report exit_code {report.get('exit_code')}")
+            if report.get("schema") != "jobmon.triage/v1":
+                problems.append(f"schema {report.get('schema')}")
+        if problems:
+            failed += 1
+            print(f"FAIL {name}")
+            for p in problems:
+                print(f"     {p}")
+        else:
+            passed += 1
+            print(f"ok   {name}: {report['status']}, {report['primary_failure']}")
+    for name, problems in cli_checks(args.jobmon, args.corpus):
+        if problems:
+            failed += 1
+            print(f"FAIL {name}")
+            for p in problems:
+                print(f"     {p}")
+        else:
+            passed += 1
+            print(f"ok   {name}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not logs else 0
+
+
+def cli_checks(jobmon, corpus):
+    """The command line around the engine: report layout, config, errors, --all."""
+    def run(*argv, **kw):
+        return subprocess.run([jobmon, *argv], capture_output=True, text=True, timeout=60, **kw)
+
+    headings = ["## Job triage:", "**Status:**", "**Primary failure:**", "**Stage:**", "### What happened",
+                "### Evidence", "### Training progress projection", "### Additional findings",
+                "### Live dashboards", "### Recommended next steps"]
+    md = run("triage", "--no-slurm", os.path.join(corpus, "oom-host-cascade.log")).stdout
+    positions = [md.find(h) for h in headings]
+    yield "markdown has the reference's sections in order", (
+        [] if -1 not in positions and positions == sorted(positions) else [f"positions {positions}"])
+    yield "markdown quotes evidence with line numbers", (
+        [] if "Out of memory: Killed process 4242" in md and "| Last periodic ckpt this run | step 100 |" in md
+        else ["evidence or projection row missing"])
+
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "jobmon.toml")
+        with open(config, "w") as f:
+            f.write('[triage]\nstep_regex = \'step=(?P<step>\\d+) took (?P<seconds>[0-9.]+)s\'\n')
+        r = run("triage", "--json", "--no-slurm", "--config", config, os.path.join(corpus, "custom-regex-profile.log"))
+        report = json.loads(r.stdout) if r.stdout else {}
+        yield "step regex from jobmon.toml", (
+            [] if report.get("progress", {}).get("last_step") == 30 else [f"{r.stderr.strip()} {report.get('progress')}"])
+        with open(config, "w") as f:
+            f.write("[triage]\nstep_regexp = 'x'\n")
+        r = run("triage", "--no-slurm", "--config", config, os.path.join(corpus, "oom-gpu.log"))
+        yield "unknown config key is a clear error", (
+            [] if r.returncode == 2 and "unknown or mistyped key triage.step_regexp" in r.stderr else [r.stderr])
+        r = run("triage", os.path.join(tmp, "missing.log"))
+        yield "missing input is a clear error", (
+            [] if r.returncode == 2 and "no such file or directory" in r.stderr else [r.stderr])
+        r = run("triage")
+        yield "no input is a usage error", ([] if r.returncode == 2 and "exactly one of" in r.stderr else [r.stderr])
+        r = run("triage", "--profile", "fortran", os.path.join(corpus, "oom-gpu.log"))
+        yield "unknown profile is a clear error", ([] if r.returncode == 2 and "unknown --profile" in r.stderr else [r.stderr])
+
+        outputs = os.path.join(tmp, "outputs")
+        os.mkdir(outputs)
+        for job_id, fixture in (("100", "healthy-with-noise"), ("101", "oom-host-cascade"), ("102", "cancelled-clean")):
+            name = f"{job_id}-{fixture}"
+            with open(os.path.join(corpus, fixture + ".log")) as src, open(os.path.join(outputs, name + ".log"), "w") as dst:
+                dst.write(src.read())
+            os.mkdir(os.path.join(outputs, name))
+            os.symlink(f"../{name}.log", os.path.join(outputs, name, "log"))
+        os.mkdir(os.path.join(outputs, "shared-checkpoints"))
+        r = run("triage", "--all", outputs, "--no-slurm")
+        lines = r.stdout.splitlines()
+        order = [l.split()[0] for l in lines[1:]]
+        yield "--all: worst first, shared dir skipped, worst exit code", (
+            [] if order == ["failed", "cancelled", "completed"] and r.returncode == 5 else [r.stdout, r.stderr])
+        r = run("triage", "101", "--outputs", outputs, "--json", "--no-slurm")
+        report = json.loads(r.stdout) if r.stdout else {}
+        yield "job id resolves to its job dir", (
+            [] if report.get("job_dir", "").endswith("101-oom-host-cascade") and report.get("job_id") == "101"
+            else [r.stderr, str(report.get("job_dir"))])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+// The scanner on hostile input: a correct report or a clear error, never a
+// crash, memory bounded by the read buffer.
+
+#include "jobmon/monitor/log_scan.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "jobmon/monitor/report.h"
+#include "jobmon/monitor/triage.h"
+
+namespace jobmon::triage {
+namespace {
+
+namespace fs = std::filesystem;
+
+class LogScanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto scanner = LogScanner::Create({});
+    ASSERT_TRUE(scanner.ok()) << scanner.error().message;
+    scanner_ = std::move(scanner.value());
+    dir_ = fs::temp_directory_path() / ("jobmon-scan-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  ScanFacts Scan(std::string_view text) {
+    auto facts = scanner_->ScanText(text);
+    EXPECT_TRUE(facts.ok()) << facts.error().message;
+    return facts.ok() ? std::move(facts.value()) : ScanFacts{};
+  }
+  // Everything the CLI would do with the facts must work too.
+  void RenderAll(const ScanFacts& facts) {
+    AnalysisContext context;
+    context.now = 1795168800;
+    TriageReport report = Analyze(facts, context);
+    EXPECT_FALSE(RenderMarkdown(report).empty());
+    std::string json = ToJson(report).dump();
+    EXPECT_NO_THROW(nlohmann::json::parse(json));
+  }
+  std::unique_ptr<LogScanner> scanner_;
+  fs::path dir_;
+};
+
+TEST_F(LogScanTest, EmptyInput) {
+  ScanFacts facts = Scan("");
+  EXPECT_EQ(facts.lines, 0u);
+  EXPECT_TRUE(facts.classes.empty());
+  TriageReport report = Analyze(facts, {});
+  EXPECT_EQ(report.status, JobStatus::kUnknownDeath);
+  RenderAll(facts);
+}
+
+TEST_F(LogScanTest, LineNumbersAndUnterminatedLastLine) {
+  ScanFacts facts = Scan("a\nb\nTraceback (most recent call last):\nc\nOut of memory");
+  EXPECT_EQ(facts.lines, 5u);
+  EXPECT_EQ(facts.classes.at("python-exception").first.line, 3u);
+  EXPECT_EQ(facts.classes.at("oom-host").first.line, 5u);
+  EXPECT_EQ(facts.tail.back().text, "Out of memory");
+}
+
+TEST_F(LogScanTest, HarmlessLinesNeverCount) {
+  ScanFacts facts = Scan(
+      "NCCL WARN MSCCL++: Feature not enabled\n"
+      "Failed call to cuInit: UNKNOWN ERROR (303)\n"
+      "srun: error: node1: task 0: Exited with exit code 143\n"
+      "NCCL WARN Timeout waiting for peer\n");
+  ASSERT_EQ(facts.classes.size(), 1u);
+  EXPECT_EQ(facts.classes.at("nccl-timeout").first.line, 4u);
+  EXPECT_EQ(facts.harmless_lines, 3u);
+}
+
+TEST_F(LogScanTest, GpuOomLineIsNotAHostOom) {
+  ScanFacts facts = Scan("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8 bytes\n");
+  EXPECT_TRUE(facts.classes.count("oom-gpu"));
+  EXPECT_FALSE(facts.classes.count("oom-host"));
+}
+
+TEST_F(LogScanTest, BinaryJunkAndInvalidUtf8) {
+  std::mt19937 rng(1);
+  std::string junk(4 << 20, '\0');
+  for (char& c : junk) c = static_cast<char>(rng());
+  junk += "\n\xff\xfe Traceback (most recent call last): \xc3\x28 \x01\x02\n";
+  ScanFacts facts = Scan(junk);
+  ASSERT_TRUE(facts.classes.count("python-exception"));
+  const std::string& text = facts.classes.at("python-exception").last.text;
+  EXPECT_NE(text.find("\xef\xbf\xbd"), std::string::npos) << "invalid bytes replaced";
+  EXPECT_EQ(text.find('\x01'), std::string::npos) << "control characters replaced";
+  RenderAll(facts);
+}
+
+TEST_F(LogScanTest, A100MegabyteLineIsScannedInBoundedPieces) {
+  std::string path = (dir_ / "long.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "start\nTraceback (most recent call last): ";
+    std::string block(1 << 20, 'x');
+    for (int i = 0; i < 100; ++i) out << block;
+    out << " NCCL WARN Timeout at the end\nafter\n";
+  }
+  auto facts = scanner_->ScanFile(path);
+  ASSERT_TRUE(facts.ok()) << facts.error().message;
+  EXPECT_EQ(facts->long_lines, 1u);
+  EXPECT_EQ(facts->lines, 3u);
+  EXPECT_EQ(facts->classes.at("python-exception").first.line, 2u);
+  EXPECT_EQ(facts->classes.at("nccl-timeout").first.line, 2u);
+  EXPECT_LE(facts->classes.at("python-exception").first.text.size(), kEvidenceChars + 4);
+  RenderAll(*facts);
+}
+
+TEST_F(LogScanTest, TenMillionStepLines) {
+  std::string path = (dir_ / "steps.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "PASSTHROUGH_ARGS=steps=20000000 enable_checkpointing=true\n"
+        << "Config param checkpoint_period: 1000\n";
+    std::string block;
+    for (int step = 0; step < 10'000'000; ++step) {
+      block += "completed step: ";
+      block += std::to_string(step);
+      block += ", seconds: 0.5\n";
+      if (block.size() > (1 << 20)) {
+        out.write(block.data(), static_cast<std::streamsize>(block.size()));
+        block.clear();
+      }
+    }
+    out.write(block.data(), static_cast<std::streamsize>(block.size()));
+  }
+  auto facts = scanner_->ScanFile(path);
+  ASSERT_TRUE(facts.ok()) << facts.error().message;
+  const StepSeries& series = facts->steps[static_cast<size_t>(StepProfile::kMaxText)];
+  EXPECT_EQ(series.count(), 10'000'000u);
+  EXPECT_EQ(series.last()->step, 9'999'999);
+  AnalysisContext context;
+  context.now = 0;
+  TriageReport report = Analyze(*facts, context);
+  EXPECT_EQ(*report.progress.last_periodic_checkpoint, 9'999'000);
+  EXPECT_DOUBLE_EQ(*report.progress.steady_step_seconds, 0.5);
+  EXPECT_EQ(facts->tail.size(), kTailLines);
+  EXPECT_EQ(facts->head.size(), kHeadLines);
+}
+
+TEST_F(LogScanTest, FileTruncatedWhileBeingRead) {
+  std::string path = (dir_ / "shrinking.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 400'000; ++i) out << "completed step: " << i << ", seconds: 1.0\n";
+  }
+  uint64_t full = fs::file_size(path);
+  int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::thread truncate([&] { fs::resize_file(path, 1000); });
+  auto facts = scanner_->ScanFd(fd);
+  truncate.join();
+  close(fd);
+  ASSERT_TRUE(facts.ok());
+  // Whichever won the race, the result is consistent: all of it, the
+  // already-truncated file, or a prefix flagged as truncated.
+  if (facts->bytes != full && facts->bytes != 1000) {
+    EXPECT_TRUE(facts->shrank_while_reading) << facts->bytes << " of " << full;
+  }
+  RenderAll(*facts);
+}
+
+TEST_F(LogScanTest, TruncatedBelowTheReadOffsetIsFlagged) {
+  std::string path = (dir_ / "cut.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 100'000; ++i) out << "completed step: " << i << ", seconds: 1.0\n";
+  }
+  int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(lseek(fd, 1 << 20, SEEK_SET), 1 << 20);  // a reader that got this far...
+  fs::resize_file(path, 1000);                       // ...when the file was cut
+  auto facts = scanner_->ScanFd(fd);
+  close(fd);
+  ASSERT_TRUE(facts.ok());
+  EXPECT_TRUE(facts->shrank_while_reading);
+  TriageReport report = Analyze(*facts, {});
+  EXPECT_NE(report.warnings.at(0).find("shrank while being read"), std::string::npos);
+}
+
+TEST_F(LogScanTest, FileRotatedWhileBeingRead) {
+  std::string path = (dir_ / "rotating.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 100'000; ++i) out << "completed step: " << i << ", seconds: 1.0\n";
+  }
+  uint64_t full = fs::file_size(path);
+  int fd = open(path.c_str(), O_RDONLY);
+  fs::rename(path, path + ".1");
+  std::ofstream(path) << "a new, unrelated log\n";
+  auto facts = scanner_->ScanFd(fd);
+  close(fd);
+  ASSERT_TRUE(facts.ok());
+  EXPECT_EQ(facts->bytes, full) << "the open file is read to its end";
+  EXPECT_EQ(facts->steps[0].last()->step, 99'999);
+}
+
+TEST_F(LogScanTest, ErrorsAreClear) {
+  auto missing = scanner_->ScanFile((dir_ / "nope.log").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("cannot open"), std::string::npos);
+  auto directory = scanner_->ScanFile(dir_.string());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.error().message.find("is a directory"), std::string::npos);
+  auto bad_regex = LogScanner::Create({"step=(\\d+"});
+  ASSERT_FALSE(bad_regex.ok());
+  EXPECT_NE(bad_regex.error().message.find("bad step regex"), std::string::npos);
+  auto no_group = LogScanner::Create({"step=(\\d+)"});
+  ASSERT_FALSE(no_group.ok());
+  EXPECT_NE(no_group.error().message.find("(?P<step>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jobmon::triage
