@@ -37,4 +37,13 @@ sleep 1
 grep -h '\[diag\]' "$DEVCLUSTER_STATE"/log/slurmd-*.log
 echo "== TensorBoard event file written by rank 0"
 ls -l "$DEVCLUSTER_JOBS"/events.out.tfevents.*
+
+echo "== a second job that hangs at step 15; jobmon triage while it is stuck (Slurm says RUNNING)"
+hang=$(sbatch --parsable -N2 -o "$DEVCLUSTER_JOBS/hang-%j.log" \
+  --wrap "srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 100 --step-seconds 0.1 --hang-at 15")
+until grep -q '^0: completed step: 14,' "$DEVCLUSTER_JOBS/hang-$hang.log" 2>/dev/null; do sleep 0.5; done
+sleep 4
+"$root/build/release/monitor/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --stall-min-seconds 2 || true
+scancel "$hang"
+while squeue -h -j "$hang" 2>/dev/null | grep -q .; do sleep 0.5; done
 echo "== tearing down"

@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build
-  build-essential cmake pkg-config clang-format shellcheck git
+  build-essential cmake pkg-config clang-format shellcheck git clang-14 libclang-rt-14-dev
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
   libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev
   # the SPANK plugin's header, and the real Slurm the integration tests run

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine, as root:
-# dependencies, format check, unit tests under ASan/UBSan, integration tests
-# on the real dev cluster.
+# dependencies, lint, unit tests under ASan/UBSan, integration tests on the
+# real dev cluster, bounded fuzzing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-step() { echo; echo "=== [$1/6] $2 ($(date +%T))"; }
+step() { echo; echo "=== [$1/7] $2 ($(date +%T))"; }
 
 step 1 "install dependencies"
 scripts/install-deps.sh
@@ -29,5 +29,8 @@ scripts/build.sh release
 
 step 6 "integration tests on the dev cluster"
 (cd build/release && ctest -L integration --output-on-failure --verbose --timeout 600)
+
+step 7 "bounded fuzzing of the untrusted-input parsers (clang, libFuzzer)"
+scripts/fuzz.sh 15
 echo
 echo "all tests passed"

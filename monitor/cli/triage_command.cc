@@ -32,6 +32,7 @@ struct TriageArgs {
   std::string slurm_state;
   bool no_slurm = false;
   bool list_signatures = false;
+  bool status_only = false;
   double stall_min_seconds = 120;
 };
 
@@ -133,7 +134,8 @@ int Run(TriageArgs& args) {
     if (progress)
       std::cerr << fmt::format("\r[{}/{}] {}\x1b[K", i + 1, jobs.size(), job.log_path)
                 << std::flush;
-    auto facts = (*scanner)->ScanFile(job.log_path);
+    auto facts = args.status_only ? (*scanner)->ScanHeadAndTail(job.log_path)
+                                  : (*scanner)->ScanFile(job.log_path);
     if (!facts) {
       if (jobs.size() == 1) return Fail(facts.error().message);
       std::cerr << "jobmon triage: skipping " << job.log_path << ": " << facts.error().message
@@ -156,6 +158,37 @@ int Run(TriageArgs& args) {
   if (progress) std::cerr << "\r\x1b[K";
   if (reports.empty()) return Fail("no job could be read");
 
+  if (args.status_only) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& report : reports) {
+      const auto& p = report.progress;
+      if (args.json) {
+        all.push_back(
+            {{"schema", "jobmon.triage-status/v1"},
+             {"log", report.log_path},
+             {"status", triage::ToString(report.status)},
+             {"status_basis", report.status_basis},
+             {"slurm_state",
+              report.slurm_state ? nlohmann::json(*report.slurm_state) : nlohmann::json()},
+             {"last_step", p.last_step ? nlohmann::json(*p.last_step) : nlohmann::json()},
+             {"total_steps", p.total_steps ? nlohmann::json(*p.total_steps) : nlohmann::json()},
+             {"exit_code", triage::ExitCodeFor(report.status)}});
+      } else {
+        std::cout << fmt::format(
+            "{:<14} {:<16} {} ({})\n", triage::ToString(report.status),
+            p.last_step ? fmt::format("step {}/{}", *p.last_step,
+                                      p.total_steps ? std::to_string(*p.total_steps) : "?")
+                        : "no steps",
+            report.log_path, report.status_basis);
+      }
+    }
+    if (args.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+    int worst = 0;
+    for (const auto& report : reports) worst = std::max(worst, triage::Severity(report.status));
+    for (const auto& report : reports) {
+      if (triage::Severity(report.status) == worst) return triage::ExitCodeFor(report.status);
+    }
+  }
   if (args.all_dir.empty()) {
     const auto& report = reports.front();
     if (args.json) {
@@ -211,6 +244,10 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
   cmd->add_option("--slurm-state", args->slurm_state,
                   "Use this Slurm job state instead of asking scontrol");
   cmd->add_flag("--no-slurm", args->no_slurm, "Do not ask Slurm for the job state");
+  cmd->add_flag(
+      "--status-only", args->status_only,
+      "Status alone, from the head and tail of the log (no full scan unless the tail cannot "
+      "date the last step)");
   cmd->add_flag("--list-signatures", args->list_signatures,
                 "Print every pattern the scan uses (kind, class or profile, expression) and exit");
   cmd->add_option("--stall-min-seconds", args->stall_min_seconds,

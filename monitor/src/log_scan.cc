@@ -706,6 +706,77 @@ Expected<ScanFacts> LogScanner::ScanFile(const std::string& path) const {
   return facts;
 }
 
+namespace {
+
+Expected<std::string> ReadRange(int fd, off_t offset, size_t length) {
+  std::string out(length, '\0');
+  size_t got = 0;
+  while (got < length) {
+    ssize_t n = pread(fd, out.data() + got, length - got, offset + static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error{std::string("read: ") + std::strerror(errno)};
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
+
+}  // namespace
+
+Expected<ScanFacts> LogScanner::ScanHeadAndTail(const std::string& path, size_t head_bytes,
+                                                size_t tail_bytes) const {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Error{path + " is not a regular file"};
+  }
+  auto size = static_cast<uint64_t>(st.st_size);
+  if (size <= head_bytes + tail_bytes) {  // small: the whole file is head and tail
+    auto facts = ScanFd(fd);
+    close(fd);
+    return facts;
+  }
+  auto head = ReadRange(fd, 0, head_bytes);
+  auto tail = ReadRange(fd, static_cast<off_t>(size - tail_bytes), tail_bytes);
+  close(fd);
+  if (!head) return head.error();
+  if (!tail) return tail.error();
+  // Whole lines only: cut the head after its last newline, the tail after its first.
+  std::string_view head_text(*head);
+  head_text = head_text.substr(0, head_text.rfind('\n') + 1);
+  std::string_view tail_text(*tail);
+  tail_text.remove_prefix(std::min(tail_text.size(), tail_text.find('\n') + 1));
+  auto head_facts = ScanText(head_text);
+  if (!head_facts) return head_facts.error();
+  auto facts = ScanText(tail_text);
+  if (!facts) return facts.error();
+  ScanFacts& f = facts.value();
+  if (!f.exit_code && !f.last_timestamp) {
+    // Without a summary or a timestamp near the end, a stall cannot be
+    // measured from the tail alone: fall back to the whole file.
+    return ScanFile(path);
+  }
+  const ScanFacts& h = head_facts.value();
+  if (!f.job_id) f.job_id = h.job_id;
+  if (!f.total_steps) f.total_steps = h.total_steps;
+  f.checkpointing = f.checkpointing || h.checkpointing;
+  if (!f.checkpoint_period) f.checkpoint_period = h.checkpoint_period;
+  if (!f.nnodes) f.nnodes = h.nnodes;
+  if (!f.node_list) f.node_list = h.node_list;
+  if (!f.restore_step) f.restore_step = h.restore_step;
+  if (h.first_timestamp) f.first_timestamp = h.first_timestamp;
+  if (!f.timestamp_year) f.timestamp_year = h.timestamp_year;
+  if (!f.tunnel) f.tunnel = h.tunnel;
+  for (const auto& [task, host] : h.task_hosts) f.task_hosts.emplace(task, host);
+  f.head = h.head;
+  f.bytes = size;
+  f.lines = 0;
+  return facts;
+}
+
 Expected<ScanFacts> LogScanner::ScanText(std::string_view text) const {
   // A memfd behaves like a file (a pipe would block on large texts).
   int fd = memfd_create("jobmon-scan", MFD_CLOEXEC);

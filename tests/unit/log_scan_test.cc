@@ -203,6 +203,44 @@ TEST_F(LogScanTest, FileRotatedWhileBeingRead) {
   EXPECT_EQ(facts->steps[0].last()->step, 99'999);
 }
 
+TEST_F(LogScanTest, StatusFromHeadAndTailSkipsTheMiddle) {
+  std::string path = (dir_ / "big.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "Job start: 2026-11-20T10:00:00Z\nPASSTHROUGH_ARGS=steps=50000\n";
+    for (int i = 0; i < 40'000; ++i) {
+      if (i == 20'000) out << "Traceback (most recent call last):\n";  // only a full scan sees it
+      out << "completed step: " << i << ", seconds: 1.0\n";
+    }
+    out << "================ JOB SUMMARY ================\nEnd: 2026-11-21T10:00:00Z\n"
+        << "Status: SUCCESS (exit 0)\n";
+  }
+  auto quick = scanner_->ScanHeadAndTail(path);
+  auto full = scanner_->ScanFile(path);
+  ASSERT_TRUE(quick.ok() && full.ok());
+  EXPECT_FALSE(quick->classes.count("python-exception")) << "the middle was not read";
+  EXPECT_TRUE(full->classes.count("python-exception"));
+  TriageReport quick_report = Analyze(*quick, {});
+  TriageReport full_report = Analyze(*full, {});
+  EXPECT_EQ(quick_report.status, JobStatus::kCompleted);
+  EXPECT_EQ(quick_report.status, full_report.status);
+  EXPECT_EQ(*quick_report.progress.last_step, 39'999);
+  EXPECT_EQ(*quick_report.progress.total_steps, 50'000);
+}
+
+TEST_F(LogScanTest, StatusFromHeadAndTailFallsBackWithoutTimestamps) {
+  std::string path = (dir_ / "undated.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "Job start: 2026-11-20T10:00:00Z\n";
+    for (int i = 0; i < 40'000; ++i) out << "completed step: " << i << ", seconds: 1.0\n";
+  }
+  auto quick = scanner_->ScanHeadAndTail(path);
+  ASSERT_TRUE(quick.ok());
+  EXPECT_EQ(quick->lines, 40'001u) << "whole file scanned";
+  EXPECT_EQ(quick->steps[0].first()->step, 0);
+}
+
 TEST_F(LogScanTest, ErrorsAreClear) {
   auto missing = scanner_->ScanFile((dir_ / "nope.log").string());
   ASSERT_FALSE(missing.ok());

@@ -118,6 +118,15 @@ class LogScanner {
   Expected<ScanFacts> ScanFile(const std::string& path) const;
   Expected<ScanFacts> ScanText(std::string_view text) const;  // tests
 
+  // The fast path for status alone (reference step 2): the header facts
+  // from the first `head_bytes`, everything else from the last `tail_bytes`,
+  // without reading the middle. Line numbers then count from the tail's
+  // first whole line (`lines` is 0: unknown). A tail with neither a JOB
+  // SUMMARY nor a timestamp cannot date the last step: then the whole file
+  // is scanned.
+  Expected<ScanFacts> ScanHeadAndTail(const std::string& path, size_t head_bytes = 64 << 10,
+                                      size_t tail_bytes = 256 << 10) const;
+
   struct Impl;
 
  private:

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets and runs each for a bounded time (default 15 s)
+# from seeds taken from the test fixtures. A crash fails the script and
+# leaves the reproducer in build/fuzz/crashes/.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]
+set -euo pipefail
+seconds=${1:-15}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/build.sh fuzz >/dev/null
+bin=build/fuzz/tests/fuzz
+work=$(mktemp -d /tmp/jobmon-fuzz-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p build/fuzz/crashes
+
+# Seeds: fixture logs, their lines, hostlists, a real event file.
+mkdir -p "$work"/{triage,steps,hostlist,tfevents}
+cp tests/fixtures/logs/*.log "$work/triage/"
+i=0
+for log in tests/fixtures/logs/{megatron-profile,torchtitan-profile,hf-tqdm-profile,healthy-with-noise}.log; do
+  while IFS= read -r line; do
+    i=$((i + 1))
+    printf '%s' "$line" >"$work/steps/$i"
+  done < <(grep -m 5 -E 'step|iteration|it\]' "$log")
+done
+for expression in 'node[01-04,7],gpu-a[1-2]' 'rack[1-2]-n[1-2]' 'n[001-010,100]' 'login'; do
+  i=$((i + 1))
+  printf '%s' "$expression" >"$work/hostlist/$i"
+done
+build/fuzz/contrib/fake-trainer/fake-trainer --steps 5 --step-seconds 0 --tensorboard-dir "$work/tfevents" \
+  --host seed >/dev/null
+
+status=0
+for target in fuzz_triage_log:triage:65536 fuzz_step_lines:steps:512 fuzz_hostlist:hostlist:256 \
+  fuzz_tfevents:tfevents:8192; do
+  IFS=: read -r name corpus max_len <<<"$target"
+  echo "fuzzing $name for ${seconds}s (seeds: $(find "$work/$corpus" -type f | wc -l))"
+  if ! "$bin/$name" "$work/$corpus" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 \
+      -timeout=20 -print_final_stats=1 -artifact_prefix="build/fuzz/crashes/$name-" >"$work/$name.log" 2>&1; then
+    echo "FAIL: $name crashed; reproducer in build/fuzz/crashes/"
+    tail -n 40 "$work/$name.log"
+    status=1
+  else
+    runs=$(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$work/$name.log" | grep -oE '[0-9]+$')
+    echo "ok: $name, $runs inputs, no crash"
+  fi
+done
+exit $status

@@ -1,0 +1,23 @@
+// Step-line and timestamp parsers on arbitrary lines.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "jobmon/monitor/step_lines.h"
+
+using namespace jobmon::triage;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view line(reinterpret_cast<const char*>(data), size);
+  for (StepProfile p : {StepProfile::kMaxText, StepProfile::kMegatron, StepProfile::kTorchTitan,
+                        StepProfile::kHuggingFace}) {
+    if (auto step = ParseStep(p, line)) {
+      if (step->step < 0) __builtin_trap();
+      if (step->seconds && !(*step->seconds >= 0)) __builtin_trap();
+    }
+  }
+  (void)ParseIsoTimestamp(line);
+  (void)FindIsoTimestamp(line);
+  (void)WithoutTaskLabel(line);
+  return 0;
+}
