@@ -9,7 +9,13 @@ int main(int argc, char** argv) {
   CLI::App app{"jobmon: observability and triage for Slurm GPU training jobs"};
   app.require_subcommand(1);
   std::vector<std::function<int()>> commands = {jobmon::cli::AddTriageCommand(app)};
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help prints and succeeds; every other parse error is a usage error (2).
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
   try {
     for (const auto& command : commands) {
       int code = command();

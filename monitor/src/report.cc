@@ -8,14 +8,6 @@
 namespace jobmon::triage {
 namespace {
 
-std::string Duration(double seconds) {
-  if (seconds < 0) seconds = 0;
-  if (seconds < 120) return fmt::format("{:.0f}s", seconds);
-  if (seconds < 7200) return fmt::format("{:.0f}m", seconds / 60);
-  if (seconds < 172800) return fmt::format("{:.1f}h", seconds / 3600);
-  return fmt::format("{:.1f}d", seconds / 86400);
-}
-
 std::string Iso(double unix_seconds) {
   time_t whole = static_cast<time_t>(unix_seconds);
   tm utc{};
@@ -94,12 +86,12 @@ std::string RenderMarkdown(const TriageReport& r) {
     md += fmt::format("| Last step at | {} |\n", p.last_step_time
                                                      ? Iso(*p.last_step_time) + " (estimated)"
                                                      : "unknown (no timestamps)");
-    md +=
-        fmt::format("| Expected step by now | {} |\n",
-                    p.expected_step_now
-                        ? fmt::format("{} (at {}; last step {} ago)", *p.expected_step_now,
-                                      Iso(*p.now), Duration(p.seconds_since_last_step.value_or(0)))
-                        : std::string("n/a"));
+    md += fmt::format(
+        "| Expected step by now | {} |\n",
+        p.expected_step_now
+            ? fmt::format("{} (at {}; last step {} ago)", *p.expected_step_now, Iso(*p.now),
+                          FormatDuration(p.seconds_since_last_step.value_or(0)))
+            : std::string("n/a"));
     std::string ckpt = !p.checkpointing ? "none — checkpointing off"
                        : p.last_periodic_checkpoint
                            ? fmt::format("step {}", *p.last_periodic_checkpoint)
@@ -110,12 +102,12 @@ std::string RenderMarkdown(const TriageReport& r) {
         "| Progress lost | {} |\n",
         p.last_periodic_checkpoint
             ? fmt::format("{} steps ({}) since last periodic ckpt", *p.steps_lost,
-                          p.seconds_lost ? Duration(*p.seconds_lost) : "?")
+                          p.seconds_lost ? FormatDuration(*p.seconds_lost) : "?")
             : fmt::format("all — no periodic ckpt ({} steps{})", p.steps_lost.value_or(0),
-                          p.seconds_lost ? ", " + Duration(*p.seconds_lost) : ""));
+                          p.seconds_lost ? ", " + FormatDuration(*p.seconds_lost) : ""));
     md += fmt::format(
         "| Estimated time remaining | {} |\n",
-        p.eta_seconds ? Duration(*p.eta_seconds) + " (from last step, if healthy)" : "n/a");
+        p.eta_seconds ? FormatDuration(*p.eta_seconds) + " (from last step, if healthy)" : "n/a");
     md += "\n";
   }
 

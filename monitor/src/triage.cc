@@ -64,6 +64,14 @@ int Severity(JobStatus status) {
   return 0;
 }
 
+std::string FormatDuration(double seconds) {
+  if (seconds < 0) seconds = 0;
+  if (seconds < 120) return fmt::format("{:.0f}s", seconds);
+  if (seconds < 7200) return fmt::format("{:.0f}m", seconds / 60);
+  if (seconds < 172800) return fmt::format("{:.1f}h", seconds / 3600);
+  return fmt::format("{:.1f}d", seconds / 86400);
+}
+
 std::string DecodeExitCode(int code) {
   switch (code) {
     case 0:
@@ -93,13 +101,6 @@ bool SlurmAlive(const std::string& state) {
   return state == "RUNNING" || state == "PENDING" || state == "CONFIGURING" ||
          state == "COMPLETING" || state == "SUSPENDED" || state == "REQUEUED" ||
          state == "RESIZING";
-}
-
-std::string Duration(double seconds) {
-  if (seconds < 0) seconds = 0;
-  if (seconds < 120) return fmt::format("{:.0f}s", seconds);
-  if (seconds < 7200) return fmt::format("{:.0f}m", seconds / 60);
-  return fmt::format("{:.1f}h", seconds / 3600);
 }
 
 StepProfile ChooseProfile(const ScanFacts& facts, const AnalysisContext& context) {
@@ -302,7 +303,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   } else if (slurm_alive) {
     r.status = p.stalled ? JobStatus::kHanging : JobStatus::kRunning;
     r.status_basis = p.stalled ? fmt::format("Slurm {}, no step for {}", *context.slurm_state,
-                                             Duration(p.seconds_since_last_step.value_or(0)))
+                                             FormatDuration(p.seconds_since_last_step.value_or(0)))
                                : fmt::format("Slurm {}, steps advancing", *context.slurm_state);
   } else if (slurm_known) {
     r.status = JobStatus::kUnknownDeath;
@@ -314,7 +315,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     r.status = JobStatus::kUnknownDeath;
     r.status_basis = p.stalled
                          ? fmt::format("no JOB SUMMARY, no step for {} (Slurm state unavailable)",
-                                       Duration(p.seconds_since_last_step.value_or(0)))
+                                       FormatDuration(p.seconds_since_last_step.value_or(0)))
                          : "no JOB SUMMARY and no sign of progress (Slurm state unavailable)";
   }
 
@@ -402,8 +403,8 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     r.what_happened = fmt::format(
         "Training stopped after step {} while the job stayed alive: no step for {} (threshold {}), "
         "expected step by now {}. {}",
-        p.last_step.value_or(-1), Duration(p.seconds_since_last_step.value_or(0)),
-        Duration(p.stall_threshold_seconds.value_or(0)),
+        p.last_step.value_or(-1), FormatDuration(p.seconds_since_last_step.value_or(0)),
+        FormatDuration(p.stall_threshold_seconds.value_or(0)),
         p.expected_step_now ? std::to_string(*p.expected_step_now) : "n/a", primary_class->what);
   } else {
     const auto& finding = found[primary];

@@ -46,7 +46,7 @@ def main():
     parser.add_argument("--corpus", required=True)
     args = parser.parse_args()
     logs = sorted(glob.glob(os.path.join(args.corpus, "*.log")))
-    passed = failed = 0
+    results = []
     for log in logs:
         name = os.path.basename(log)[:-4]
         with open(os.path.join(args.corpus, name + ".expected.json")) as f:
@@ -65,6 +65,10 @@ def main():
                 problems.append(f"process exit {run.returncode} != report exit_code {report.get('exit_code')}")
             if report.get("schema") != "jobmon.triage/v1":
                 problems.append(f"schema {report.get('schema')}")
+        results.append((name, problems, f": {report['status']}, {report['primary_failure']}" if report else ""))
+    results += [(name, problems, "") for name, problems in cli_checks(args.jobmon, args.corpus)]
+    passed = failed = 0
+    for name, problems, detail in results:
         if problems:
             failed += 1
             print(f"FAIL {name}")
@@ -72,16 +76,7 @@ def main():
                 print(f"     {p}")
         else:
             passed += 1
-            print(f"ok   {name}: {report['status']}, {report['primary_failure']}")
-    for name, problems in cli_checks(args.jobmon, args.corpus):
-        if problems:
-            failed += 1
-            print(f"FAIL {name}")
-            for p in problems:
-                print(f"     {p}")
-        else:
-            passed += 1
-            print(f"ok   {name}")
+            print(f"ok   {name}{detail}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not logs else 0
 
@@ -121,6 +116,13 @@ def cli_checks(jobmon, corpus):
             [] if r.returncode == 2 and "no such file or directory" in r.stderr else [r.stderr])
         r = run("triage")
         yield "no input is a usage error", ([] if r.returncode == 2 and "exactly one of" in r.stderr else [r.stderr])
+        r = run("triage", "--bogus-flag", "x.log")
+        yield "an unknown flag is a usage error (2)", ([] if r.returncode == 2 else [f"exit {r.returncode}", r.stderr])
+        r = run()
+        yield "no subcommand is a usage error (2)", ([] if r.returncode == 2 else [f"exit {r.returncode}", r.stderr])
+        r = run("triage", "--help")
+        yield "--help succeeds and documents the exit codes", (
+            [] if r.returncode == 0 and "Exit codes:" in r.stdout else [f"exit {r.returncode}"])
         r = run("triage", "--profile", "fortran", os.path.join(corpus, "oom-gpu.log"))
         yield "unknown profile is a clear error", ([] if r.returncode == 2 and "unknown --profile" in r.stderr else [r.stderr])
 

@@ -109,4 +109,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context);
 
 std::string DecodeExitCode(int code);
 
+// "45s", "12m", "3.5h", "2.1d": durations in reports.
+std::string FormatDuration(double seconds);
+
 }  // namespace jobmon::triage
