@@ -46,6 +46,10 @@ def main():
     parser.add_argument("--corpus", required=True)
     args = parser.parse_args()
     logs = sorted(glob.glob(os.path.join(args.corpus, "*.log")))
+    if not logs:
+        print(f"FAIL no fixture logs in {args.corpus}")
+        print("0 passed, 1 failed")
+        return 1
     results = []
     for log in logs:
         name = os.path.basename(log)[:-4]
