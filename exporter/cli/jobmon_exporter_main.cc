@@ -1,0 +1,98 @@
+// jobmon-exporter: per-node metrics for one job, on the node's
+// cluster-private address only.
+
+#include <prometheus/exposer.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "jobmon/exporter/collector_pool.h"
+#include "jobmon/exporter/listen_address.h"
+
+namespace ex = jobmon::exporter;
+
+int main(int argc, char** argv) {
+  std::string listen, host, collectors_list;
+  ex::SourcePaths paths;
+  double deadline_seconds = 2.0, abandon_after_seconds = 10.0;
+  CLI::App app{"jobmon-exporter: per-node hardware and training metrics for a job's Prometheus"};
+  app.add_option("--listen", listen,
+                 "ADDR:PORT to serve /metrics on (a literal IP; never 0.0.0.0 or ::)")
+      ->required();
+  app.add_option("--host", host, "Value of the `host` label on every series")->required();
+  app.add_option("--procfs", paths.procfs, "procfs root (fixture trees in tests)")
+      ->capture_default_str();
+  app.add_option("--sysfs", paths.sysfs, "sysfs root")->capture_default_str();
+  app.add_option("--dev", paths.dev, "dev root")->capture_default_str();
+  app.add_option("--collectors", collectors_list,
+                 "Comma-separated collectors to run (default: all)");
+  app.add_option("--deadline", deadline_seconds, "Seconds a scrape waits for a collector")
+      ->capture_default_str();
+  app.add_option("--abandon-after", abandon_after_seconds,
+                 "Seconds after which a stuck collector thread is abandoned and replaced")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  auto address = ex::ParseListenAddress(listen);
+  if (!address) {
+    std::cerr << "jobmon-exporter: error: " << address.error().message << "\n";
+    return 2;
+  }
+  std::vector<ex::CollectorFactory> selected, all = ex::BuiltinCollectors(paths);
+  if (collectors_list.empty()) {
+    selected = all;
+  } else {
+    std::stringstream names(collectors_list);
+    std::set<std::string> seen;
+    for (std::string name; std::getline(names, name, ',');) {
+      auto it = std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.name == name; });
+      if (it == all.end()) {
+        std::string known;
+        for (const auto& f : all) known += " " + f.name;
+        std::cerr << "jobmon-exporter: error: unknown collector '" << name << "' (known:" << known
+                  << ")\n";
+        return 2;
+      }
+      if (seen.insert(name).second) selected.push_back(*it);
+    }
+  }
+  // Signals are handled by sigwait in this thread; every thread created
+  // from here on inherits the blocked mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  ex::PoolOptions options;
+  options.host = host;
+  options.deadline = std::chrono::milliseconds(static_cast<int64_t>(deadline_seconds * 1000));
+  options.abandon_after =
+      std::chrono::milliseconds(static_cast<int64_t>(abandon_after_seconds * 1000));
+  auto pool = std::make_shared<ex::CollectorPool>(selected, options);
+  std::unique_ptr<prometheus::Exposer> exposer;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(address->ToBindString(), 2);
+  } catch (const std::exception& e) {
+    std::cerr << "jobmon-exporter: error: cannot listen on " << address->ToBindString() << ": "
+              << e.what() << "\n";
+    return 1;
+  }
+  exposer->RegisterCollectable(pool);
+  std::string names;
+  for (const auto& f : selected) names += (names.empty() ? "" : ",") + f.name;
+  std::cerr << "jobmon-exporter: serving http://" << address->ToBindString() << "/metrics for host "
+            << host << " (collectors: " << names << ")\n";
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::cerr << "jobmon-exporter: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping\n";
+  exposer.reset();
+  return 0;
+}

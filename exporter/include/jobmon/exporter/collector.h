@@ -1,0 +1,61 @@
+#pragma once
+// One collector per file (node_exporter's shape): a name, and Collect(),
+// which reads its sources and returns metric families. Collectors may block
+// in the kernel; the CollectorPool keeps that from reaching a scrape.
+
+#include <prometheus/metric_family.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+
+namespace jobmon::exporter {
+
+using Families = std::vector<prometheus::MetricFamily>;
+using Labels = std::map<std::string, std::string>;
+
+class Collector {
+ public:
+  virtual ~Collector() = default;
+  virtual Expected<Families> Collect() = 0;
+};
+
+// Where collectors read from (overridable for fixture trees).
+struct SourcePaths {
+  std::string procfs = "/proc";
+  std::string sysfs = "/sys";
+  std::string dev = "/dev";
+};
+
+// A named way to build a collector; the pool builds a fresh instance when it
+// abandons a stuck one (the old instance stays with its stuck thread).
+struct CollectorFactory {
+  std::string name;
+  std::function<std::unique_ptr<Collector>()> make;
+};
+
+// The explicit list of collectors (no static registration).
+std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths);
+
+// Builds families: one call per sample.
+class FamilyBuilder {
+ public:
+  void Gauge(const std::string& name, const std::string& help, const Labels& labels, double value);
+  void Counter(const std::string& name, const std::string& help, const Labels& labels,
+               double value);
+  Families Take();
+
+ private:
+  prometheus::MetricFamily& FamilyFor(const std::string& name, const std::string& help,
+                                      prometheus::MetricType type);
+  Families families_;
+};
+
+// Reads a whole (small) file; procfs files have no useful st_size.
+Expected<std::string> ReadSmallFile(const std::string& path, size_t limit = 4 << 20);
+
+}  // namespace jobmon::exporter

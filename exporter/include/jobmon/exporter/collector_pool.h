@@ -1,0 +1,58 @@
+#pragma once
+// Runs every collector on a worker thread of its own, under a per-scrape
+// deadline. A collector that is late or failed contributes no series (no
+// ghost data) and hw_collector_success 0. A worker stuck in the kernel (a
+// D-state sysfs read) is abandoned after `abandon_after` and replaced by a
+// fresh collector instance, at most `max_stuck_threads` at a time; it never
+// blocks a scrape or another collector.
+
+#include <prometheus/collectable.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobmon/exporter/collector.h"
+
+namespace jobmon::exporter {
+
+struct PoolOptions {
+  std::string host;  // the `host` label on every series
+  std::chrono::milliseconds deadline{2000};
+  std::chrono::milliseconds abandon_after{10000};
+  int max_stuck_threads = 8;
+};
+
+class CollectorPool : public prometheus::Collectable {
+ public:
+  CollectorPool(std::vector<CollectorFactory> factories, PoolOptions options);
+  ~CollectorPool() override;
+  CollectorPool(const CollectorPool&) = delete;
+  CollectorPool& operator=(const CollectorPool&) = delete;
+
+  // One scrape. Serialised: concurrent scrapes wait for each other.
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+  int stuck_threads() const { return stuck_->load(); }
+
+  struct Worker;
+
+ private:
+  struct Slot {
+    CollectorFactory factory;
+    std::shared_ptr<Worker> worker;
+    std::optional<double> last_success_unix;
+  };
+  std::shared_ptr<Worker> StartWorker(const CollectorFactory& factory) const;
+
+  PoolOptions options_;
+  mutable std::mutex scrape_mutex_;
+  mutable std::vector<Slot> slots_;
+  std::shared_ptr<std::atomic<int>> stuck_ = std::make_shared<std::atomic<int>>(0);
+};
+
+}  // namespace jobmon::exporter

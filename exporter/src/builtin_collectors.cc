@@ -1,0 +1,16 @@
+// The explicit list of collectors, in exposition order.
+#include "jobmon/exporter/collector.h"
+#include "jobmon/exporter/host_collector.h"
+#include "jobmon/exporter/net_collector.h"
+
+namespace jobmon::exporter {
+
+std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
+  return {
+      {"host", [p = paths.procfs] { return std::make_unique<HostCollector>(p); }},
+      {"net", [p = paths.procfs] { return std::make_unique<NetCollector>(p); }},
+      {"tcp", [p = paths.procfs] { return std::make_unique<TcpCollector>(p); }},
+  };
+}
+
+}  // namespace jobmon::exporter

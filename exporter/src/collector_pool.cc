@@ -1,0 +1,180 @@
+#include "jobmon/exporter/collector_pool.h"
+
+#include <condition_variable>
+#include <thread>
+
+namespace jobmon::exporter {
+
+using Clock = std::chrono::steady_clock;
+
+// Shared by the pool and one thread; outlives either.
+struct CollectorPool::Worker {
+  std::mutex m;
+  std::condition_variable cv;
+  std::unique_ptr<Collector> collector;
+  uint64_t requested = 0;  // job ids
+  uint64_t finished = 0;
+  bool busy = false;
+  bool stop = false;
+  bool abandoned = false;
+  Clock::time_point started;
+  Expected<Families> result = Error{"not run yet"};
+  double seconds = 0;
+  std::shared_ptr<std::atomic<int>> stuck;
+
+  void Run() {
+    std::unique_lock lock(m);
+    for (;;) {
+      cv.wait(lock, [&] { return stop || requested > finished; });
+      if (stop && requested == finished) return;
+      uint64_t job = requested;
+      busy = true;
+      started = Clock::now();
+      lock.unlock();
+      Expected<Families> out = Error{"no result"};
+      try {
+        out = collector->Collect();
+      } catch (const std::exception& e) {
+        out = Error{std::string("collector threw: ") + e.what()};
+      }
+      double took = std::chrono::duration<double>(Clock::now() - started).count();
+      lock.lock();
+      result = std::move(out);
+      seconds = took;
+      finished = job;
+      busy = false;
+      cv.notify_all();
+      if (abandoned) {
+        stuck->fetch_sub(1);  // it came back after all; this thread ends
+        return;
+      }
+    }
+  }
+};
+
+CollectorPool::CollectorPool(std::vector<CollectorFactory> factories, PoolOptions options)
+    : options_(std::move(options)) {
+  for (auto& factory : factories) {
+    Slot slot{std::move(factory), nullptr, std::nullopt};
+    slot.worker = StartWorker(slot.factory);
+    slots_.push_back(std::move(slot));
+  }
+}
+
+std::shared_ptr<CollectorPool::Worker> CollectorPool::StartWorker(
+    const CollectorFactory& factory) const {
+  auto worker = std::make_shared<Worker>();
+  worker->collector = factory.make();
+  worker->stuck = stuck_;
+  // Detached: a thread stuck in the kernel cannot be joined; it owns its
+  // Worker through the shared_ptr and ends when (if) its read returns.
+  std::thread([worker] { worker->Run(); }).detach();
+  return worker;
+}
+
+CollectorPool::~CollectorPool() {
+  for (Slot& slot : slots_) {
+    std::lock_guard lock(slot.worker->m);
+    slot.worker->stop = true;
+    slot.worker->cv.notify_all();
+  }
+}
+
+std::vector<prometheus::MetricFamily> CollectorPool::Collect() const {
+  std::lock_guard scrape(scrape_mutex_);
+  const auto scrape_start = Clock::now();
+  std::vector<std::optional<uint64_t>> jobs(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    std::unique_lock lock(slot.worker->m);
+    if (slot.worker->busy) {
+      auto running = scrape_start - slot.worker->started;
+      if (running < options_.abandon_after || stuck_->load() >= options_.max_stuck_threads) {
+        continue;  // still running the previous collection: no series this scrape
+      }
+      // Abandon the stuck thread and give the collector a fresh one.
+      slot.worker->abandoned = true;
+      slot.worker->stop = true;
+      stuck_->fetch_add(1);
+      lock.unlock();
+      slot.worker = StartWorker(slot.factory);
+      lock = std::unique_lock(slot.worker->m);
+    }
+    jobs[i] = ++slot.worker->requested;
+    slot.worker->cv.notify_all();
+  }
+
+  const auto deadline = scrape_start + options_.deadline;
+  Families out;
+  prometheus::MetricFamily success{"hw_collector_success",
+                                   "1 if the collector's last collection succeeded in time",
+                                   prometheus::MetricType::Gauge,
+                                   {}};
+  prometheus::MetricFamily duration{"hw_collector_duration_seconds",
+                                    "Time the collector took",
+                                    prometheus::MetricType::Gauge,
+                                    {}};
+  prometheus::MetricFamily last_success{"hw_collector_last_success_timestamp_seconds",
+                                        "Unix time of the collector's last success",
+                                        prometheus::MetricType::Gauge,
+                                        {}};
+  auto sample = [&](prometheus::MetricFamily& family, const std::string& collector, double value) {
+    prometheus::ClientMetric m;
+    m.label = {{"collector", collector}, {"host", options_.host}};
+    m.gauge.value = value;
+    family.metric.push_back(std::move(m));
+  };
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    bool ok = false;
+    double seconds = std::chrono::duration<double>(Clock::now() - scrape_start).count();
+    if (jobs[i]) {
+      std::unique_lock lock(slot.worker->m);
+      bool done = slot.worker->cv.wait_until(lock, deadline,
+                                             [&] { return slot.worker->finished >= *jobs[i]; });
+      if (done) {
+        seconds = slot.worker->seconds;
+        if (slot.worker->result.ok()) {
+          ok = true;
+          for (auto family : slot.worker->result.value()) {
+            for (auto& metric : family.metric) metric.label.push_back({"host", options_.host});
+            out.push_back(std::move(family));
+          }
+        }
+      }
+    }
+    if (ok) {
+      slot.last_success_unix =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+    }
+    sample(success, slot.factory.name, ok ? 1 : 0);
+    sample(duration, slot.factory.name, seconds);
+    if (slot.last_success_unix) sample(last_success, slot.factory.name, *slot.last_success_unix);
+  }
+  out.push_back(std::move(success));
+  out.push_back(std::move(duration));
+  if (!last_success.metric.empty()) out.push_back(std::move(last_success));
+  prometheus::MetricFamily stuck{"hw_collector_stuck_threads",
+                                 "Collector threads abandoned while stuck (e.g. in a D-state read)",
+                                 prometheus::MetricType::Gauge,
+                                 {}};
+  prometheus::ClientMetric stuck_metric;
+  stuck_metric.label = {{"host", options_.host}};
+  stuck_metric.gauge.value = stuck_->load();
+  stuck.metric.push_back(std::move(stuck_metric));
+  out.push_back(std::move(stuck));
+  prometheus::MetricFamily scrape_duration{
+      "hw_scrape_duration_seconds",
+      "Time this scrape took (kept for the reference's playbooks)",
+      prometheus::MetricType::Gauge,
+      {}};
+  prometheus::ClientMetric scrape_metric;
+  scrape_metric.label = {{"host", options_.host}};
+  scrape_metric.gauge.value = std::chrono::duration<double>(Clock::now() - scrape_start).count();
+  scrape_duration.metric.push_back(std::move(scrape_metric));
+  out.push_back(std::move(scrape_duration));
+  return out;
+}
+
+}  // namespace jobmon::exporter

@@ -1,0 +1,57 @@
+// net: /proc/net/dev; tcp: /proc/net/snmp, /proc/net/netstat.
+#include "jobmon/exporter/net_collector.h"
+
+#include "jobmon/exporter/proc_parsers.h"
+
+namespace jobmon::exporter {
+
+Expected<Families> NetCollector::Collect() {
+  auto text = ReadSmallFile(procfs_ + "/net/dev");
+  if (!text) return text.error();
+  auto devices = ParseNetDev(*text);
+  if (!devices) return devices.error();
+  FamilyBuilder b;
+  for (const NetDevice& d : *devices) {
+    Labels l{{"device", d.name}};
+    b.Counter("hw_net_rx_bytes_total", "Network bytes received", l,
+              static_cast<double>(d.rx_bytes));
+    b.Counter("hw_net_tx_bytes_total", "Network bytes sent", l, static_cast<double>(d.tx_bytes));
+    b.Counter("hw_net_rx_errors_total", "NIC receive errors", l, static_cast<double>(d.rx_errors));
+    b.Counter("hw_net_tx_errors_total", "NIC transmit errors", l, static_cast<double>(d.tx_errors));
+    b.Counter("hw_net_rx_drop_total", "NIC receive drops", l, static_cast<double>(d.rx_drop));
+    b.Counter("hw_net_tx_drop_total", "NIC transmit drops", l, static_cast<double>(d.tx_drop));
+  }
+  return b.Take();
+}
+
+Expected<Families> TcpCollector::Collect() {
+  std::map<std::string, int64_t> values;
+  for (const char* file : {"/net/snmp", "/net/netstat"}) {
+    auto text = ReadSmallFile(procfs_ + file);
+    if (!text) return text.error();
+    auto tables = ParseSnmpTables(*text);
+    if (!tables) return Error{procfs_ + file + ": " + tables.error().message};
+    values.insert(tables->begin(), tables->end());
+  }
+  const struct {
+    const char* key;
+    const char* name;
+    const char* help;
+  } counters[] = {
+      {"Tcp:RetransSegs", "hw_tcp_retransmits_total", "TCP segments retransmitted"},
+      {"TcpExt:ListenOverflows", "hw_tcp_listen_overflows_total", "Listen queue overflows"},
+      {"TcpExt:ListenDrops", "hw_tcp_listen_drops_total", "Listen queue drops"},
+      {"Tcp:EstabResets", "hw_tcp_estab_resets_total", "Established connections reset"},
+      {"TcpExt:TCPAbortOnTimeout", "hw_tcp_abort_on_timeout_total",
+       "Connections aborted after a timeout"},
+  };
+  FamilyBuilder b;
+  for (const auto& c : counters) {
+    if (auto it = values.find(c.key); it != values.end()) {
+      b.Counter(c.name, c.help, {}, static_cast<double>(it->second));
+    }
+  }
+  return b.Take();
+}
+
+}  // namespace jobmon::exporter

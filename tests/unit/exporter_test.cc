@@ -1,0 +1,174 @@
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "jobmon/exporter/collector_pool.h"
+#include "jobmon/exporter/host_collector.h"
+#include "jobmon/exporter/listen_address.h"
+#include "jobmon/exporter/net_collector.h"
+#include "jobmon/exporter/proc_parsers.h"
+
+namespace jobmon::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kFixture = std::string(JOBMON_FIXTURES) + "/procfs/basic";
+
+std::string Scrape(const CollectorPool& pool) {
+  return prometheus::TextSerializer().Serialize(pool.Collect());
+}
+
+// Series lines without the ones that vary from run to run.
+std::string StableLines(const std::string& text) {
+  std::istringstream in(text);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("hw_collector_duration", 0) == 0 ||
+        line.rfind("hw_collector_last_success", 0) == 0 ||
+        line.rfind("hw_scrape_duration", 0) == 0 || line.rfind("# ", 0) == 0) {
+      continue;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+TEST(ProcParsers, SystemStatVmstatMeminfo) {
+  auto stat = ParseSystemStat(ReadSmallFile(kFixture + "/stat").value());
+  ASSERT_TRUE(stat.ok());
+  EXPECT_EQ(stat->procs_running, 3u);
+  EXPECT_EQ(stat->procs_blocked, 1u);
+  EXPECT_EQ(stat->context_switches, 38014093u);
+  EXPECT_FALSE(ParseSystemStat("cpu 1 2 3\n").ok());
+  auto mem = ParseKeyValues(ReadSmallFile(kFixture + "/meminfo").value());
+  EXPECT_EQ(mem.at("Dirty"), 26008u * 1024);
+  EXPECT_EQ(mem.at("HugePages_Total"), 0u);
+  EXPECT_EQ(ParseKeyValues(ReadSmallFile(kFixture + "/vmstat").value()).at("oom_kill"), 2u);
+}
+
+TEST(ProcParsers, PressureNetDevSnmp) {
+  auto psi = ParsePressure(ReadSmallFile(kFixture + "/pressure/io").value());
+  ASSERT_TRUE(psi.ok());
+  EXPECT_DOUBLE_EQ(psi->some->avg10, 1.25);
+  EXPECT_EQ(psi->full->total_us, 23732638u);
+  EXPECT_FALSE(ParsePressure("some avg10=x avg60=0 avg300=0 total=0\n").ok());
+  auto dev = ParseNetDev(ReadSmallFile(kFixture + "/net/dev").value());
+  ASSERT_TRUE(dev.ok());
+  ASSERT_EQ(dev->size(), 2u);
+  EXPECT_EQ((*dev)[1].name, "eth0");
+  EXPECT_EQ((*dev)[1].rx_drop, 7u);
+  EXPECT_EQ((*dev)[1].tx_errors, 1u);
+  auto snmp = ParseSnmpTables(ReadSmallFile(kFixture + "/net/snmp").value());
+  ASSERT_TRUE(snmp.ok());
+  EXPECT_EQ(snmp->at("Tcp:RetransSegs"), 1234);
+  EXPECT_EQ(snmp->at("Tcp:MaxConn"), -1);
+  EXPECT_FALSE(ParseSnmpTables("Tcp: A B\nUdp: 1 2\n").ok());
+}
+
+TEST(ListenAddress, RefusesWildcardsAndHostnames) {
+  EXPECT_EQ(ParseListenAddress("10.201.0.11:9400")->ToBindString(), "10.201.0.11:9400");
+  EXPECT_EQ(ParseListenAddress("[fd00::5]:9400")->ToBindString(), "[fd00::5]:9400");
+  for (const char* bad : {"0.0.0.0:9400", "[::]:9400", "node1:9400", "10.0.0.1", "10.0.0.1:0",
+                          "10.0.0.1:70000", ":9400", "::1:9400"}) {
+    EXPECT_FALSE(ParseListenAddress(bad).ok()) << bad;
+  }
+  EXPECT_NE(ParseListenAddress("0.0.0.0:1").error().message.find("refusing a wildcard"),
+            std::string::npos);
+}
+
+TEST(Collectors, GoldenScrapeOfTheFixtureTree) {
+  CollectorPool pool(BuiltinCollectors({kFixture, "/nonexistent", "/nonexistent"}), {"node7"});
+  std::ifstream golden(std::string(JOBMON_FIXTURES) + "/exporter/basic.prom");
+  std::stringstream expected;
+  expected << golden.rdbuf();
+  EXPECT_EQ(StableLines(Scrape(pool)), expected.str());
+}
+
+TEST(Collectors, CountersAdvanceWithTheFixtureAndLabelsStayStable) {
+  fs::path dir = fs::temp_directory_path() / ("jobmon-procfs-" + std::to_string(getpid()));
+  fs::copy(kFixture, dir, fs::copy_options::recursive);
+  CollectorPool pool(BuiltinCollectors({dir.string(), "/x", "/x"}), {"node7"});
+  std::string first = StableLines(Scrape(pool));
+  std::string snmp = ReadSmallFile((dir / "net/snmp").string()).value();
+  snmp.replace(snmp.find(" 1234 "), 6, " 1300 ");
+  std::ofstream((dir / "net/snmp").string()) << snmp;
+  std::string second = StableLines(Scrape(pool));
+  EXPECT_NE(first.find("hw_tcp_retransmits_total{host=\"node7\"} 1234"), std::string::npos);
+  EXPECT_NE(second.find("hw_tcp_retransmits_total{host=\"node7\"} 1300"), std::string::npos);
+  auto names = [](const std::string& text) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out += line.substr(0, line.rfind(' ')) + "\n";
+    return out;
+  };
+  EXPECT_EQ(names(first), names(second)) << "same series, same labels";
+  fs::remove_all(dir);
+}
+
+TEST(Collectors, FailedCollectorServesNoStaleSeries) {
+  fs::path dir = fs::temp_directory_path() / ("jobmon-procfs-gone-" + std::to_string(getpid()));
+  fs::copy(kFixture, dir, fs::copy_options::recursive);
+  CollectorPool pool(BuiltinCollectors({dir.string(), "/x", "/x"}), {"node7"});
+  ASSERT_NE(Scrape(pool).find("hw_net_rx_bytes_total"), std::string::npos);
+  fs::remove(dir / "net/dev");
+  std::string after = Scrape(pool);
+  EXPECT_EQ(after.find("hw_net_rx_bytes_total"), std::string::npos) << "no ghost data";
+  EXPECT_NE(after.find("hw_collector_success{collector=\"net\",host=\"node7\"} 0"),
+            std::string::npos);
+  EXPECT_NE(after.find("hw_collector_success{collector=\"host\",host=\"node7\"} 1"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
+// Opening a FIFO that nobody writes blocks in the kernel, like a D-state
+// sysfs read.
+class FifoCollector : public Collector {
+ public:
+  explicit FifoCollector(std::string path) : path_(std::move(path)) {}
+  Expected<Families> Collect() override {
+    auto text = ReadSmallFile(path_);
+    if (!text) return text.error();
+    return Families{};
+  }
+
+ private:
+  std::string path_;
+};
+
+TEST(CollectorPool, AStuckReadDelaysNoScrapeAndIsAbandonedWithinABound) {
+  fs::path fifo = fs::temp_directory_path() / ("jobmon-stuck-" + std::to_string(getpid()));
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto factories = BuiltinCollectors({kFixture, "/x", "/x"});
+  factories.push_back(
+      {"stuck", [p = fifo.string()] { return std::make_unique<FifoCollector>(p); }});
+  PoolOptions options{"node7", std::chrono::milliseconds(200), std::chrono::milliseconds(300), 1};
+  CollectorPool pool(factories, options);
+  for (int scrape = 0; scrape < 6; ++scrape) {
+    std::string text = Scrape(pool);
+    EXPECT_NE(text.find("hw_collector_success{collector=\"stuck\",host=\"node7\"} 0"),
+              std::string::npos);
+    EXPECT_NE(text.find("hw_collector_success{collector=\"host\",host=\"node7\"} 1"),
+              std::string::npos)
+        << "other collectors are unaffected";
+    EXPECT_NE(text.find("hw_procs_running{host=\"node7\"} 3"), std::string::npos);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(pool.stuck_threads(), 1) << "abandoned once, then held at the bound";
+  EXPECT_NE(Scrape(pool).find("hw_collector_stuck_threads{host=\"node7\"} 1"), std::string::npos);
+  // Unblock the readers so that no thread outlives the test.
+  for (int i = 0; i < 3; ++i) {
+    int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  fs::remove(fifo);
+}
+
+}  // namespace
+}  // namespace jobmon::exporter
