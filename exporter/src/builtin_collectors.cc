@@ -1,5 +1,6 @@
 // The explicit list of collectors, in exposition order.
 #include "jobmon/exporter/collector.h"
+#include "jobmon/exporter/gpu_amd_collector.h"
 #include "jobmon/exporter/host_collector.h"
 #include "jobmon/exporter/net_collector.h"
 
@@ -10,6 +11,7 @@ std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
       {"host", [p = paths.procfs] { return std::make_unique<HostCollector>(p); }},
       {"net", [p = paths.procfs] { return std::make_unique<NetCollector>(p); }},
       {"tcp", [p = paths.procfs] { return std::make_unique<TcpCollector>(p); }},
+      {"gpu_amd", [s = paths.sysfs] { return std::make_unique<GpuAmdCollector>(s); }},
   };
 }
 

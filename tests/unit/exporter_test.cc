@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "jobmon/exporter/collector_pool.h"
+#include "jobmon/exporter/gpu_amd_collector.h"
 #include "jobmon/exporter/host_collector.h"
 #include "jobmon/exporter/listen_address.h"
 #include "jobmon/exporter/net_collector.h"
@@ -83,7 +84,9 @@ TEST(ListenAddress, RefusesWildcardsAndHostnames) {
 }
 
 TEST(Collectors, GoldenScrapeOfTheFixtureTree) {
-  CollectorPool pool(BuiltinCollectors({kFixture, "/nonexistent", "/nonexistent"}), {"node7"});
+  CollectorPool pool(
+      BuiltinCollectors({kFixture, std::string(JOBMON_FIXTURES) + "/sysfs/amd", "/nonexistent"}),
+      {"node7"});
   std::ifstream golden(std::string(JOBMON_FIXTURES) + "/exporter/basic.prom");
   std::stringstream expected;
   expected << golden.rdbuf();
@@ -124,6 +127,39 @@ TEST(Collectors, FailedCollectorServesNoStaleSeries) {
   EXPECT_NE(after.find("hw_collector_success{collector=\"host\",host=\"node7\"} 1"),
             std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST(GpuAmd, SysfsTreeNumberedByPciAddress) {
+  GpuAmdCollector collector(std::string(JOBMON_FIXTURES) + "/sysfs/amd");
+  auto families = collector.Collect();
+  ASSERT_TRUE(families.ok()) << families.error().message;
+  std::string text = prometheus::TextSerializer().Serialize(*families);
+  // card1 sits at 0000:11:00.0, before card0 at 0000:45:00.0: it is gpu 0.
+  for (const char* line :
+       {"hw_gpu_power_watts{gpu=\"0\"} 301\n", "hw_gpu_power_watts{gpu=\"1\"} 655\n",
+        "hw_gpu_utilization_percent{gpu=\"0\"} 100\n", "hw_gpu_temperature_celsius{gpu=\"0\"} 55\n",
+        "hw_gpu_clock_mhz{gpu=\"1\",type=\"sclk\"} 2100\n",
+        "hw_gpu_clock_mhz{gpu=\"1\",type=\"mclk\"} 1300\n",
+        "hw_gpu_vram_total_bytes{gpu=\"1\"} 206141652992\n",
+        "hw_gpu_ras_umc_ce_total{gpu=\"0\"} 3\n", "hw_gpu_ras_gfx_ue_total{gpu=\"1\"} 1\n",
+        "hw_gpu_pcie_correctable_total{gpu=\"0\"} 3\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  EXPECT_EQ(text.find("mmhub"), std::string::npos) << "a RAS block the GPU lacks is skipped";
+  EXPECT_EQ(text.find("gpu=\"2\""), std::string::npos)
+      << "connectors and render nodes are not GPUs";
+  auto none = GpuAmdCollector("/nonexistent").Collect();
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty()) << "no GPU: no series, no error";
+}
+
+TEST(GpuAmd, Parsers) {
+  EXPECT_EQ(ParseCurrentDpmMhz("0: 500Mhz\n1: 1500Mhz *\n2: 2100Mhz\n"), 1500);
+  EXPECT_FALSE(ParseCurrentDpmMhz("0: 500Mhz\n"));
+  EXPECT_EQ(ParseRasCount("ue: 4\nce: 9\n"), (std::pair<uint64_t, uint64_t>{4, 9}));
+  EXPECT_FALSE(ParseRasCount("garbage"));
+  EXPECT_EQ(ParseAerTotal("RxErr 2\nTOTAL_ERR_COR 3\n"), 3u);
+  EXPECT_FALSE(ParseAerTotal("RxErr 2\n"));
 }
 
 // Opening a FIFO that nobody writes blocks in the kernel, like a D-state

@@ -1,0 +1,162 @@
+// gpu_amd: amdgpu sysfs.
+#include "jobmon/exporter/gpu_amd_collector.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+namespace jobmon::exporter {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<double> ReadNumber(const fs::path& path) {
+  auto text = ReadSmallFile(path.string(), 4096);
+  if (!text) return std::nullopt;
+  std::string_view s(*text);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  double value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+bool IsCardName(const std::string& name) {
+  return name.size() > 4 && name.rfind("card", 0) == 0 &&
+         std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::optional<fs::path> Hwmon(const fs::path& device) {
+  std::error_code ec;
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(device / "hwmon", ec))
+    dirs.push_back(entry.path());
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) return std::nullopt;
+  return dirs.front();
+}
+
+}  // namespace
+
+std::optional<double> ParseCurrentDpmMhz(std::string_view text) {
+  size_t star = text.find('*');
+  if (star == text.npos) return std::nullopt;
+  size_t line_start = text.rfind('\n', star);
+  line_start = line_start == text.npos ? 0 : line_start + 1;
+  std::string_view line = text.substr(line_start, star - line_start);
+  size_t colon = line.find(':');
+  if (colon == line.npos) return std::nullopt;
+  line.remove_prefix(colon + 1);
+  while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+  double mhz = 0;
+  auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), mhz);
+  if (ec != std::errc() || std::string_view(end, 3) != "Mhz") return std::nullopt;
+  return mhz;
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> ParseRasCount(std::string_view text) {
+  auto value = [&](std::string_view key) -> std::optional<uint64_t> {
+    size_t pos = text.find(key);
+    if (pos == text.npos) return std::nullopt;
+    std::string_view rest = text.substr(pos + key.size());
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
+    if (ec != std::errc()) return std::nullopt;
+    return v;
+  };
+  auto ue = value("ue:"), ce = value("ce:");
+  if (!ue || !ce) return std::nullopt;
+  return std::pair{*ue, *ce};
+}
+
+std::optional<uint64_t> ParseAerTotal(std::string_view text) {
+  size_t pos = text.find("TOTAL_ERR_");
+  if (pos == text.npos) return std::nullopt;
+  size_t space = text.find(' ', pos);
+  if (space == text.npos) return std::nullopt;
+  std::string_view rest = text.substr(space + 1);
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
+  if (ec != std::errc()) return std::nullopt;
+  return v;
+}
+
+Expected<Families> GpuAmdCollector::Collect() {
+  std::error_code ec;
+  fs::path drm = fs::path(sysfs_) / "class" / "drm";
+  std::vector<std::pair<std::string, fs::path>> gpus;  // PCI address, device dir
+  for (const auto& entry : fs::directory_iterator(drm, ec)) {
+    std::string name = entry.path().filename().string();
+    if (!IsCardName(name)) continue;
+    fs::path device = fs::canonical(entry.path() / "device", ec);
+    if (ec) continue;
+    auto vendor = ReadSmallFile((device / "vendor").string(), 64);
+    if (!vendor || vendor->rfind("0x1002", 0) != 0) continue;
+    gpus.push_back({device.filename().string(), device});
+  }
+  std::sort(gpus.begin(), gpus.end());
+  FamilyBuilder b;
+  for (size_t index = 0; index < gpus.size(); ++index) {
+    const fs::path& device = gpus[index].second;
+    Labels gpu{{"gpu", std::to_string(index)}};
+    if (auto busy = ReadNumber(device / "gpu_busy_percent")) {
+      b.Gauge("hw_gpu_utilization_percent", "GPU busy percent", gpu, *busy);
+    }
+    if (auto used = ReadNumber(device / "mem_info_vram_used")) {
+      b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", gpu, *used);
+    }
+    if (auto total = ReadNumber(device / "mem_info_vram_total")) {
+      b.Gauge("hw_gpu_vram_total_bytes", "VRAM total", gpu, *total);
+    }
+    if (auto hwmon = Hwmon(device)) {
+      auto power = ReadNumber(*hwmon / "power1_average");
+      if (!power) power = ReadNumber(*hwmon / "power1_input");  // newer kernels
+      if (power) b.Gauge("hw_gpu_power_watts", "Power draw", gpu, *power / 1e6);
+      auto temp = ReadNumber(*hwmon / "temp2_input");        // junction
+      if (!temp) temp = ReadNumber(*hwmon / "temp1_input");  // edge
+      if (temp)
+        b.Gauge("hw_gpu_temperature_celsius", "Junction temperature (edge if absent)", gpu,
+                *temp / 1000);
+    }
+    for (const char* type : {"sclk", "mclk"}) {
+      auto text = ReadSmallFile((device / (std::string("pp_dpm_") + type)).string(), 4096);
+      if (!text) continue;
+      if (auto mhz = ParseCurrentDpmMhz(*text)) {
+        Labels l = gpu;
+        l["type"] = type;
+        b.Gauge("hw_gpu_clock_mhz", "Clock (sclk=core, mclk=memory)", l, *mhz);
+      }
+    }
+    const std::pair<const char*, const char*> ras[] = {{"umc", "umc_err_count"},
+                                                       {"xgmi", "xgmi_wafl_err_count"},
+                                                       {"gfx", "gfx_err_count"},
+                                                       {"mmhub", "mmhub_err_count"},
+                                                       {"sdma", "sdma_err_count"}};
+    for (const auto& [block, file] : ras) {
+      auto text = ReadSmallFile((device / "ras" / file).string(), 4096);
+      if (!text) continue;
+      if (auto counts = ParseRasCount(*text)) {
+        std::string base = std::string("hw_gpu_ras_") + block;
+        b.Counter(base + "_ue_total", std::string(block) + " uncorrectable errors", gpu,
+                  static_cast<double>(counts->first));
+        b.Counter(base + "_ce_total", std::string(block) + " correctable errors", gpu,
+                  static_cast<double>(counts->second));
+      }
+    }
+    const std::pair<const char*, const char*> aer[] = {
+        {"aer_dev_correctable", "hw_gpu_pcie_correctable_total"},
+        {"aer_dev_nonfatal", "hw_gpu_pcie_nonfatal_total"},
+        {"aer_dev_fatal", "hw_gpu_pcie_fatal_total"}};
+    for (const auto& [file, name] : aer) {
+      auto text = ReadSmallFile((device / file).string(), 8192);
+      if (!text) continue;
+      if (auto total = ParseAerTotal(*text)) {
+        b.Counter(name, "PCIe AER errors", gpu, static_cast<double>(*total));
+      }
+    }
+  }
+  return b.Take();
+}
+
+}  // namespace jobmon::exporter
