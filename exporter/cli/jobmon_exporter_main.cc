@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--sysfs", paths.sysfs, "sysfs root")->capture_default_str();
   app.add_option("--dev", paths.dev, "dev root")->capture_default_str();
+  app.add_option("--tfevents", paths.tfevents,
+                 "TensorBoard dir: export tb_* from the newest event file created after start");
   app.add_option("--collectors", collectors_list,
                  "Comma-separated collectors to run (default: all)");
   app.add_option("--deadline", deadline_seconds, "Seconds a scrape waits for a collector")

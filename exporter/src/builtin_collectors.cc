@@ -3,16 +3,21 @@
 #include "jobmon/exporter/gpu_amd_collector.h"
 #include "jobmon/exporter/host_collector.h"
 #include "jobmon/exporter/net_collector.h"
+#include "jobmon/exporter/training_collector.h"
 
 namespace jobmon::exporter {
 
 std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
-  return {
+  std::vector<CollectorFactory> all = {
       {"host", [p = paths.procfs] { return std::make_unique<HostCollector>(p); }},
       {"net", [p = paths.procfs] { return std::make_unique<NetCollector>(p); }},
       {"tcp", [p = paths.procfs] { return std::make_unique<TcpCollector>(p); }},
       {"gpu_amd", [s = paths.sysfs] { return std::make_unique<GpuAmdCollector>(s); }},
+      {"training", [d = paths.tfevents,
+                    t = paths.started] { return std::make_unique<TrainingCollector>(d, t); }},
   };
+  if (paths.tfevents.empty()) all.pop_back();  // training needs --tfevents
+  return all;
 }
 
 }  // namespace jobmon::exporter

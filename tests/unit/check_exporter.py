@@ -4,10 +4,12 @@ loopback of a fixture procfs passes Debian's `promtool check metrics`, every
 hw_* series has the host label, the socket is bound to the given address
 only, and SIGTERM ends it promptly with exit 0."""
 import argparse
+import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -41,11 +43,76 @@ def listening_addresses(port):
     return found
 
 
+def scrape_values(port):
+    values = {}
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+    except OSError:
+        return values
+    for line in body.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            values[name] = float(value)
+    return values
+
+
+def with_fake_trainer(args):
+    """The exporter reading what a (fake) training rank writes: GPU sysfs and
+    TensorBoard events, through a training phase and a busy-wait hang."""
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        exporter = subprocess.Popen([args.exporter, "--listen", f"127.0.0.1:{port}", "--host", "node1",
+                                     "--procfs", args.procfs, "--sysfs", f"{tmp}/sys", "--tfevents", f"{tmp}/tb",
+                                     "--collectors", "gpu_amd,training"], stderr=subprocess.DEVNULL)
+        os.makedirs(f"{tmp}/tb")
+        time.sleep(1.1)  # the event file must be newer than the exporter's start (1 s ctime granularity)
+        trainer = subprocess.Popen([args.fake_trainer, "--steps", "1000", "--step-seconds", "0.05", "--hang-at",
+                                    "40", "--gpu-sysfs", f"{tmp}/sys", "--gpu-interval", "0.05",
+                                    "--tensorboard-dir", f"{tmp}/tb", "--host", "node1", "--seed", "4"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            training = {}
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                training = scrape_values(port)
+                if training.get('tb_step{host="node1"}', -1) >= 10:
+                    break
+                time.sleep(0.1)
+            power = training.get('hw_gpu_power_watts{gpu="0",host="node1"}', 0)
+            check("while training: tb_step advances from the event file",
+                  training.get('tb_step{host="node1"}', -1) >= 10, training.get('tb_step{host="node1"}'))
+            check("while training: training-level GPU power (> 500 W)", power > 500, power)
+            hung = {}
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                hung = scrape_values(port)
+                if hung.get('tb_step{host="node1"}') == 39:
+                    break
+                time.sleep(0.1)
+            time.sleep(0.5)
+            hung = scrape_values(port)
+            check("hang: tb_step stops at 39", hung.get('tb_step{host="node1"}') == 39, hung.get('tb_step{host="node1"}'))
+            check("hang: busy-wait signature, 100% utilization at idle-level power",
+                  hung.get('hw_gpu_utilization_percent{gpu="0",host="node1"}') == 100
+                  and hung.get('hw_gpu_power_watts{gpu="0",host="node1"}', 999) < 320,
+                  (hung.get('hw_gpu_utilization_percent{gpu="0",host="node1"}'),
+                   hung.get('hw_gpu_power_watts{gpu="0",host="node1"}')))
+        finally:
+            for proc in (trainer, exporter):
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--procfs", required=True)
     parser.add_argument("--promtool", default="/usr/bin/promtool")
+    parser.add_argument("--fake-trainer", required=True)
     args = parser.parse_args()
 
     for wildcard in ("0.0.0.0:9400", "[::]:9400"):
@@ -86,6 +153,7 @@ def main():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    with_fake_trainer(args)
     print(f"{sum(checks)} passed, {len(checks) - sum(checks)} failed")
     return 0 if all(checks) else 1
 

@@ -14,12 +14,23 @@
 #include "jobmon/exporter/listen_address.h"
 #include "jobmon/exporter/net_collector.h"
 #include "jobmon/exporter/proc_parsers.h"
+#include "jobmon/exporter/training_collector.h"
+#include "jobmon/tfevents/event.h"
+#include "jobmon/tfevents/record.h"
 
 namespace jobmon::exporter {
 namespace {
 
 namespace fs = std::filesystem;
 const std::string kFixture = std::string(JOBMON_FIXTURES) + "/procfs/basic";
+
+SourcePaths Paths(std::string procfs, std::string sysfs = "/nonexistent") {
+  SourcePaths paths;
+  paths.procfs = std::move(procfs);
+  paths.sysfs = std::move(sysfs);
+  paths.dev = "/nonexistent";
+  return paths;
+}
 
 std::string Scrape(const CollectorPool& pool) {
   return prometheus::TextSerializer().Serialize(pool.Collect());
@@ -85,8 +96,7 @@ TEST(ListenAddress, RefusesWildcardsAndHostnames) {
 
 TEST(Collectors, GoldenScrapeOfTheFixtureTree) {
   CollectorPool pool(
-      BuiltinCollectors({kFixture, std::string(JOBMON_FIXTURES) + "/sysfs/amd", "/nonexistent"}),
-      {"node7"});
+      BuiltinCollectors(Paths(kFixture, std::string(JOBMON_FIXTURES) + "/sysfs/amd")), {"node7"});
   std::ifstream golden(std::string(JOBMON_FIXTURES) + "/exporter/basic.prom");
   std::stringstream expected;
   expected << golden.rdbuf();
@@ -96,7 +106,7 @@ TEST(Collectors, GoldenScrapeOfTheFixtureTree) {
 TEST(Collectors, CountersAdvanceWithTheFixtureAndLabelsStayStable) {
   fs::path dir = fs::temp_directory_path() / ("jobmon-procfs-" + std::to_string(getpid()));
   fs::copy(kFixture, dir, fs::copy_options::recursive);
-  CollectorPool pool(BuiltinCollectors({dir.string(), "/x", "/x"}), {"node7"});
+  CollectorPool pool(BuiltinCollectors(Paths(dir.string())), {"node7"});
   std::string first = StableLines(Scrape(pool));
   std::string snmp = ReadSmallFile((dir / "net/snmp").string()).value();
   snmp.replace(snmp.find(" 1234 "), 6, " 1300 ");
@@ -117,7 +127,7 @@ TEST(Collectors, CountersAdvanceWithTheFixtureAndLabelsStayStable) {
 TEST(Collectors, FailedCollectorServesNoStaleSeries) {
   fs::path dir = fs::temp_directory_path() / ("jobmon-procfs-gone-" + std::to_string(getpid()));
   fs::copy(kFixture, dir, fs::copy_options::recursive);
-  CollectorPool pool(BuiltinCollectors({dir.string(), "/x", "/x"}), {"node7"});
+  CollectorPool pool(BuiltinCollectors(Paths(dir.string())), {"node7"});
   ASSERT_NE(Scrape(pool).find("hw_net_rx_bytes_total"), std::string::npos);
   fs::remove(dir / "net/dev");
   std::string after = Scrape(pool);
@@ -162,6 +172,67 @@ TEST(GpuAmd, Parsers) {
   EXPECT_FALSE(ParseAerTotal("RxErr 2\n"));
 }
 
+class TrainingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("jobmon-tb-" + std::to_string(getpid()));
+    fs::create_directories(dir_ / "tensorboard");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static std::string Text(TrainingCollector& collector) {
+    auto families = collector.Collect();
+    EXPECT_TRUE(families.ok()) << families.error().message;
+    return families.ok() ? prometheus::TextSerializer().Serialize(*families) : "";
+  }
+  static tfevents::ScalarEvent Step(int64_t step, double loss) {
+    return {step, 1.8e9 + step, {{"learning/loss", loss}, {"perf/step_time_seconds", 1.5}}, ""};
+  }
+  fs::path dir_;
+};
+
+TEST_F(TrainingTest, IgnoresAPreviousJobsFileAndReadsIncrementally) {
+  {
+    auto old = tfevents::EventFileWriter::Create(dir_.string(), "old", 1.0);
+    ASSERT_TRUE(old.ok());
+    ASSERT_TRUE(old.value().Write(Step(999, 0.1)).ok());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // ctime has 1 s granularity here
+  TrainingCollector collector(dir_.string(), std::chrono::system_clock::now());
+  EXPECT_EQ(Text(collector), "") << "the previous job's file is never picked";
+
+  auto writer = tfevents::EventFileWriter::Create((dir_ / "tensorboard").string(), "node1", 2.0);
+  ASSERT_TRUE(writer.ok());
+  for (int step = 0; step < 3; ++step)
+    ASSERT_TRUE(writer.value().Write(Step(step, 10 - step)).ok());
+  std::string first = Text(collector);
+  EXPECT_NE(first.find("tb_step 2\n"), std::string::npos) << first;
+  EXPECT_NE(first.find("tb_learning_loss 8\n"), std::string::npos);
+  EXPECT_NE(first.find("tb_perf_step_time_seconds 1.5\n"), std::string::npos);
+  ASSERT_TRUE(writer.value().Write(Step(3, 6.5)).ok());
+  std::string second = Text(collector);
+  EXPECT_NE(second.find("tb_step 3\n"), std::string::npos);
+  EXPECT_NE(second.find("tb_learning_loss 6.5\n"), std::string::npos);
+}
+
+TEST_F(TrainingTest, ARecordStillBeingWrittenWaitsAndACorruptOneServesNothing) {
+  TrainingCollector collector(dir_.string(),
+                              std::chrono::system_clock::now() - std::chrono::seconds(5));
+  std::string path = (dir_ / "events.out.tfevents.1.node1").string();
+  std::string one = tfevents::FrameRecord(tfevents::EncodeEvent(Step(1, 3.0)));
+  std::string two = tfevents::FrameRecord(tfevents::EncodeEvent(Step(2, 2.0)));
+  std::ofstream(path, std::ios::binary) << one << two.substr(0, 10);
+  EXPECT_NE(Text(collector).find("tb_step 1\n"), std::string::npos);
+  std::ofstream(path, std::ios::binary | std::ios::app) << two.substr(10);
+  EXPECT_NE(Text(collector).find("tb_step 2\n"), std::string::npos) << "completed on the next read";
+  std::string bad = tfevents::FrameRecord(tfevents::EncodeEvent(Step(3, 1.0)));
+  bad[bad.size() - 1] ^= 0x55;  // payload CRC
+  std::ofstream(path, std::ios::binary | std::ios::app) << bad;
+  auto families = collector.Collect();
+  ASSERT_FALSE(families.ok());
+  EXPECT_NE(families.error().message.find("CRC"), std::string::npos);
+  EXPECT_EQ(TensorBoardMetricName("perf/per device-tokens.sec"), "tb_perf_per_device_tokens_sec");
+}
+
 // Opening a FIFO that nobody writes blocks in the kernel, like a D-state
 // sysfs read.
 class FifoCollector : public Collector {
@@ -180,7 +251,7 @@ class FifoCollector : public Collector {
 TEST(CollectorPool, AStuckReadDelaysNoScrapeAndIsAbandonedWithinABound) {
   fs::path fifo = fs::temp_directory_path() / ("jobmon-stuck-" + std::to_string(getpid()));
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  auto factories = BuiltinCollectors({kFixture, "/x", "/x"});
+  auto factories = BuiltinCollectors(Paths(kFixture));
   factories.push_back(
       {"stuck", [p = fifo.string()] { return std::make_unique<FifoCollector>(p); }});
   PoolOptions options{"node7", std::chrono::milliseconds(200), std::chrono::milliseconds(300), 1};

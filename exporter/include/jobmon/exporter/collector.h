@@ -5,6 +5,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -29,6 +30,8 @@ struct SourcePaths {
   std::string procfs = "/proc";
   std::string sysfs = "/sys";
   std::string dev = "/dev";
+  std::string tfevents;  // empty: no training collector
+  std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
 };
 
 // A named way to build a collector; the pool builds a fresh instance when it
