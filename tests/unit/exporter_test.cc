@@ -14,6 +14,7 @@
 #include "jobmon/exporter/listen_address.h"
 #include "jobmon/exporter/net_collector.h"
 #include "jobmon/exporter/proc_parsers.h"
+#include "jobmon/exporter/rdma_collector.h"
 #include "jobmon/exporter/training_collector.h"
 #include "jobmon/tfevents/event.h"
 #include "jobmon/tfevents/record.h"
@@ -161,6 +162,31 @@ TEST(GpuAmd, SysfsTreeNumberedByPciAddress) {
   auto none = GpuAmdCollector("/nonexistent").Collect();
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty()) << "no GPU: no series, no error";
+}
+
+TEST(Rdma, BroadcomAndMlx5NamesAndStandardCounters) {
+  RdmaCollector collector(std::string(JOBMON_FIXTURES) + "/sysfs/rdma");
+  auto families = collector.Collect();
+  ASSERT_TRUE(families.ok());
+  std::string text = prometheus::TextSerializer().Serialize(*families);
+  const std::string b = "device=\"bnxt_re0\",port=\"1\"", m = "device=\"mlx5_0\",port=\"1\"";
+  for (const std::string& line :
+       {"hw_rdma_port_state{" + b + "} 1\n", "hw_rdma_port_state{" + m + "} 0\n",
+        "hw_rdma_tx_retx_pkts_total{" + b + "} 4\n", "hw_rdma_tx_ack_timeout_total{" + b + "} 2\n",
+        "hw_rdma_rx_cnp_pkts_total{" + b + "} 17\n", "hw_rdma_rx_bytes_total{" + b + "} 9000000\n",
+        // mlx5 names for the same series; port_*_data counts 4-byte words.
+        "hw_rdma_tx_ack_timeout_total{" + m + "} 15\n", "hw_rdma_rx_cnp_pkts_total{" + m + "} 8\n",
+        "hw_rdma_tx_cnp_pkts_total{" + m + "} 7\n", "hw_rdma_req_rx_cqe_err_total{" + m + "} 16\n",
+        "hw_rdma_rx_bytes_total{" + m + "} 4000\n", "hw_rdma_tx_bytes_total{" + m + "} 8000\n",
+        "hw_rdma_out_of_sequence_total{" + m + "} 12\n",
+        "hw_rdma_link_downed_total{" + m + "} 1\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  }
+  EXPECT_EQ(text.find("hw_rdma_tx_retx_pkts_total{" + m), std::string::npos)
+      << "absent counters are skipped";
+  auto none = RdmaCollector("/nonexistent").Collect();
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 TEST(GpuAmd, Parsers) {

@@ -1,0 +1,127 @@
+// rdma: InfiniBand/RoCE port counters in sysfs.
+#include "jobmon/exporter/rdma_collector.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <optional>
+
+namespace jobmon::exporter {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<double> ReadCounter(const fs::path& path) {
+  auto text = ReadSmallFile(path.string(), 256);
+  if (!text) return std::nullopt;
+  std::string_view s(*text);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return static_cast<double>(value);
+}
+
+struct Source {
+  const char* file;  // relative to the port dir
+  double scale;
+};
+
+struct Series {
+  const char* name;
+  const char* help;
+  std::vector<Source> sources;  // first present wins
+};
+
+// Broadcom (bnxt_re) names first, then mlx5's, then the standard IB counters.
+const std::vector<Series>& Catalog() {
+  static const std::vector<Series> catalog = {
+      {"hw_rdma_rx_bytes_total",
+       "RDMA bytes received",
+       {{"hw_counters/rx_bytes", 1}, {"counters/port_rcv_data", 4}}},
+      {"hw_rdma_tx_bytes_total",
+       "RDMA bytes sent",
+       {{"hw_counters/tx_bytes", 1}, {"counters/port_xmit_data", 4}}},
+      {"hw_rdma_rx_pkts_total",
+       "RDMA packets received",
+       {{"hw_counters/rx_pkts", 1}, {"counters/port_rcv_packets", 1}}},
+      {"hw_rdma_tx_pkts_total",
+       "RDMA packets sent",
+       {{"hw_counters/tx_pkts", 1}, {"counters/port_xmit_packets", 1}}},
+      {"hw_rdma_tx_retx_bytes_total",
+       "RDMA bytes retransmitted",
+       {{"hw_counters/tx_retx_bytes", 1}}},
+      {"hw_rdma_tx_retx_pkts_total",
+       "RDMA packets retransmitted",
+       {{"hw_counters/tx_retx_pkts", 1}}},
+      {"hw_rdma_tx_ack_timeout_total",
+       "RDMA ACK timeouts",
+       {{"hw_counters/tx_ack_timeout", 1}, {"hw_counters/local_ack_timeout_err", 1}}},
+      {"hw_rdma_rx_cnp_pkts_total",
+       "Congestion notification packets received",
+       {{"hw_counters/rx_cnp_pkts", 1}, {"hw_counters/rp_cnp_handled", 1}}},
+      {"hw_rdma_tx_cnp_pkts_total",
+       "Congestion notification packets sent",
+       {{"hw_counters/tx_cnp_pkts", 1}, {"hw_counters/np_cnp_sent", 1}}},
+      {"hw_rdma_rx_ecn_marked_pkts_total",
+       "ECN-marked RoCE packets received",
+       {{"hw_counters/rx_ecn_marked_pkts", 1}, {"hw_counters/np_ecn_marked_roce_packets", 1}}},
+      {"hw_rdma_req_rx_cqe_err_total",
+       "Requester CQE errors",
+       {{"hw_counters/req_rx_cqe_err", 1}, {"hw_counters/req_cqe_error", 1}}},
+      {"hw_rdma_req_tx_retry_excd_err_total",
+       "Requester retries exhausted",
+       {{"hw_counters/req_tx_retry_excd_err", 1}, {"hw_counters/max_retry_exceeded", 1}}},
+      {"hw_rdma_out_of_sequence_total",
+       "Out-of-sequence packets",
+       {{"hw_counters/out_of_sequence", 1}}},
+      {"hw_rdma_packet_seq_err_total",
+       "Packet sequence errors (NAKs)",
+       {{"hw_counters/packet_seq_err", 1}}},
+      {"hw_rdma_rnr_nak_retry_err_total",
+       "RNR NAK retries exceeded",
+       {{"hw_counters/rnr_nak_retry_err", 1}}},
+      {"hw_rdma_local_ack_timeout_err_total",
+       "Local ACK timeouts",
+       {{"hw_counters/local_ack_timeout_err", 1}}},
+      {"hw_rdma_port_rcv_errors_total", "Port receive errors", {{"counters/port_rcv_errors", 1}}},
+      {"hw_rdma_symbol_errors_total", "Symbol errors", {{"counters/symbol_error", 1}}},
+      {"hw_rdma_link_downed_total", "Link down events", {{"counters/link_downed", 1}}},
+  };
+  return catalog;
+}
+
+std::vector<fs::path> SortedDirs(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) out.push_back(entry.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Expected<Families> RdmaCollector::Collect() {
+  FamilyBuilder b;
+  for (const fs::path& device : SortedDirs(fs::path(sysfs_) / "class" / "infiniband")) {
+    for (const fs::path& port : SortedDirs(device / "ports")) {
+      Labels labels{{"device", device.filename().string()}, {"port", port.filename().string()}};
+      if (auto state = ReadSmallFile((port / "state").string(), 256)) {
+        // "4: ACTIVE"
+        b.Gauge("hw_rdma_port_state", "1 if the port is ACTIVE", labels,
+                state->find("ACTIVE") != std::string::npos ? 1 : 0);
+      }
+      for (const Series& series : Catalog()) {
+        for (const Source& source : series.sources) {
+          if (auto value = ReadCounter(port / source.file)) {
+            b.Counter(series.name, series.help, labels, *value * source.scale);
+            break;
+          }
+        }
+      }
+    }
+  }
+  return b.Take();
+}
+
+}  // namespace jobmon::exporter
