@@ -15,7 +15,7 @@ mkdir -p build/fuzz/crashes
 
 # Seeds: fixture logs, their lines, hostlists, a real event file.
 mkdir -p "$work"/{triage,steps,hostlist,tfevents}
-cp tests/fixtures/logs/*.log "$work/triage/"
+cp tests/fixtures/logs/*.log tests/fuzz/regressions/triage-* "$work/triage/"
 i=0
 for log in tests/fixtures/logs/{megatron-profile,torchtitan-profile,hf-tqdm-profile,healthy-with-noise}.log; do
   while IFS= read -r line; do

@@ -150,12 +150,14 @@ std::optional<int64_t> IntAfter(std::string_view line, std::string_view key) {
   return value;
 }
 
+// Tokens taken from the log (hosts, job ids, node lists) end up in reports
+// like evidence does, so they are sanitised the same way.
 std::string TokenAfter(std::string_view line, std::string_view key) {
   size_t pos = line.find(key);
   if (pos == line.npos) return "";
   std::string_view rest = line.substr(pos + key.size());
   size_t end = rest.find_first_of(" \t\r\n)");
-  return std::string(rest.substr(0, end));
+  return Sanitize(rest.substr(0, end));
 }
 
 // "steps=N" as a whole key (not max_steps=), and enable_checkpointing=true.

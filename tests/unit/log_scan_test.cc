@@ -41,7 +41,8 @@ class LogScanTest : public ::testing::Test {
     context.now = 1795168800;
     TriageReport report = Analyze(facts, context);
     EXPECT_FALSE(RenderMarkdown(report).empty());
-    std::string json = ToJson(report).dump();
+    // Strict: throws on invalid UTF-8 anywhere in the report.
+    std::string json = ToJson(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
     EXPECT_NO_THROW(nlohmann::json::parse(json));
   }
   std::unique_ptr<LogScanner> scanner_;
@@ -87,6 +88,8 @@ TEST_F(LogScanTest, BinaryJunkAndInvalidUtf8) {
   std::string junk(4 << 20, '\0');
   for (char& c : junk) c = static_cast<char>(rng());
   junk += "\n\xff\xfe Traceback (most recent call last): \xc3\x28 \x01\x02\n";
+  // Tokens lifted from lines (hosts, job ids) must be sanitised too: found by fuzz_triage_log.
+  junk += "SLURM_JOB_ID=4\xfe\xff\nNODE_EXIT host=node\xc3\x28 exit=137\n";
   ScanFacts facts = Scan(junk);
   ASSERT_TRUE(facts.classes.count("python-exception"));
   const std::string& text = facts.classes.at("python-exception").last.text;
