@@ -214,7 +214,9 @@ TEST_F(DaemonTest, GoneProcessIsNotRunning) {
     // ours" is the right answer, and the new owner must really be another
     // process.
     auto now = ReadProcessIdentity(p.pid);
-    if (now.ok()) EXPECT_NE(now->start_time, p.start_time);  // (it may be gone again)
+    if (now.ok()) {  // (it may be gone again)
+      EXPECT_NE(now->start_time, p.start_time);
+    }
   } else {
     EXPECT_EQ(*outcome, StopOutcome::kNotRunning);
   }
