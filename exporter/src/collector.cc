@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 namespace jobmon::exporter {
@@ -57,6 +58,17 @@ Expected<std::string> ReadSmallFile(const std::string& path, size_t limit) {
   }
   close(fd);
   return out;
+}
+
+std::optional<double> ReadNumberFile(const std::string& path) {
+  auto text = ReadSmallFile(path, 4096);
+  if (!text) return std::nullopt;
+  std::string_view s(*text);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  double value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
 }
 
 }  // namespace jobmon::exporter

@@ -10,16 +10,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<double> ReadNumber(const fs::path& path) {
-  auto text = ReadSmallFile(path.string(), 4096);
-  if (!text) return std::nullopt;
-  std::string_view s(*text);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-  double value = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
-}
+std::optional<double> ReadNumber(const fs::path& path) { return ReadNumberFile(path.string()); }
 
 bool IsCardName(const std::string& name) {
   return name.size() > 4 && name.rfind("card", 0) == 0 &&

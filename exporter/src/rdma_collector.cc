@@ -2,7 +2,6 @@
 #include "jobmon/exporter/rdma_collector.h"
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <optional>
 
@@ -10,17 +9,6 @@ namespace jobmon::exporter {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::optional<double> ReadCounter(const fs::path& path) {
-  auto text = ReadSmallFile(path.string(), 256);
-  if (!text) return std::nullopt;
-  std::string_view s(*text);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return static_cast<double>(value);
-}
 
 struct Source {
   const char* file;  // relative to the port dir
@@ -113,7 +101,7 @@ Expected<Families> RdmaCollector::Collect() {
       }
       for (const Series& series : Catalog()) {
         for (const Source& source : series.sources) {
-          if (auto value = ReadCounter(port / source.file)) {
+          if (auto value = ReadNumberFile((port / source.file).string())) {
             b.Counter(series.name, series.help, labels, *value * source.scale);
             break;
           }

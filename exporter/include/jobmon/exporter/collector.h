@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,5 +61,9 @@ class FamilyBuilder {
 
 // Reads a whole (small) file; procfs files have no useful st_size.
 Expected<std::string> ReadSmallFile(const std::string& path, size_t limit = 4 << 20);
+
+// A sysfs attribute holding one number ("655000000\n"); nullopt if the file
+// is absent or holds anything else.
+std::optional<double> ReadNumberFile(const std::string& path);
 
 }  // namespace jobmon::exporter
