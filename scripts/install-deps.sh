@@ -9,6 +9,7 @@ PACKAGES=(
   build-essential cmake pkg-config clang-format shellcheck git clang-14 libclang-rt-14-dev
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
   libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev prometheus-cpp-dev
+  libutfcpp-dev
   # promtool (lints the exporter's scrape); the service itself is never started here
   prometheus
   # the SPANK plugin's header, and the real Slurm the integration tests run

@@ -6,12 +6,14 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utf8.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 
 #include "jobmon/monitor/signatures.h"
 
@@ -104,33 +106,22 @@ bool IsRealTaskError(const std::string& id) {
 // Evidence is quoted verbatim, but control characters and invalid UTF-8
 // would corrupt a terminal, Markdown or JSON: those bytes become U+FFFD.
 std::string Sanitize(std::string_view text) {
+  std::string_view cut = text.substr(0, kEvidenceChars);
+  std::string valid;
+  valid.reserve(cut.size() + 8);
+  // A multi-byte character cut at the limit is invalid too, and replaced.
+  utf8::replace_invalid(cut.begin(), cut.end(), std::back_inserter(valid), 0xFFFD);
   std::string out;
-  size_t limit = std::min(text.size(), kEvidenceChars);
-  out.reserve(limit + 8);
-  size_t i = 0;
-  while (i < limit) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t length = c < 0x80           ? 1
-                    : (c >> 5) == 0x6  ? 2
-                    : (c >> 4) == 0xe  ? 3
-                    : (c >> 3) == 0x1e ? 4
-                                       : 0;
-    bool valid = length > 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-    }
-    if (!valid) {
+  out.reserve(valid.size() + 8);
+  for (char c : valid) {
+    auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && byte != '\t') || byte == 0x7f) {
       out += "\xef\xbf\xbd";
-      ++i;
-    } else if (length == 1 && (c < 0x20 || c == 0x7f) && c != '\t') {
-      out += "\xef\xbf\xbd";
-      ++i;
     } else {
-      out.append(text.substr(i, length));
-      i += length;
+      out.push_back(c);
     }
   }
-  if (text.size() > limit) out += "…";
+  if (text.size() > kEvidenceChars) out += "…";
   return out;
 }
 

@@ -90,6 +90,10 @@ TEST_F(LogScanTest, BinaryJunkAndInvalidUtf8) {
   junk += "\n\xff\xfe Traceback (most recent call last): \xc3\x28 \x01\x02\n";
   // Tokens lifted from lines (hosts, job ids) must be sanitised too: found by fuzz_triage_log.
   junk += "SLURM_JOB_ID=4\xfe\xff\nNODE_EXIT host=node\xc3\x28 exit=137\n";
+  // Lead bytes past U+10FFFF, overlongs and surrogates are invalid UTF-8 too
+  // (found by fuzz_triage_log: 0xF5 slipped through a hand-written check).
+  junk +=
+      "SLURM_JOB_ID=700\xf5\x80\x80\x80 \xc0\xaf \xed\xa0\x80\nOut of memory \xf7\xbf\xbf\xbf\n";
   ScanFacts facts = Scan(junk);
   ASSERT_TRUE(facts.classes.count("python-exception"));
   const std::string& text = facts.classes.at("python-exception").last.text;
