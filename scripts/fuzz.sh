@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets and runs each for a bounded time (default 15 s)
-# from seeds taken from the test fixtures. A crash fails the script and
-# leaves the reproducer in build/fuzz/crashes/.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]
+# Builds the libFuzzer targets and runs each from seeds taken from the test
+# fixtures. A crash fails the script and leaves the reproducer in
+# build/fuzz/crashes/ (add it to tests/fuzz/regressions/ once fixed).
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]   exploratory: random seed, bounded time (default 15 s)
+#   scripts/fuzz.sh --ci                   the test command's run: fixed seed and run counts,
+#                                          so the same commit fuzzes the same inputs everywhere
 set -euo pipefail
-seconds=${1:-15}
+mode="time"
+seconds=15
+if [[ "${1:-}" == --ci ]]; then
+  mode=ci
+elif [[ -n "${1:-}" ]]; then
+  seconds=$1
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/build.sh fuzz >/dev/null
@@ -31,11 +39,18 @@ build/fuzz/contrib/fake-trainer/fake-trainer --steps 5 --step-seconds 0 --tensor
   --host seed >/dev/null
 
 status=0
-for target in fuzz_triage_log:triage:65536 fuzz_step_lines:steps:512 fuzz_hostlist:hostlist:256 \
-  fuzz_tfevents:tfevents:8192; do
-  IFS=: read -r name corpus max_len <<<"$target"
-  echo "fuzzing $name for ${seconds}s (seeds: $(find "$work/$corpus" -type f | wc -l))"
-  if ! "$bin/$name" "$work/$corpus" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 \
+# name:seed corpus:max input length:runs in --ci mode
+for target in fuzz_triage_log:triage:65536:3000 fuzz_step_lines:steps:512:400000 \
+  fuzz_hostlist:hostlist:256:30000 fuzz_tfevents:tfevents:8192:400000; do
+  IFS=: read -r name corpus max_len runs <<<"$target"
+  if [[ $mode == ci ]]; then
+    budget=(-seed=1 -runs="$runs")
+    echo "fuzzing $name: $runs runs, seed 1 (seeds: $(find "$work/$corpus" -type f | wc -l))"
+  else
+    budget=(-max_total_time="$seconds")
+    echo "fuzzing $name for ${seconds}s (seeds: $(find "$work/$corpus" -type f | wc -l))"
+  fi
+  if ! "$bin/$name" "$work/$corpus" "${budget[@]}" -max_len="$max_len" -rss_limit_mb=2048 \
       -timeout=20 -print_final_stats=1 -artifact_prefix="build/fuzz/crashes/$name-" >"$work/$name.log" 2>&1; then
     echo "FAIL: $name crashed; reproducer in build/fuzz/crashes/"
     tail -n 40 "$work/$name.log"

@@ -31,6 +31,6 @@ step 6 "integration tests on the dev cluster"
 (cd build/release && ctest -L integration --output-on-failure --verbose --timeout 600)
 
 step 7 "bounded fuzzing of the untrusted-input parsers (clang, libFuzzer)"
-scripts/fuzz.sh 15
+scripts/fuzz.sh --ci
 echo
 echo "all tests passed"
