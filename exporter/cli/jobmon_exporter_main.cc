@@ -9,28 +9,37 @@
 #include <set>
 #include <sstream>
 
+#include "jobmon/common/duration.h"
 #include "jobmon/exporter/collector_pool.h"
 #include "jobmon/exporter/listen_address.h"
 
 namespace ex = jobmon::exporter;
 
 int main(int argc, char** argv) {
-  std::string listen, host, collectors_list;
+  std::string listen, host, collectors_list, interval_text = "1s";
   ex::SourcePaths paths;
   double deadline_seconds = 2.0, abandon_after_seconds = 10.0;
   CLI::App app{"jobmon-exporter: per-node hardware and training metrics for a job's Prometheus"};
   app.add_option("--listen", listen,
-                 "ADDR:PORT to serve /metrics on (a literal IP; never 0.0.0.0 or ::)")
-      ->required();
-  app.add_option("--host", host, "Value of the `host` label on every series")->required();
+                 "ADDR:PORT to serve /metrics on (a literal IP; never 0.0.0.0 or ::); required");
+  app.add_option("--host", host, "Value of the `host` label on every series; required");
   app.add_option("--procfs", paths.procfs, "procfs root (fixture trees in tests)")
       ->capture_default_str();
   app.add_option("--sysfs", paths.sysfs, "sysfs root")->capture_default_str();
   app.add_option("--dev", paths.dev, "dev root")->capture_default_str();
   app.add_option("--tfevents", paths.tfevents,
                  "TensorBoard dir: export tb_* from the newest event file created after start");
+  app.add_option("--nvml-library", paths.nvml_library,
+                 "NVML library for gpu_nvml (a soname searched like dlopen, or a path)")
+      ->capture_default_str();
   app.add_option("--collectors", collectors_list,
-                 "Comma-separated collectors to run (default: all)");
+                 "Comma-separated collectors to run (default: all; see --list-collectors)");
+  bool list_collectors = false;
+  app.add_flag("--list-collectors", list_collectors, "Print the collectors and exit");
+  app.add_option("--interval", interval_text,
+                 "Collect at most this often; scrapes in between share the last collection "
+                 "(0 collects on every scrape)")
+      ->capture_default_str();
   app.add_option("--deadline", deadline_seconds, "Seconds a scrape waits for a collector")
       ->capture_default_str();
   app.add_option("--abandon-after", abandon_after_seconds,
@@ -42,28 +51,38 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  if (list_collectors) {
+    auto all = ex::BuiltinCollectors(paths);
+    for (auto& factory : all) {
+      auto why_off = factory.why_off ? factory.why_off() : std::nullopt;
+      std::cout << factory.name << (why_off ? "\toff: " + *why_off : "\ton") << "\n";
+    }
+    return 0;
+  }
+  if (listen.empty() || host.empty()) {
+    std::cerr << "jobmon-exporter: error: --listen and --host are required (see --help)\n";
+    return 2;
+  }
+  auto interval = jobmon::ParseDuration(interval_text);
+  if (!interval) {
+    std::cerr << "jobmon-exporter: error: --interval: " << interval.error().message << "\n";
+    return 2;
+  }
   auto address = ex::ParseListenAddress(listen);
   if (!address) {
     std::cerr << "jobmon-exporter: error: " << address.error().message << "\n";
     return 2;
   }
-  std::vector<ex::CollectorFactory> selected, all = ex::BuiltinCollectors(paths);
-  if (collectors_list.empty()) {
-    selected = all;
-  } else {
-    std::stringstream names(collectors_list);
-    std::set<std::string> seen;
-    for (std::string name; std::getline(names, name, ',');) {
-      auto it = std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.name == name; });
-      if (it == all.end()) {
-        std::string known;
-        for (const auto& f : all) known += " " + f.name;
-        std::cerr << "jobmon-exporter: error: unknown collector '" << name << "' (known:" << known
-                  << ")\n";
-        return 2;
-      }
-      if (seen.insert(name).second) selected.push_back(*it);
-    }
+  auto selected = ex::SelectCollectors(ex::BuiltinCollectors(paths), collectors_list);
+  if (!selected) {
+    std::cerr << "jobmon-exporter: error: --collectors: " << selected.error().message << "\n";
+    return 2;
+  }
+  std::vector<ex::CollectorFactory> collectors = std::move(selected).value();
+  // Said once at start (a node without a GPU driver is normal, not an error
+  // to repeat on every scrape).
+  for (const std::string& line : ex::DropUnavailable(collectors)) {
+    std::cerr << "jobmon-exporter: " << line << "\n";
   }
   // Signals are handled by sigwait in this thread; every thread created
   // from here on inherits the blocked mask.
@@ -78,7 +97,8 @@ int main(int argc, char** argv) {
   options.deadline = std::chrono::milliseconds(static_cast<int64_t>(deadline_seconds * 1000));
   options.abandon_after =
       std::chrono::milliseconds(static_cast<int64_t>(abandon_after_seconds * 1000));
-  auto pool = std::make_shared<ex::CollectorPool>(selected, options);
+  options.min_interval = *interval;
+  auto pool = std::make_shared<ex::CollectorPool>(collectors, options);
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
     exposer = std::make_unique<prometheus::Exposer>(address->ToBindString(), 2);
@@ -89,7 +109,7 @@ int main(int argc, char** argv) {
   }
   exposer->RegisterCollectable(pool);
   std::string names;
-  for (const auto& f : selected) names += (names.empty() ? "" : ",") + f.name;
+  for (const auto& f : collectors) names += (names.empty() ? "" : ",") + f.name;
   std::cerr << "jobmon-exporter: serving http://" << address->ToBindString() << "/metrics for host "
             << host << " (collectors: " << names << ")\n";
   int sig = 0;

@@ -1,25 +1,93 @@
 // The explicit list of collectors, in exposition order.
+#include <algorithm>
+#include <set>
+#include <sstream>
+
 #include "jobmon/exporter/collector.h"
+#include "jobmon/exporter/dmesg_collector.h"
 #include "jobmon/exporter/gpu_amd_collector.h"
+#include "jobmon/exporter/gpu_nvml_collector.h"
+#include "jobmon/exporter/gpu_process_collector.h"
 #include "jobmon/exporter/host_collector.h"
 #include "jobmon/exporter/net_collector.h"
+#include "jobmon/exporter/pfc_collector.h"
 #include "jobmon/exporter/rdma_collector.h"
 #include "jobmon/exporter/training_collector.h"
 
 namespace jobmon::exporter {
 
+namespace {
+
+// NVML is loaded once, when the pool asks whether the collector can run,
+// and shared by every instance made afterwards.
+CollectorFactory NvmlFactory(const std::string& library) {
+  auto loaded = std::make_shared<std::shared_ptr<NvmlLibrary>>();
+  CollectorFactory factory;
+  factory.name = "gpu_nvml";
+  factory.why_off = [library, loaded]() -> std::optional<std::string> {
+    auto nvml = LoadNvml(library);
+    if (!nvml) return nvml.error().message;
+    *loaded = *nvml;
+    return std::nullopt;
+  };
+  factory.make = [loaded] { return std::make_unique<GpuNvmlCollector>(*loaded); };
+  return factory;
+}
+
+}  // namespace
+
 std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
   std::vector<CollectorFactory> all = {
-      {"host", [p = paths.procfs] { return std::make_unique<HostCollector>(p); }},
-      {"net", [p = paths.procfs] { return std::make_unique<NetCollector>(p); }},
-      {"tcp", [p = paths.procfs] { return std::make_unique<TcpCollector>(p); }},
-      {"rdma", [s = paths.sysfs] { return std::make_unique<RdmaCollector>(s); }},
-      {"gpu_amd", [s = paths.sysfs] { return std::make_unique<GpuAmdCollector>(s); }},
-      {"training", [d = paths.tfevents,
-                    t = paths.started] { return std::make_unique<TrainingCollector>(d, t); }},
+      {"host", [p = paths.procfs] { return std::make_unique<HostCollector>(p); }, {}},
+      {"net", [p = paths.procfs] { return std::make_unique<NetCollector>(p); }, {}},
+      {"tcp", [p = paths.procfs] { return std::make_unique<TcpCollector>(p); }, {}},
+      {"rdma", [s = paths.sysfs] { return std::make_unique<RdmaCollector>(s); }, {}},
+      {"pfc", [] { return std::make_unique<PfcCollector>(); }, {}},
+      {"dmesg", [d = paths.dev] { return std::make_unique<DmesgCollector>(d); }, {}},
+      {"gpu_processes",
+       [p = paths.procfs, d = paths.dev] { return std::make_unique<GpuProcessCollector>(p, d); },
+       {}},
+      {"gpu_amd", [s = paths.sysfs] { return std::make_unique<GpuAmdCollector>(s); }, {}},
+      NvmlFactory(paths.nvml_library),
   };
-  if (paths.tfevents.empty()) all.pop_back();  // training needs --tfevents
+  // training needs --tfevents
+  if (!paths.tfevents.empty()) {
+    all.push_back({"training",
+                   [d = paths.tfevents, t = paths.started] {
+                     return std::make_unique<TrainingCollector>(d, t);
+                   },
+                   {}});
+  }
   return all;
+}
+
+Expected<std::vector<CollectorFactory>> SelectCollectors(std::vector<CollectorFactory> all,
+                                                         const std::string& names) {
+  if (names.empty()) return all;
+  std::vector<CollectorFactory> selected;
+  std::set<std::string> seen;
+  std::stringstream list(names);
+  for (std::string name; std::getline(list, name, ',');) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.name == name; });
+    if (it == all.end()) {
+      std::string known;
+      for (const auto& f : all) known += " " + f.name;
+      return Error{"unknown collector '" + name + "' (known:" + known + ")"};
+    }
+    if (seen.insert(name).second) selected.push_back(*it);
+  }
+  return selected;
+}
+
+std::vector<std::string> DropUnavailable(std::vector<CollectorFactory>& collectors) {
+  std::vector<std::string> messages;
+  std::erase_if(collectors, [&](const CollectorFactory& f) {
+    if (!f.why_off) return false;
+    auto why = f.why_off();
+    if (why) messages.push_back(f.name + " off: " + *why);
+    return why.has_value();
+  });
+  return messages;
 }
 
 }  // namespace jobmon::exporter

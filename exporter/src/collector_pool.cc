@@ -83,6 +83,16 @@ CollectorPool::~CollectorPool() {
 std::vector<prometheus::MetricFamily> CollectorPool::Collect() const {
   std::lock_guard scrape(scrape_mutex_);
   const auto scrape_start = Clock::now();
+  if (last_collection_ && scrape_start - *last_collection_ < options_.min_interval) {
+    return last_result_;
+  }
+  last_collection_ = scrape_start;
+  last_result_ = CollectNow(scrape_start);
+  return last_result_;
+}
+
+std::vector<prometheus::MetricFamily> CollectorPool::CollectNow(
+    std::chrono::steady_clock::time_point scrape_start) const {
   std::vector<std::optional<uint64_t>> jobs(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];

@@ -107,12 +107,93 @@ def with_fake_trainer(args):
                     proc.wait()
 
 
+def start_exporter(args, extra, env=None):
+    port = free_port()
+    proc = subprocess.Popen([args.exporter, "--listen", f"127.0.0.1:{port}", "--host", "node7",
+                             "--procfs", args.procfs, "--interval", "0"] + extra,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
+            return proc, port
+        except OSError:
+            time.sleep(0.1)
+    return proc, port
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return proc.stderr.read()
+
+
+def with_nvml(args):
+    """gpu_nvml through the fake libnvidia-ml.so.1, found by dlopen's own
+    search (LD_LIBRARY_PATH) under the default soname."""
+    absent = "/nonexistent/libnvidia-ml.so.1"
+    r = subprocess.run([args.exporter, "--list-collectors", "--nvml-library", absent],
+                       capture_output=True, text=True)
+    check("--list-collectors says gpu_nvml is off and why", r.returncode == 0 and
+          f"gpu_nvml\toff: cannot load {absent}" in r.stdout and "host\ton" in r.stdout, r.stdout + r.stderr)
+
+    proc, port = start_exporter(args, ["--nvml-library", absent])
+    for _ in range(3):
+        scrape_values(port)
+    stderr = stop(proc)
+    check("no NVML library: one 'gpu_nvml off' line, not one per scrape",
+          stderr.count("gpu_nvml off: cannot load") == 1, stderr)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        state = os.path.join(tmp, "nvml-state")
+        with open(state, "w") as f:
+            f.write("gpu util=97 mem_util=41 power_mw=352500 temp=71 sm_mhz=1980 mem_mhz=2619 "
+                    "mem_total=85899345920 mem_used=79456894976 pcie_replay=3 throttle=0x4\n")
+        env = dict(os.environ, LD_LIBRARY_PATH=args.fake_nvml_dir, JOBMON_FAKE_NVML_STATE=state)
+        r = subprocess.run([args.exporter, "--list-collectors"], capture_output=True, text=True, env=env)
+        check("--list-collectors: gpu_nvml on with the library on the search path",
+              "gpu_nvml\ton" in r.stdout, r.stdout + r.stderr)
+        proc, port = start_exporter(args, [], env)
+        try:
+            first = scrape_values(port)
+            check("gpu_nvml: power from NVML's milliwatts",
+                  first.get('hw_gpu_power_watts{gpu="0",host="node7"}') == 352.5, first)
+            check("gpu_nvml: SM clock under type=\"sclk\" like gpu_amd",
+                  first.get('hw_gpu_clock_mhz{gpu="0",type="sclk",host="node7"}') == 1980)
+            check("gpu_nvml: collector success 1",
+                  first.get('hw_collector_success{collector="gpu_nvml",host="node7"}') == 1)
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            lint = subprocess.run([args.promtool, "check", "metrics"], input=body, capture_output=True, text=True)
+            check("promtool accepts a scrape with every collector on", lint.returncode == 0,
+                  lint.stdout + lint.stderr)
+            with open(state, "w") as f:
+                f.write("gpu util=100 mem_util=41 power_mw=90000 temp=71\n")
+            second = scrape_values(port)
+            check("gpu_nvml: the next scrape has the new value (busy-wait: 100% at 90 W)",
+                  second.get('hw_gpu_power_watts{gpu="0",host="node7"}') == 90 and
+                  second.get('hw_gpu_utilization_percent{gpu="0",host="node7"}') == 100, second)
+            check("gpu_nvml: values NVML stops reporting vanish (no ghost clocks)",
+                  'hw_gpu_clock_mhz{gpu="0",type="sclk",host="node7"}' not in second)
+        finally:
+            stop(proc)
+
+    r = subprocess.run([args.exporter, "--listen", "127.0.0.1:1", "--host", "n", "--interval", "5x"],
+                       capture_output=True, text=True)
+    check("a bad --interval is refused with exit 2", r.returncode == 2 and "invalid duration '5x'" in r.stderr,
+          r.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--procfs", required=True)
     parser.add_argument("--promtool", default="/usr/bin/promtool")
     parser.add_argument("--fake-trainer", required=True)
+    parser.add_argument("--fake-nvml-dir", required=True)
     args = parser.parse_args()
 
     for wildcard in ("0.0.0.0:9400", "[::]:9400"):
@@ -154,6 +235,7 @@ def main():
             proc.kill()
             proc.wait()
     with_fake_trainer(args)
+    with_nvml(args)
     print(f"{sum(checks)} passed, {len(checks) - sum(checks)} failed")
     return 0 if all(checks) else 1
 

@@ -32,6 +32,7 @@ struct SourcePaths {
   std::string sysfs = "/sys";
   std::string dev = "/dev";
   std::string tfevents;  // empty: no training collector
+  std::string nvml_library = "libnvidia-ml.so.1";
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
 };
 
@@ -40,10 +41,23 @@ struct SourcePaths {
 struct CollectorFactory {
   std::string name;
   std::function<std::unique_ptr<Collector>()> make;
+  // Set for collectors that need something a node may lack (a GPU driver):
+  // checked once at start; a reason means the collector is off, said once,
+  // rather than failing every scrape.
+  std::function<std::optional<std::string>()> why_off;
 };
 
 // The explicit list of collectors (no static registration).
 std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths);
+
+// The collectors named in a comma-separated list (all when empty); an
+// unknown name is an error that lists the known ones.
+Expected<std::vector<CollectorFactory>> SelectCollectors(std::vector<CollectorFactory> all,
+                                                         const std::string& names);
+
+// Removes the collectors that are off on this node; returns one line per
+// removed collector saying why.
+std::vector<std::string> DropUnavailable(std::vector<CollectorFactory>& collectors);
 
 // Builds families: one call per sample.
 class FamilyBuilder {

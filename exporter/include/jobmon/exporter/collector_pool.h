@@ -25,6 +25,10 @@ struct PoolOptions {
   std::chrono::milliseconds deadline{2000};
   std::chrono::milliseconds abandon_after{10000};
   int max_stuck_threads = 8;
+  // Collections are at most this frequent: a scrape sooner than this after
+  // the last collection is served that collection's result (several
+  // scrapers -- the job's Prometheus and the monitor -- cost one collection).
+  std::chrono::milliseconds min_interval{0};
 };
 
 class CollectorPool : public prometheus::Collectable {
@@ -48,10 +52,14 @@ class CollectorPool : public prometheus::Collectable {
     std::optional<double> last_success_unix;
   };
   std::shared_ptr<Worker> StartWorker(const CollectorFactory& factory) const;
+  std::vector<prometheus::MetricFamily> CollectNow(
+      std::chrono::steady_clock::time_point scrape_start) const;
 
   PoolOptions options_;
   mutable std::mutex scrape_mutex_;
   mutable std::vector<Slot> slots_;
+  mutable std::optional<std::chrono::steady_clock::time_point> last_collection_;
+  mutable std::vector<prometheus::MetricFamily> last_result_;
   std::shared_ptr<std::atomic<int>> stuck_ = std::make_shared<std::atomic<int>>(0);
 };
 

@@ -1,0 +1,34 @@
+#pragma once
+#include <memory>
+#include <string>
+
+#include "jobmon/exporter/collector.h"
+
+namespace jobmon::exporter {
+
+// libnvidia-ml loaded with dlopen and initialised once; shared by every
+// gpu_nvml collector instance (a replacement for a stuck one reuses it).
+class NvmlLibrary;
+
+// Loads `path` (a soname searched like any dlopen, or a file path) and runs
+// nvmlInit. An error says why the collector is off: no library, no driver,
+// or no GPU.
+Expected<std::shared_ptr<NvmlLibrary>> LoadNvml(const std::string& path);
+
+// gpu_nvml: NVIDIA GPUs under the names gpu_amd uses where the meaning is
+// the same (hw_gpu_utilization_percent, hw_gpu_power_watts,
+// hw_gpu_temperature_celsius, hw_gpu_clock_mhz{type="sclk"|"mclk"} for SM and
+// memory clocks, hw_gpu_vram_{used,total}_bytes), plus
+// hw_gpu_memory_utilization_percent, hw_gpu_ecc_errors_total{error,counter},
+// hw_gpu_pcie_replay_total, hw_gpu_throttle_reasons (the bitmask) and
+// hw_gpu_throttle_active{reason}. A value the GPU does not support is skipped.
+class GpuNvmlCollector : public Collector {
+ public:
+  explicit GpuNvmlCollector(std::shared_ptr<NvmlLibrary> nvml) : nvml_(std::move(nvml)) {}
+  Expected<Families> Collect() override;
+
+ private:
+  std::shared_ptr<NvmlLibrary> nvml_;
+};
+
+}  // namespace jobmon::exporter
