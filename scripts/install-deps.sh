@@ -10,8 +10,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
   libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev prometheus-cpp-dev
   libutfcpp-dev
-  # promtool (lints the exporter's scrape); the service itself is never started here
-  prometheus
+  # promtool (lints the exporter's scrape), and node_exporter as the exporter
+  # benchmark's baseline; their services are never started here
+  prometheus prometheus-node-exporter
   # the SPANK plugin's header, and the real Slurm the integration tests run
   libslurm-dev slurmctld slurmd slurm-client munge
   # dev cluster plumbing

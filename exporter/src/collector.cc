@@ -61,9 +61,18 @@ Expected<std::string> ReadSmallFile(const std::string& path, size_t limit) {
 }
 
 std::optional<double> ReadNumberFile(const std::string& path) {
-  auto text = ReadSmallFile(path, 4096);
-  if (!text) return std::nullopt;
-  std::string_view s(*text);
+  // One read: a sysfs attribute comes whole in the first read(), and a
+  // number never fills the buffer.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buffer[128];
+  ssize_t n;
+  do {
+    n = read(fd, buffer, sizeof buffer);
+  } while (n < 0 && errno == EINTR);
+  close(fd);
+  if (n <= 0 || n == static_cast<ssize_t>(sizeof buffer)) return std::nullopt;
+  std::string_view s(buffer, static_cast<size_t>(n));
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
   double value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);

@@ -83,6 +83,7 @@ CollectorPool::~CollectorPool() {
 std::vector<prometheus::MetricFamily> CollectorPool::Collect() const {
   std::lock_guard scrape(scrape_mutex_);
   const auto scrape_start = Clock::now();
+  if (options_.min_interval.count() == 0) return CollectNow(scrape_start);
   if (last_collection_ && scrape_start - *last_collection_ < options_.min_interval) {
     return last_result_;
   }
@@ -134,32 +135,49 @@ std::vector<prometheus::MetricFamily> CollectorPool::CollectNow(
     m.gauge.value = value;
     family.metric.push_back(std::move(m));
   };
+  // Wait for the collectors that have been on time first, then take what
+  // the overrunning ones have by then.
+  std::vector<Families*> results(slots_.size(), nullptr);
+  std::vector<double> seconds(slots_.size(), 0);
+  auto gather = [&](size_t i, Clock::time_point until) {
+    Slot& slot = slots_[i];
+    seconds[i] = std::chrono::duration<double>(Clock::now() - scrape_start).count();
+    if (!jobs[i]) return;  // still busy with an earlier scrape's collection
+    std::unique_lock lock(slot.worker->m);
+    bool done =
+        slot.worker->cv.wait_until(lock, until, [&] { return slot.worker->finished >= *jobs[i]; });
+    slot.overran = !done;
+    if (!done) return;
+    seconds[i] = slot.worker->seconds;
+    if (slot.worker->result.ok()) results[i] = &slot.worker->result.value();
+  };
+  std::vector<bool> suspect(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) suspect[i] = slots_[i].overran;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!suspect[i]) gather(i, deadline);
+  }
+  const auto now = Clock::now();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (suspect[i]) gather(i, std::min(now, deadline));
+  }
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];
-    bool ok = false;
-    double seconds = std::chrono::duration<double>(Clock::now() - scrape_start).count();
-    if (jobs[i]) {
-      std::unique_lock lock(slot.worker->m);
-      bool done = slot.worker->cv.wait_until(lock, deadline,
-                                             [&] { return slot.worker->finished >= *jobs[i]; });
-      if (done) {
-        seconds = slot.worker->seconds;
-        if (slot.worker->result.ok()) {
-          ok = true;
-          for (auto family : slot.worker->result.value()) {
-            for (auto& metric : family.metric) metric.label.push_back({"host", options_.host});
-            out.push_back(std::move(family));
-          }
-        }
-      }
-    }
+    // A worker only rewrites its result when asked again, which takes
+    // scrape_mutex_, so reading it here without the worker's lock is safe.
+    bool ok = results[i] != nullptr;
     if (ok) {
+      // Moved out: the worker writes a new result before it is read again.
+      for (auto& family : *results[i]) {
+        for (auto& metric : family.metric) metric.label.push_back({"host", options_.host});
+        out.push_back(std::move(family));
+      }
+      results[i]->clear();
       slot.last_success_unix =
           std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
               .count();
     }
     sample(success, slot.factory.name, ok ? 1 : 0);
-    sample(duration, slot.factory.name, seconds);
+    sample(duration, slot.factory.name, seconds[i]);
     if (slot.last_success_unix) sample(last_success, slot.factory.name, *slot.last_success_unix);
   }
   out.push_back(std::move(success));

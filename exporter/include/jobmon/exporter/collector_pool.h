@@ -50,6 +50,10 @@ class CollectorPool : public prometheus::Collectable {
     CollectorFactory factory;
     std::shared_ptr<Worker> worker;
     std::optional<double> last_success_unix;
+    // It overran the deadline last time: scrapes stop waiting for it (they
+    // take its result only if it is already there) until it is on time again,
+    // so one stuck collector costs one deadline, not one per scrape.
+    bool overran = false;
   };
   std::shared_ptr<Worker> StartWorker(const CollectorFactory& factory) const;
   std::vector<prometheus::MetricFamily> CollectNow(
