@@ -82,6 +82,12 @@ def with_fake_trainer(args):
             check("while training: tb_step advances from the event file",
                   training.get('tb_step{host="node1"}', -1) >= 10, training.get('tb_step{host="node1"}'))
             check("while training: training-level GPU power (> 500 W)", power > 500, power)
+            catalog_tb = ["tb_step", "tb_learning_loss", "tb_learning_grad_norm", "tb_learning_raw_grad_norm",
+                          "tb_learning_param_norm", "tb_learning_current_learning_rate",
+                          "tb_learning_total_weights", "tb_perf_step_time_seconds", "tb_perf_per_device_tflops",
+                          "tb_perf_per_device_tokens_per_sec"]
+            missing = [name for name in catalog_tb if f'{name}{{host="node1"}}' not in training]
+            check("while training: the reference's tb_* names (MaxText tags) are all there", not missing, missing)
             hung = {}
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:

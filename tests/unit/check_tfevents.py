@@ -94,9 +94,10 @@ def main():
         seen = {}
         for event in events[1:]:
             tags = {v.tag: v.simple_value for v in event.summary.value}
-            assert set(tags) == {"learning/loss", "perf/step_time_seconds",
-                                 "perf/per_device_tokens_per_sec",
-                                 "learning/current_learning_rate"}, tags
+            assert set(tags) == {"learning/loss", "learning/grad_norm", "learning/raw_grad_norm",
+                                 "learning/param_norm", "learning/current_learning_rate",
+                                 "learning/total_weights", "perf/step_time_seconds",
+                                 "perf/per_device_tflops", "perf/per_device_tokens_per_sec"}, tags
             assert tags["perf/step_time_seconds"] > 0
             assert event.wall_time > 1.6e9
             seen[event.step] = tags["learning/loss"]

@@ -173,7 +173,10 @@ TEST(GpuAmd, SysfsTreeNumberedByPciAddress) {
         "hw_gpu_pcie_correctable_total{gpu=\"0\"} 3\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
-  EXPECT_EQ(text.find("mmhub"), std::string::npos) << "a RAS block the GPU lacks is skipped";
+  EXPECT_EQ(text.find("hw_gpu_ras_mmhub_ue_total{gpu=\"0\"}"), std::string::npos)
+      << "a RAS block the GPU lacks is skipped";
+  EXPECT_NE(text.find("hw_gpu_ras_mmhub_ue_total{gpu=\"2\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("hw_gpu_ras_sdma_ce_total{gpu=\"6\"} 1\n"), std::string::npos);
   EXPECT_EQ(text.find("gpu=\"8\""), std::string::npos)
       << "connectors and render nodes are not GPUs";
   auto none = GpuAmdCollector("/nonexistent").Collect();
