@@ -9,7 +9,7 @@ PACKAGES=(
   build-essential cmake pkg-config clang-format shellcheck git clang-14 libclang-rt-14-dev
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
   libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev prometheus-cpp-dev
-  libutfcpp-dev
+  libutfcpp-dev libarchive-dev libssl-dev
   # promtool (lints the exporter's scrape), and node_exporter as the exporter
   # benchmark's baseline; their services are never started here
   prometheus prometheus-node-exporter
@@ -19,6 +19,8 @@ PACKAGES=(
   iproute2 util-linux procps
   # the independent TensorBoard event decoder, tests and benchmarks
   python3 python3-protobuf python3-crc32c time
+  # unpacks tsdb.tar.zst independently of libarchive in the tests
+  zstd tar
 )
 
 if [[ $EUID -ne 0 ]]; then

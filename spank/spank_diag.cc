@@ -5,9 +5,12 @@
 // the node, and the plugin fails open.
 
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "spank/diag_option.h"
 #include "spank/job_script.h"
+#include "spank/job_task.h"
 #include "spank_api.h"
 
 extern "C" {
@@ -32,6 +35,12 @@ int Guarded(const char* where, int on_exception, Fn&& fn) noexcept {
   return on_exception;
 }
 
+std::vector<std::string> Args(int ac, char** av) {
+  std::vector<std::string> args;
+  for (int i = 0; i < ac; ++i) args.emplace_back(av[i]);
+  return args;
+}
+
 }  // namespace
 
 extern "C" {
@@ -40,13 +49,23 @@ int slurm_spank_init(spank_t sp, int /*ac*/, char** /*av*/) {
   return Guarded("init", 0, [&] { return jobmon::spank::RegisterDiagOption(sp); });
 }
 
-int slurm_spank_job_prolog(spank_t sp, int /*ac*/, char** /*av*/) {
-  Guarded("job_prolog", 0, [&] { return jobmon::spank::JobProlog(sp); });
+int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
+  Guarded("job_prolog", 0, [&] { return jobmon::spank::JobProlog(sp, Args(ac, av)); });
   return 0;
 }
 
-int slurm_spank_job_epilog(spank_t sp, int /*ac*/, char** /*av*/) {
-  Guarded("job_epilog", 0, [&] { return jobmon::spank::JobEpilog(sp); });
+int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
+  Guarded("job_epilog", 0, [&] { return jobmon::spank::JobEpilog(sp, Args(ac, av)); });
+  return 0;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char** av) {
+  Guarded("user_init", 0, [&] { return jobmon::spank::UserInit(sp, Args(ac, av)); });
+  return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char** av) {
+  Guarded("task_init", 0, [&] { return jobmon::spank::TaskInit(sp, Args(ac, av)); });
   return 0;
 }
 

@@ -44,7 +44,7 @@ int RegisterDiagOption(spank_t sp) {
   return 0;
 }
 
-DiagMode RequestedDiagMode(spank_t sp) {
+std::optional<DiagMode> RequestedDiagMode(spank_t sp) {
   spank_option option = MakeDiagOption();
   char* optarg = nullptr;
   std::string value;
@@ -54,7 +54,7 @@ DiagMode RequestedDiagMode(spank_t sp) {
     // Where getopt is unavailable, the variable it reads is still there.
     value = env;
   } else {
-    return DiagMode::kOff;
+    return std::nullopt;
   }
   auto mode = ParseDiagOption(value);
   return mode ? *mode : DiagMode::kOff;

@@ -1,6 +1,8 @@
 #pragma once
 // The --diag[=on|off] option of sbatch, salloc and srun.
 
+#include <optional>
+
 #include "jobmon/common/diag_option.h"
 #include "spank_api.h"
 
@@ -13,7 +15,7 @@ namespace jobmon::spank {
 int RegisterDiagOption(spank_t sp);
 
 // The mode this job asked for, read in prolog/epilog (job_script) context;
-// off when the option was not given.
-DiagMode RequestedDiagMode(spank_t sp);
+// nullopt when the option was not given (the cluster default applies).
+std::optional<DiagMode> RequestedDiagMode(spank_t sp);
 
 }  // namespace jobmon::spank

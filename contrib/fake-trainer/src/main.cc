@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-interval", o.gpu_interval_seconds, "Seconds between GPU file updates")
       ->capture_default_str();
   app.add_option("--tensorboard-dir", o.tensorboard_dir,
-                 "Rank 0 writes TensorBoard events here (%n, %t, %j expand)");
+                 "Rank 0 writes TensorBoard events here (%n, %t, %j expand; with %n or %t every "
+                 "rank writes its own)");
   app.add_option("--seed", s.seed, "Seed for all noise (deterministic runs)")
       ->capture_default_str();
 
@@ -148,6 +149,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.gpu_sysfs_root = ExpandPattern(o.gpu_sysfs_root, o.rank);
+  o.tensorboard_every_rank = o.tensorboard_dir.find("%n") != std::string::npos ||
+                             o.tensorboard_dir.find("%t") != std::string::npos;
   o.tensorboard_dir = ExpandPattern(o.tensorboard_dir, o.rank);
   return jobmon::fake_trainer::RunTrainer(o);
 }

@@ -253,7 +253,7 @@ int Run::Execute() {
     gpu_ = std::make_unique<GpuUpdater>(std::move(tree.value()), o_.gpu_interval_seconds,
                                         s_.seed * 104729 + static_cast<uint64_t>(rank_.rank));
   }
-  if (rank_.rank == 0 && !o_.tensorboard_dir.empty()) {
+  if ((rank_.rank == 0 || o_.tensorboard_every_rank) && !o_.tensorboard_dir.empty()) {
     auto writer = tfevents::EventFileWriter::Create(o_.tensorboard_dir, rank_.host, Now());
     if (!writer) {
       Print("[fake-trainer] WARNING: no TensorBoard events: " + writer.error().message);

@@ -11,8 +11,9 @@ namespace jobmon::fake_trainer {
 struct TrainerOptions {
   Scenario scenario;
   RankInfo rank;
-  std::string gpu_sysfs_root;   // empty: no fake GPU tree
-  std::string tensorboard_dir;  // empty: no event file (rank 0 writes it)
+  std::string gpu_sysfs_root;           // empty: no fake GPU tree
+  std::string tensorboard_dir;          // empty: no event file (rank 0 writes it)
+  bool tensorboard_every_rank = false;  // the dir was per node or rank (%n, %t)
   double gpu_interval_seconds = 0.5;
 };
 

@@ -1,0 +1,29 @@
+#pragma once
+// tsdb.tar.zst: a directory packed with libarchive (pax, zstd), written to a
+// temp file, fsynced and renamed into place, so a reader sees the whole
+// archive or none.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "jobmon/common/expected.h"
+
+namespace jobmon::archive {
+
+struct ArchiveResult {
+  std::string sha256;  // of the archive file, hex
+  uint64_t bytes = 0;  // archive size
+  uint64_t files = 0;  // regular files packed
+  uint64_t input_bytes = 0;
+};
+
+// Packs `source_dir` as `top_name/...` into `archive_path`. `progress` is
+// called after each file with (files, input bytes) so far.
+Expected<ArchiveResult> ArchiveDirectory(
+    const std::string& source_dir, const std::string& top_name, const std::string& archive_path,
+    int zstd_level, const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+Expected<std::string> Sha256OfFile(const std::string& path);
+
+}  // namespace jobmon::archive

@@ -1,0 +1,60 @@
+#pragma once
+// Where a job's diagnostics live: the diag dir on the shared filesystem and
+// the node-local run dir (pids, ports).
+
+#include <map>
+#include <string>
+
+#include "jobmon/common/expected.h"
+#include "lifecycle/job_env.h"
+#include "lifecycle/plugin_config.h"
+
+namespace jobmon::lifecycle {
+
+// Replaces %<letter> by vars[letter]; "%%" is a literal %. An unknown
+// letter is an error (a typo in plugstack.conf should say so).
+Expected<std::string> ExpandPattern(const std::string& pattern,
+                                    const std::map<char, std::string>& vars);
+
+// The directory of the job's stdout file with Slurm's filename patterns
+// (%j %u %x %N %A %%) expanded; the work dir when there is no stdout file
+// or its directory still holds a step-level pattern.
+std::string StdoutDirectory(const JobEnv& job);
+
+struct DiagLayout {
+  std::string dir;  // absolute
+  std::string manifest() const { return dir + "/manifest.json"; }
+  std::string targets_dir() const { return dir + "/targets"; }
+  std::string target_file(const std::string& node) const {
+    return targets_dir() + "/" + node + ".json";
+  }
+  std::string prometheus_config() const { return dir + "/prometheus.yml"; }
+  std::string tsdb_dir() const { return dir + "/prometheus"; }
+  std::string logs_dir() const { return dir + "/logs"; }
+  std::string archive() const { return dir + "/tsdb.tar.zst"; }
+};
+
+Expected<DiagLayout> DiagLayoutFor(const PluginConfig& config, const JobEnv& job);
+
+// /run/jobmon/<node>/<job id>: keyed by node name, since several dev-cluster
+// nodes share one host.
+struct RunDir {
+  std::string dir;
+  std::string node_dir;  // the parent: every job of this node
+  std::string exporter_pid() const { return dir + "/exporter.pid"; }
+  std::string exporter_status() const { return dir + "/exporter.status"; }
+  std::string prometheus_pid() const { return dir + "/prometheus.pid"; }
+  std::string archiver_pid() const { return dir + "/archiver.pid"; }
+  std::string ports() const { return dir + "/ports"; }
+  std::string diag_dir() const { return dir + "/diag_dir"; }
+  std::string degraded() const { return dir + "/degraded"; }
+};
+
+RunDir RunDirFor(const PluginConfig& config, const std::string& node, uint32_t job_id);
+
+// The extra patterns of exporter_arg and tfevents_dir: %d diag dir, %n node,
+// %j job id.
+Expected<std::string> ExpandNodePattern(const std::string& pattern, const DiagLayout& layout,
+                                        const JobEnv& job);
+
+}  // namespace jobmon::lifecycle

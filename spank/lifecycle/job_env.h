@@ -1,0 +1,36 @@
+#pragma once
+// What slurmd tells the job prolog/epilog about the job, through the
+// environment (Slurm 22.05, job_script context; spank_get_item offers only
+// uid, gid and job id there).
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+
+namespace jobmon::lifecycle {
+
+struct JobEnv {
+  uint32_t job_id = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string user;
+  std::string job_name;            // "job" when slurmd does not say
+  std::string node;                // SLURMD_NODENAME: this node
+  std::vector<std::string> nodes;  // SLURM_NODELIST, expanded, in order
+  std::string stdout_path;         // SLURM_JOB_STDOUT (may hold %j patterns)
+  std::string work_dir;            // SLURM_JOB_WORK_DIR
+
+  const std::string& head_node() const { return nodes.front(); }
+  bool is_head() const { return !nodes.empty() && node == nodes.front(); }
+};
+
+using GetEnv = std::function<const char*(const char*)>;
+
+// An error names the missing or malformed variable.
+Expected<JobEnv> ReadJobEnv(const GetEnv& getenv);
+
+}  // namespace jobmon::lifecycle

@@ -1,0 +1,126 @@
+#include "lifecycle/manifest.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "jobmon/common/atomic_file.h"
+
+namespace jobmon::lifecycle {
+
+using nlohmann::json;
+
+std::string ToJson(const Manifest& m) {
+  json out = {{"schema", kManifestSchema},
+              {"job_id", m.job_id},
+              {"user", m.user},
+              {"uid", m.uid},
+              {"nodes", m.nodes},
+              {"head_node", m.head_node},
+              {"diag_dir", m.diag_dir},
+              {"prometheus",
+               {{"address", m.prometheus_address},
+                {"port", m.prometheus_port},
+                {"url", m.prometheus_port ? "http://" + m.prometheus_address + ":" +
+                                                std::to_string(m.prometheus_port)
+                                          : ""}}},
+              {"tunnel_command", m.tunnel_command},
+              {"targets_dir", m.targets_dir},
+              {"versions", {{"jobmon", m.jobmon_version}, {"prometheus", m.prometheus_version}}},
+              {"remote_write", m.remote_write},
+              {"state", m.state},
+              {"degraded", m.degraded},
+              {"started_at", m.started_at},
+              {"ended_at", m.ended_at},
+              {"archive_error", m.archive_error}};
+  if (m.archive) {
+    out["archive"] = {{"path", m.archive->path},
+                      {"sha256", m.archive->sha256},
+                      {"bytes", m.archive->bytes},
+                      {"compression_level", m.archive->compression_level},
+                      {"raw_tsdb_kept", m.archive->raw_tsdb_kept}};
+  } else {
+    out["archive"] = nullptr;
+  }
+  return out.dump(2) + "\n";
+}
+
+Expected<Manifest> ParseManifest(const std::string& text) {
+  json in = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (in.is_discarded() || !in.is_object()) return Error{"manifest is not a JSON object"};
+  if (in.value("schema", "") != kManifestSchema) {
+    return Error{"manifest schema is not " + std::string(kManifestSchema)};
+  }
+  try {
+    Manifest m;
+    m.job_id = in.value("job_id", 0u);
+    m.user = in.value("user", "");
+    m.uid = in.value("uid", 0u);
+    m.nodes = in.value("nodes", std::vector<std::string>{});
+    m.head_node = in.value("head_node", "");
+    m.diag_dir = in.value("diag_dir", "");
+    if (in.contains("prometheus") && in["prometheus"].is_object()) {
+      m.prometheus_address = in["prometheus"].value("address", "");
+      m.prometheus_port = in["prometheus"].value("port", 0);
+    }
+    m.tunnel_command = in.value("tunnel_command", "");
+    m.targets_dir = in.value("targets_dir", "");
+    if (in.contains("versions") && in["versions"].is_object()) {
+      m.jobmon_version = in["versions"].value("jobmon", "");
+      m.prometheus_version = in["versions"].value("prometheus", "");
+    }
+    m.remote_write = in.value("remote_write", "");
+    m.state = in.value("state", "");
+    m.degraded = in.value("degraded", std::vector<std::string>{});
+    m.started_at = in.value("started_at", "");
+    m.ended_at = in.value("ended_at", "");
+    m.archive_error = in.value("archive_error", "");
+    if (in.contains("archive") && in["archive"].is_object()) {
+      const json& a = in["archive"];
+      m.archive =
+          ArchiveInfo{a.value("path", ""), a.value("sha256", ""), a.value("bytes", uint64_t{0}),
+                      a.value("compression_level", 0), a.value("raw_tsdb_kept", true)};
+    }
+    return m;
+  } catch (const json::exception& e) {
+    return Error{std::string("manifest: ") + e.what()};
+  }
+}
+
+Expected<Manifest> ReadManifest(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{path + ": cannot read"};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto parsed = ParseManifest(text.str());
+  if (!parsed) return Error{path + ": " + parsed.error().message};
+  return parsed;
+}
+
+Expected<void> WriteManifest(const std::string& path, const Manifest& manifest, uid_t owner,
+                             gid_t group) {
+  if (auto written = WriteFileAtomically(path, ToJson(manifest), 0644); !written) return written;
+  // The job's user owns what is in their diag dir (a no-op when not root).
+  if (geteuid() == 0) (void)!chown(path.c_str(), owner, group);
+  return {};
+}
+
+std::string TunnelCommand(const std::string& head_node, int port) {
+  std::string p = std::to_string(port);
+  return "ssh -N -L " + p + ":127.0.0.1:" + p + " " + head_node;
+}
+
+std::string IsoNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+}  // namespace jobmon::lifecycle

@@ -1,0 +1,50 @@
+#pragma once
+// The plugin's settings: `key=value` arguments on its plugstack.conf line
+// (documented in etc/plugstack.conf.d/diag.conf and README). Parsing is pure;
+// an unknown key or a bad value is an error that names it, and the caller
+// disables the plugin for that job instead of failing anything.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+#include "jobmon/common/ip_address.h"
+
+namespace jobmon::lifecycle {
+
+struct PluginConfig {
+  std::string exporter = JOBMON_DEFAULT_BINDIR "/jobmon-exporter";
+  std::string supervisor = JOBMON_DEFAULT_BINDIR "/jobmon-supervise";
+  std::string archiver = JOBMON_DEFAULT_BINDIR "/jobmon-archive";
+  std::string prometheus = "/usr/bin/prometheus";
+  // %j job id, %u user, %x job name, %o the directory of the job's stdout
+  // file (its working directory when it has none).
+  std::string diag_dir = "%o/jobmon-diag-%j";
+  std::vector<Cidr> private_cidrs;  // empty: RFC1918
+  int exporter_port = 9400;
+  int prometheus_port = 9190;
+  int port_tries = 100;  // ports tried upwards from each base
+  std::chrono::milliseconds scrape_interval{5000};
+  std::string service_user;  // exporters run as this user; empty: the job's user
+  bool archive = true;
+  int compression_level = 3;                     // zstd
+  bool keep_tsdb = false;                        // keep prometheus/ next to a verified archive
+  bool default_on = false;                       // for jobs that pass no --diag
+  std::string remote_write;                      // central store URL, also written by every job
+  std::chrono::milliseconds epilog_wait{30000};  // archiving the epilog waits for
+  std::string run_dir = "/run/jobmon";           // pids and ports, per node and job
+  int exporter_restarts = 5;
+  // Where each node's exporter looks for TensorBoard event files (%d the
+  // diag dir, %n the node); the job writes there through $JOBMON_DIAG_DIR.
+  std::string tfevents_dir = "%d/tensorboard/%n";
+  std::vector<std::string> exporter_args;  // extra exporter flags (%d, %n, %j expand)
+};
+
+Expected<PluginConfig> ParsePluginConfig(const std::vector<std::string>& args);
+
+// The keys, for error messages and docs.
+std::vector<std::string> PluginConfigKeys();
+
+}  // namespace jobmon::lifecycle

@@ -1,0 +1,49 @@
+#include "lifecycle/prometheus_config.h"
+
+#include <nlohmann/json.hpp>
+
+namespace jobmon::lifecycle {
+namespace {
+
+// YAML accepts JSON strings as double-quoted scalars.
+std::string Quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+
+std::string Seconds(std::chrono::milliseconds d) {
+  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+}  // namespace
+
+std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job,
+                                   const DiagLayout& layout) {
+  // A scrape that outlives the interval would overlap the next one.
+  auto timeout = std::min(config.scrape_interval, std::chrono::milliseconds(10000));
+  std::string out;
+  out += "# Written by jobmon's spank_diag for job " + std::to_string(job.job_id) +
+         "; the exporters' targets appear in targets/ as their nodes start.\n";
+  out += "global:\n";
+  out += "  scrape_interval: " + Seconds(config.scrape_interval) + "\n";
+  out += "  scrape_timeout: " + Seconds(timeout) + "\n";
+  out += "  evaluation_interval: " + Seconds(config.scrape_interval) + "\n";
+  out += "  external_labels:\n";
+  out += "    slurm_job_id: " + Quoted(std::to_string(job.job_id)) + "\n";
+  out += "scrape_configs:\n";
+  out += "  - job_name: jobmon-exporter\n";
+  out += "    file_sd_configs:\n";
+  out += "      - files: [" + Quoted(layout.targets_dir() + "/*.json") + "]\n";
+  out += "        refresh_interval: " + Seconds(config.scrape_interval) + "\n";
+  if (!config.remote_write.empty()) {
+    out += "remote_write:\n";
+    out += "  - url: " + Quoted(config.remote_write) + "\n";
+  }
+  return out;
+}
+
+std::string RenderTargetFile(const std::string& address_and_port, const std::string& node) {
+  nlohmann::json target =
+      nlohmann::json::array({{{"targets", {address_and_port}}, {"labels", {{"host", node}}}}});
+  return target.dump(2) + "\n";
+}
+
+}  // namespace jobmon::lifecycle

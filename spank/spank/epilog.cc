@@ -1,0 +1,135 @@
+// job_epilog: stop what this job's prolog started on this node (nothing
+// else: every pid is checked against its recorded start time), then on the
+// head node archive the TSDB, holding the node at most `epilog_wait`.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "jobmon/common/atomic_file.h"
+#include "jobmon/common/daemon.h"
+#include "lifecycle/diag_paths.h"
+#include "lifecycle/job_env.h"
+#include "lifecycle/manifest.h"
+#include "lifecycle/plugin_config.h"
+#include "spank/job_script.h"
+#include "spank/node_files.h"
+
+namespace jobmon::spank {
+namespace lc = jobmon::lifecycle;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kDaemonEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"};
+
+// Stops one recorded daemon; says what happened, for the log.
+std::string Stop(const std::string& pid_file, const char* what, std::chrono::milliseconds grace) {
+  auto record = ReadPidRecord(pid_file);
+  if (!record) return std::string(what) + ": no pid record";
+  auto outcome = StopDaemon(*record, grace);
+  if (!outcome) return std::string(what) + ": " + outcome.error().message;
+  return std::string(what) + " " + ToString(*outcome);
+}
+
+void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::DiagLayout& layout,
+             const lc::RunDir& run, bool prometheus_clean, gid_t gid) {
+  auto manifest = lc::ReadManifest(layout.manifest());
+  if (!manifest) {
+    slurm_error("[diag] job %u: %s; not archiving", job.job_id, manifest.error().message.c_str());
+    return;
+  }
+  lc::Manifest m = *manifest;
+  m.ended_at = lc::IsoNow();
+  if (!prometheus_clean) m.degraded.push_back("Prometheus did not exit cleanly (killed)");
+  if (!config.archive || m.prometheus_port == 0 || !fs::is_directory(layout.tsdb_dir())) {
+    m.state = "ended";
+    (void)lc::WriteManifest(layout.manifest(), m, job.uid, gid);
+    return;
+  }
+  m.state = "archiving";
+  (void)lc::WriteManifest(layout.manifest(), m, job.uid, gid);
+  std::vector<std::string> argv = {config.archiver, "--diag-dir", layout.dir, "--level",
+                                   std::to_string(config.compression_level)};
+  if (config.keep_tsdb) argv.push_back("--keep-tsdb");
+  // Detached and as the job's user: it may outlive the epilog, and the TSDB
+  // and the archive are theirs.
+  DaemonSpec spec{argv, kDaemonEnv, layout.logs_dir() + "/archive.log", layout.dir, job.uid, gid};
+  auto archiver = SpawnDaemon(spec);
+  if (!archiver) {
+    m.state = "archive_failed";
+    m.archive_error = archiver.error().message;
+    (void)lc::WriteManifest(layout.manifest(), m, job.uid, gid);
+    slurm_error("[diag] job %u: archiver: %s", job.job_id, archiver.error().message.c_str());
+    return;
+  }
+  (void)WriteFileAtomically(run.archiver_pid(), FormatPidRecord(*archiver) + "\n");
+  auto deadline = std::chrono::steady_clock::now() + config.epilog_wait;
+  while (IsSameProcessRunning(*archiver) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (IsSameProcessRunning(*archiver)) {
+    slurm_info("[diag] job %u: archiving continues in the background (pid %d); see %s", job.job_id,
+               archiver->pid, layout.manifest().c_str());
+    return;
+  }
+  auto after = lc::ReadManifest(layout.manifest());
+  slurm_info("[diag] job %u: TSDB %s (%s)", job.job_id,
+             after ? after->state.c_str() : "state unknown", layout.archive().c_str());
+}
+
+}  // namespace
+
+int JobEpilog(spank_t /*sp*/, const std::vector<std::string>& args) {
+  auto config = lc::ParsePluginConfig(args);
+  if (!config) {
+    slurm_error("[diag] %s; the plugin is disabled for this job", config.error().message.c_str());
+    return 0;
+  }
+  auto job = lc::ReadJobEnv([](const char* name) { return std::getenv(name); });
+  if (!job) return 0;  // not a job of ours to clean up
+  lc::RunDir run = lc::RunDirFor(*config, job->node, job->job_id);
+  // The run dir is the prolog's record: without it this node started nothing.
+  std::error_code ec;
+  if (!fs::is_directory(run.dir, ec)) return 0;
+  std::string diag_dir = ReadText(run.diag_dir());
+  while (!diag_dir.empty() && diag_dir.back() == '\n') diag_dir.pop_back();
+  lc::DiagLayout layout{diag_dir};
+  gid_t gid = job->gid;
+  if (gid == static_cast<gid_t>(-1)) {
+    passwd* pw = getpwuid(job->uid);
+    gid = pw ? pw->pw_gid : 0;
+  }
+
+  std::string exporter = Stop(run.exporter_pid(), "exporter", std::chrono::seconds(5));
+  std::string status = ReadText(run.exporter_status());
+  if (status.rfind("gave up", 0) == 0) {
+    while (!status.empty() && status.back() == '\n') status.pop_back();
+    std::string line = "exporter crashed repeatedly and was not restarted (" + status + ")";
+    slurm_error("[diag] job %u node %s: %s", job->job_id, job->node.c_str(), line.c_str());
+    if (!diag_dir.empty()) AppendLine(layout.logs_dir() + "/degraded-" + job->node + ".txt", line);
+  }
+  std::string summary = exporter;
+  if (job->is_head() && !diag_dir.empty() && fs::exists(run.prometheus_pid(), ec)) {
+    // Prometheus writes its head block on SIGTERM; give it time to do so.
+    auto record = ReadPidRecord(run.prometheus_pid());
+    auto outcome = record ? StopDaemon(*record, std::chrono::seconds(20))
+                          : Expected<StopOutcome>(Error{"no pid record"});
+    bool clean =
+        outcome && (*outcome == StopOutcome::kTerminated || *outcome == StopOutcome::kNotRunning);
+    summary += std::string(", prometheus ") +
+               (outcome ? ToString(*outcome) : outcome.error().message.c_str());
+    Archive(*config, *job, layout, run, clean, gid);
+  } else if (job->is_head() && !diag_dir.empty()) {
+    Archive(*config, *job, layout, run, true, gid);
+  }
+  slurm_info("[diag] job %u node %s: stopped (%s)", job->job_id, job->node.c_str(),
+             summary.c_str());
+  fs::remove_all(run.dir, ec);
+  return 0;
+}
+
+}  // namespace jobmon::spank

@@ -1,0 +1,108 @@
+#include "spank/job_task.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "lifecycle/diag_paths.h"
+#include "lifecycle/manifest.h"
+#include "lifecycle/plugin_config.h"
+#include "spank/node_files.h"
+
+namespace jobmon::spank {
+namespace lc = jobmon::lifecycle;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint32_t kBatchStep = 0xfffffffb;  // SLURM_BATCH_SCRIPT in <slurm/slurm.h>
+
+struct Where {
+  std::string diag_dir;
+  std::optional<lc::Manifest> manifest;
+  std::vector<std::string> degraded;  // every node's
+};
+
+// What this node's prolog recorded, or nothing when it did not run for
+// this job (option off, or plugin disabled).
+std::optional<Where> Find(spank_t sp, const std::vector<std::string>& args) {
+  auto config = lc::ParsePluginConfig(args);
+  if (!config) return std::nullopt;
+  uint32_t job_id = 0;
+  if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return std::nullopt;
+  char node[256] = "";
+  if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS) {
+    return std::nullopt;
+  }
+  lc::RunDir run = lc::RunDirFor(*config, node, job_id);
+  std::error_code ec;
+  if (!fs::is_directory(run.dir, ec)) return std::nullopt;
+  Where where;
+  where.diag_dir = ReadText(run.diag_dir());
+  while (!where.diag_dir.empty() && where.diag_dir.back() == '\n') where.diag_dir.pop_back();
+  lc::DiagLayout layout{where.diag_dir};
+  if (auto manifest = lc::ReadManifest(layout.manifest())) where.manifest = *manifest;
+  // This node's notes (kept even when the diag dir was unwritable), then
+  // the other nodes' from the shared diag dir.
+  std::string own = ReadText(run.degraded());
+  for (size_t start = 0, end; start < own.size(); start = end + 1) {
+    end = own.find('\n', start);
+    if (end == std::string::npos) end = own.size();
+    if (end > start)
+      where.degraded.push_back(std::string(node) + ": " + own.substr(start, end - start));
+  }
+  for (const auto& entry : fs::directory_iterator(layout.logs_dir(), ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("degraded-", 0) != 0 || name == "degraded-" + std::string(node) + ".txt") {
+      continue;
+    }
+    std::string other = name.substr(9, name.size() - 9 - 4);
+    std::string text = ReadText(entry.path().string());
+    for (size_t start = 0, end; start < text.size(); start = end + 1) {
+      end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      if (end > start) where.degraded.push_back(other + ": " + text.substr(start, end - start));
+    }
+  }
+  return where;
+}
+
+}  // namespace
+
+int UserInit(spank_t sp, const std::vector<std::string>& args) {
+  auto where = Find(sp, args);
+  if (!where) return 0;
+  spank_setenv(sp, "JOBMON_DIAG_DIR", where->diag_dir.c_str(), 1);
+  if (where->manifest && where->manifest->prometheus_port) {
+    std::string prometheus =
+        where->manifest->head_node + ":" + std::to_string(where->manifest->prometheus_port);
+    spank_setenv(sp, "JOBMON_PROMETHEUS", prometheus.c_str(), 1);
+  }
+  return 0;
+}
+
+int TaskInit(spank_t sp, const std::vector<std::string>& args) {
+  uint32_t step = 0;
+  if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != kBatchStep) return 0;
+  auto where = Find(sp, args);
+  if (!where) return 0;
+  std::string line = "[diag] ";
+  if (where->manifest && where->manifest->prometheus_port) {
+    const lc::Manifest& m = *where->manifest;
+    line += "Prometheus for job " + std::to_string(m.job_id) + " on " + m.head_node +
+            " at 127.0.0.1:" + std::to_string(m.prometheus_port) + " (tunnel: " + m.tunnel_command +
+            "); diag dir " + where->diag_dir;
+  } else {
+    line += "no Prometheus for this job; diag dir " + where->diag_dir;
+  }
+  if (!where->degraded.empty()) {
+    line += "; degraded:";
+    for (const std::string& d : where->degraded) line += " [" + d + "]";
+  }
+  // The task's stderr is the job's error (or output) file by now.
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  return 0;
+}
+
+}  // namespace jobmon::spank

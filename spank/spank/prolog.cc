@@ -1,0 +1,256 @@
+// job_prolog: start the job's exporters (every node) and Prometheus (the
+// first node), publish where they are, and return at once: nothing here
+// waits for a daemon to be ready.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "jobmon/common/atomic_file.h"
+#include "jobmon/common/daemon.h"
+#include "jobmon/common/private_ip.h"
+#include "lifecycle/diag_paths.h"
+#include "lifecycle/job_env.h"
+#include "lifecycle/manifest.h"
+#include "lifecycle/plugin_config.h"
+#include "lifecycle/port_reservation.h"
+#include "lifecycle/prometheus_config.h"
+#include "spank/diag_option.h"
+#include "spank/job_script.h"
+#include "spank/node_files.h"
+
+namespace jobmon::spank {
+namespace lc = jobmon::lifecycle;
+
+namespace {
+
+const std::vector<std::string> kDaemonEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"};
+
+struct Prolog {
+  const lc::PluginConfig& config;
+  const lc::JobEnv& job;
+  lc::DiagLayout layout;
+  lc::RunDir run;
+  gid_t job_gid;
+  std::vector<std::string> degraded;
+
+  void Degrade(const std::string& what) {
+    degraded.push_back(what);
+    slurm_error("[diag] job %u node %s: %s", job.job_id, job.node.c_str(), what.c_str());
+  }
+
+  // The exporter runs as the service user when one is configured.
+  std::pair<uid_t, gid_t> ExporterUser() {
+    if (!config.service_user.empty()) {
+      if (passwd* pw = getpwnam(config.service_user.c_str())) return {pw->pw_uid, pw->pw_gid};
+      Degrade("service_user '" + config.service_user + "' does not exist; exporter runs as " +
+              job.user);
+    }
+    return {job.uid, job_gid};
+  }
+
+  void StartExporter() {
+    auto interfaces = ListInterfaceAddresses();
+    if (!interfaces) {
+      Degrade("no exporter: cannot list addresses: " + interfaces.error().message);
+      return;
+    }
+    PrivateIpPolicy policy = PrivateIpPolicy::Defaults();
+    policy.cluster_cidrs = config.private_cidrs;
+    auto choice = SelectPrivateAddress(*interfaces, policy);
+    if (!choice) {
+      Degrade("no exporter: no cluster-private address on this node (" + choice.error().message +
+              ")");
+      return;
+    }
+    const IpAddress& address = choice->chosen.address;
+    auto port = lc::ReservePort(run, "exporter", address, config.exporter_port, config.port_tries);
+    if (!port) {
+      Degrade("no exporter: " + port.error().message);
+      return;
+    }
+    std::string host_port =
+        (address.family == IpAddress::Family::kV6 ? "[" + address.ToString() + "]"
+                                                  : address.ToString()) +
+        ":" + std::to_string(*port);
+    auto tfevents = lc::ExpandNodePattern(config.tfevents_dir, layout, job);
+    std::vector<std::string> argv = {config.supervisor,
+                                     "--max-restarts",
+                                     std::to_string(config.exporter_restarts),
+                                     "--status-file",
+                                     run.exporter_status(),
+                                     "--",
+                                     config.exporter,
+                                     "--listen",
+                                     host_port,
+                                     "--host",
+                                     job.node};
+    if (tfevents) {
+      argv.insert(argv.end(), {"--tfevents", *tfevents});
+    } else {
+      Degrade("tfevents_dir: " + tfevents.error().message);
+    }
+    for (const std::string& arg : config.exporter_args) {
+      auto expanded = lc::ExpandNodePattern(arg, layout, job);
+      if (!expanded) {
+        Degrade("exporter_arg: " + expanded.error().message);
+        continue;
+      }
+      argv.push_back(*expanded);
+    }
+    for (const std::string* program : {&config.supervisor, &config.exporter}) {
+      if (access(program->c_str(), X_OK) != 0) {
+        Degrade("no exporter: " + *program + " is not an executable");
+        return;
+      }
+    }
+    auto [uid, gid] = ExporterUser();
+    DaemonSpec spec{argv,       kDaemonEnv, layout.logs_dir() + "/exporter-" + job.node + ".log",
+                    layout.dir, uid,        gid};
+    auto started = SpawnDaemon(spec);
+    if (!started) {
+      Degrade("no exporter: " + started.error().message);
+      return;
+    }
+    (void)WriteFileAtomically(run.exporter_pid(), FormatPidRecord(*started) + "\n");
+    if (auto target = WriteOwnedFile(layout.target_file(job.node),
+                                     lc::RenderTargetFile(host_port, job.node), job.uid, job_gid);
+        !target) {
+      Degrade("exporter target not published: " + target.error().message);
+    }
+  }
+
+  // Head node only.
+  void StartPrometheus(lc::Manifest& manifest) {
+    if (auto written =
+            WriteOwnedFile(layout.prometheus_config(),
+                           lc::RenderPrometheusConfig(config, job, layout), job.uid, job_gid);
+        !written) {
+      Degrade("no Prometheus: " + written.error().message);
+      return;
+    }
+    if (access(config.prometheus.c_str(), X_OK) != 0) {
+      Degrade("no Prometheus: " + config.prometheus +
+              " is not an executable (apt-get install prometheus)");
+      return;
+    }
+    auto loopback = IpAddress::Parse("127.0.0.1");
+    auto port =
+        lc::ReservePort(run, "prometheus", *loopback, config.prometheus_port, config.port_tries);
+    if (!port) {
+      Degrade("no Prometheus: " + port.error().message);
+      return;
+    }
+    if (auto made = MakeDirectory(layout.tsdb_dir(), 0750, job.uid, job_gid); !made) {
+      Degrade("no Prometheus: " + made.error().message);
+      return;
+    }
+    std::vector<std::string> argv = {
+        config.prometheus,
+        "--config.file=" + layout.prometheus_config(),
+        "--storage.tsdb.path=" + layout.tsdb_dir(),
+        "--web.listen-address=127.0.0.1:" + std::to_string(*port),
+        // The job's data stays for the job's whole life; the archive keeps it after.
+        "--storage.tsdb.retention.time=3650d",
+    };
+    // As the job's user, so the TSDB belongs to them; admin API and
+    // lifecycle endpoints stay off (not enabled).
+    DaemonSpec spec{argv,       kDaemonEnv, layout.logs_dir() + "/prometheus.log",
+                    layout.dir, job.uid,    job_gid};
+    auto started = SpawnDaemon(spec);
+    if (!started) {
+      Degrade("no Prometheus: " + started.error().message);
+      return;
+    }
+    (void)WriteFileAtomically(run.prometheus_pid(), FormatPidRecord(*started) + "\n");
+    manifest.prometheus_address = "127.0.0.1";
+    manifest.prometheus_port = *port;
+    manifest.tunnel_command = lc::TunnelCommand(job.head_node(), *port);
+  }
+
+  void Run() {
+    if (auto made = MakeDirectory(run.dir, 0755); !made) {
+      slurm_error("[diag] job %u node %s: %s; diagnostics off for this job", job.job_id,
+                  job.node.c_str(), made.error().message.c_str());
+      return;
+    }
+    (void)WriteFileAtomically(run.diag_dir(), layout.dir + "\n");
+    bool dir_ok = true;
+    for (const std::string& dir : {layout.dir, layout.targets_dir(), layout.logs_dir()}) {
+      if (auto made = MakeDirectory(dir, 0755, job.uid, job_gid); !made) {
+        Degrade("diag dir unwritable: " + made.error().message + "; nothing started");
+        dir_ok = false;
+        break;
+      }
+    }
+    lc::Manifest manifest;
+    if (dir_ok) {
+      StartExporter();
+      if (job.is_head()) {
+        manifest.job_id = job.job_id;
+        manifest.user = job.user;
+        manifest.uid = job.uid;
+        manifest.nodes = job.nodes;
+        manifest.head_node = job.head_node();
+        manifest.diag_dir = layout.dir;
+        manifest.targets_dir = layout.targets_dir();
+        manifest.jobmon_version = JOBMON_VERSION;
+        manifest.remote_write = config.remote_write;
+        manifest.started_at = lc::IsoNow();
+        StartPrometheus(manifest);
+        manifest.state = "running";
+        manifest.degraded = degraded;
+        if (auto written = lc::WriteManifest(layout.manifest(), manifest, job.uid, job_gid);
+            !written) {
+          Degrade("manifest not written: " + written.error().message);
+        }
+      }
+    }
+    for (const std::string& line : degraded) {
+      AppendLine(run.degraded(), line);
+      if (dir_ok) AppendLine(layout.logs_dir() + "/degraded-" + job.node + ".txt", line);
+    }
+    if (degraded.empty()) {
+      slurm_info(
+          "[diag] job %u node %s: exporter started%s", job.job_id, job.node.c_str(),
+          job.is_head()
+              ? (", Prometheus on 127.0.0.1:" + std::to_string(manifest.prometheus_port)).c_str()
+              : "");
+    }
+  }
+};
+
+}  // namespace
+
+int JobProlog(spank_t sp, const std::vector<std::string>& args) {
+  auto config = lc::ParsePluginConfig(args);
+  if (!config) {
+    slurm_error("[diag] %s; the plugin is disabled for this job", config.error().message.c_str());
+    return 0;
+  }
+  auto requested = RequestedDiagMode(sp);
+  bool on = requested ? *requested == DiagMode::kOn : config->default_on;
+  if (!on) return 0;
+  auto job = lc::ReadJobEnv([](const char* name) { return std::getenv(name); });
+  if (!job) {
+    slurm_error("[diag] job prolog: %s; diagnostics off for this job", job.error().message.c_str());
+    return 0;
+  }
+  auto layout = lc::DiagLayoutFor(*config, *job);
+  if (!layout) {
+    slurm_error("[diag] job %u: %s; diagnostics off for this job", job->job_id,
+                layout.error().message.c_str());
+    return 0;
+  }
+  gid_t gid = job->gid;
+  if (gid == static_cast<gid_t>(-1)) {
+    passwd* pw = getpwuid(job->uid);
+    gid = pw ? pw->pw_gid : 0;
+  }
+  Prolog prolog{*config, *job, *layout, lc::RunDirFor(*config, job->node, job->job_id), gid, {}};
+  prolog.Run();
+  return 0;
+}
+
+}  // namespace jobmon::spank

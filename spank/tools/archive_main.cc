@@ -1,0 +1,73 @@
+// jobmon-archive: packs a finished job's TSDB as tsdb.tar.zst and records
+// the result in its manifest. Started detached by spank_diag's epilog on the
+// head node, as the job's user, once Prometheus has exited.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "archive/tsdb_archive.h"
+#include "lifecycle/diag_paths.h"
+#include "lifecycle/manifest.h"
+
+namespace lc = jobmon::lifecycle;
+
+int main(int argc, char** argv) {
+  std::string dir;
+  int level = 3;
+  bool keep_tsdb = false;
+  CLI::App app{"jobmon-archive: pack a job's TSDB as tsdb.tar.zst and update manifest.json"};
+  app.add_option("--diag-dir", dir, "The job's diag dir")->required();
+  app.add_option("--level", level, "zstd compression level")
+      ->check(CLI::Range(1, 19))
+      ->capture_default_str();
+  app.add_flag("--keep-tsdb", keep_tsdb, "Keep prometheus/ after a verified archive");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  lc::DiagLayout layout{dir};
+  auto manifest = lc::ReadManifest(layout.manifest());
+  if (!manifest) {
+    std::cerr << "jobmon-archive: error: " << manifest.error().message << "\n";
+    return 1;
+  }
+  std::cerr << "jobmon-archive: packing " << layout.tsdb_dir() << " into " << layout.archive()
+            << " (zstd level " << level << ")\n";
+  uint64_t reported = 0;
+  auto result = jobmon::archive::ArchiveDirectory(
+      layout.tsdb_dir(), "prometheus", layout.archive(), level,
+      [&](uint64_t files, uint64_t bytes) {
+        if (bytes - reported >= (64u << 20)) {
+          std::cerr << "jobmon-archive: " << files << " files, " << (bytes >> 20) << " MiB\n";
+          reported = bytes;
+        }
+      });
+  manifest = lc::ReadManifest(layout.manifest());  // the epilog may have written since
+  if (!manifest) {
+    std::cerr << "jobmon-archive: error: " << manifest.error().message << "\n";
+    return 1;
+  }
+  lc::Manifest m = *manifest;
+  m.ended_at = m.ended_at.empty() ? lc::IsoNow() : m.ended_at;
+  if (!result) {
+    m.state = "archive_failed";
+    m.archive_error = result.error().message;
+    std::cerr << "jobmon-archive: error: " << result.error().message << "\n";
+  } else {
+    std::error_code ec;
+    if (!keep_tsdb) std::filesystem::remove_all(layout.tsdb_dir(), ec);
+    m.state = "archived";
+    m.archive = lc::ArchiveInfo{layout.archive(), result->sha256, result->bytes, level,
+                                keep_tsdb || static_cast<bool>(ec)};
+    std::cerr << "jobmon-archive: " << result->files << " files, " << result->input_bytes
+              << " bytes -> " << result->bytes << " bytes, sha256 " << result->sha256 << "\n";
+  }
+  if (auto written = lc::WriteManifest(layout.manifest(), m, getuid(), getgid()); !written) {
+    std::cerr << "jobmon-archive: error: " << written.error().message << "\n";
+    return 1;
+  }
+  return result ? 0 : 1;
+}

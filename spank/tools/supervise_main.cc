@@ -1,0 +1,40 @@
+// jobmon-supervise: keeps a job's exporter running (restart with backoff,
+// capped), used by spank_diag's job prolog.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "jobmon/common/duration.h"
+#include "lifecycle/supervisor.h"
+
+int main(int argc, char** argv) {
+  jobmon::lifecycle::SupervisorOptions options;
+  std::string initial = "1s", maximum = "30s";
+  CLI::App app{"jobmon-supervise: run a command, restart it with backoff when it exits"};
+  app.add_option("--max-restarts", options.max_restarts, "Give up after this many restarts")
+      ->capture_default_str();
+  app.add_option("--backoff", initial, "First restart delay (doubles each time)")
+      ->capture_default_str();
+  app.add_option("--max-backoff", maximum, "Longest restart delay")->capture_default_str();
+  app.add_option("--status-file", options.status_file, "Rewritten with one status line");
+  app.add_option("command", options.argv, "-- PROGRAM [ARGS...] (PROGRAM: an absolute path)")
+      ->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  auto first = jobmon::ParseDuration(initial);
+  auto longest = jobmon::ParseDuration(maximum);
+  if (!first || !longest) {
+    std::cerr << "jobmon-supervise: error: "
+              << (!first ? first.error().message : longest.error().message) << "\n";
+    return 2;
+  }
+  if (options.argv.front().empty() || options.argv.front().front() != '/') {
+    std::cerr << "jobmon-supervise: error: the program must be an absolute path\n";
+    return 2;
+  }
+  options.initial_backoff = *first;
+  options.max_backoff = *longest;
+  return jobmon::lifecycle::RunSupervisor(options);
+}

@@ -1,0 +1,341 @@
+// The --diag lifecycle's pure parts and its small processes: plugstack
+// arguments, path patterns, prometheus.yml, the manifest, port
+// reservations, the exporter supervisor, the TSDB archive.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "archive/tsdb_archive.h"
+#include "lifecycle/diag_paths.h"
+#include "lifecycle/job_env.h"
+#include "lifecycle/manifest.h"
+#include "lifecycle/plugin_config.h"
+#include "lifecycle/port_reservation.h"
+#include "lifecycle/prometheus_config.h"
+#include "lifecycle/supervisor.h"
+
+namespace jobmon::lifecycle {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() /
+             ("jobmon-lc-" + tag + "-" + std::to_string(getpid()) + "-" +
+              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()))) {
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+JobEnv TwoNodeJob() {
+  std::map<std::string, std::string> env = {
+      {"SLURM_JOB_ID", "4242"},
+      {"SLURM_JOB_UID", "1000"},
+      {"SLURM_JOB_GID", "1000"},
+      {"SLURM_JOB_USER", "alice"},
+      {"SLURMD_NODENAME", "node2"},
+      {"SLURM_NODELIST", "node[1-2]"},
+      {"SLURM_JOB_STDOUT", "/shared/%u/runs/%x-%j/slurm-%j.out"},
+      {"SLURM_JOB_NAME", "llama"},
+      {"SLURM_JOB_WORK_DIR", "/home/alice"}};
+  return ReadJobEnv([env](const char* name) -> const char* {
+           auto it = env.find(name);
+           return it == env.end() ? nullptr : it->second.c_str();
+         })
+      .value();
+}
+
+TEST(PluginConfig, DefaultsAndEveryKey) {
+  auto defaults = ParsePluginConfig({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->prometheus_port, 9190);
+  EXPECT_EQ(defaults->exporter_port, 9400);
+  EXPECT_EQ(defaults->scrape_interval, std::chrono::seconds(5));
+  EXPECT_FALSE(defaults->default_on);
+  auto config = ParsePluginConfig(
+      {"prometheus=/opt/prom/prometheus", "exporter_port=9500", "prometheus_port=9290",
+       "scrape_interval=15s", "private_cidrs=10.201.0.0/24,192.168.0.0/16", "archive=off",
+       "compression=9", "keep_tsdb=on", "default=on",
+       "remote_write=https://mimir.example/api/v1/push", "diag_dir=/scratch/%u/diag-%j",
+       "epilog_wait=5s", "exporter_arg=--sysfs=/fake/%n"});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->prometheus, "/opt/prom/prometheus");
+  EXPECT_EQ(config->exporter_port, 9500);
+  EXPECT_EQ(config->private_cidrs.size(), 2u);
+  EXPECT_FALSE(config->archive);
+  EXPECT_EQ(config->compression_level, 9);
+  EXPECT_TRUE(config->keep_tsdb && config->default_on);
+  EXPECT_EQ(config->exporter_args, std::vector<std::string>{"--sysfs=/fake/%n"});
+}
+
+TEST(PluginConfig, AnUnknownOrInvalidArgumentIsNamed) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"promethues=/usr/bin/prometheus", "unknown plugstack.conf argument 'promethues'"},
+      {"prometheus_port=80", "prometheus_port=80"},
+      {"prometheus_port=abc", "expected an integer"},
+      {"scrape_interval=5x", "invalid duration"},
+      {"scrape_interval=100ms", "at least 1000ms"},
+      {"archive=maybe", "expected on or off"},
+      {"prometheus=relative/prom", "expected an absolute path"},
+      {"private_cidrs=10.0.0.1/8", "private_cidrs"},
+      {"remote_write=ftp://x", "http:// or https://"},
+      {"exporter_arg=--listen=0.0.0.0:1", "--listen is set by the plugin"},
+      {"justaword", "is not key=value"},
+  };
+  for (auto [arg, message] : cases) {
+    auto config = ParsePluginConfig({arg});
+    ASSERT_FALSE(config.ok()) << arg;
+    EXPECT_NE(config.error().message.find(message), std::string::npos)
+        << arg << " -> " << config.error().message;
+  }
+}
+
+TEST(JobEnvTest, ReadsSlurmdsVariablesAndNamesWhatIsMissing) {
+  JobEnv job = TwoNodeJob();
+  EXPECT_EQ(job.job_id, 4242u);
+  EXPECT_EQ(job.nodes, (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_EQ(job.head_node(), "node1");
+  EXPECT_FALSE(job.is_head());
+  auto missing = ReadJobEnv([](const char* name) -> const char* {
+    return std::string(name) == "SLURM_JOB_ID" ? "7" : nullptr;
+  });
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("SLURM_JOB_UID"), std::string::npos);
+  auto bad = ReadJobEnv([](const char* name) -> const char* {
+    return std::string(name) == "SLURM_JOB_ID" ? "7x" : "1";
+  });
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("not a number"), std::string::npos);
+}
+
+TEST(DiagPaths, DefaultIsBesideTheJobsStdoutWithPatternsExpanded) {
+  JobEnv job = TwoNodeJob();
+  EXPECT_EQ(StdoutDirectory(job), "/shared/alice/runs/llama-4242");
+  auto layout = DiagLayoutFor(ParsePluginConfig({}).value(), job);
+  ASSERT_TRUE(layout.ok());
+  EXPECT_EQ(layout->dir, "/shared/alice/runs/llama-4242/jobmon-diag-4242");
+  EXPECT_EQ(layout->target_file("node2"),
+            "/shared/alice/runs/llama-4242/jobmon-diag-4242/targets/node2.json");
+  job.stdout_path = "slurm-%j.out";  // relative: the work dir
+  EXPECT_EQ(StdoutDirectory(job), "/home/alice");
+  job.stdout_path = "/shared/%t/out";  // a step-level pattern: the work dir
+  EXPECT_EQ(StdoutDirectory(job), "/home/alice");
+  job.stdout_path = "";
+  EXPECT_EQ(StdoutDirectory(job), "/home/alice");
+  auto typo = DiagLayoutFor(ParsePluginConfig({"diag_dir=/x/%q"}).value(), job);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("unknown pattern %q"), std::string::npos);
+  EXPECT_EQ(ExpandPattern("100%%-%j", {{'j', "1"}}).value(), "100%-1");
+  EXPECT_FALSE(ExpandPattern("ends%", {}).ok());
+  auto relative = DiagLayoutFor(ParsePluginConfig({"diag_dir=diag-%j"}).value(), job);
+  EXPECT_FALSE(relative.ok());
+}
+
+TEST(PrometheusConfig, FileSdOverTheTargetsAndOptionalRemoteWrite) {
+  JobEnv job = TwoNodeJob();
+  auto config = ParsePluginConfig({"scrape_interval=15s"}).value();
+  DiagLayout layout{"/d/diag"};
+  std::string yml = RenderPrometheusConfig(config, job, layout);
+  EXPECT_NE(yml.find("scrape_interval: 15s"), std::string::npos);
+  EXPECT_NE(yml.find("scrape_timeout: 10s"), std::string::npos) << "capped below the interval";
+  EXPECT_NE(yml.find("- files: [\"/d/diag/targets/*.json\"]"), std::string::npos);
+  EXPECT_NE(yml.find("slurm_job_id: \"4242\""), std::string::npos);
+  EXPECT_EQ(yml.find("remote_write"), std::string::npos);
+  config.remote_write = "https://vm.example/api/v1/write";
+  EXPECT_NE(RenderPrometheusConfig(config, job, layout)
+                .find("remote_write:\n  - url: \"https://vm.example/api/v1/write\""),
+            std::string::npos);
+  EXPECT_EQ(RenderTargetFile("10.201.0.12:9400", "node2"),
+            "[\n  {\n    \"labels\": {\n      \"host\": \"node2\"\n    },\n    \"targets\": [\n"
+            "      \"10.201.0.12:9400\"\n    ]\n  }\n]\n");
+}
+
+TEST(ManifestTest, RoundTripsAndRejectsOtherSchemas) {
+  Manifest m;
+  m.job_id = 4242;
+  m.user = "alice";
+  m.nodes = {"node1", "node2"};
+  m.head_node = "node1";
+  m.prometheus_address = "127.0.0.1";
+  m.prometheus_port = 9191;
+  m.tunnel_command = TunnelCommand("node1", 9191);
+  m.state = "archived";
+  m.degraded = {"node2: no exporter: no cluster-private address"};
+  m.archive = ArchiveInfo{"/d/tsdb.tar.zst", std::string(64, 'a'), 123, 3, false};
+  std::string json = ToJson(m);
+  EXPECT_NE(json.find("\"url\": \"http://127.0.0.1:9191\""), std::string::npos);
+  EXPECT_EQ(m.tunnel_command, "ssh -N -L 9191:127.0.0.1:9191 node1");
+  auto back = ParseManifest(json);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ToJson(*back), json);
+  EXPECT_FALSE(ParseManifest("{\"schema\": \"other/v9\"}").ok());
+  EXPECT_FALSE(ParseManifest("not json").ok());
+  EXPECT_FALSE(ParseManifest("{\"schema\": \"jobmon.manifest/v1\", \"job_id\": \"x\"}").ok());
+}
+
+TEST(PortReservationTest, ConcurrentJobsGetDifferentPortsAndBusyPortsAreSkipped) {
+  TempDir run_root("ports");
+  PluginConfig config;
+  config.run_dir = run_root.path.string();
+  auto loopback = IpAddress::Parse("127.0.0.1").value();
+  // A port already in use (by us) is skipped.
+  int busy = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(busy, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  getsockname(busy, reinterpret_cast<sockaddr*>(&addr), &len);
+  int base = ntohs(addr.sin_port);
+  EXPECT_FALSE(PortIsFree(loopback, base));
+  auto first = ReservePort(RunDirFor(config, "node1", 1), "prometheus", loopback, base, 50);
+  auto second = ReservePort(RunDirFor(config, "node1", 2), "prometheus", loopback, base, 50);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_NE(*first, base);
+  EXPECT_NE(*first, *second) << "the first job's reservation counts before its daemon binds";
+  // Another node's reservations are its own (its own network namespace).
+  auto other = ReservePort(RunDirFor(config, "node2", 1), "prometheus", loopback, base, 50);
+  EXPECT_EQ(*other, *first);
+  auto exhausted = ReservePort(RunDirFor(config, "node1", 3), "prometheus", loopback, base, 1);
+  ASSERT_FALSE(exhausted.ok());
+  EXPECT_NE(exhausted.error().message.find("no free port"), std::string::npos);
+  close(busy);
+}
+
+TEST(Supervisor, BackoffDoublesUpToTheCap) {
+  SupervisorOptions options;
+  options.initial_backoff = std::chrono::milliseconds(100);
+  options.max_backoff = std::chrono::milliseconds(500);
+  EXPECT_EQ(Backoff(options, 1).count(), 100);
+  EXPECT_EQ(Backoff(options, 2).count(), 200);
+  EXPECT_EQ(Backoff(options, 3).count(), 400);
+  EXPECT_EQ(Backoff(options, 4).count(), 500);
+  EXPECT_EQ(Backoff(options, 40).count(), 500);
+}
+
+// Runs the supervisor in a child process (it blocks signals and waits).
+pid_t ForkSupervisor(const SupervisorOptions& options) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(RunSupervisor(options));
+  return pid;
+}
+
+TEST(Supervisor, AProgramThatKeepsCrashingIsRestartedThenGivenUp) {
+  TempDir dir("sup");
+  SupervisorOptions options;
+  std::string count_file = (dir.path / "starts").string();
+  options.argv = {"/bin/sh", "-c", "echo x >> " + count_file + "; exit 3"};
+  options.max_restarts = 3;
+  options.initial_backoff = std::chrono::milliseconds(20);
+  options.status_file = (dir.path / "status").string();
+  pid_t supervisor = ForkSupervisor(options);
+  int status = 0;
+  ASSERT_EQ(waitpid(supervisor, &status, 0), supervisor);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(Read(count_file), "x\nx\nx\nx\n") << "the first run and 3 restarts";
+  EXPECT_EQ(Read(options.status_file), "gave up after 3 restarts: last exit code 3\n");
+}
+
+TEST(Supervisor, SigtermStopsTheChildAndNoListenerIsLeft) {
+  TempDir dir("sup2");
+  SupervisorOptions options;
+  std::string pid_file = (dir.path / "child").string();
+  // A child that ignores nothing and records its pid.
+  options.argv = {"/bin/sh", "-c", "echo $$ > " + pid_file + "; exec sleep 60"};
+  options.status_file = (dir.path / "status").string();
+  pid_t supervisor = ForkSupervisor(options);
+  std::string child;
+  for (int i = 0; i < 200 && child.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    child = Read(pid_file);
+  }
+  ASSERT_FALSE(child.empty());
+  pid_t child_pid = std::stoi(child);
+  EXPECT_EQ(kill(child_pid, 0), 0);
+  kill(supervisor, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(supervisor, &status, 0), supervisor);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(kill(child_pid, 0), 0) << "the child went with the supervisor";
+  EXPECT_EQ(Read(options.status_file), "stopped\n");
+
+  // SIGKILL of the supervisor: the child gets SIGTERM (PR_SET_PDEATHSIG).
+  fs::remove(pid_file);
+  supervisor = ForkSupervisor(options);
+  child.clear();
+  for (int i = 0; i < 200 && child.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    child = Read(pid_file);
+  }
+  ASSERT_FALSE(child.empty());
+  child_pid = std::stoi(child);
+  kill(supervisor, SIGKILL);
+  waitpid(supervisor, &status, 0);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    gone = kill(child_pid, 0) != 0 ||
+           Read("/proc/" + child + "/stat").find(") Z ") != std::string::npos;
+  }
+  EXPECT_TRUE(gone) << "orphaned child " << child_pid;
+}
+
+TEST(TsdbArchive, PacksAtomicallyAndGnuTarUnpacksTheSameFiles) {
+  TempDir dir("arch");
+  fs::path tsdb = dir.path / "prometheus";
+  fs::create_directories(tsdb / "wal");
+  fs::create_directories(tsdb / "01HZX" / "chunks");
+  std::ofstream(tsdb / "wal" / "00000000") << std::string(300000, 'w');
+  std::ofstream(tsdb / "01HZX" / "meta.json") << "{\"ulid\": \"01HZX\"}";
+  std::ofstream(tsdb / "01HZX" / "chunks" / "000001") << std::string(70000, 'c');
+  std::string archive = (dir.path / "tsdb.tar.zst").string();
+  uint64_t last_files = 0;
+  auto result = archive::ArchiveDirectory(tsdb.string(), "prometheus", archive, 3,
+                                          [&](uint64_t files, uint64_t) { last_files = files; });
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->files, 3u);
+  EXPECT_EQ(last_files, 3u);
+  EXPECT_EQ(result->input_bytes, 300000u + 17u + 70000u);
+  EXPECT_LT(result->bytes, 10000u) << "zstd compressed";
+  EXPECT_EQ(result->sha256, archive::Sha256OfFile(archive).value());
+  EXPECT_EQ(result->sha256.size(), 64u);
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos)
+        << "no temp file left";
+  }
+  // An independent reader: GNU tar with the zstd program.
+  fs::path out = dir.path / "out";
+  fs::create_directories(out);
+  std::string command = "tar --zstd -xf " + archive + " -C " + out.string();
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  EXPECT_EQ(Read(out / "prometheus" / "01HZX" / "meta.json"), "{\"ulid\": \"01HZX\"}");
+  EXPECT_EQ(fs::file_size(out / "prometheus" / "wal" / "00000000"), 300000u);
+
+  auto missing = archive::ArchiveDirectory((dir.path / "nope").string(), "prometheus",
+                                           (dir.path / "x.tar.zst").string(), 3);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_FALSE(fs::exists(dir.path / "x.tar.zst"));
+}
+
+}  // namespace
+}  // namespace jobmon::lifecycle
