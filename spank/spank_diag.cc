@@ -59,11 +59,6 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
   return 0;
 }
 
-int slurm_spank_user_init(spank_t sp, int ac, char** av) {
-  Guarded("user_init", 0, [&] { return jobmon::spank::UserInit(sp, Args(ac, av)); });
-  return 0;
-}
-
 int slurm_spank_task_init(spank_t sp, int ac, char** av) {
   Guarded("task_init", 0, [&] { return jobmon::spank::TaskInit(sp, Args(ac, av)); });
   return 0;

@@ -30,6 +30,8 @@ std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job
   out += "    slurm_job_id: " + Quoted(std::to_string(job.job_id)) + "\n";
   out += "scrape_configs:\n";
   out += "  - job_name: jobmon-exporter\n";
+  // The exporter labels its series with host itself; keep that label.
+  out += "    honor_labels: true\n";
   out += "    file_sd_configs:\n";
   out += "      - files: [" + Quoted(layout.targets_dir() + "/*.json") + "]\n";
   out += "        refresh_interval: " + Seconds(config.scrape_interval) + "\n";

@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -44,6 +45,25 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
   }
   lc::Manifest m = *manifest;
   m.ended_at = lc::IsoNow();
+  // What every node noted (an exporter that gave up, ...), once each.
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(layout.logs_dir(), ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("degraded-", 0) != 0) continue;
+    std::string node = name.substr(9, name.size() - 9 - 4);
+    std::string text = ReadText(entry.path().string());
+    for (size_t start = 0, end; start < text.size(); start = end + 1) {
+      end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      std::string line = text.substr(start, end - start);
+      if (line.empty()) continue;
+      std::string noted = node == job.node ? line : node + ": " + line;
+      if (std::find(m.degraded.begin(), m.degraded.end(), noted) == m.degraded.end() &&
+          std::find(m.degraded.begin(), m.degraded.end(), line) == m.degraded.end()) {
+        m.degraded.push_back(noted);
+      }
+    }
+  }
   if (!prometheus_clean) m.degraded.push_back("Prometheus did not exit cleanly (killed)");
   if (!config.archive || m.prometheus_port == 0 || !fs::is_directory(layout.tsdb_dir())) {
     m.state = "ended";
@@ -66,7 +86,7 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
     slurm_error("[diag] job %u: archiver: %s", job.job_id, archiver.error().message.c_str());
     return;
   }
-  (void)WriteFileAtomically(run.archiver_pid(), FormatPidRecord(*archiver) + "\n");
+  (void)WriteFileAtomically(run.archiver_pid(), FormatPidRecord(*archiver));
   auto deadline = std::chrono::steady_clock::now() + config.epilog_wait;
   while (IsSameProcessRunning(*archiver) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

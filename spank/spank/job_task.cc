@@ -69,23 +69,25 @@ std::optional<Where> Find(spank_t sp, const std::vector<std::string>& args) {
 
 }  // namespace
 
-int UserInit(spank_t sp, const std::vector<std::string>& args) {
-  auto where = Find(sp, args);
-  if (!where) return 0;
-  spank_setenv(sp, "JOBMON_DIAG_DIR", where->diag_dir.c_str(), 1);
-  if (where->manifest && where->manifest->prometheus_port) {
+namespace {
+
+void SetEnvironment(spank_t sp, const Where& where) {
+  spank_setenv(sp, "JOBMON_DIAG_DIR", where.diag_dir.c_str(), 1);
+  if (where.manifest && where.manifest->prometheus_port) {
     std::string prometheus =
-        where->manifest->head_node + ":" + std::to_string(where->manifest->prometheus_port);
+        where.manifest->head_node + ":" + std::to_string(where.manifest->prometheus_port);
     spank_setenv(sp, "JOBMON_PROMETHEUS", prometheus.c_str(), 1);
   }
-  return 0;
 }
 
+}  // namespace
+
 int TaskInit(spank_t sp, const std::vector<std::string>& args) {
-  uint32_t step = 0;
-  if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != kBatchStep) return 0;
   auto where = Find(sp, args);
   if (!where) return 0;
+  SetEnvironment(sp, *where);
+  uint32_t step = 0;
+  if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != kBatchStep) return 0;
   std::string line = "[diag] ";
   if (where->manifest && where->manifest->prometheus_port) {
     const lc::Manifest& m = *where->manifest;

@@ -1,8 +1,9 @@
 #pragma once
 // Remote context (slurmstepd, as the job's user): tell the job where its
-// diagnostics are. user_init sets JOBMON_DIAG_DIR and JOBMON_PROMETHEUS in
-// every step's environment; task_init prints one [diag] line into the batch
-// script's own output.
+// diagnostics are. task_init runs in each task just before exec (the only
+// hook where both the task's environment and its stdio are the job's): it
+// sets JOBMON_DIAG_DIR and JOBMON_PROMETHEUS, and in the batch script prints
+// one [diag] line into the job's own output.
 
 #include <string>
 #include <vector>
@@ -11,7 +12,6 @@
 
 namespace jobmon::spank {
 
-int UserInit(spank_t sp, const std::vector<std::string>& args);
 int TaskInit(spank_t sp, const std::vector<std::string>& args);
 
 }  // namespace jobmon::spank

@@ -60,8 +60,7 @@ struct Prolog {
     policy.cluster_cidrs = config.private_cidrs;
     auto choice = SelectPrivateAddress(*interfaces, policy);
     if (!choice) {
-      Degrade("no exporter: no cluster-private address on this node (" + choice.error().message +
-              ")");
+      Degrade("no exporter: " + choice.error().message);
       return;
     }
     const IpAddress& address = choice->chosen.address;
@@ -113,7 +112,7 @@ struct Prolog {
       Degrade("no exporter: " + started.error().message);
       return;
     }
-    (void)WriteFileAtomically(run.exporter_pid(), FormatPidRecord(*started) + "\n");
+    (void)WriteFileAtomically(run.exporter_pid(), FormatPidRecord(*started));
     if (auto target = WriteOwnedFile(layout.target_file(job.node),
                                      lc::RenderTargetFile(host_port, job.node), job.uid, job_gid);
         !target) {
@@ -163,7 +162,7 @@ struct Prolog {
       Degrade("no Prometheus: " + started.error().message);
       return;
     }
-    (void)WriteFileAtomically(run.prometheus_pid(), FormatPidRecord(*started) + "\n");
+    (void)WriteFileAtomically(run.prometheus_pid(), FormatPidRecord(*started));
     manifest.prometheus_address = "127.0.0.1";
     manifest.prometheus_port = *port;
     manifest.tunnel_command = lc::TunnelCommand(job.head_node(), *port);

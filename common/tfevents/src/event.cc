@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "jobmon/tfevents/record.h"
 #include "tfevents.pb.h"
@@ -76,6 +77,9 @@ Expected<ScalarEvent> DecodeEvent(std::string_view payload) {
 
 Expected<EventFileWriter> EventFileWriter::Create(const std::string& dir, const std::string& host,
                                                   double wall_time) {
+  // Like TensorFlow's and tensorboardX's writers: the log dir is created.
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
   std::string path =
       dir + "/events.out.tfevents." + std::to_string(static_cast<int64_t>(wall_time)) + "." + host;
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
