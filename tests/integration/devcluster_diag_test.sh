@@ -110,10 +110,10 @@ check "fake GPU sysfs written on both nodes" bash -c \
   "test -s '$JOBS/gpu-node1/class/drm/card0/device/gpu_busy_percent' &&
    test -s '$JOBS/gpu-node2/class/drm/card1/device/hwmon/hwmon1/power1_average'"
 for node in node1 node2; do
-  for phase in prolog epilog; do
+  for line in "node $node: exporter started" "node $node: stopped (exporter terminated"; do
     # The epilog runs after sbatch --wait returns; give it a moment.
-    check "[diag] $phase line for job $on_job on $node" bash -c \
-      "for i in \$(seq 1 50); do grep -q '\[diag\] job $on_job $phase on node $node: diagnostics requested' \
+    check "[diag] '$line' for job $on_job" bash -c \
+      "for i in \$(seq 1 100); do grep -qF '[diag] job $on_job $line' \
        '$STATE/log/slurmd-$node.log' && exit 0; sleep 0.2; done; exit 1"
   done
 done

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Integration test of the --diag lifecycle on the real dev cluster (Debian's
+# slurmctld, slurmd, munge, Prometheus; 2 nodes in network namespaces):
+# per-job Prometheus on the head node's loopback, exporters on the nodes'
+# private addresses, the archive after the job, two jobs sharing a head
+# node, and every fail-open case. Needs root. One line per check, then
+# "N passed, N failed"; the cluster and every process the test started are
+# cleaned up even on failure.
+set -uo pipefail
+
+DEVCLUSTER="" PLUGIN="" FAKE_TRAINER="" PROMQ=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --devcluster) DEVCLUSTER=$2; shift 2 ;;
+    --plugin) PLUGIN=$2; shift 2 ;;
+    --fake-trainer) FAKE_TRAINER=$2; shift 2 ;;
+    --promq) PROMQ=$2; shift 2 ;;
+    *) echo "usage: $0 --devcluster PATH --plugin SO --fake-trainer PATH --promq PATH" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$DEVCLUSTER" && -f "$PLUGIN" && -x "$FAKE_TRAINER" && -x "$PROMQ" ]] || { echo "missing arguments" >&2; exit 2; }
+[[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
+DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
+PROMQ=$(realpath "$PROMQ")  # executable, #!/usr/bin/python3
+
+STATE=$(mktemp -d /tmp/jobmon-lc-XXXXXX)
+SUBNET=10.204.$((RANDOM % 200 + 20))
+SCRATCH=$(mktemp -d /tmp/jobmon-lc-scratch-XXXXXX)
+passed=0 failed=0
+OUR_PIDS=()
+
+check() {  # check "description" command...
+  local what=$1
+  shift
+  if "$@"; then
+    echo "ok   - $what"
+    passed=$((passed + 1))
+  else
+    echo "FAIL - $what"
+    failed=$((failed + 1))
+  fi
+}
+
+teardown() {
+  local pid
+  for pid in "${OUR_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+  "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
+  rm -rf "$SCRATCH"
+}
+trap teardown EXIT
+
+echo "# devcluster up: 2 nodes on $SUBNET.0/24"
+if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$PLUGIN" --timeout 90 \
+  --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$STATE/jobs/gpu-%n"; then
+  echo "FAIL - devcluster up"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+eval "$("$DEVCLUSTER" env --state "$STATE")"
+TAG=$DEVCLUSTER_TAG JOBS=$DEVCLUSTER_JOBS
+BASE_LINE=$(cat "$STATE/etc/plugstack.line")
+in_node() { local node=$1; shift; ip netns exec "$TAG-$node" "$@"; }
+plugin_args() {  # the plugstack.conf line with extra arguments (read per job)
+  echo "optional $BASE_LINE $*" >"$STATE/etc/plugstack.conf"
+}
+job_id() { local out=$1; out=${out%%;*}; echo "${out//[^0-9]/}"; }
+wait_for() {  # wait_for SECONDS command...: poll every 0.2 s
+  local deadline=$((SECONDS + $1))
+  shift
+  while ((SECONDS < deadline)); do "$@" && return 0; sleep 0.2; done
+  "$@"
+}
+job_done() { ! squeue -h -j "$1" 2>/dev/null | grep -q .; }
+nodes_idle() { [[ "$(sinfo -h -N -o '%N %t' | sort -u | grep -c ' idle$')" -eq 2 ]]; }
+manifest() { /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+no_wildcard_listener_of_ours() {  # in every namespace, our daemons bind concrete addresses
+  local node
+  for node in node1 node2; do
+    if in_node "$node" ss -ltnpH | grep -E 'prometheus|jobmon-export' | awk '{print $4}' |
+      grep -qE '^(0\.0\.0\.0|\*|\[::\]):'; then
+      return 1
+    fi
+  done
+}
+processes_of() { pgrep -f -- "$1" | grep -v "^$$\$" || true; }
+
+cat >"$JOBS/train.sh" <<EOS
+#!/bin/bash
+echo "env: JOBMON_DIAG_DIR=\$JOBMON_DIAG_DIR JOBMON_PROMETHEUS=\$JOBMON_PROMETHEUS"
+srun -l $FAKE_TRAINER --steps 120 --step-seconds 0.1 --seed 7 --gpu-sysfs $JOBS/gpu-%n \
+  --gpu-interval 0.5 --tensorboard-dir "\$JOBMON_DIAG_DIR/tensorboard/%n"
+# Stay until the test has looked (bounded), so the last steps are scraped.
+for i in \$(seq 1 600); do [[ -e $JOBS/release-\$SLURM_JOB_ID ]] && break; sleep 0.1; done
+EOS
+chmod +x "$JOBS/train.sh"
+
+echo "# a 2-node --diag=on job with the fake trainer"
+out=$(cd "$JOBS" && sbatch --parsable -N2 --diag=on -o "$JOBS/main-%j.log" "$JOBS/train.sh" 2>&1)
+main=$(job_id "$out")
+DIAG=$JOBS/jobmon-diag-$main
+check "manifest.json appears in the diag dir beside the job's output" wait_for 20 test -s "$DIAG/manifest.json"
+PORT=$(manifest "$DIAG/manifest.json" "m['prometheus']['port']" 2>/dev/null || echo 0)
+echo "# job $main: Prometheus on node1 127.0.0.1:$PORT"
+check "Prometheus port from 9190 upwards" test "$PORT" -ge 9190
+check "manifest: head node, nodes, tunnel command" test \
+  "$(manifest "$DIAG/manifest.json" "m['head_node'], m['nodes'], m['tunnel_command'], m['state']")" == \
+  "('node1', ['node1', 'node2'], 'ssh -N -L $PORT:127.0.0.1:$PORT node1', 'running')"
+answers() { in_node node1 "$PROMQ" "http://127.0.0.1:$PORT" 'vector(1)' >/dev/null; }
+check "Prometheus answers on node1's loopback" wait_for 20 answers
+check "not from node2's namespace (its loopback)" bash -c "! ip netns exec $TAG-node2 $PROMQ http://127.0.0.1:$PORT vector\(1\) 2>/dev/null"
+check "not on node1's private address" bash -c "! ip netns exec $TAG-node2 $PROMQ http://$SUBNET.11:$PORT vector\(1\) 2>/dev/null"
+both_up() { [[ "$(in_node node1 "$PROMQ" "http://127.0.0.1:$PORT" 'up == 1' | grep -c 'host=')" -eq 2 ]]; }
+check "both exporter targets have up == 1" wait_for 30 both_up
+series_for_both() { [[ "$(in_node node1 "$PROMQ" "http://127.0.0.1:$PORT" "count by (host) ($1)" | wc -l)" -eq 2 ]]; }
+check "hw_gpu_power_watts for both hosts (fake GPU sysfs)" wait_for 20 series_for_both hw_gpu_power_watts
+check "hw_procs_running for both hosts" wait_for 10 series_for_both hw_procs_running
+check "tb_step for both hosts (TensorBoard events in \$JOBMON_DIAG_DIR)" wait_for 30 series_for_both tb_step
+check "exporters bound to each node's private address" bash -c \
+  "ip netns exec $TAG-node1 ss -ltnpH | grep jobmon-export | grep -q ' $SUBNET.11:94' &&
+   ip netns exec $TAG-node2 ss -ltnpH | grep jobmon-export | grep -q ' $SUBNET.12:94'"
+check "no wildcard listener of ours in any namespace" no_wildcard_listener_of_ours
+check "promtool check config accepts the generated prometheus.yml" promtool check config "$DIAG/prometheus.yml"
+check "the job's output has one [diag] line with head node, port and tunnel" test \
+  "$(grep -c "^\[diag\] Prometheus for job $main on node1 at 127.0.0.1:$PORT (tunnel: ssh -N -L $PORT:127.0.0.1:$PORT node1)" "$JOBS/main-$main.log")" -eq 1
+check "JOBMON_DIAG_DIR and JOBMON_PROMETHEUS in the job's environment" \
+  grep -q "^env: JOBMON_DIAG_DIR=$DIAG JOBMON_PROMETHEUS=node1:$PORT\$" "$JOBS/main-$main.log"
+trained() { grep -q '^0: completed step: 119,' "$JOBS/main-$main.log"; }
+wait_for 60 trained
+sleep 3  # a few more scrapes of the final step
+touch "$JOBS/release-$main"
+check "the job ends" wait_for 60 job_done "$main"
+check "the job completed with exit 0" bash -c "scontrol -o show job $main | grep -q 'JobState=COMPLETED.*ExitCode=0:0'"
+archived() { [[ "$(manifest "$DIAG/manifest.json" "m['state']" 2>/dev/null)" == archived ]]; }
+check "manifest state becomes archived" wait_for 60 archived
+check "no process of ours left on any node" wait_for 10 test -z "$(processes_of "$DIAG")"
+check "tsdb.tar.zst exists and its sha256 matches the manifest" test \
+  "$(sha256sum "$DIAG/tsdb.tar.zst" | cut -d' ' -f1)" == "$(manifest "$DIAG/manifest.json" "m['archive']['sha256']")"
+check "the raw TSDB was removed after the verified archive (keep_tsdb=off)" test ! -e "$DIAG/prometheus"
+check "both nodes idle again" wait_for 20 nodes_idle
+last_step=$(grep -o '^0: completed step: [0-9]*' "$JOBS/main-$main.log" | tail -1 | grep -o '[0-9]*$')
+mkdir -p "$SCRATCH/restore"
+tar --zstd -xf "$DIAG/tsdb.tar.zst" -C "$SCRATCH/restore"
+printf 'global:\n  scrape_interval: 1h\n' >"$SCRATCH/empty.yml"
+RPORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+prometheus --config.file="$SCRATCH/empty.yml" --storage.tsdb.path="$SCRATCH/restore/prometheus" \
+  --web.listen-address="127.0.0.1:$RPORT" >"$SCRATCH/restore.log" 2>&1 &
+OUR_PIDS+=($!)
+restored_step() { "$PROMQ" "http://127.0.0.1:$RPORT" 'last_over_time(tb_step{host="node1"}[1h])' | grep -q " $last_step\$"; }
+check "a Prometheus on the unpacked archive returns tb_step = $last_step, the log's last step" wait_for 30 restored_step
+kill "${OUR_PIDS[-1]}" 2>/dev/null
+
+echo "# two --diag=on jobs sharing the head node"
+cat >"$JOBS/hold.sh" <<EOS
+#!/bin/bash
+for i in \$(seq 1 600); do [[ -e $JOBS/release-\$SLURM_JOB_ID ]] && break; sleep 0.1; done
+EOS
+chmod +x "$JOBS/hold.sh"
+a=$(job_id "$(cd "$JOBS" && sbatch --parsable -N1 -w node1 --diag=on -o "$JOBS/hold-%j.log" "$JOBS/hold.sh")")
+b=$(job_id "$(cd "$JOBS" && sbatch --parsable -N1 -w node1 --diag=on -o "$JOBS/hold-%j.log" "$JOBS/hold.sh")")
+check "both manifests written" wait_for 30 test -s "$JOBS/jobmon-diag-$a/manifest.json" -a -s "$JOBS/jobmon-diag-$b/manifest.json"
+pa=$(manifest "$JOBS/jobmon-diag-$a/manifest.json" "m['prometheus']['port']" 2>/dev/null)
+pb=$(manifest "$JOBS/jobmon-diag-$b/manifest.json" "m['prometheus']['port']" 2>/dev/null)
+check "different Prometheus ports ($pa, $pb)" test -n "$pa" -a -n "$pb" -a "$pa" != "$pb"
+check "both answer, each with its own TSDB" bash -c \
+  "ip netns exec $TAG-node1 $PROMQ http://127.0.0.1:$pa vector\(1\) >/dev/null &&
+   ip netns exec $TAG-node1 $PROMQ http://127.0.0.1:$pb vector\(1\) >/dev/null &&
+   test -d $JOBS/jobmon-diag-$a/prometheus -a -d $JOBS/jobmon-diag-$b/prometheus"
+touch "$JOBS/release-$a" "$JOBS/release-$b"
+check "both end" wait_for 60 bash -c "! squeue -h -j $a,$b 2>/dev/null | grep -q ."
+
+echo "# a job without --diag starts nothing"
+plain=$(job_id "$(cd "$JOBS" && sbatch --parsable --wait -N2 -o "$JOBS/plain-%j.log" --wrap 'srun true')")
+check "no diag dir, no run dir, no [diag] line" bash -c \
+  "test ! -e $JOBS/jobmon-diag-$plain && test ! -e $STATE/jobmon-run/node1/$plain && ! grep -q '\[diag\]' $JOBS/plain-$plain.log"
+
+echo "# fail-open: the job runs to its exit code, the node returns to idle, one [diag] line says why"
+fail_open() {  # fail_open NAME EXPECTED_TEXT EXIT_CODE plugin args...
+  local name=$1 expected=$2 code=$3 id out rc
+  shift 3
+  plugin_args "$@"
+  out=$(cd "$JOBS" && timeout 120 sbatch --parsable --wait -N2 --diag=on -o "$JOBS/fo-%j.log" \
+    --wrap "srun true; sleep 2; echo job-ran; exit $code" 2>&1)
+  rc=$?
+  id=$(job_id "$out")
+  check "$name: the job exits with its own code ($code)" test "$rc" -eq "$code"
+  check "$name: the job ran" grep -q '^job-ran$' "$JOBS/fo-$id.log"
+  check "$name: both nodes idle, none drained" wait_for 20 nodes_idle
+  check "$name: [diag] line says: $expected" grep -qF "$expected" "$JOBS/fo-$id.log"
+  check "$name: nothing of ours left running" wait_for 10 test -z "$(processes_of "jobmon-diag-$id")"
+}
+fail_open "Prometheus missing" "no Prometheus: /nonexistent/prometheus is not an executable" 0 \
+  prometheus=/nonexistent/prometheus
+in_node node1 /usr/bin/python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1", 9390)); s.listen(); time.sleep(300)' &
+OUR_PIDS+=($!)
+sleep 0.5
+fail_open "port range exhausted" "no Prometheus: no free port in 9390-9390 on 127.0.0.1" 3 \
+  prometheus_port=9390 port_tries=1
+kill "${OUR_PIDS[-1]}" 2>/dev/null
+fail_open "diag dir unwritable" "diag dir unwritable" 0 "diag_dir=/proc/jobmon-diag-%j"
+fail_open "no private address" "no exporter: no cluster-private address" 0 private_cidrs=192.0.2.0/24
+plugin_args exporter=/bin/false exporter_restarts=1
+out=$(cd "$JOBS" && timeout 120 sbatch --parsable --wait -N1 -w node1 --diag=on -o "$JOBS/crash-%j.log" \
+  --wrap "sleep 5; echo job-ran; exit 0" 2>&1)
+rc=$?
+crash=$(job_id "$out")
+check "exporter crashing: the job exits 0" test "$rc" -eq 0
+check "exporter crashing: both nodes idle, none drained" wait_for 20 nodes_idle
+check "exporter crashing: a [diag] line in slurmd's log says it gave up" wait_for 20 \
+  grep -q "\[diag\] job $crash node node1: exporter crashed repeatedly" "$STATE/log/slurmd-node1.log"
+crash_noted() { manifest "$JOBS/jobmon-diag-$crash/manifest.json" "m['degraded']" | grep -q 'exporter crashed repeatedly'; }
+check "exporter crashing: the manifest lists it as degraded" wait_for 20 crash_noted
+plugin_args bogus=1
+out=$(cd "$JOBS" && timeout 60 sbatch --parsable --wait -N1 --diag=on -o "$JOBS/bogus-%j.log" --wrap "echo job-ran" 2>&1)
+rc=$?
+bogus=$(job_id "$out")
+check "unknown plugstack argument: the job exits 0" test "$rc" -eq 0
+check "unknown plugstack argument: one clear error in slurmd's log" \
+  grep -q "\[diag\] unknown plugstack.conf argument 'bogus'" "$STATE/log/slurmd-node1.log"
+check "unknown plugstack argument: nothing started" test ! -e "$JOBS/jobmon-diag-$bogus"
+plugin_args
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
