@@ -13,37 +13,60 @@ scripts/build.sh release >/dev/null
 
 trap '"$DEVCLUSTER" down --state "$STATE"' EXIT
 echo "== starting the dev cluster"
-"$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet 10.201.0 --plugin build/release/spank/spank_diag.so
+"$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet 10.201.0 --plugin build/release/spank/spank_diag.so \
+  --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$STATE/jobs/gpu-%n"
 eval "$("$DEVCLUSTER" env --state "$STATE")"
 sinfo -N
+in_node1() { ip netns exec "$DEVCLUSTER_TAG-node1" "$@"; }
+promq() { in_node1 "$root/tests/integration/promq.py" "http://127.0.0.1:$port" "$1"; }
 
 echo "== sbatch -N2 --diag=on: srun fake-trainer on both nodes"
 cd "$DEVCLUSTER_JOBS"
-job=$(sbatch --parsable -N2 --diag=on -o "$DEVCLUSTER_JOBS/demo-%j.log" \
-  --wrap "srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 20 --step-seconds 0.2 \
-          --checkpoint-every 10 --checkpoint-seconds 0.3 --gpu-sysfs $DEVCLUSTER_JOBS/gpu-%n \
-          --tensorboard-dir $DEVCLUSTER_JOBS")
-echo "submitted job $job; following its output"
-tail -n +1 -F --pid=$$ "$DEVCLUSTER_JOBS/demo-$job.log" 2>/dev/null &
-tail_pid=$!
-while squeue -h -j "$job" 2>/dev/null | grep -q .; do sleep 1; done
-sleep 1
-kill "$tail_pid" 2>/dev/null || true
-wait "$tail_pid" 2>/dev/null || true
-echo
-echo "== job $job: $(scontrol show job "$job" | grep -oE "(^| )(JobState|ExitCode|NodeList)=[^ ]+" | tr '\n' ' ')"
+cat >demo.sh <<EOS
+#!/bin/bash
+srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 60 --step-seconds 0.2 \\
+  --checkpoint-every 20 --checkpoint-seconds 0.6 --gpu-sysfs $DEVCLUSTER_JOBS/gpu-%n \\
+  --tensorboard-dir "\$JOBMON_DIAG_DIR/tensorboard/%n"
+# the demo queries the job's Prometheus before the job ends (at most 60 s)
+for i in \$(seq 1 600); do [[ -e $DEVCLUSTER_JOBS/done-\$SLURM_JOB_ID ]] && break; sleep 0.1; done
+EOS
+chmod +x demo.sh
+job=$(sbatch --parsable -N2 --diag=on -o "$DEVCLUSTER_JOBS/demo-%j.log" demo.sh)
+diag=$DEVCLUSTER_JOBS/jobmon-diag-$job
+until [[ -s "$diag/manifest.json" ]] && grep -q '^\[diag\]' "$DEVCLUSTER_JOBS/demo-$job.log" 2>/dev/null; do sleep 0.2; done
+echo "submitted job $job; the [diag] line in its output:"
+grep '^\[diag\]' "$DEVCLUSTER_JOBS/demo-$job.log"
+port=$(python3 -c "import json; print(json.load(open('$diag/manifest.json'))['prometheus']['port'])")
+until grep -q '^0: completed step: 40,' "$DEVCLUSTER_JOBS/demo-$job.log" 2>/dev/null; do sleep 0.5; done
+echo "== live queries of the job's Prometheus (node1's loopback, port $port) at step 40"
+for query in up tb_step 'hw_gpu_power_watts{gpu="0"}' 'hw_gpu_utilization_percent{gpu="0"}'; do
+  echo "-- $query"
+  promq "$query"
+done
+until grep -q '^0: completed step: 59,' "$DEVCLUSTER_JOBS/demo-$job.log" 2>/dev/null; do sleep 0.5; done
+sleep 2
+touch "$DEVCLUSTER_JOBS/done-$job"
+while squeue -h -j "$job" 2>/dev/null | grep -q .; do sleep 0.5; done
+echo "== job $job: $(scontrol -o show job "$job" | grep -oE "(^| )(JobState|ExitCode|NodeList)=[^ ]+" | tr '\n' ' ')"
+until python3 -c "import json,sys; sys.exit(json.load(open('$diag/manifest.json'))['state'] not in ('archived', 'archive_failed'))"; do
+  sleep 0.5
+done
+echo "== after the job: the archive and the manifest"
+ls -l "$diag"
+python3 -c "import json; m=json.load(open('$diag/manifest.json')); print('state:', m['state']); print('archive:', m['archive'])"
+echo "sha256sum: $(sha256sum "$diag/tsdb.tar.zst")"
+tar --zstd -tvf "$diag/tsdb.tar.zst" | head -5
 echo "== what the plugin logged (slurmd logs)"
-sleep 1
 grep -h '\[diag\]' "$DEVCLUSTER_STATE"/log/slurmd-*.log
-echo "== TensorBoard event file written by rank 0"
-ls -l "$DEVCLUSTER_JOBS"/events.out.tfevents.*
 
 echo "== a second job that hangs at step 15; jobmon triage while it is stuck (Slurm says RUNNING)"
 hang=$(sbatch --parsable -N2 -o "$DEVCLUSTER_JOBS/hang-%j.log" \
   --wrap "srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 100 --step-seconds 0.1 --hang-at 15")
 until grep -q '^0: completed step: 14,' "$DEVCLUSTER_JOBS/hang-$hang.log" 2>/dev/null; do sleep 0.5; done
 sleep 4
-"$root/build/release/monitor/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --stall-min-seconds 2 || true
+triage_rc=0
+"$root/build/release/monitor/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --stall-min-seconds 2 || triage_rc=$?
+echo "(jobmon triage exit code $triage_rc: 4 means hanging)"
 scancel "$hang"
 while squeue -h -j "$hang" 2>/dev/null | grep -q .; do sleep 0.5; done
 echo "== tearing down"

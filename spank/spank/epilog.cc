@@ -72,8 +72,13 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
   }
   m.state = "archiving";
   (void)lc::WriteManifest(layout.manifest(), m, job.uid, gid);
-  std::vector<std::string> argv = {config.archiver, "--diag-dir", layout.dir, "--level",
-                                   std::to_string(config.compression_level)};
+  std::vector<std::string> argv = {config.archiver,
+                                   "--diag-dir",
+                                   layout.dir,
+                                   "--level",
+                                   std::to_string(config.compression_level),
+                                   "--prometheus",
+                                   config.prometheus};
   if (config.keep_tsdb) argv.push_back("--keep-tsdb");
   // Detached and as the job's user: it may outlive the epilog, and the TSDB
   // and the archive are theirs.

@@ -74,9 +74,10 @@ namespace {
 void SetEnvironment(spank_t sp, const Where& where) {
   spank_setenv(sp, "JOBMON_DIAG_DIR", where.diag_dir.c_str(), 1);
   if (where.manifest && where.manifest->prometheus_port) {
-    std::string prometheus =
-        where.manifest->head_node + ":" + std::to_string(where.manifest->prometheus_port);
-    spank_setenv(sp, "JOBMON_PROMETHEUS", prometheus.c_str(), 1);
+    // A URL that works on the head node (and through the tunnel elsewhere).
+    std::string url = "http://127.0.0.1:" + std::to_string(where.manifest->prometheus_port);
+    spank_setenv(sp, "JOBMON_PROMETHEUS", url.c_str(), 1);
+    spank_setenv(sp, "JOBMON_PROMETHEUS_NODE", where.manifest->head_node.c_str(), 1);
   }
 }
 

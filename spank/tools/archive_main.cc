@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "archive/tsdb_archive.h"
+#include "jobmon/common/run_command.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/manifest.h"
 
@@ -17,12 +18,15 @@ int main(int argc, char** argv) {
   std::string dir;
   int level = 3;
   bool keep_tsdb = false;
+  std::string prometheus;
   CLI::App app{"jobmon-archive: pack a job's TSDB as tsdb.tar.zst and update manifest.json"};
   app.add_option("--diag-dir", dir, "The job's diag dir")->required();
   app.add_option("--level", level, "zstd compression level")
       ->check(CLI::Range(1, 19))
       ->capture_default_str();
   app.add_flag("--keep-tsdb", keep_tsdb, "Keep prometheus/ after a verified archive");
+  app.add_option("--prometheus", prometheus,
+                 "The Prometheus binary that wrote the TSDB (its version goes in the manifest)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,6 +55,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   lc::Manifest m = *manifest;
+  if (!prometheus.empty() && m.prometheus_version.empty()) {
+    // "prometheus, version 2.42.0+ds (branch: ...)": the prolog leaves this
+    // to us, since it must not wait for a subprocess. Printed on stderr or
+    // stdout depending on the version.
+    auto version = jobmon::RunCommand({"/bin/sh", "-c", "exec \"$0\" --version 2>&1", prometheus},
+                                      std::chrono::seconds(5), 4096);
+    if (version && version->exit_code == 0) {
+      std::string first = version->output.substr(0, version->output.find('\n'));
+      auto at = first.find("version ");
+      if (at != std::string::npos) {
+        first = first.substr(at + 8);
+        m.prometheus_version = first.substr(0, first.find(' '));
+      }
+    }
+  }
   m.ended_at = m.ended_at.empty() ? lc::IsoNow() : m.ended_at;
   if (!result) {
     m.state = "archive_failed";

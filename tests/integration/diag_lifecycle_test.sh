@@ -84,9 +84,10 @@ no_wildcard_listener_of_ours() {  # in every namespace, our daemons bind concret
 }
 processes_of() { pgrep -f -- "$1" | grep -v "^$$\$" || true; }
 
+printf 'global:\n  scrape_interval: 1h\n' >"$SCRATCH/empty.yml"
 cat >"$JOBS/train.sh" <<EOS
 #!/bin/bash
-echo "env: JOBMON_DIAG_DIR=\$JOBMON_DIAG_DIR JOBMON_PROMETHEUS=\$JOBMON_PROMETHEUS"
+echo "env: JOBMON_DIAG_DIR=\$JOBMON_DIAG_DIR JOBMON_PROMETHEUS=\$JOBMON_PROMETHEUS JOBMON_PROMETHEUS_NODE=\$JOBMON_PROMETHEUS_NODE"
 srun -l $FAKE_TRAINER --steps 120 --step-seconds 0.1 --seed 7 --gpu-sysfs $JOBS/gpu-%n \
   --gpu-interval 0.5 --tensorboard-dir "\$JOBMON_DIAG_DIR/tensorboard/%n"
 # Stay until the test has looked (bounded), so the last steps are scraped.
@@ -122,8 +123,8 @@ check "no wildcard listener of ours in any namespace" no_wildcard_listener_of_ou
 check "promtool check config accepts the generated prometheus.yml" promtool check config "$DIAG/prometheus.yml"
 check "the job's output has one [diag] line with head node, port and tunnel" test \
   "$(grep -c "^\[diag\] Prometheus for job $main on node1 at 127.0.0.1:$PORT (tunnel: ssh -N -L $PORT:127.0.0.1:$PORT node1)" "$JOBS/main-$main.log")" -eq 1
-check "JOBMON_DIAG_DIR and JOBMON_PROMETHEUS in the job's environment" \
-  grep -q "^env: JOBMON_DIAG_DIR=$DIAG JOBMON_PROMETHEUS=node1:$PORT\$" "$JOBS/main-$main.log"
+check "JOBMON_DIAG_DIR, JOBMON_PROMETHEUS(_NODE) in the job's environment" \
+  grep -q "^env: JOBMON_DIAG_DIR=$DIAG JOBMON_PROMETHEUS=http://127.0.0.1:$PORT JOBMON_PROMETHEUS_NODE=node1\$" "$JOBS/main-$main.log"
 trained() { grep -q '^0: completed step: 119,' "$JOBS/main-$main.log"; }
 wait_for 60 trained
 sleep 3  # a few more scrapes of the final step
@@ -136,11 +137,12 @@ check "no process of ours left on any node" wait_for 10 test -z "$(processes_of 
 check "tsdb.tar.zst exists and its sha256 matches the manifest" test \
   "$(sha256sum "$DIAG/tsdb.tar.zst" | cut -d' ' -f1)" == "$(manifest "$DIAG/manifest.json" "m['archive']['sha256']")"
 check "the raw TSDB was removed after the verified archive (keep_tsdb=off)" test ! -e "$DIAG/prometheus"
+check "manifest records the Prometheus version" test \
+  "$(manifest "$DIAG/manifest.json" "m['versions']['prometheus']")" == "$(prometheus --version 2>&1 | head -1 | awk '{print $3}')"
 check "both nodes idle again" wait_for 20 nodes_idle
 last_step=$(grep -o '^0: completed step: [0-9]*' "$JOBS/main-$main.log" | tail -1 | grep -o '[0-9]*$')
 mkdir -p "$SCRATCH/restore"
 tar --zstd -xf "$DIAG/tsdb.tar.zst" -C "$SCRATCH/restore"
-printf 'global:\n  scrape_interval: 1h\n' >"$SCRATCH/empty.yml"
 RPORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 prometheus --config.file="$SCRATCH/empty.yml" --storage.tsdb.path="$SCRATCH/restore/prometheus" \
   --web.listen-address="127.0.0.1:$RPORT" >"$SCRATCH/restore.log" 2>&1 &
@@ -149,7 +151,8 @@ restored_step() { "$PROMQ" "http://127.0.0.1:$RPORT" 'last_over_time(tb_step{hos
 check "a Prometheus on the unpacked archive returns tb_step = $last_step, the log's last step" wait_for 30 restored_step
 kill "${OUR_PIDS[-1]}" 2>/dev/null
 
-echo "# two --diag=on jobs sharing the head node"
+echo "# two --diag=on jobs sharing the head node; the epilog does not wait for the archive (epilog_wait=0s)"
+plugin_args epilog_wait=0s
 cat >"$JOBS/hold.sh" <<EOS
 #!/bin/bash
 for i in \$(seq 1 600); do [[ -e $JOBS/release-\$SLURM_JOB_ID ]] && break; sleep 0.1; done
@@ -167,6 +170,30 @@ check "both answer, each with its own TSDB" bash -c \
    test -d $JOBS/jobmon-diag-$a/prometheus -a -d $JOBS/jobmon-diag-$b/prometheus"
 touch "$JOBS/release-$a" "$JOBS/release-$b"
 check "both end" wait_for 60 bash -c "! squeue -h -j $a,$b 2>/dev/null | grep -q ."
+check "the epilog left archiving to the detached archiver" wait_for 20 \
+  grep -q "\[diag\] job $a: archiving continues in the background" "$STATE/log/slurmd-node1.log"
+both_archived() {
+  [[ "$(manifest "$JOBS/jobmon-diag-$a/manifest.json" "m['state']")" == archived &&
+     "$(manifest "$JOBS/jobmon-diag-$b/manifest.json" "m['state']")" == archived ]]
+}
+check "which recorded both archives in their manifests" wait_for 60 both_archived
+plugin_args
+
+echo "# remote_write to a central store (a Prometheus receiver in node2's namespace)"
+mkdir -p "$SCRATCH/central"
+ip netns exec "$TAG-node2" prometheus --config.file="$SCRATCH/empty.yml" --storage.tsdb.path="$SCRATCH/central" \
+  --web.listen-address="$SUBNET.12:19090" --web.enable-remote-write-receiver >"$SCRATCH/central.log" 2>&1 &
+OUR_PIDS+=($!)
+plugin_args "remote_write=http://$SUBNET.12:19090/api/v1/write"
+rw=$(job_id "$(cd "$JOBS" && sbatch --parsable -N1 -w node1 --diag=on -o "$JOBS/rw-%j.log" "$JOBS/hold.sh")")
+received() {
+  ip netns exec "$TAG-node2" "$PROMQ" "http://$SUBNET.12:19090" "up{slurm_job_id=\"$rw\",host=\"node1\"}" | grep -q ' 1$'
+}
+check "the central store receives the job's series, labelled with its job id" wait_for 40 received
+touch "$JOBS/release-$rw"
+wait_for 60 job_done "$rw"
+kill "${OUR_PIDS[-1]}" 2>/dev/null
+plugin_args
 
 echo "# a job without --diag starts nothing"
 plain=$(job_id "$(cd "$JOBS" && sbatch --parsable --wait -N2 -o "$JOBS/plain-%j.log" --wrap 'srun true')")
