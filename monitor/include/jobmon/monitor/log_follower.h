@@ -1,0 +1,54 @@
+#pragma once
+// Follows a growing job log the way `tail -F` does, but restart-safe: the
+// position (inode, offset) is plain data the daemon persists, so after a
+// restart reading resumes where it stopped: no line is read twice and none
+// is lost. Truncation (copytruncate) restarts at 0; a new inode at the path
+// (rotation, or a requeued job's new log) is read from its start once the old
+// file has been drained.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+
+namespace jobmon::monitor {
+
+struct LogPosition {
+  ino_t inode = 0;
+  dev_t device = 0;
+  off_t offset = 0;  // of the first byte not yet returned as part of a line
+  auto operator<=>(const LogPosition&) const = default;
+};
+
+struct LogChunk {
+  std::vector<std::string> lines;  // complete lines, without '\n' (and '\r')
+  bool truncated = false;          // the file shrank: reading restarted at 0
+  bool rotated = false;            // a new file at the path: reading restarted at 0
+  bool missing = false;            // no file at the path (yet)
+};
+
+class LogFollower {
+ public:
+  explicit LogFollower(std::string path, LogPosition start = {},
+                       size_t max_bytes_per_poll = 4 << 20)
+      : path_(std::move(path)), position_(start), max_bytes_(max_bytes_per_poll) {}
+
+  // Reads what was appended since the last poll, up to max_bytes_per_poll.
+  // A partial last line stays unread until its newline arrives (or until it
+  // exceeds max_line, when it is returned cut).
+  Expected<LogChunk> Poll();
+
+  const LogPosition& position() const { return position_; }
+  const std::string& path() const { return path_; }
+
+  static constexpr size_t kMaxLine = 1 << 20;
+
+ private:
+  std::string path_;
+  LogPosition position_;
+  size_t max_bytes_;
+};
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,73 @@
+#pragma once
+// Per-job progress against expectation (DESIGN.md "Progress and incidents"):
+// starting (no step yet, startup grace) -> training -> stalled when
+//   now - last_step_time > max(k * p99_step_time, min_stall)
+// with extra grace after a checkpoint step, learned from the job's own
+// earlier checkpoint pauses. Pure: fed with observations and a clock value,
+// so it is tested without waiting.
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+namespace jobmon::monitor {
+
+struct StallPolicy {
+  double k = 5.0;                        // times the p99 of recent step intervals
+  double min_stall_seconds = 60;         // never call a stall sooner
+  double startup_grace_seconds = 1800;   // no first step yet (compile, data loading)
+  double checkpoint_grace_factor = 1.5;  // times the longest pause after a checkpoint seen so far
+  double first_checkpoint_grace_seconds = 600;  // before any checkpoint pause was seen
+};
+
+enum class Phase { kStarting, kTraining, kStalled };
+const char* ToString(Phase phase);
+
+struct ProgressState {
+  Phase phase = Phase::kStarting;
+  std::optional<int64_t> last_step;
+  std::optional<double> last_step_time;  // when it was observed (unix seconds)
+  double idle_seconds = 0;               // now - last step (or - start when starting)
+  double threshold_seconds = 0;          // the stall threshold in force now
+  std::optional<double> median_interval, p99_interval;
+  bool checkpoint_grace = false;  // the threshold includes checkpoint grace
+  std::optional<int64_t> expected_step_now;
+  std::string threshold_reason;  // e.g. "5 x p99 1.02s < min_stall 60s"
+};
+
+class ProgressTracker {
+ public:
+  ProgressTracker(StallPolicy policy, double job_start_time)
+      : policy_(policy), start_time_(job_start_time) {}
+
+  // A step finished, observed at `observed_at`. Steps at or below the
+  // highest seen (other tasks printing the same step) only confirm progress.
+  void OnStep(int64_t step, double observed_at);
+  // "Config param checkpoint_period: N" (or learned from checkpoint lines).
+  void SetCheckpointPeriod(int64_t period) { checkpoint_period_ = period; }
+  // A checkpoint was saved at `step`.
+  void OnCheckpoint(int64_t step) { last_checkpoint_step_ = step; }
+
+  ProgressState Evaluate(double now) const;
+
+  std::optional<double> longest_checkpoint_pause() const { return longest_checkpoint_pause_; }
+  size_t interval_count() const { return intervals_.size(); }
+
+  static constexpr size_t kWindow = 200;
+  static constexpr int64_t kWarmupSteps = 5;
+
+ private:
+  bool IsCheckpointStep(int64_t step) const;
+
+  StallPolicy policy_;
+  double start_time_;
+  std::optional<int64_t> first_step_, last_step_;
+  std::optional<double> last_time_;
+  std::deque<double> intervals_;  // seconds per step, post-warmup, not after checkpoints
+  std::optional<double> longest_checkpoint_pause_;
+  std::optional<int64_t> checkpoint_period_;
+  std::optional<int64_t> last_checkpoint_step_;
+};
+
+}  // namespace jobmon::monitor

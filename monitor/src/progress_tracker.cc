@@ -1,0 +1,95 @@
+#include "jobmon/monitor/progress_tracker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "jobmon/monitor/step_series.h"
+
+namespace jobmon::monitor {
+
+const char* ToString(Phase phase) {
+  switch (phase) {
+    case Phase::kStarting:
+      return "starting";
+    case Phase::kTraining:
+      return "training";
+    case Phase::kStalled:
+      return "stalled";
+  }
+  return "unknown";
+}
+
+bool ProgressTracker::IsCheckpointStep(int64_t step) const {
+  if (last_checkpoint_step_ && *last_checkpoint_step_ == step) return true;
+  return checkpoint_period_ && *checkpoint_period_ > 0 && step > 0 &&
+         step % *checkpoint_period_ == 0;
+}
+
+void ProgressTracker::OnStep(int64_t step, double observed_at) {
+  if (last_step_ && step <= *last_step_) return;
+  if (!first_step_) first_step_ = step;
+  if (last_step_ && last_time_) {
+    double gap = observed_at - *last_time_;
+    int64_t steps = step - *last_step_;
+    if (gap >= 0 && steps > 0) {
+      if (IsCheckpointStep(*last_step_)) {
+        // The pause after a checkpoint step is the checkpoint's, not a
+        // training step's: it teaches the grace, not the p99.
+        longest_checkpoint_pause_ = std::max(longest_checkpoint_pause_.value_or(0), gap);
+      } else if (*last_step_ - *first_step_ >= kWarmupSteps) {
+        double per_step = gap / static_cast<double>(steps);
+        for (int64_t i = 0; i < std::min<int64_t>(steps, 16); ++i) intervals_.push_back(per_step);
+        while (intervals_.size() > kWindow) intervals_.pop_front();
+      }
+    }
+  }
+  last_step_ = step;
+  last_time_ = observed_at;
+}
+
+ProgressState ProgressTracker::Evaluate(double now) const {
+  ProgressState state;
+  state.last_step = last_step_;
+  state.last_step_time = last_time_;
+  if (!last_step_) {
+    state.idle_seconds = std::max(0.0, now - start_time_);
+    state.threshold_seconds = policy_.startup_grace_seconds;
+    state.threshold_reason = "startup grace (no step yet)";
+    state.phase = state.idle_seconds > state.threshold_seconds ? Phase::kStalled : Phase::kStarting;
+    return state;
+  }
+  state.idle_seconds = std::max(0.0, now - *last_time_);
+  std::vector<double> values(intervals_.begin(), intervals_.end());
+  double scaled = 0;
+  if (!values.empty()) {
+    state.median_interval = triage::Percentile(values, 0.5);
+    state.p99_interval = triage::Percentile(values, 0.99);
+    scaled = policy_.k * *state.p99_interval;
+  }
+  state.threshold_seconds = std::max(scaled, policy_.min_stall_seconds);
+  state.threshold_reason =
+      scaled > policy_.min_stall_seconds
+          ? "k x p99 step interval"
+          : (values.empty() ? "min_stall (no steady steps yet)" : "min_stall (above k x p99)");
+  if (IsCheckpointStep(*last_step_)) {
+    double grace = longest_checkpoint_pause_
+                       ? policy_.checkpoint_grace_factor * *longest_checkpoint_pause_
+                       : policy_.first_checkpoint_grace_seconds;
+    if (grace > state.threshold_seconds) {
+      state.threshold_seconds = grace;
+      state.threshold_reason = longest_checkpoint_pause_
+                                   ? "checkpoint grace (learned from earlier checkpoints)"
+                                   : "checkpoint grace (first checkpoint)";
+    }
+    state.checkpoint_grace = true;
+  }
+  if (state.median_interval && *state.median_interval > 0) {
+    state.expected_step_now =
+        *last_step_ + static_cast<int64_t>(std::floor(state.idle_seconds / *state.median_interval));
+  }
+  state.phase = state.idle_seconds > state.threshold_seconds ? Phase::kStalled : Phase::kTraining;
+  return state;
+}
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,270 @@
+// The monitor's progress side: following logs restart-safely, the stall
+// state machine, the exposition parser, the stall classifier.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "jobmon/monitor/exposition.h"
+#include "jobmon/monitor/log_follower.h"
+#include "jobmon/monitor/progress_tracker.h"
+#include "jobmon/monitor/stall_classifier.h"
+
+namespace jobmon::monitor {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir()
+      : path(fs::temp_directory_path() /
+             ("jobmon-progress-" + std::to_string(getpid()) + "-" +
+              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()))) {
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+void Append(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::app | std::ios::binary) << text;
+}
+
+// ---- LogFollower ----
+
+TEST(LogFollowerTest, ReturnsCompleteLinesOnceAndWaitsForPartialOnes) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  LogFollower follower(log.string());
+  auto missing = follower.Poll();
+  ASSERT_TRUE(missing.ok());
+  EXPECT_TRUE(missing->missing);
+  Append(log, "0: completed step: 0\r\n0: completed step: 1\n0: compl");
+  auto first = follower.Poll().value();
+  EXPECT_EQ(first.lines,
+            (std::vector<std::string>{"0: completed step: 0", "0: completed step: 1"}));
+  EXPECT_TRUE(follower.Poll()->lines.empty()) << "the partial line waits";
+  Append(log, "eted step: 2\n");
+  EXPECT_EQ(follower.Poll()->lines, std::vector<std::string>{"0: completed step: 2"});
+}
+
+TEST(LogFollowerTest, ResumesFromAPersistedPositionWithoutRereadingOrLosing) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  Append(log, "a\nb\n");
+  LogFollower before(log.string());
+  ASSERT_EQ(before.Poll()->lines.size(), 2u);
+  LogPosition saved = before.position();  // what the daemon stores in SQLite
+  Append(log, "c\n");                     // written while the daemon was down
+  LogFollower after(log.string(), saved);
+  EXPECT_EQ(after.Poll()->lines, std::vector<std::string>{"c"});
+}
+
+TEST(LogFollowerTest, TruncationAndRotationRestartAtZero) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  Append(log, "one\ntwo\nthree\n");
+  LogFollower follower(log.string());
+  ASSERT_EQ(follower.Poll()->lines.size(), 3u);
+  fs::resize_file(log, 0);  // copytruncate
+  Append(log, "new\n");
+  auto truncated = follower.Poll().value();
+  EXPECT_TRUE(truncated.truncated);
+  EXPECT_EQ(truncated.lines, std::vector<std::string>{"new"});
+  fs::rename(log, dir.path / "job.log.1");  // rotation
+  Append(log, "rotated\n");
+  auto rotated = follower.Poll().value();
+  EXPECT_TRUE(rotated.rotated);
+  EXPECT_EQ(rotated.lines, std::vector<std::string>{"rotated"});
+}
+
+TEST(LogFollowerTest, BoundedPerPollAndARunawayLineIsCut) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  std::string many;
+  for (int i = 0; i < 1000; ++i) many += "line " + std::to_string(i) + "\n";
+  Append(log, many);
+  LogFollower follower(log.string(), {}, 1000);
+  size_t total = 0, polls = 0;
+  for (; polls < 100; ++polls) {
+    auto chunk = follower.Poll().value();
+    if (chunk.lines.empty()) break;
+    EXPECT_LE(chunk.lines.size(), 200u);
+    total += chunk.lines.size();
+  }
+  EXPECT_EQ(total, 1000u);
+  EXPECT_GT(polls, 5u);
+  Append(log, std::string(LogFollower::kMaxLine + 10, 'x'));
+  LogFollower big(log.string(), follower.position(), 8 << 20);
+  auto chunk = big.Poll().value();
+  ASSERT_EQ(chunk.lines.size(), 1u);
+  EXPECT_EQ(chunk.lines[0].size(), LogFollower::kMaxLine);
+}
+
+// ---- ProgressTracker ----
+
+StallPolicy Policy() {
+  StallPolicy p;
+  p.k = 5;
+  p.min_stall_seconds = 10;
+  p.startup_grace_seconds = 120;
+  p.checkpoint_grace_factor = 1.5;
+  p.first_checkpoint_grace_seconds = 60;
+  return p;
+}
+
+TEST(ProgressTrackerTest, StartupGraceThenTrainingThenStalledAfterTheThreshold) {
+  ProgressTracker t(Policy(), 1000);
+  EXPECT_EQ(t.Evaluate(1100).phase, Phase::kStarting) << "compiling: within the startup grace";
+  EXPECT_EQ(t.Evaluate(1121).phase, Phase::kStalled) << "no first step after the grace";
+  double now = 1100;
+  for (int step = 0; step < 30; ++step, now += 1.0) t.OnStep(step, now);
+  ProgressState s = t.Evaluate(now);
+  EXPECT_EQ(s.phase, Phase::kTraining);
+  EXPECT_EQ(*s.last_step, 29);
+  EXPECT_NEAR(*s.p99_interval, 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(s.threshold_seconds, 10) << "5 x 1 s < min_stall 10 s";
+  EXPECT_EQ(t.Evaluate(now - 1 + 10).phase, Phase::kTraining);
+  ProgressState stalled = t.Evaluate(now - 1 + 10.5);
+  EXPECT_EQ(stalled.phase, Phase::kStalled);
+  EXPECT_EQ(*stalled.expected_step_now, 29 + 10);
+}
+
+TEST(ProgressTrackerTest, SlowStepsRaiseTheThresholdAboveMinStall) {
+  ProgressTracker t(Policy(), 0);
+  double now = 0;
+  for (int step = 0; step < 20; ++step, now += 4.0) t.OnStep(step, now);
+  ProgressState s = t.Evaluate(now);
+  EXPECT_DOUBLE_EQ(s.threshold_seconds, 20) << "5 x p99 4 s";
+  EXPECT_EQ(t.Evaluate(now - 4 + 19).phase, Phase::kTraining);
+  EXPECT_EQ(t.Evaluate(now - 4 + 21).phase, Phase::kStalled);
+}
+
+TEST(ProgressTrackerTest, CheckpointPausesAreLearnedAndGetGraceNotAnAlarm) {
+  ProgressTracker t(Policy(), 0);
+  t.SetCheckpointPeriod(10);
+  double now = 0;
+  // 1 s steps; after each checkpoint step (10, 20) a 25 s pause.
+  for (int step = 0; step <= 30; ++step) {
+    t.OnStep(step, now);
+    now += (step > 0 && step % 10 == 0) ? 25.0 : 1.0;
+  }
+  EXPECT_DOUBLE_EQ(*t.longest_checkpoint_pause(), 25);
+  EXPECT_NEAR(*t.Evaluate(now).p99_interval, 1.0, 1e-9) << "pauses stay out of the p99";
+  // Now sitting on checkpoint step 30: grace 1.5 x 25 s.
+  ProgressState s = t.Evaluate(now - 25 + 30);
+  EXPECT_TRUE(s.checkpoint_grace);
+  EXPECT_DOUBLE_EQ(s.threshold_seconds, 37.5);
+  EXPECT_EQ(s.phase, Phase::kTraining);
+  EXPECT_EQ(t.Evaluate(now - 25 + 38).phase, Phase::kStalled);
+}
+
+TEST(ProgressTrackerTest, RepeatedStepsFromOtherTasksDoNotCountAsProgress) {
+  ProgressTracker t(Policy(), 0);
+  double now = 0;
+  for (int step = 0; step < 20; ++step, now += 1) t.OnStep(step, now);
+  t.OnStep(19, now + 30);  // task 1 printing step 19 late
+  EXPECT_EQ(*t.Evaluate(now + 31).last_step_time, now - 1);
+  EXPECT_EQ(t.Evaluate(now + 31).phase, Phase::kStalled);
+}
+
+// ---- Exposition ----
+
+TEST(ExpositionTest, ParsesOurExportersGoldenScrape) {
+  std::ifstream in(std::string(JOBMON_FIXTURES) + "/exporter/basic.prom");
+  std::stringstream text;
+  text << in.rdbuf();
+  Exposition e = ParseExposition(text.str());
+  EXPECT_EQ(e.bad_lines, 0u);
+  size_t series_lines = 0;
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);)
+    series_lines += !line.empty() && line[0] != '#';
+  EXPECT_EQ(e.samples.size(), series_lines);
+  bool found = false;
+  for (const Sample& s : e.samples) {
+    if (s.name == "hw_gpu_power_watts" && s.labels.at("gpu") == "2") {
+      EXPECT_DOUBLE_EQ(s.value, 712);
+      EXPECT_EQ(s.labels.at("host"), "node7");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ExpositionTest, EscapesSpecialValuesAndHostileLines) {
+  Exposition e = ParseExposition(
+      "# HELP x y\n"
+      "a{l=\"q\\\"uote\\\\n\",m=\"\"} 1.5 1700000000000\n"
+      "b NaN\n"
+      "c{} +Inf\n"
+      "d{l=\"unterminated} 1\n"
+      "{l=\"x\"} 1\n"
+      "e 12abc\n"
+      "f\n"
+      "g{l=x} 1\n");
+  ASSERT_EQ(e.samples.size(), 3u);
+  EXPECT_EQ(e.samples[0].labels.at("l"), "q\"uote\\n");
+  EXPECT_EQ(e.samples[0].labels.at("m"), "");
+  EXPECT_DOUBLE_EQ(e.samples[0].value, 1.5);
+  EXPECT_TRUE(std::isnan(e.samples[1].value));
+  EXPECT_TRUE(std::isinf(e.samples[2].value));
+  EXPECT_EQ(e.bad_lines, 5u);
+}
+
+// ---- ClassifyStall ----
+
+HostEvidence Host(std::string name, double util, double watts, double baseline = 700) {
+  HostEvidence h;
+  h.host = std::move(name);
+  h.gpu_utilization = std::vector<double>(8, util);
+  h.gpu_power = std::vector<double>(8, watts);
+  h.baseline_power = baseline;
+  return h;
+}
+
+TEST(ClassifyStallTest, PlaybookOneInterpretationTable) {
+  auto busy = ClassifyStall({{Host("node1", 100, 300), Host("node2", 100, 290)}});
+  EXPECT_EQ(busy.klass, "hang/busy-wait");
+  ASSERT_EQ(busy.evidence.size(), 2u);
+  EXPECT_EQ(busy.evidence[0],
+            "node1: GPU util 100%, power 300 W (43% of its training baseline 700 W)");
+
+  HostEvidence gone = Host("node2", 0, 0);
+  gone.exporter_up = false;
+  auto death = ClassifyStall({{Host("node1", 100, 300), gone}});
+  EXPECT_EQ(death.klass, "hang/node-death");
+  EXPECT_EQ(death.hosts, std::vector<std::string>{"node2"});
+  EXPECT_EQ(death.evidence[1], "node2: exporter down");
+
+  auto zero = ClassifyStall({{Host("node1", 100, 300), Host("node2", 0, 0)}});
+  EXPECT_EQ(zero.klass, "hang/node-death") << "0 W is a dead node too";
+
+  HostEvidence stale = Host("node2", 100, 300);
+  stale.seconds_since_seen = 45;
+  EXPECT_EQ(ClassifyStall({{Host("node1", 100, 300), stale}, 30}).klass, "hang/node-death");
+
+  auto slow = ClassifyStall({{Host("node1", 100, 690), Host("node2", 98, 650)}});
+  EXPECT_EQ(slow.klass, "slow-not-hung");
+
+  auto straggler = ClassifyStall({{Host("node1", 100, 300), Host("node2", 100, 680)}});
+  EXPECT_EQ(straggler.klass, "hang/straggler");
+  EXPECT_EQ(straggler.hosts, std::vector<std::string>{"node2"});
+
+  HostEvidence network = Host("node1", 100, 300);
+  network.tcp_retransmit_rate = 250;
+  network.tcp_retransmit_baseline = 2;
+  auto net = ClassifyStall({{network, Host("node2", 100, 300)}});
+  EXPECT_EQ(net.klass, "hang/busy-wait");
+  EXPECT_NE(net.evidence[0].find("TCP retransmits 250.0/s before the stall"), std::string::npos);
+
+  HostEvidence no_baseline = Host("node1", 100, 300);
+  no_baseline.baseline_power.reset();
+  EXPECT_EQ(ClassifyStall({{no_baseline}}).klass, "hang") << "no baseline: no guess";
+}
+
+}  // namespace
+}  // namespace jobmon::monitor
