@@ -22,7 +22,8 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p build/fuzz/crashes
 
 # Seeds: fixture logs, their lines, hostlists, a real event file.
-mkdir -p "$work"/{triage,steps,hostlist,tfevents}
+mkdir -p "$work"/{triage,steps,hostlist,tfevents,exposition}
+cp tests/fixtures/exporter/basic.prom "$work/exposition/"
 cp tests/fixtures/logs/*.log tests/fuzz/regressions/triage-* "$work/triage/"
 i=0
 for log in tests/fixtures/logs/{megatron-profile,torchtitan-profile,hf-tqdm-profile,healthy-with-noise}.log; do
@@ -41,7 +42,8 @@ build/fuzz/contrib/fake-trainer/fake-trainer --steps 5 --step-seconds 0 --tensor
 status=0
 # name:seed corpus:max input length:runs in --ci mode
 for target in fuzz_triage_log:triage:65536:3000 fuzz_step_lines:steps:512:400000 \
-  fuzz_hostlist:hostlist:256:30000 fuzz_tfevents:tfevents:8192:400000; do
+  fuzz_hostlist:hostlist:256:30000 fuzz_tfevents:tfevents:8192:400000 \
+  fuzz_exposition:exposition:16384:30000; do
   IFS=: read -r name corpus max_len runs <<<"$target"
   if [[ $mode == ci ]]; then
     budget=(-seed=1 -runs="$runs")
