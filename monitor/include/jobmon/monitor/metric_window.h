@@ -1,0 +1,58 @@
+#pragma once
+// A job's recent system evidence in bounded memory: the series the
+// playbooks need, per host, for a fixed horizon (60 min by default). Fed
+// with each scrape of the job's exporters; read when a stall is detected.
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobmon/monitor/exposition.h"
+#include "jobmon/monitor/stall_classifier.h"
+
+namespace jobmon::monitor {
+
+// The series kept (everything else in a scrape is dropped on arrival).
+bool IsWindowSeries(const std::string& name);
+
+class MetricWindow {
+ public:
+  explicit MetricWindow(double horizon_seconds = 3600, size_t max_points_per_series = 1024)
+      : horizon_(horizon_seconds), max_points_(max_points_per_series) {}
+
+  // One scrape of `host` at time `t`: its samples, or a failed scrape.
+  void AddScrape(const std::string& host, double t, const Exposition& scrape);
+  void AddFailedScrape(const std::string& host, double t);
+
+  // Per-host evidence at `now`, with each host's training power baseline
+  // taken from samples between the first and the last step's times (the
+  // compile phase and the stall itself stay out of it).
+  StallEvidence Evidence(double now, double training_from, double training_until,
+                         double stale_after_seconds) const;
+
+  size_t point_count() const;
+  size_t series_count() const { return series_.size(); }
+  std::vector<std::string> hosts() const;
+
+ private:
+  struct Point {
+    double t;
+    double value;
+  };
+  struct HostState {
+    std::optional<double> last_seen;
+    bool last_ok = false;
+  };
+  void Trim(std::deque<Point>& points, double now) const;
+
+  double horizon_;
+  size_t max_points_;
+  // (host, name, gpu/device label) -> points
+  std::map<std::tuple<std::string, std::string, std::string>, std::deque<Point>> series_;
+  std::map<std::string, HostState> hosts_;
+};
+
+}  // namespace jobmon::monitor
