@@ -13,6 +13,7 @@
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/progress_tracker.h"
 #include "jobmon/monitor/stall_classifier.h"
+#include "jobmon/monitor/state_store.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -343,6 +344,87 @@ TEST(MetricWindowTest, MemoryIsBoundedByTheHorizon) {
   MetricWindow window(600, 1024);
   for (double t = 0; t < 100000; t += 5) window.AddScrape("node1", t, Scrape(97, 700, t, t));
   EXPECT_LE(window.point_count(), window.series_count() * (600 / 5 + 1));
+}
+
+// ---- StateStore ----
+
+TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
+  TempDir dir;
+  std::string path = (dir.path / "state.db").string();
+  {
+    auto store = StateStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    JobRecord job{42,
+                  "llama",
+                  "alice",
+                  "/shared/llama-42.out",
+                  "/shared/jobmon-diag-42",
+                  "manifest",
+                  "RUNNING",
+                  1000,
+                  1000,
+                  std::nullopt};
+    ASSERT_TRUE((*store)->UpsertJob(job).ok());
+    ProgressRecord p;
+    p.job_id = 42;
+    p.log_inode = 777;
+    p.log_device = 9;
+    p.log_offset = 123456;
+    p.last_step = 1999;
+    p.last_step_time = 1500.5;
+    p.phase = "stalled";
+    p.p99_interval = 1.02;
+    p.updated_at = 1510;
+    ASSERT_TRUE((*store)->SaveProgress(p).ok());
+    IncidentRecord incident;
+    incident.job_id = 42;
+    incident.klass = "hang/busy-wait";
+    incident.opened_at = 1600;
+    incident.summary = "GPUs busy at idle-level power";
+    incident.evidence_json = "{}";
+    auto opened = (*store)->OpenIncident(incident);
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    EXPECT_TRUE(opened->second);
+  }  // the daemon dies here
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto progress = (*store)->GetProgress(42).value();
+  ASSERT_TRUE(progress.has_value());
+  EXPECT_EQ(progress->log_offset, 123456);
+  EXPECT_EQ(*progress->last_step, 1999);
+  EXPECT_FALSE(progress->checkpoint_period.has_value());
+  IncidentRecord again;
+  again.job_id = 42;
+  again.klass = "hang/busy-wait";
+  again.opened_at = 1700;
+  again.summary = "the restarted daemon sees the same stall";
+  again.evidence_json = "{}";
+  auto reopened = (*store)->OpenIncident(again).value();
+  EXPECT_FALSE(reopened.second) << "not a second incident";
+  EXPECT_EQ((*store)->Incidents(42)->size(), 1u);
+  ASSERT_TRUE((*store)->CloseIncident(reopened.first, 1800, "resumed").ok());
+  EXPECT_FALSE((*store)->OpenIncidentOf(42)->has_value());
+  auto next = (*store)->OpenIncident(again).value();
+  EXPECT_TRUE(next.second) << "after a resume a new stall is a new incident";
+  auto all = (*store)->Incidents(42).value();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].close_reason, "resumed");
+  EXPECT_EQ((*store)->ListJobs()->front().log_path, "/shared/llama-42.out");
+}
+
+TEST(StateStoreTest, ADatabaseFromANewerJobmonIsRefused) {
+  TempDir dir;
+  std::string path = (dir.path / "state.db").string();
+  ASSERT_TRUE(StateStore::Open(path).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto store = StateStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message.find("newer jobmon"), std::string::npos);
+  auto nowhere = StateStore::Open("/nonexistent/dir/state.db");
+  EXPECT_FALSE(nowhere.ok());
 }
 
 }  // namespace

@@ -1,0 +1,82 @@
+#pragma once
+// The monitor's state in SQLite (WAL, versioned schema): tracked jobs, their
+// progress and log positions, incidents with evidence. Restart-safe: one
+// open incident per job is enforced by the schema, so a daemon restarted
+// mid-incident finds it instead of raising it again.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+
+namespace jobmon::monitor {
+
+inline constexpr int kStateSchemaVersion = 1;
+
+struct JobRecord {
+  uint32_t job_id = 0;
+  std::string name, user, log_path, diag_dir;
+  std::string source;       // "manifest", "config", "watch"
+  std::string slurm_state;  // RUNNING, COMPLETED, ...
+  double first_seen = 0, last_seen = 0;
+  std::optional<double> ended_at;
+};
+
+struct ProgressRecord {
+  uint32_t job_id = 0;
+  uint64_t log_inode = 0, log_device = 0;
+  int64_t log_offset = 0;
+  std::optional<int64_t> last_step;
+  std::optional<double> last_step_time;
+  std::string phase;
+  std::optional<double> median_interval, p99_interval;
+  std::optional<int64_t> checkpoint_period;
+  std::optional<double> longest_checkpoint_pause;
+  double updated_at = 0;
+};
+
+struct IncidentRecord {
+  int64_t id = 0;
+  uint32_t job_id = 0;
+  std::string klass;
+  std::string state;  // open | closed
+  double opened_at = 0;
+  std::optional<double> closed_at;
+  std::string summary;
+  std::string evidence_json;
+  std::string close_reason;  // resumed | ended | ...
+};
+
+class StateStore {
+ public:
+  static Expected<std::unique_ptr<StateStore>> Open(const std::string& path);
+  ~StateStore();
+  StateStore(const StateStore&) = delete;
+  StateStore& operator=(const StateStore&) = delete;
+
+  Expected<void> UpsertJob(const JobRecord& job);
+  Expected<std::optional<JobRecord>> GetJob(uint32_t job_id);
+  Expected<std::vector<JobRecord>> ListJobs();
+
+  Expected<void> SaveProgress(const ProgressRecord& progress);
+  Expected<std::optional<ProgressRecord>> GetProgress(uint32_t job_id);
+
+  // Opens `incident` unless the job already has an open one; returns the
+  // open incident's id and whether this call created it.
+  Expected<std::pair<int64_t, bool>> OpenIncident(const IncidentRecord& incident);
+  Expected<void> CloseIncident(int64_t id, double closed_at, const std::string& reason);
+  Expected<std::vector<IncidentRecord>> Incidents(uint32_t job_id);
+  Expected<std::optional<IncidentRecord>> OpenIncidentOf(uint32_t job_id);
+
+ private:
+  explicit StateStore(sqlite3* db) : db_(db) {}
+  Expected<void> Exec(const char* sql);
+  sqlite3* db_;
+};
+
+}  // namespace jobmon::monitor
