@@ -48,6 +48,21 @@ void ProgressTracker::OnStep(int64_t step, double observed_at) {
   last_time_ = observed_at;
 }
 
+void ProgressTracker::Restore(int64_t last_step, double last_step_time,
+                              std::optional<double> median, std::optional<double> p99,
+                              std::optional<int64_t> checkpoint_period,
+                              std::optional<double> longest_checkpoint_pause) {
+  first_step_ = last_step - kWarmupSteps;  // past warmup: new intervals count
+  last_step_ = last_step;
+  last_time_ = last_step_time;
+  intervals_.clear();
+  // A window whose median and p99 are the persisted ones.
+  if (median) intervals_.assign(99, *median);
+  if (p99) intervals_.push_back(*p99);
+  checkpoint_period_ = checkpoint_period;
+  longest_checkpoint_pause_ = longest_checkpoint_pause;
+}
+
 ProgressState ProgressTracker::Evaluate(double now) const {
   ProgressState state;
   state.last_step = last_step_;

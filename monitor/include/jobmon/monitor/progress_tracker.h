@@ -51,6 +51,13 @@ class ProgressTracker {
 
   ProgressState Evaluate(double now) const;
 
+  // After a daemon restart: what was persisted (last step and its time, the
+  // interval statistics, what was learned about checkpoints).
+  void Restore(int64_t last_step, double last_step_time, std::optional<double> median,
+               std::optional<double> p99, std::optional<int64_t> checkpoint_period,
+               std::optional<double> longest_checkpoint_pause);
+  std::optional<int64_t> checkpoint_period() const { return checkpoint_period_; }
+
   std::optional<double> longest_checkpoint_pause() const { return longest_checkpoint_pause_; }
   size_t interval_count() const { return intervals_.size(); }
 

@@ -1,0 +1,46 @@
+#pragma once
+// One job's progress from its log: follows the file, recognises step lines
+// with the triage library's profiles (the first profile that matches is kept),
+// learns the checkpoint period, keeps a bounded tail for evidence, and feeds
+// the ProgressTracker. Its state round-trips through ProgressRecord, so a
+// restarted daemon continues where it stopped.
+
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "jobmon/monitor/log_follower.h"
+#include "jobmon/monitor/progress_tracker.h"
+#include "jobmon/monitor/state_store.h"
+#include "jobmon/monitor/step_lines.h"
+
+namespace jobmon::monitor {
+
+class JobProgress {
+ public:
+  JobProgress(uint32_t job_id, std::string log_path, StallPolicy policy, double job_start_time);
+
+  // Reads what the log gained since the last poll; every new step counts as
+  // observed at `now`.
+  Expected<void> Poll(double now);
+
+  ProgressState Evaluate(double now) const { return tracker_.Evaluate(now); }
+  const std::deque<std::string>& tail() const { return tail_; }
+  std::optional<triage::StepProfile> profile() const { return profile_; }
+
+  ProgressRecord Snapshot(double now) const;
+  void Restore(const ProgressRecord& record);
+
+  static constexpr size_t kTailLines = 50;
+
+ private:
+  void OnLine(const std::string& line, double now);
+
+  uint32_t job_id_;
+  LogFollower follower_;
+  ProgressTracker tracker_;
+  std::optional<triage::StepProfile> profile_;
+  std::deque<std::string> tail_;
+};
+
+}  // namespace jobmon::monitor

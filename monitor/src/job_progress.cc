@@ -1,0 +1,80 @@
+#include "jobmon/monitor/job_progress.h"
+
+#include <charconv>
+
+namespace jobmon::monitor {
+
+JobProgress::JobProgress(uint32_t job_id, std::string log_path, StallPolicy policy,
+                         double job_start_time)
+    : job_id_(job_id), follower_(std::move(log_path)), tracker_(policy, job_start_time) {}
+
+void JobProgress::OnLine(const std::string& line, double now) {
+  tail_.push_back(line.size() > 4096 ? line.substr(0, 4096) : line);
+  while (tail_.size() > kTailLines) tail_.pop_front();
+  std::string_view text = triage::WithoutTaskLabel(line);
+  constexpr std::string_view kPeriod = "Config param checkpoint_period: ";
+  if (auto at = text.find(kPeriod); at != std::string_view::npos) {
+    std::string_view rest = text.substr(at + kPeriod.size());
+    int64_t period = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), period);
+    if (ec == std::errc() && period > 0) tracker_.SetCheckpointPeriod(period);
+    return;
+  }
+  if (profile_) {
+    if (auto sample = triage::ParseStep(*profile_, text)) tracker_.OnStep(sample->step, now);
+    return;
+  }
+  for (triage::StepProfile p :
+       {triage::StepProfile::kMaxText, triage::StepProfile::kMegatron,
+        triage::StepProfile::kTorchTitan, triage::StepProfile::kHuggingFace}) {
+    if (auto sample = triage::ParseStep(p, text)) {
+      profile_ = p;
+      tracker_.OnStep(sample->step, now);
+      return;
+    }
+  }
+}
+
+Expected<void> JobProgress::Poll(double now) {
+  // Drain what is there (bounded per read), so a backlog after a restart is
+  // caught up in one poll.
+  for (int reads = 0; reads < 64; ++reads) {
+    auto chunk = follower_.Poll();
+    if (!chunk) return chunk.error();
+    for (const std::string& line : chunk->lines) OnLine(line, now);
+    if (chunk->lines.empty()) break;
+  }
+  return {};
+}
+
+ProgressRecord JobProgress::Snapshot(double now) const {
+  ProgressState state = tracker_.Evaluate(now);
+  ProgressRecord r;
+  r.job_id = job_id_;
+  r.log_inode = follower_.position().inode;
+  r.log_device = follower_.position().device;
+  r.log_offset = follower_.position().offset;
+  r.last_step = state.last_step;
+  r.last_step_time = state.last_step_time;
+  r.phase = ToString(state.phase);
+  r.median_interval = state.median_interval;
+  r.p99_interval = state.p99_interval;
+  r.checkpoint_period = tracker_.checkpoint_period();
+  r.longest_checkpoint_pause = tracker_.longest_checkpoint_pause();
+  r.updated_at = now;
+  return r;
+}
+
+void JobProgress::Restore(const ProgressRecord& r) {
+  follower_ = LogFollower(follower_.path(), LogPosition{static_cast<ino_t>(r.log_inode),
+                                                        static_cast<dev_t>(r.log_device),
+                                                        static_cast<off_t>(r.log_offset)});
+  if (r.last_step && r.last_step_time) {
+    tracker_.Restore(*r.last_step, *r.last_step_time, r.median_interval, r.p99_interval,
+                     r.checkpoint_period, r.longest_checkpoint_pause);
+  } else if (r.checkpoint_period) {
+    tracker_.SetCheckpointPeriod(*r.checkpoint_period);
+  }
+}
+
+}  // namespace jobmon::monitor
