@@ -101,12 +101,8 @@ Expected<Manifest> ReadManifest(const std::string& path) {
   return parsed;
 }
 
-Expected<void> WriteManifest(const std::string& path, const Manifest& manifest, uid_t owner,
-                             gid_t group) {
-  if (auto written = WriteFileAtomically(path, ToJson(manifest), 0644); !written) return written;
-  // The job's user owns what is in their diag dir (a no-op when not root).
-  if (geteuid() == 0) (void)!chown(path.c_str(), owner, group);
-  return {};
+Expected<void> WriteManifest(const std::string& path, const Manifest& manifest) {
+  return WriteFileAtomically(path, ToJson(manifest), 0644);
 }
 
 std::string TunnelCommand(const std::string& head_node, int port) {

@@ -48,8 +48,7 @@ std::string ToJson(const Manifest& manifest);
 Expected<Manifest> ParseManifest(const std::string& json);
 
 Expected<Manifest> ReadManifest(const std::string& path);
-Expected<void> WriteManifest(const std::string& path, const Manifest& manifest, uid_t owner,
-                             gid_t group);
+Expected<void> WriteManifest(const std::string& path, const Manifest& manifest);
 
 // "ssh -N -L 9190:127.0.0.1:9190 node1"
 std::string TunnelCommand(const std::string& head_node, int port);

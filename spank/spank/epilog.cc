@@ -12,6 +12,7 @@
 
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/daemon.h"
+#include "jobmon/common/fs_identity.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/manifest.h"
@@ -26,6 +27,12 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kDaemonEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"};
+
+// The manifest lives in the user's diag dir: written with their rights.
+void WriteAsUser(const lc::DiagLayout& layout, const lc::Manifest& m, uid_t uid, gid_t gid) {
+  FsIdentity as_user(uid, gid);
+  (void)lc::WriteManifest(layout.manifest(), m);
+}
 
 // Stops one recorded daemon; says what happened, for the log.
 std::string Stop(const std::string& pid_file, const char* what, std::chrono::milliseconds grace) {
@@ -67,11 +74,11 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
   if (!prometheus_clean) m.degraded.push_back("Prometheus did not exit cleanly (killed)");
   if (!config.archive || m.prometheus_port == 0 || !fs::is_directory(layout.tsdb_dir())) {
     m.state = "ended";
-    (void)lc::WriteManifest(layout.manifest(), m, job.uid, gid);
+    WriteAsUser(layout, m, job.uid, gid);
     return;
   }
   m.state = "archiving";
-  (void)lc::WriteManifest(layout.manifest(), m, job.uid, gid);
+  WriteAsUser(layout, m, job.uid, gid);
   std::vector<std::string> argv = {config.archiver,
                                    "--diag-dir",
                                    layout.dir,
@@ -87,7 +94,7 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
   if (!archiver) {
     m.state = "archive_failed";
     m.archive_error = archiver.error().message;
-    (void)lc::WriteManifest(layout.manifest(), m, job.uid, gid);
+    WriteAsUser(layout, m, job.uid, gid);
     slurm_error("[diag] job %u: archiver: %s", job.job_id, archiver.error().message.c_str());
     return;
   }
@@ -135,7 +142,10 @@ int JobEpilog(spank_t /*sp*/, const std::vector<std::string>& args) {
     while (!status.empty() && status.back() == '\n') status.pop_back();
     std::string line = "exporter crashed repeatedly and was not restarted (" + status + ")";
     slurm_error("[diag] job %u node %s: %s", job->job_id, job->node.c_str(), line.c_str());
-    if (!diag_dir.empty()) AppendLine(layout.logs_dir() + "/degraded-" + job->node + ".txt", line);
+    if (!diag_dir.empty()) {
+      FsIdentity as_user(job->uid, gid);
+      AppendLine(layout.logs_dir() + "/degraded-" + job->node + ".txt", line);
+    }
   }
   std::string summary = exporter;
   if (job->is_head() && !diag_dir.empty() && fs::exists(run.prometheus_pid(), ec)) {

@@ -15,28 +15,15 @@
 namespace jobmon::spank {
 namespace fs = std::filesystem;
 
-Expected<void> MakeDirectory(const std::string& path, mode_t mode, std::optional<uid_t> owner,
-                             std::optional<gid_t> group) {
+Expected<void> MakeDirectory(const std::string& path, mode_t mode) {
   std::error_code ec;
   fs::create_directories(path, ec);
   if (ec) return Error{path + ": " + ec.message()};
   if (!fs::is_directory(path, ec)) return Error{path + ": not a directory"};
   chmod(path.c_str(), mode);
-  if (owner && chown(path.c_str(), *owner, group.value_or(static_cast<gid_t>(-1))) != 0) {
-    return Error{path + ": chown: " + std::strerror(errno)};
-  }
   // Writable by whoever will write into it (the test also catches a
   // read-only filesystem, where mkdir of an existing dir succeeds).
   if (access(path.c_str(), W_OK) != 0) return Error{path + ": " + std::strerror(errno)};
-  return {};
-}
-
-Expected<void> WriteOwnedFile(const std::string& path, const std::string& text, uid_t owner,
-                              gid_t group) {
-  if (auto written = WriteFileAtomically(path, text, 0644); !written) return written;
-  if (geteuid() == 0 && chown(path.c_str(), owner, group) != 0) {
-    return Error{path + ": chown: " + std::strerror(errno)};
-  }
   return {};
 }
 

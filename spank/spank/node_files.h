@@ -12,12 +12,10 @@
 
 namespace jobmon::spank {
 
-// mkdir -p with `mode`, then chown of the last component when given.
-Expected<void> MakeDirectory(const std::string& path, mode_t mode, std::optional<uid_t> owner = {},
-                             std::optional<gid_t> group = {});
-
-Expected<void> WriteOwnedFile(const std::string& path, const std::string& text, uid_t owner,
-                              gid_t group);
+// mkdir -p with `mode`; the directory must end up writable by the caller.
+// In the diag dir, call these under FsIdentity(job user): files and
+// directories are then the user's without any chown by root.
+Expected<void> MakeDirectory(const std::string& path, mode_t mode);
 
 std::optional<ProcessIdentity> ReadPidRecord(const std::string& path);
 std::string ReadText(const std::string& path);

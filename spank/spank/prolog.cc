@@ -9,6 +9,7 @@
 
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/daemon.h"
+#include "jobmon/common/fs_identity.h"
 #include "jobmon/common/private_ip.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
@@ -113,19 +114,24 @@ struct Prolog {
       return;
     }
     (void)WriteFileAtomically(run.exporter_pid(), FormatPidRecord(*started));
-    if (auto target = WriteOwnedFile(layout.target_file(job.node),
-                                     lc::RenderTargetFile(host_port, job.node), job.uid, job_gid);
-        !target) {
+    Expected<void> target = [&] {
+      FsIdentity as_user(job.uid, job_gid);
+      return WriteFileAtomically(layout.target_file(job.node),
+                                 lc::RenderTargetFile(host_port, job.node));
+    }();
+    if (!target) {
       Degrade("exporter target not published: " + target.error().message);
     }
   }
 
   // Head node only.
   void StartPrometheus(lc::Manifest& manifest) {
-    if (auto written =
-            WriteOwnedFile(layout.prometheus_config(),
-                           lc::RenderPrometheusConfig(config, job, layout), job.uid, job_gid);
-        !written) {
+    Expected<void> written = [&] {
+      FsIdentity as_user(job.uid, job_gid);
+      return WriteFileAtomically(layout.prometheus_config(),
+                                 lc::RenderPrometheusConfig(config, job, layout));
+    }();
+    if (!written) {
       Degrade("no Prometheus: " + written.error().message);
       return;
     }
@@ -141,7 +147,11 @@ struct Prolog {
       Degrade("no Prometheus: " + port.error().message);
       return;
     }
-    if (auto made = MakeDirectory(layout.tsdb_dir(), 0750, job.uid, job_gid); !made) {
+    Expected<void> made = [&] {
+      FsIdentity as_user(job.uid, job_gid);
+      return MakeDirectory(layout.tsdb_dir(), 0750);
+    }();
+    if (!made) {
       Degrade("no Prometheus: " + made.error().message);
       return;
     }
@@ -177,7 +187,10 @@ struct Prolog {
     (void)WriteFileAtomically(run.diag_dir(), layout.dir + "\n");
     bool dir_ok = true;
     for (const std::string& dir : {layout.dir, layout.targets_dir(), layout.logs_dir()}) {
-      if (auto made = MakeDirectory(dir, 0755, job.uid, job_gid); !made) {
+      // As the job's user: the diag dir is created only where they could
+      // create it, and is theirs.
+      FsIdentity as_user(job.uid, job_gid);
+      if (auto made = MakeDirectory(dir, 0755); !made) {
         Degrade("diag dir unwritable: " + made.error().message + "; nothing started");
         dir_ok = false;
         break;
@@ -200,15 +213,21 @@ struct Prolog {
         StartPrometheus(manifest);
         manifest.state = "running";
         manifest.degraded = degraded;
-        if (auto written = lc::WriteManifest(layout.manifest(), manifest, job.uid, job_gid);
-            !written) {
+        Expected<void> written = [&] {
+          FsIdentity as_user(job.uid, job_gid);
+          return lc::WriteManifest(layout.manifest(), manifest);
+        }();
+        if (!written) {
           Degrade("manifest not written: " + written.error().message);
         }
       }
     }
     for (const std::string& line : degraded) {
       AppendLine(run.degraded(), line);
-      if (dir_ok) AppendLine(layout.logs_dir() + "/degraded-" + job.node + ".txt", line);
+      if (dir_ok) {
+        FsIdentity as_user(job.uid, job_gid);
+        AppendLine(layout.logs_dir() + "/degraded-" + job.node + ".txt", line);
+      }
     }
     if (degraded.empty()) {
       slurm_info(

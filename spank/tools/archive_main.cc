@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     std::cerr << "jobmon-archive: " << result->files << " files, " << result->input_bytes
               << " bytes -> " << result->bytes << " bytes, sha256 " << result->sha256 << "\n";
   }
-  if (auto written = lc::WriteManifest(layout.manifest(), m, getuid(), getgid()); !written) {
+  if (auto written = lc::WriteManifest(layout.manifest(), m); !written) {
     std::cerr << "jobmon-archive: error: " << written.error().message << "\n";
     return 1;
   }

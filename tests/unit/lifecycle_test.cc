@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "archive/tsdb_archive.h"
+#include "jobmon/common/fs_identity.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/manifest.h"
@@ -339,3 +341,39 @@ TEST(TsdbArchive, PacksAtomicallyAndGnuTarUnpacksTheSameFiles) {
 
 }  // namespace
 }  // namespace jobmon::lifecycle
+
+namespace jobmon {
+namespace {
+
+TEST(FsIdentityTest, FilesAreCreatedAsTheUserAndRootOnlyPlacesAreRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  namespace fs = std::filesystem;
+  fs::path root_only = fs::temp_directory_path() / ("jobmon-fsid-root-" + std::to_string(getpid()));
+  fs::path shared = fs::temp_directory_path() / ("jobmon-fsid-shared-" + std::to_string(getpid()));
+  fs::create_directories(root_only);
+  fs::create_directories(shared);
+  fs::permissions(root_only, fs::perms::owner_all);
+  fs::permissions(shared, fs::perms::all | fs::perms::sticky_bit);
+  fs::create_symlink("/etc/passwd", shared / "trap");
+  {
+    FsIdentity nobody(65534, 65534);
+    ASSERT_TRUE(nobody.active());
+    EXPECT_LT(open((root_only / "x").c_str(), O_WRONLY | O_CREAT, 0644), 0) << "EACCES as nobody";
+    int fd = open((shared / "mine").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    EXPECT_LT(open((shared / "trap").c_str(), O_WRONLY | O_APPEND), 0)
+        << "a symlink to a root-owned file opens with the user's rights";
+  }
+  struct stat st {};
+  ASSERT_EQ(stat((shared / "mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  int fd = open((root_only / "y").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  EXPECT_GE(fd, 0) << "root again after the guard";
+  if (fd >= 0) close(fd);
+  fs::remove_all(root_only);
+  fs::remove_all(shared);
+}
+
+}  // namespace
+}  // namespace jobmon
