@@ -13,6 +13,7 @@
 #include "jobmon/monitor/log_follower.h"
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/progress_tracker.h"
+#include "jobmon/monitor/slurm_jobs.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/monitor/state_store.h"
 
@@ -393,6 +394,30 @@ TEST(JobProgressTest, RecognisesMegatronFromTheCorpus) {
   ASSERT_TRUE(job.Poll(50).ok());
   EXPECT_EQ(job.profile(), triage::StepProfile::kMegatron);
   EXPECT_TRUE(job.Evaluate(50).last_step.has_value());
+}
+
+// ---- Slurm jobs ----
+
+TEST(SlurmJobsTest, ParsesScontrolOneLinerOutputRecordedFromTheDevCluster) {
+  std::ifstream in(std::string(JOBMON_FIXTURES) + "/slurm/scontrol-o-show-job.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto jobs = ParseScontrolJobs(text.str());
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].job_id, 1u);
+  EXPECT_EQ(jobs[0].name, "llama-7b");
+  EXPECT_EQ(jobs[0].user, "root");
+  EXPECT_EQ(jobs[0].state, "RUNNING");
+  EXPECT_EQ(jobs[0].node_list, "node[1-2]");
+  EXPECT_EQ(jobs[0].num_nodes, 2);
+  EXPECT_EQ(jobs[0].std_out, "/tmp/jm-rec/jobs/run-1.out");
+  EXPECT_FALSE(IsTerminalState(jobs[0].state));
+  EXPECT_EQ(jobs[1].name, "eval job") << "a value with a space";
+  EXPECT_EQ(jobs[1].state, "FAILED");
+  EXPECT_EQ(jobs[1].exit_code, "3:0");
+  EXPECT_TRUE(IsTerminalState(jobs[1].state));
+  EXPECT_TRUE(ParseScontrolJobs("No jobs in the system\n").empty());
+  EXPECT_TRUE(ParseScontrolJobs("JobId=x JobName=\n\n garbage").empty());
 }
 
 // ---- StateStore ----
