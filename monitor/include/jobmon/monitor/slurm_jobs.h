@@ -1,8 +1,8 @@
 #pragma once
 // Jobs as Slurm reports them, from `scontrol -o show job` (one job per
-// line, Key=Value fields; Slurm 22.05's squeue --json needs a data_parser
-// plugin Debian does not build). Parsing is pure and tested against output
-// recorded from the dev cluster.
+// line, Key=Value fields), which every Slurm version prints the same way;
+// `squeue --json` can sit behind the same interface later. Parsing is pure
+// and tested against output recorded from the dev cluster.
 
 #include <cstdint>
 #include <map>
