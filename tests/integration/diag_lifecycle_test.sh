@@ -41,10 +41,12 @@ check() {  # check "description" command...
   fi
 }
 
+TEST_USER=""
 teardown() {
   local pid
   for pid in "${OUR_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
   "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
+  [[ -n "$TEST_USER" ]] && userdel "$TEST_USER" 2>/dev/null
   rm -rf "$SCRATCH"
 }
 trap teardown EXIT
@@ -245,6 +247,42 @@ check "unknown plugstack argument: one clear error in slurmd's log" \
   grep -q "\[diag\] unknown plugstack.conf argument 'bogus'" "$STATE/log/slurmd-node1.log"
 check "unknown plugstack argument: nothing started" test ! -e "$JOBS/jobmon-diag-$bogus"
 plugin_args
+
+echo "# an unprivileged user's job; then a symlink planted where its next diag dir goes"
+TEST_USER=jmit$$
+if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; then
+  as_user() { runuser -u "$TEST_USER" -- env SLURM_CONF="$SLURM_CONF" "$@"; }
+  UDIR=$JOBS/user-$TEST_USER
+  mkdir -p "$UDIR" && chown "$TEST_USER:" "$UDIR"
+  out=$(cd "$UDIR" && as_user sbatch --parsable --wait -N2 --diag=on -o "$UDIR/run-%j.out" \
+    --wrap "srun $FAKE_TRAINER --steps 20 --step-seconds 0.1 --tensorboard-dir \$JOBMON_DIAG_DIR/tensorboard/%n; sleep 2" 2>&1)
+  rc=$?
+  uj=$(job_id "$out")
+  UDIAG=$UDIR/jobmon-diag-$uj
+  check "user job: exits 0" test "$rc" -eq 0
+  user_archived() { [[ "$(manifest "$UDIAG/manifest.json" "m['state']" 2>/dev/null)" == archived ]]; }
+  check "user job: archived" wait_for 60 user_archived
+  check "user job: diag dir, manifest and archive belong to the user" test \
+    "$(stat -c %U "$UDIAG" "$UDIAG/manifest.json" "$UDIAG/tsdb.tar.zst" | sort -u)" == "$TEST_USER"
+  uid=$(id -u "$TEST_USER")
+  owners=$(tar --zstd --numeric-owner -tvf "$UDIAG/tsdb.tar.zst" | awk '{print $2}' | cut -d/ -f1 | sort -u)
+  check "user job: the TSDB in the archive was written by the user's Prometheus (uid $uid)" \
+    test "$owners" == "$uid"
+  ROOT_ONLY=$SCRATCH/root-only
+  mkdir -p "$ROOT_ONLY" && chmod 0700 "$ROOT_ONLY"
+  held=$(job_id "$(cd "$UDIR" && as_user sbatch --parsable --hold -N1 --diag=on -o "$UDIR/run-%j.out" --wrap 'echo job-ran')")
+  as_user ln -s "$ROOT_ONLY" "$UDIR/jobmon-diag-$held"
+  scontrol release "$held"
+  check "symlinked diag dir: the job still runs" wait_for 60 job_done "$held"
+  check "symlinked diag dir: nothing was written into the root-only target" test -z "$(ls -A "$ROOT_ONLY")"
+  check "symlinked diag dir: [diag] says the diag dir is unwritable" grep -q 'diag dir unwritable' "$UDIR/run-$held.out"
+  check "symlinked diag dir: the job's own output is there" grep -q '^job-ran$' "$UDIR/run-$held.out"
+  check "symlinked diag dir: both nodes idle" wait_for 20 nodes_idle
+else
+  echo "FAIL - useradd $TEST_USER"
+  failed=$((failed + 1))
+  TEST_USER=""
+fi
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
