@@ -1,7 +1,6 @@
 // job_epilog: stop what this job's prolog started on this node (nothing
 // else: every pid is checked against its recorded start time), then on the
 // head node archive the TSDB, holding the node at most `epilog_wait`.
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,8 +24,6 @@ namespace lc = jobmon::lifecycle;
 namespace fs = std::filesystem;
 
 namespace {
-
-const std::vector<std::string> kDaemonEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"};
 
 // The manifest lives in the user's diag dir: written with their rights.
 void WriteAsUser(const lc::DiagLayout& layout, const lc::Manifest& m, uid_t uid, gid_t gid) {
@@ -53,22 +50,11 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
   lc::Manifest m = *manifest;
   m.ended_at = lc::IsoNow();
   // What every node noted (an exporter that gave up, ...), once each.
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(layout.logs_dir(), ec)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind("degraded-", 0) != 0) continue;
-    std::string node = name.substr(9, name.size() - 9 - 4);
-    std::string text = ReadText(entry.path().string());
-    for (size_t start = 0, end; start < text.size(); start = end + 1) {
-      end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      std::string line = text.substr(start, end - start);
-      if (line.empty()) continue;
-      std::string noted = node == job.node ? line : node + ": " + line;
-      if (std::find(m.degraded.begin(), m.degraded.end(), noted) == m.degraded.end() &&
-          std::find(m.degraded.begin(), m.degraded.end(), line) == m.degraded.end()) {
-        m.degraded.push_back(noted);
-      }
+  for (const NodeNote& note : ReadDegradedNotes(layout)) {
+    std::string noted = note.node == job.node ? note.line : note.node + ": " + note.line;
+    if (std::find(m.degraded.begin(), m.degraded.end(), noted) == m.degraded.end() &&
+        std::find(m.degraded.begin(), m.degraded.end(), note.line) == m.degraded.end()) {
+      m.degraded.push_back(noted);
     }
   }
   if (!prometheus_clean) m.degraded.push_back("Prometheus did not exit cleanly (killed)");
@@ -89,7 +75,8 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
   if (config.keep_tsdb) argv.push_back("--keep-tsdb");
   // Detached and as the job's user: it may outlive the epilog, and the TSDB
   // and the archive are theirs.
-  DaemonSpec spec{argv, kDaemonEnv, layout.logs_dir() + "/archive.log", layout.dir, job.uid, gid};
+  DaemonSpec spec{
+      argv, DaemonEnvironment(), layout.logs_dir() + "/archive.log", layout.dir, job.uid, gid};
   auto archiver = SpawnDaemon(spec);
   if (!archiver) {
     m.state = "archive_failed";
@@ -127,14 +114,9 @@ int JobEpilog(spank_t /*sp*/, const std::vector<std::string>& args) {
   // The run dir is the prolog's record: without it this node started nothing.
   std::error_code ec;
   if (!fs::is_directory(run.dir, ec)) return 0;
-  std::string diag_dir = ReadText(run.diag_dir());
-  while (!diag_dir.empty() && diag_dir.back() == '\n') diag_dir.pop_back();
+  std::string diag_dir = ReadFirstLine(run.diag_dir());
   lc::DiagLayout layout{diag_dir};
-  gid_t gid = job->gid;
-  if (gid == static_cast<gid_t>(-1)) {
-    passwd* pw = getpwuid(job->uid);
-    gid = pw ? pw->pw_gid : 0;
-  }
+  gid_t gid = JobGroup(*job);
 
   std::string exporter = Stop(run.exporter_pid(), "exporter", std::chrono::seconds(5));
   std::string status = ReadText(run.exporter_status());
@@ -144,7 +126,7 @@ int JobEpilog(spank_t /*sp*/, const std::vector<std::string>& args) {
     slurm_error("[diag] job %u node %s: %s", job->job_id, job->node.c_str(), line.c_str());
     if (!diag_dir.empty()) {
       FsIdentity as_user(job->uid, gid);
-      AppendLine(layout.logs_dir() + "/degraded-" + job->node + ".txt", line);
+      AppendLine(DegradedNotesPath(layout, job->node), line);
     }
   }
   std::string summary = exporter;

@@ -38,31 +38,16 @@ std::optional<Where> Find(spank_t sp, const std::vector<std::string>& args) {
   std::error_code ec;
   if (!fs::is_directory(run.dir, ec)) return std::nullopt;
   Where where;
-  where.diag_dir = ReadText(run.diag_dir());
-  while (!where.diag_dir.empty() && where.diag_dir.back() == '\n') where.diag_dir.pop_back();
+  where.diag_dir = ReadFirstLine(run.diag_dir());
   lc::DiagLayout layout{where.diag_dir};
   if (auto manifest = lc::ReadManifest(layout.manifest())) where.manifest = *manifest;
   // This node's notes (kept even when the diag dir was unwritable), then
   // the other nodes' from the shared diag dir.
-  std::string own = ReadText(run.degraded());
-  for (size_t start = 0, end; start < own.size(); start = end + 1) {
-    end = own.find('\n', start);
-    if (end == std::string::npos) end = own.size();
-    if (end > start)
-      where.degraded.push_back(std::string(node) + ": " + own.substr(start, end - start));
+  for (const std::string& line : NonEmptyLines(ReadText(run.degraded()))) {
+    where.degraded.push_back(std::string(node) + ": " + line);
   }
-  for (const auto& entry : fs::directory_iterator(layout.logs_dir(), ec)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind("degraded-", 0) != 0 || name == "degraded-" + std::string(node) + ".txt") {
-      continue;
-    }
-    std::string other = name.substr(9, name.size() - 9 - 4);
-    std::string text = ReadText(entry.path().string());
-    for (size_t start = 0, end; start < text.size(); start = end + 1) {
-      end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      if (end > start) where.degraded.push_back(other + ": " + text.substr(start, end - start));
-    }
+  for (const NodeNote& note : ReadDegradedNotes(layout)) {
+    if (note.node != node) where.degraded.push_back(note.node + ": " + note.line);
   }
   return where;
 }

@@ -1,6 +1,7 @@
 #include "spank/node_files.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +47,52 @@ void AppendLine(const std::string& path, const std::string& line) {
   std::string text = line + "\n";
   (void)!write(fd, text.data(), text.size());
   close(fd);
+}
+
+const std::vector<std::string>& DaemonEnvironment() {
+  static const std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                                               "LANG=C.UTF-8"};
+  return env;
+}
+
+gid_t JobGroup(const lifecycle::JobEnv& job) {
+  if (job.gid != static_cast<gid_t>(-1)) return job.gid;
+  passwd* pw = getpwuid(job.uid);
+  return pw ? pw->pw_gid : 0;
+}
+
+std::string ReadFirstLine(const std::string& path) {
+  std::string text = ReadText(path);
+  return text.substr(0, text.find('\n'));
+}
+
+std::vector<std::string> NonEmptyLines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; start < text.size(); start = end + 1) {
+    end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) lines.push_back(text.substr(start, end - start));
+  }
+  return lines;
+}
+
+std::string DegradedNotesPath(const lifecycle::DiagLayout& layout, const std::string& node) {
+  return layout.logs_dir() + "/degraded-" + node + ".txt";
+}
+
+std::vector<NodeNote> ReadDegradedNotes(const lifecycle::DiagLayout& layout) {
+  constexpr std::string_view kPrefix = "degraded-", kSuffix = ".txt";
+  std::vector<NodeNote> notes;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(layout.logs_dir(), ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(kPrefix, 0) != 0 || name.size() < kPrefix.size() + kSuffix.size()) continue;
+    std::string node = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    for (std::string& line : NonEmptyLines(ReadText(entry.path().string()))) {
+      notes.push_back({node, std::move(line)});
+    }
+  }
+  return notes;
 }
 
 }  // namespace jobmon::spank

@@ -26,8 +26,6 @@ namespace lc = jobmon::lifecycle;
 
 namespace {
 
-const std::vector<std::string> kDaemonEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"};
-
 struct Prolog {
   const lc::PluginConfig& config;
   const lc::JobEnv& job;
@@ -106,8 +104,12 @@ struct Prolog {
       }
     }
     auto [uid, gid] = ExporterUser();
-    DaemonSpec spec{argv,       kDaemonEnv, layout.logs_dir() + "/exporter-" + job.node + ".log",
-                    layout.dir, uid,        gid};
+    DaemonSpec spec{argv,
+                    DaemonEnvironment(),
+                    layout.logs_dir() + "/exporter-" + job.node + ".log",
+                    layout.dir,
+                    uid,
+                    gid};
     auto started = SpawnDaemon(spec);
     if (!started) {
       Degrade("no exporter: " + started.error().message);
@@ -165,8 +167,9 @@ struct Prolog {
     };
     // As the job's user, so the TSDB belongs to them; admin API and
     // lifecycle endpoints stay off (not enabled).
-    DaemonSpec spec{argv,       kDaemonEnv, layout.logs_dir() + "/prometheus.log",
-                    layout.dir, job.uid,    job_gid};
+    DaemonSpec spec{
+        argv,   DaemonEnvironment(), layout.logs_dir() + "/prometheus.log", layout.dir, job.uid,
+        job_gid};
     auto started = SpawnDaemon(spec);
     if (!started) {
       Degrade("no Prometheus: " + started.error().message);
@@ -226,7 +229,7 @@ struct Prolog {
       AppendLine(run.degraded(), line);
       if (dir_ok) {
         FsIdentity as_user(job.uid, job_gid);
-        AppendLine(layout.logs_dir() + "/degraded-" + job.node + ".txt", line);
+        AppendLine(DegradedNotesPath(layout, job.node), line);
       }
     }
     if (degraded.empty()) {
@@ -261,12 +264,8 @@ int JobProlog(spank_t sp, const std::vector<std::string>& args) {
                 layout.error().message.c_str());
     return 0;
   }
-  gid_t gid = job->gid;
-  if (gid == static_cast<gid_t>(-1)) {
-    passwd* pw = getpwuid(job->uid);
-    gid = pw ? pw->pw_gid : 0;
-  }
-  Prolog prolog{*config, *job, *layout, lc::RunDirFor(*config, job->node, job->job_id), gid, {}};
+  Prolog prolog{*config,        *job, *layout, lc::RunDirFor(*config, job->node, job->job_id),
+                JobGroup(*job), {}};
   prolog.Run();
   return 0;
 }
