@@ -3,12 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "monitor_commands.h"
 #include "triage_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"jobmon: observability and triage for Slurm GPU training jobs"};
   app.require_subcommand(1);
-  std::vector<std::function<int()>> commands = {jobmon::cli::AddTriageCommand(app)};
+  std::vector<std::function<int()>> commands = {
+      jobmon::cli::AddTriageCommand(app), jobmon::cli::AddStatusCommand(app),
+      jobmon::cli::AddListCommand(app), jobmon::cli::AddWatchCommand(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

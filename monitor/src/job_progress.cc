@@ -1,6 +1,7 @@
 #include "jobmon/monitor/job_progress.h"
 
 #include <charconv>
+#include <ctime>
 
 namespace jobmon::monitor {
 
@@ -8,10 +9,36 @@ JobProgress::JobProgress(uint32_t job_id, std::string log_path, StallPolicy poli
                          double job_start_time)
     : job_id_(job_id), follower_(std::move(log_path)), tracker_(policy, job_start_time) {}
 
+void JobProgress::OnStep(const triage::StepSample& sample, double now) {
+  if (!first_step_time_) first_step_time_ = now;
+  tracker_.OnStep(sample.step, now, sample.seconds);
+}
+
 void JobProgress::OnLine(const std::string& line, double now) {
   tail_.push_back(line.size() > 4096 ? line.substr(0, 4096) : line);
   while (tail_.size() > kTailLines) tail_.pop_front();
   std::string_view text = triage::WithoutTaskLabel(line);
+  if (!heartbeat_seen_at_ && text.find("(stopped sending heartbeats)") != std::string_view::npos) {
+    // When the coordinator accused, from the line's own absl stamp where it
+    // has one: by the time a poll reads it, the epilog may be stopping the
+    // exporters, and the window at that later moment would lie.
+    heartbeat_seen_at_ = now;
+    time_t whole = static_cast<time_t>(now);
+    tm utc{};
+    gmtime_r(&whole, &utc);
+    if (auto stamped = triage::ParseAbslTimestamp(text, utc.tm_year + 1900);
+        stamped && *stamped <= now + 60 && *stamped >= now - 3600) {
+      heartbeat_seen_at_ = *stamped;
+    }
+  }
+  constexpr std::string_view kTimeout = "jax_distributed_heartbeat_timeout_seconds=";
+  if (auto at = text.find(kTimeout); at != std::string_view::npos) {
+    std::string_view rest = text.substr(at + kTimeout.size());
+    double seconds = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), seconds);
+    if (ec == std::errc() && seconds > 0) heartbeat_timeout_ = seconds;
+    return;
+  }
   constexpr std::string_view kPeriod = "Config param checkpoint_period: ";
   if (auto at = text.find(kPeriod); at != std::string_view::npos) {
     std::string_view rest = text.substr(at + kPeriod.size());
@@ -21,7 +48,7 @@ void JobProgress::OnLine(const std::string& line, double now) {
     return;
   }
   if (profile_) {
-    if (auto sample = triage::ParseStep(*profile_, text)) tracker_.OnStep(sample->step, now);
+    if (auto sample = triage::ParseStep(*profile_, text)) OnStep(*sample, now);
     return;
   }
   for (triage::StepProfile p :
@@ -29,7 +56,7 @@ void JobProgress::OnLine(const std::string& line, double now) {
         triage::StepProfile::kTorchTitan, triage::StepProfile::kHuggingFace}) {
     if (auto sample = triage::ParseStep(p, text)) {
       profile_ = p;
-      tracker_.OnStep(sample->step, now);
+      OnStep(*sample, now);
       return;
     }
   }
@@ -61,17 +88,22 @@ ProgressRecord JobProgress::Snapshot(double now) const {
   r.p99_interval = state.p99_interval;
   r.checkpoint_period = tracker_.checkpoint_period();
   r.longest_checkpoint_pause = tracker_.longest_checkpoint_pause();
+  r.baseline_interval = state.baseline_interval;
+  r.recent_interval = state.recent_interval;
+  r.profile = profile_ ? triage::ToString(*profile_) : "";
   r.updated_at = now;
   return r;
 }
 
 void JobProgress::Restore(const ProgressRecord& r) {
+  if (!r.profile.empty()) profile_ = triage::ParseStepProfile(r.profile);
   follower_ = LogFollower(follower_.path(), LogPosition{static_cast<ino_t>(r.log_inode),
                                                         static_cast<dev_t>(r.log_device),
                                                         static_cast<off_t>(r.log_offset)});
   if (r.last_step && r.last_step_time) {
     tracker_.Restore(*r.last_step, *r.last_step_time, r.median_interval, r.p99_interval,
-                     r.checkpoint_period, r.longest_checkpoint_pause);
+                     r.checkpoint_period, r.longest_checkpoint_pause, r.baseline_interval,
+                     r.recent_interval);
   } else if (r.checkpoint_period) {
     tracker_.SetCheckpointPeriod(*r.checkpoint_period);
   }

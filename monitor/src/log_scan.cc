@@ -389,8 +389,6 @@ class ScanState {
   }
 
   std::optional<double> AbslTime(std::string_view text) {
-    std::string_view s = WithoutTaskLabel(text);
-    if (s.size() < 15) return std::nullopt;
     int year = facts_.timestamp_year.value_or(0);
     if (year == 0) {
       time_t now = time(nullptr);
@@ -398,10 +396,7 @@ class ScanState {
       gmtime_r(&now, &utc);
       year = utc.tm_year + 1900;
     }
-    char iso[20];
-    std::snprintf(iso, sizeof iso, "%04d-%.2s-%.2s %.8s", year, s.data() + 1, s.data() + 3,
-                  s.data() + 6);
-    return ParseIsoTimestamp(iso);
+    return ParseAbslTimestamp(text, year);
   }
 
   void Line(uint64_t line, std::string_view text) {

@@ -23,16 +23,34 @@ bool IsWindowSeries(const std::string& name) {
   return std::find(std::begin(kKept), std::end(kKept), name) != std::end(kKept);
 }
 
-void MetricWindow::Trim(std::deque<Point>& points, double now) const {
-  while (!points.empty() && (points.front().t < now - horizon_ || points.size() > max_points_)) {
-    points.pop_front();
+namespace {
+
+template <typename T>
+void TrimDeque(std::deque<T>& items, double now, double horizon, size_t max_items) {
+  while (!items.empty() && (items.front().t < now - horizon || items.size() > max_items)) {
+    items.pop_front();
   }
 }
 
+// The last point at or before `at`, if it is no older than `max_age`.
+template <typename T>
+const T* LatestAt(const std::deque<T>& items, double at, double max_age) {
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    if (it->t <= at) return it->t >= at - max_age ? &*it : nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void MetricWindow::Trim(std::deque<Point>& points, double now) const {
+  TrimDeque(points, now, horizon_, max_points_);
+}
+
 void MetricWindow::AddScrape(const std::string& host, double t, const Exposition& scrape) {
-  HostState& state = hosts_[host];
-  state.last_seen = t;
-  state.last_ok = true;
+  auto& scrapes = hosts_[host];
+  scrapes.push_back({t, true});
+  TrimDeque(scrapes, t, horizon_, max_points_);
   // Counters summed over devices (RDMA ports, NICs) per host; gauges per GPU.
   std::map<std::string, double> sums;
   for (const Sample& sample : scrape.samples) {
@@ -54,8 +72,9 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
 }
 
 void MetricWindow::AddFailedScrape(const std::string& host, double t) {
-  hosts_[host].last_ok = false;
-  (void)t;
+  auto& scrapes = hosts_[host];
+  scrapes.push_back({t, false});
+  TrimDeque(scrapes, t, horizon_, max_points_);
 }
 
 size_t MetricWindow::point_count() const {
@@ -66,19 +85,26 @@ size_t MetricWindow::point_count() const {
 
 std::vector<std::string> MetricWindow::hosts() const {
   std::vector<std::string> out;
-  for (const auto& [host, state] : hosts_) out.push_back(host);
+  for (const auto& [host, scrapes] : hosts_) out.push_back(host);
   return out;
 }
 
-StallEvidence MetricWindow::Evidence(double now, double training_from, double training_until,
+StallEvidence MetricWindow::Evidence(double at, double training_from, double training_until,
                                      double stale_after_seconds) const {
   StallEvidence evidence;
   evidence.stale_after_seconds = stale_after_seconds;
-  for (const auto& [host, state] : hosts_) {
+  for (const auto& [host, scrapes] : hosts_) {
     HostEvidence h;
     h.host = host;
-    h.exporter_up = state.last_ok;
-    h.seconds_since_seen = state.last_seen ? now - *state.last_seen : 1e9;
+    const Scrape* latest = LatestAt(scrapes, at, horizon_);
+    h.exporter_up = latest && latest->ok;
+    h.seconds_since_seen = 1e9;
+    for (auto it = scrapes.rbegin(); it != scrapes.rend(); ++it) {
+      if (it->t <= at && it->ok) {
+        h.seconds_since_seen = at - it->t;
+        break;
+      }
+    }
     std::vector<double> baseline_samples;
     std::optional<double> retx_before, retx_start, retx_end;
     double retx_before_t = 0, retx_start_t = 0, retx_end_t = 0;
@@ -86,11 +112,15 @@ StallEvidence MetricWindow::Evidence(double now, double training_from, double tr
     for (const auto& [key, points] : series_) {
       const auto& [series_host, name, gpu] = key;
       if (series_host != host || points.empty()) continue;
-      if (name == "hw_gpu_utilization_percent" && points.back().t >= now - stale_after_seconds) {
-        h.gpu_utilization.push_back(points.back().value);
+      const Point* current = LatestAt(points, at, stale_after_seconds);
+      if (name == "hw_gpu_utilization_percent") {
+        if (current) h.gpu_utilization.push_back(current->value);
+      } else if (name == "hw_io_pressure_some_pct") {
+        if (current) h.io_pressure_some = current->value;
+      } else if (name == "hw_procs_blocked") {
+        if (current) h.procs_blocked = current->value;
       } else if (name == "hw_gpu_power_watts") {
-        if (points.back().t >= now - stale_after_seconds)
-          h.gpu_power.push_back(points.back().value);
+        if (current) h.gpu_power.push_back(current->value);
         for (const Point& p : points) {
           if (p.t >= training_from && p.t <= training_until) baseline_samples.push_back(p.value);
         }
@@ -98,6 +128,7 @@ StallEvidence MetricWindow::Evidence(double now, double training_from, double tr
         // Rate over the last minute before the stall began, against the
         // rate over the window before that.
         for (const Point& p : points) {
+          if (p.t > at) break;
           if (p.t <= training_until - 60) {
             retx_before = p.value;
             retx_before_t = p.t;

@@ -47,21 +47,8 @@ std::string Fence(const std::vector<LineRef>& lines) {
 
 }  // namespace
 
-std::string RenderMarkdown(const TriageReport& r) {
-  const Progress& p = r.progress;
+std::string RenderProjectionTable(const Progress& p) {
   std::string md;
-  md += fmt::format("## Job triage: {}\n\n", r.log_path);
-  md += fmt::format("**Status:** {}{}  \n", ToString(r.status),
-                    r.slurm_state ? fmt::format(" (Slurm: {})", *r.slurm_state) : "");
-  md += fmt::format("**Primary failure:** {}  \n", r.primary);
-  md += fmt::format("**Stage:** {}\n\n", r.stage.empty() ? "-" : r.stage);
-  md += "### What happened\n" + r.what_happened + "\n\n";
-  md += fmt::format("_Status from: {}._\n\n", r.status_basis);
-
-  md += "### Evidence\n";
-  md += r.evidence.empty() ? "(no matching log lines)\n\n" : Fence(r.evidence) + "\n";
-
-  md += "### Training progress projection\n";
   if (!p.last_step) {
     md += "No step lines found";
     if (p.total_steps) md += fmt::format(" (steps={} configured)", *p.total_steps);
@@ -110,6 +97,25 @@ std::string RenderMarkdown(const TriageReport& r) {
         p.eta_seconds ? FormatDuration(*p.eta_seconds) + " (from last step, if healthy)" : "n/a");
     md += "\n";
   }
+  return md;
+}
+
+std::string RenderMarkdown(const TriageReport& r) {
+  const Progress& p = r.progress;
+  std::string md;
+  md += fmt::format("## Job triage: {}\n\n", r.log_path);
+  md += fmt::format("**Status:** {}{}  \n", ToString(r.status),
+                    r.slurm_state ? fmt::format(" (Slurm: {})", *r.slurm_state) : "");
+  md += fmt::format("**Primary failure:** {}  \n", r.primary);
+  md += fmt::format("**Stage:** {}\n\n", r.stage.empty() ? "-" : r.stage);
+  md += "### What happened\n" + r.what_happened + "\n\n";
+  md += fmt::format("_Status from: {}._\n\n", r.status_basis);
+
+  md += "### Evidence\n";
+  md += r.evidence.empty() ? "(no matching log lines)\n\n" : Fence(r.evidence) + "\n";
+
+  md += "### Training progress projection\n";
+  md += RenderProjectionTable(p);
 
   if (r.heartbeat) {
     const HeartbeatChecklist& h = *r.heartbeat;

@@ -71,6 +71,12 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
       line += fmt::format("; TCP retransmits {:.1f}/s before the stall (baseline {:.1f}/s)",
                           *host.tcp_retransmit_rate, *host.tcp_retransmit_baseline);
     }
+    if (host.io_pressure_some && *host.io_pressure_some >= 10) {
+      line += fmt::format("; I/O pressure {:.0f}%", *host.io_pressure_some);
+    }
+    if (host.procs_blocked && *host.procs_blocked >= 1) {
+      line += fmt::format("; {:.0f} processes blocked in D state", *host.procs_blocked);
+    }
     out.evidence.push_back(line);
   }
   const size_t n = evidence.hosts.size();

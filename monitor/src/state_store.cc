@@ -11,13 +11,16 @@ CREATE TABLE IF NOT EXISTS jobs (
   name TEXT NOT NULL DEFAULT '', user TEXT NOT NULL DEFAULT '',
   log_path TEXT NOT NULL DEFAULT '', diag_dir TEXT NOT NULL DEFAULT '',
   source TEXT NOT NULL DEFAULT '', slurm_state TEXT NOT NULL DEFAULT '',
-  first_seen REAL NOT NULL, last_seen REAL NOT NULL, ended_at REAL);
+  first_seen REAL NOT NULL, last_seen REAL NOT NULL, ended_at REAL,
+  partition TEXT NOT NULL DEFAULT '', node_list TEXT NOT NULL DEFAULT '', start_time REAL,
+  final_class TEXT NOT NULL DEFAULT '', final_status TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS progress (
   job_id INTEGER PRIMARY KEY REFERENCES jobs(job_id),
   log_inode INTEGER NOT NULL, log_device INTEGER NOT NULL, log_offset INTEGER NOT NULL,
   last_step INTEGER, last_step_time REAL, phase TEXT NOT NULL,
   median_interval REAL, p99_interval REAL, checkpoint_period INTEGER,
-  longest_checkpoint_pause REAL, updated_at REAL NOT NULL);
+  longest_checkpoint_pause REAL, updated_at REAL NOT NULL,
+  baseline_interval REAL, recent_interval REAL, profile TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS incidents (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   job_id INTEGER NOT NULL REFERENCES jobs(job_id),
@@ -26,6 +29,19 @@ CREATE TABLE IF NOT EXISTS incidents (
   summary TEXT NOT NULL, evidence_json TEXT NOT NULL, close_reason TEXT NOT NULL DEFAULT '');
 -- At most one open incident per job: a restarted daemon finds it, never duplicates it.
 CREATE UNIQUE INDEX IF NOT EXISTS one_open_incident ON incidents(job_id) WHERE state = 'open';
+CREATE TABLE IF NOT EXISTS watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL);
+)sql";
+
+// Version 1 (issue 6's first cut) lacked these columns and the watches table.
+const char* const kMigrateFrom1 = R"sql(
+ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN node_list TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN start_time REAL;
+ALTER TABLE jobs ADD COLUMN final_class TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN final_status TEXT NOT NULL DEFAULT '';
+ALTER TABLE progress ADD COLUMN baseline_interval REAL;
+ALTER TABLE progress ADD COLUMN recent_interval REAL;
+ALTER TABLE progress ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 )sql";
 
 // Owns one prepared statement; move-only, so it is finalized exactly once.
@@ -88,6 +104,11 @@ JobRecord ReadJob(sqlite3_stmt* s) {
   j.first_seen = sqlite3_column_double(s, 7);
   j.last_seen = sqlite3_column_double(s, 8);
   j.ended_at = OptDouble(s, 9);
+  j.partition = Text(s, 10);
+  j.node_list = Text(s, 11);
+  j.start_time = OptDouble(s, 12);
+  j.final_class = Text(s, 13);
+  j.final_status = Text(s, 14);
   return j;
 }
 
@@ -106,7 +127,8 @@ IncidentRecord ReadIncident(sqlite3_stmt* s) {
 }
 
 constexpr const char* kJobColumns =
-    "job_id, name, user, log_path, diag_dir, source, slurm_state, first_seen, last_seen, ended_at";
+    "job_id, name, user, log_path, diag_dir, source, slurm_state, first_seen, last_seen, ended_at, "
+    "partition, node_list, start_time, final_class, final_status";
 constexpr const char* kIncidentColumns =
     "id, job_id, class, state, opened_at, closed_at, summary, evidence_json, close_reason";
 
@@ -138,6 +160,10 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
                  " was written by a newer jobmon (this one knows " +
                  std::to_string(kStateSchemaVersion) + ")"};
   }
+  if (found == 1) {
+    if (auto r = store->Exec(kMigrateFrom1); !r)
+      return Error{path + ": migration from schema 1: " + r.error().message};
+  }
   if (auto r = store->Exec(kSchema); !r) return r.error();
   if (auto r = store->Exec(("PRAGMA user_version=" + std::to_string(kStateSchemaVersion)).c_str());
       !r) {
@@ -146,7 +172,50 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
   return store;
 }
 
-StateStore::~StateStore() { sqlite3_close(db_); }
+Expected<std::unique_ptr<StateStore>> StateStore::OpenReadOnly(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    Error error = SqlError(db, path);
+    sqlite3_close(db);
+    return error;
+  }
+  std::unique_ptr<StateStore> store(new StateStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  Statement version;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &version.stmt, nullptr) != SQLITE_OK ||
+      sqlite3_step(version.stmt) != SQLITE_ROW) {
+    return SqlError(db, path + ": schema version");
+  }
+  int found = sqlite3_column_int(version.stmt, 0);
+  if (found != kStateSchemaVersion) {
+    return Error{path + ": schema version " + std::to_string(found) + ", this jobmon reads " +
+                 std::to_string(kStateSchemaVersion) + " (start the daemon once to migrate)"};
+  }
+  return store;
+}
+
+StateStore::~StateStore() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+Expected<sqlite3_stmt*> StateStore::Cached(const char* sql) {
+  auto found = statements_.find(sql);
+  if (found != statements_.end()) {
+    sqlite3_reset(found->second);
+    sqlite3_clear_bindings(found->second);
+    return found->second;
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+    return SqlError(db_, "prepare");
+  }
+  statements_[sql] = stmt;
+  return stmt;
+}
+
+Expected<void> StateStore::Begin() { return Exec("BEGIN IMMEDIATE"); }
+Expected<void> StateStore::Commit() { return Exec("COMMIT"); }
 
 Expected<void> StateStore::Exec(const char* sql) {
   char* message = nullptr;
@@ -159,13 +228,15 @@ Expected<void> StateStore::Exec(const char* sql) {
 }
 
 Expected<void> StateStore::UpsertJob(const JobRecord& j) {
-  auto s = Prepare(db_,
-                   "INSERT INTO jobs (job_id, name, user, log_path, diag_dir, source, slurm_state, "
-                   "first_seen, last_seen, ended_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) "
-                   "ON CONFLICT(job_id) DO UPDATE SET name=?2, user=?3, log_path=?4, diag_dir=?5, "
-                   "source=?6, slurm_state=?7, last_seen=?9, ended_at=?10");
+  auto s = Cached(
+      "INSERT INTO jobs (job_id, name, user, log_path, diag_dir, source, slurm_state, "
+      "first_seen, last_seen, ended_at, partition, node_list, start_time, final_class, "
+      "final_status) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15) "
+      "ON CONFLICT(job_id) DO UPDATE SET name=?2, user=?3, log_path=?4, diag_dir=?5, "
+      "source=?6, slurm_state=?7, last_seen=?9, ended_at=?10, partition=?11, node_list=?12, "
+      "start_time=?13, final_class=?14, final_status=?15");
   if (!s) return s.error();
-  sqlite3_stmt* st = s->stmt;
+  sqlite3_stmt* st = *s;
   sqlite3_bind_int64(st, 1, j.job_id);
   BindText(st, 2, j.name);
   BindText(st, 3, j.user);
@@ -176,6 +247,11 @@ Expected<void> StateStore::UpsertJob(const JobRecord& j) {
   sqlite3_bind_double(st, 8, j.first_seen);
   sqlite3_bind_double(st, 9, j.last_seen);
   BindOptional(st, 10, j.ended_at);
+  BindText(st, 11, j.partition);
+  BindText(st, 12, j.node_list);
+  BindOptional(st, 13, j.start_time);
+  BindText(st, 14, j.final_class);
+  BindText(st, 15, j.final_status);
   if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "upsert job");
   return {};
 }
@@ -203,13 +279,13 @@ Expected<std::vector<JobRecord>> StateStore::ListJobs() {
 }
 
 Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
-  auto s = Prepare(db_,
-                   "INSERT OR REPLACE INTO progress (job_id, log_inode, log_device, log_offset, "
-                   "last_step, last_step_time, phase, median_interval, p99_interval, "
-                   "checkpoint_period, longest_checkpoint_pause, updated_at) "
-                   "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)");
+  auto s = Cached(
+      "INSERT OR REPLACE INTO progress (job_id, log_inode, log_device, log_offset, "
+      "last_step, last_step_time, phase, median_interval, p99_interval, "
+      "checkpoint_period, longest_checkpoint_pause, updated_at, baseline_interval, "
+      "recent_interval, profile) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)");
   if (!s) return s.error();
-  sqlite3_stmt* st = s->stmt;
+  sqlite3_stmt* st = *s;
   sqlite3_bind_int64(st, 1, p.job_id);
   sqlite3_bind_int64(st, 2, static_cast<int64_t>(p.log_inode));
   sqlite3_bind_int64(st, 3, static_cast<int64_t>(p.log_device));
@@ -222,6 +298,9 @@ Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
   BindOptional(st, 10, p.checkpoint_period);
   BindOptional(st, 11, p.longest_checkpoint_pause);
   sqlite3_bind_double(st, 12, p.updated_at);
+  BindOptional(st, 13, p.baseline_interval);
+  BindOptional(st, 14, p.recent_interval);
+  BindText(st, 15, p.profile);
   if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "save progress");
   return {};
 }
@@ -230,7 +309,8 @@ Expected<std::optional<ProgressRecord>> StateStore::GetProgress(uint32_t job_id)
   auto s = Prepare(db_,
                    "SELECT job_id, log_inode, log_device, log_offset, last_step, last_step_time, "
                    "phase, median_interval, p99_interval, checkpoint_period, "
-                   "longest_checkpoint_pause, updated_at FROM progress WHERE job_id=?1");
+                   "longest_checkpoint_pause, updated_at, baseline_interval, recent_interval, "
+                   "profile FROM progress WHERE job_id=?1");
   if (!s) return s.error();
   sqlite3_bind_int64(s->stmt, 1, job_id);
   int rc = sqlite3_step(s->stmt);
@@ -250,6 +330,9 @@ Expected<std::optional<ProgressRecord>> StateStore::GetProgress(uint32_t job_id)
   p.checkpoint_period = OptInt(st, 9);
   p.longest_checkpoint_pause = OptDouble(st, 10);
   p.updated_at = sqlite3_column_double(st, 11);
+  p.baseline_interval = OptDouble(st, 12);
+  p.recent_interval = OptDouble(st, 13);
+  p.profile = Text(st, 14);
   return std::optional<ProgressRecord>{p};
 }
 
@@ -308,6 +391,47 @@ Expected<std::optional<IncidentRecord>> StateStore::OpenIncidentOf(uint32_t job_
   if (rc == SQLITE_DONE) return std::optional<IncidentRecord>{};
   if (rc != SQLITE_ROW) return SqlError(db_, "open incident");
   return std::optional<IncidentRecord>{ReadIncident(s->stmt)};
+}
+
+Expected<std::vector<IncidentRecord>> StateStore::OpenIncidents() {
+  std::string sql =
+      std::string("SELECT ") + kIncidentColumns + " FROM incidents WHERE state='open' ORDER BY id";
+  auto s = Prepare(db_, sql.c_str());
+  if (!s) return s.error();
+  std::vector<IncidentRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(s->stmt)) == SQLITE_ROW) out.push_back(ReadIncident(s->stmt));
+  if (rc != SQLITE_DONE) return SqlError(db_, "open incidents");
+  return out;
+}
+
+Expected<void> StateStore::AddWatch(uint32_t job_id, double requested_at) {
+  auto s = Prepare(db_, "INSERT OR REPLACE INTO watches (job_id, requested_at) VALUES (?1, ?2)");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  sqlite3_bind_double(s->stmt, 2, requested_at);
+  if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "add watch");
+  return {};
+}
+
+Expected<std::vector<uint32_t>> StateStore::Watches() {
+  auto s = Prepare(db_, "SELECT job_id FROM watches ORDER BY job_id");
+  if (!s) return s.error();
+  std::vector<uint32_t> out;
+  int rc;
+  while ((rc = sqlite3_step(s->stmt)) == SQLITE_ROW) {
+    out.push_back(static_cast<uint32_t>(sqlite3_column_int64(s->stmt, 0)));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "watches");
+  return out;
+}
+
+Expected<void> StateStore::RemoveWatch(uint32_t job_id) {
+  auto s = Prepare(db_, "DELETE FROM watches WHERE job_id=?1");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "remove watch");
+  return {};
 }
 
 }  // namespace jobmon::monitor

@@ -1,5 +1,6 @@
 #include "jobmon/monitor/step_lines.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <ctime>
@@ -95,6 +96,22 @@ std::optional<double> ParseIsoTimestamp(std::string_view s) {
     }
   }
   return seconds;
+}
+
+std::optional<double> ParseAbslTimestamp(std::string_view line, int year) {
+  std::string_view s = WithoutTaskLabel(line);
+  if (s.size() < 15 || (s[0] != 'I' && s[0] != 'W' && s[0] != 'E' && s[0] != 'F') || s[5] != ' ') {
+    return std::nullopt;
+  }
+  std::string iso = std::to_string(year);
+  iso.insert(0, 4 - std::min<size_t>(4, iso.size()), '0');
+  iso += '-';
+  iso.append(s.substr(1, 2));
+  iso += '-';
+  iso.append(s.substr(3, 2));
+  iso += ' ';
+  iso.append(s.substr(6, 8));
+  return ParseIsoTimestamp(iso);
 }
 
 std::optional<double> FindIsoTimestamp(std::string_view line) {

@@ -115,14 +115,7 @@ StepProfile ChooseProfile(const ScanFacts& facts, const AnalysisContext& context
 // Timestamp of a line from its absl prefix or an ISO stamp.
 std::optional<double> LineTime(const std::string& text, std::optional<int> year) {
   if (auto iso = FindIsoTimestamp(text)) return iso;
-  std::string_view s = WithoutTaskLabel(text);
-  if (s.size() >= 15 && (s[0] == 'I' || s[0] == 'W' || s[0] == 'E' || s[0] == 'F') && s[5] == ' ') {
-    int y = year.value_or(1970);
-    std::string iso =
-        fmt::format("{:04d}-{}-{} {}", y, s.substr(1, 2), s.substr(3, 2), s.substr(6, 8));
-    return ParseIsoTimestamp(iso);
-  }
-  return std::nullopt;
+  return ParseAbslTimestamp(text, year.value_or(1970));
 }
 
 Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,

@@ -428,16 +428,15 @@ TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
   {
     auto store = StateStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    JobRecord job{42,
-                  "llama",
-                  "alice",
-                  "/shared/llama-42.out",
-                  "/shared/jobmon-diag-42",
-                  "manifest",
-                  "RUNNING",
-                  1000,
-                  1000,
-                  std::nullopt};
+    JobRecord job;
+    job.job_id = 42;
+    job.name = "llama";
+    job.user = "alice";
+    job.log_path = "/shared/llama-42.out";
+    job.diag_dir = "/shared/jobmon-diag-42";
+    job.source = "manifest";
+    job.slurm_state = "RUNNING";
+    job.first_seen = job.last_seen = 1000;
     ASSERT_TRUE((*store)->UpsertJob(job).ok());
     ProgressRecord p;
     p.job_id = 42;

@@ -28,7 +28,7 @@ std::vector<std::string> HeaderLines(const Scenario& s, const RankInfo& rank, do
       "RAY=0",
       fmt::format("PASSTHROUGH_ARGS={}", passthrough),
       fmt::format("JAX_COORDINATOR_ADDRESS={}:12345", rank.host),
-      "jax_distributed_heartbeat_timeout_seconds=100",
+      fmt::format("jax_distributed_heartbeat_timeout_seconds={:g}", s.heartbeat_timeout),
       "============================================",
       // A known-harmless probe message that appears in every real job.
       "Failed call to cuInit: UNKNOWN ERROR (303)",

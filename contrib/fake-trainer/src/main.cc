@@ -101,6 +101,13 @@ int main(int argc, char** argv) {
                  "Seconds peers wait on a dead rank before an NCCL timeout")
       ->capture_default_str();
 
+  app.add_option("--heartbeat-timeout-seconds", s.heartbeat_timeout,
+                 "JAX heartbeat timeout: with --sync-dir, rank 0 accuses a peer silent this long")
+      ->capture_default_str();
+  app.add_option("--sync-dir", o.sync_dir,
+                 "Ranks wait for each other at every step through files here (%j expands), "
+                 "and send heartbeats, so a dead rank blocks its peers");
+
   app.add_option("--gpu-sysfs", o.gpu_sysfs_root,
                  "Keep a fake AMD GPU sysfs tree here (%n node, %t rank, %j job)");
   app.add_option("--gpus", s.gpus, "GPUs in the fake tree")->capture_default_str();
@@ -152,5 +159,6 @@ int main(int argc, char** argv) {
   o.tensorboard_every_rank = o.tensorboard_dir.find("%n") != std::string::npos ||
                              o.tensorboard_dir.find("%t") != std::string::npos;
   o.tensorboard_dir = ExpandPattern(o.tensorboard_dir, o.rank);
+  o.sync_dir = ExpandPattern(o.sync_dir, o.rank);
   return jobmon::fake_trainer::RunTrainer(o);
 }

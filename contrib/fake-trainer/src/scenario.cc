@@ -47,6 +47,7 @@ Expected<void> Validate(const Scenario& s, int world_size) {
   }
   if (s.gpus < 0 || s.gpus > 16) return fail("--gpus must be 0..16");
   if (s.collective_timeout < 0) return fail("--collective-timeout must not be negative");
+  if (s.heartbeat_timeout <= 0) return fail("--heartbeat-timeout-seconds must be positive");
   return {};
 }
 

@@ -25,10 +25,11 @@ struct Scenario {
   int64_t slow_from = -1;
   double slow_factor = 2.0;
   Fault fault = Fault::kNone;
-  int64_t fault_step = -1;        // the step during which the fault happens
-  int fault_signal = 9;           // --die-at: the signal the fault rank dies of
-  int fault_rank = -1;            // -1: the last rank
-  double collective_timeout = 5;  // how long peers wait on a dead rank before an NCCL timeout
+  int64_t fault_step = -1;         // the step during which the fault happens
+  int fault_signal = 9;            // --die-at: the signal the fault rank dies of
+  int fault_rank = -1;             // -1: the last rank
+  double collective_timeout = 5;   // how long peers wait on a dead rank before an NCCL timeout
+  double heartbeat_timeout = 100;  // JAX coordination: rank 0 accuses a peer silent this long
   uint64_t seed = 1;
   int gpus = 2;
   int64_t tokens_per_step = 16384;

@@ -18,6 +18,7 @@
 
 #include "gpu_sysfs.h"
 #include "jobmon/tfevents/event.h"
+#include "peer_sync.h"
 
 namespace jobmon::fake_trainer {
 namespace {
@@ -140,6 +141,8 @@ class Run {
   int Finish(int exit_code);
   int HandleFault(int64_t step);
   int WaitOnDeadPeer(int64_t step);
+  // Blocks until every rank finished `step` - 1; a result is an exit code.
+  std::optional<int> WaitForPeers(int64_t step);
   double Loss(int64_t step);
   double LearningRate(int64_t step) const;
   void WriteEvent(const StepMetrics& m, double lr);
@@ -151,6 +154,7 @@ class Run {
   double start_;
   int64_t last_step_ = -1;
   std::unique_ptr<GpuUpdater> gpu_;
+  std::unique_ptr<PeerSync> sync_;
   std::optional<tfevents::EventFileWriter> events_;
 };
 
@@ -205,6 +209,31 @@ int Run::WaitOnDeadPeer(int64_t step) {
   if (!InterruptibleSleep(s_.collective_timeout)) return Finish(128 + g_stop_signal.load());
   PrintAll(NcclTimeoutLines(rank_, step, s_.collective_timeout));
   return Finish(1);
+}
+
+std::optional<int> Run::WaitForPeers(int64_t step) {
+  const double since = Now();
+  bool spinning = false;
+  while (!sync_->AllReached(step - 1)) {
+    if (!InterruptibleSleep(0.02)) return Finish(128 + g_stop_signal.load());
+    const double waited = Now() - since;
+    if (!spinning && waited > 0.5) {
+      SetGpu(GpuPhase::kBusyWait);  // NCCL spins in the all-reduce
+      spinning = true;
+    }
+    if (rank_.rank == 0) {
+      if (auto silent = sync_->SilentPeer(s_.heartbeat_timeout)) {
+        PrintAll(HeartbeatCoordinatorLines({*silent}, Now()));
+        return Finish(1);
+      }
+    }
+    if (waited > s_.collective_timeout) {
+      PrintAll(NcclTimeoutLines(rank_, step, s_.collective_timeout));
+      return Finish(1);
+    }
+  }
+  if (spinning) SetGpu(GpuPhase::kTraining);
+  return std::nullopt;
 }
 
 int Run::HandleFault(int64_t step) {
@@ -270,10 +299,16 @@ int Run::Execute() {
       Print("Saved initial checkpoint at step 0 (starting state)");
     }
   }
+  if (!o_.sync_dir.empty()) {
+    sync_ = std::make_unique<PeerSync>(o_.sync_dir, rank_.rank, rank_.world_size);
+  }
   SetGpu(GpuPhase::kCompiling);
   std::uniform_real_distribution<double> jitter(-s_.jitter, s_.jitter);
   for (int64_t step = s_.FirstStep(); step < s_.steps; ++step) {
     if (s_.fault != Fault::kNone && step == s_.fault_step) return HandleFault(step);
+    if (sync_ && step > s_.FirstStep()) {
+      if (auto exit_code = WaitForPeers(step)) return *exit_code;
+    }
     double seconds = NominalStepSeconds(s_, step) * (1 + jitter(rng_));
     if (step == s_.FirstStep()) {
       if (!InterruptibleSleep(s_.compile_seconds)) return Finish(128 + g_stop_signal.load());
@@ -300,6 +335,7 @@ int Run::Execute() {
     Print(StepLine(m));
     WriteEvent(m, LearningRate(step));
     last_step_ = step;
+    if (sync_) sync_->Publish(step);
   }
   return Finish(0);
 }

@@ -15,6 +15,7 @@ struct TrainerOptions {
   std::string tensorboard_dir;          // empty: no event file (rank 0 writes it)
   bool tensorboard_every_rank = false;  // the dir was per node or rank (%n, %t)
   double gpu_interval_seconds = 0.5;
+  std::string sync_dir;  // empty: ranks do not wait for each other
 };
 
 // Returns the process exit code; faults that kill the rank (--die-at,

@@ -25,6 +25,13 @@ class JobProgress {
   Expected<void> Poll(double now);
 
   ProgressState Evaluate(double now) const { return tracker_.Evaluate(now); }
+  // When the first step of this run was observed (the start of the
+  // training baseline); nullopt before it, or after a restart.
+  std::optional<double> first_step_time() const { return first_step_time_; }
+  // A JAX coordination-service heartbeat accusation, when it was read.
+  std::optional<double> heartbeat_seen_at() const { return heartbeat_seen_at_; }
+  // jax_distributed_heartbeat_timeout_seconds from the log's header.
+  std::optional<double> heartbeat_timeout() const { return heartbeat_timeout_; }
   const std::deque<std::string>& tail() const { return tail_; }
   std::optional<triage::StepProfile> profile() const { return profile_; }
 
@@ -35,12 +42,14 @@ class JobProgress {
 
  private:
   void OnLine(const std::string& line, double now);
+  void OnStep(const triage::StepSample& sample, double now);
 
   uint32_t job_id_;
   LogFollower follower_;
   ProgressTracker tracker_;
   std::optional<triage::StepProfile> profile_;
   std::deque<std::string> tail_;
+  std::optional<double> first_step_time_, heartbeat_seen_at_, heartbeat_timeout_;
 };
 
 }  // namespace jobmon::monitor

@@ -27,10 +27,12 @@ class MetricWindow {
   void AddScrape(const std::string& host, double t, const Exposition& scrape);
   void AddFailedScrape(const std::string& host, double t);
 
-  // Per-host evidence at `now`, with each host's training power baseline
-  // taken from samples between the first and the last step's times (the
-  // compile phase and the stall itself stay out of it).
-  StallEvidence Evidence(double now, double training_from, double training_until,
+  // Per-host evidence as it stood at time `at` (now, or a moment in the
+  // past such as crash_time - heartbeat_timeout): only samples and scrapes
+  // at or before `at` count. Each host's training power baseline comes from
+  // samples between the first and the last step's times (the compile phase
+  // and the stall itself stay out of it).
+  StallEvidence Evidence(double at, double training_from, double training_until,
                          double stale_after_seconds) const;
 
   size_t point_count() const;
@@ -42,9 +44,9 @@ class MetricWindow {
     double t;
     double value;
   };
-  struct HostState {
-    std::optional<double> last_seen;
-    bool last_ok = false;
+  struct Scrape {
+    double t;
+    bool ok;
   };
   void Trim(std::deque<Point>& points, double now) const;
 
@@ -52,7 +54,7 @@ class MetricWindow {
   size_t max_points_;
   // (host, name, gpu/device label) -> points
   std::map<std::tuple<std::string, std::string, std::string>, std::deque<Point>> series_;
-  std::map<std::string, HostState> hosts_;
+  std::map<std::string, std::deque<Scrape>> hosts_;  // scrape outcomes per host
 };
 
 }  // namespace jobmon::monitor

@@ -10,6 +10,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace jobmon::monitor {
 
@@ -34,6 +35,10 @@ struct ProgressState {
   bool checkpoint_grace = false;  // the threshold includes checkpoint grace
   std::optional<int64_t> expected_step_now;
   std::string threshold_reason;  // e.g. "5 x p99 1.02s < min_stall 60s"
+  // Throughput against the run's own early steady state: the median of the
+  // first kBaselineSteps intervals after warmup, and of the last kRecentSteps.
+  std::optional<double> baseline_interval, recent_interval;
+  std::optional<double> slowdown;  // recent / baseline, once both exist
 };
 
 class ProgressTracker {
@@ -41,9 +46,11 @@ class ProgressTracker {
   ProgressTracker(StallPolicy policy, double job_start_time)
       : policy_(policy), start_time_(job_start_time) {}
 
-  // A step finished, observed at `observed_at`. Steps at or below the
+  // A step finished, observed at `observed_at`; `step_seconds` is the step
+  // time the line itself reports (MaxText, Megatron), which is exact where
+  // the observation time is only as fine as the poll. Steps at or below the
   // highest seen (other tasks printing the same step) only confirm progress.
-  void OnStep(int64_t step, double observed_at);
+  void OnStep(int64_t step, double observed_at, std::optional<double> step_seconds = {});
   // "Config param checkpoint_period: N" (or learned from checkpoint lines).
   void SetCheckpointPeriod(int64_t period) { checkpoint_period_ = period; }
   // A checkpoint was saved at `step`.
@@ -55,7 +62,9 @@ class ProgressTracker {
   // interval statistics, what was learned about checkpoints).
   void Restore(int64_t last_step, double last_step_time, std::optional<double> median,
                std::optional<double> p99, std::optional<int64_t> checkpoint_period,
-               std::optional<double> longest_checkpoint_pause);
+               std::optional<double> longest_checkpoint_pause,
+               std::optional<double> baseline_interval = {},
+               std::optional<double> recent_interval = {});
   std::optional<int64_t> checkpoint_period() const { return checkpoint_period_; }
 
   std::optional<double> longest_checkpoint_pause() const { return longest_checkpoint_pause_; }
@@ -63,15 +72,20 @@ class ProgressTracker {
 
   static constexpr size_t kWindow = 200;
   static constexpr int64_t kWarmupSteps = 5;
+  static constexpr size_t kBaselineSteps = 20;
+  static constexpr size_t kRecentSteps = 10;
 
  private:
   bool IsCheckpointStep(int64_t step) const;
+  void AddInterval(double seconds);
 
   StallPolicy policy_;
   double start_time_;
   std::optional<int64_t> first_step_, last_step_;
   std::optional<double> last_time_;
   std::deque<double> intervals_;  // seconds per step, post-warmup, not after checkpoints
+  std::vector<double> baseline_;  // the first kBaselineSteps of them
+  std::deque<double> recent_;     // the last kRecentSteps after the baseline
   std::optional<double> longest_checkpoint_pause_;
   std::optional<int64_t> checkpoint_period_;
   std::optional<int64_t> last_checkpoint_step_;

@@ -12,6 +12,8 @@ namespace jobmon::triage {
 inline constexpr const char* kTriageJsonSchema = "jobmon.triage/v1";
 
 std::string RenderMarkdown(const TriageReport& report);
+// The "Training progress projection" table alone (`jobmon status`).
+std::string RenderProjectionTable(const Progress& progress);
 nlohmann::json ToJson(const TriageReport& report);
 // One line for `jobmon triage --all`.
 std::string SummaryLine(const TriageReport& report);

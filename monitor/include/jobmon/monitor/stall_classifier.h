@@ -19,6 +19,8 @@ struct HostEvidence {
   std::optional<double> baseline_power;       // median per-GPU watts while training
   std::optional<double> tcp_retransmit_rate;  // per second, just before the stall
   std::optional<double> tcp_retransmit_baseline;
+  std::optional<double> io_pressure_some;  // percent, now
+  std::optional<double> procs_blocked;     // now
 };
 
 struct StallEvidence {

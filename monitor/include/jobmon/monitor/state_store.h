@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,7 +17,7 @@
 
 namespace jobmon::monitor {
 
-inline constexpr int kStateSchemaVersion = 1;
+inline constexpr int kStateSchemaVersion = 2;
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -25,6 +26,10 @@ struct JobRecord {
   std::string slurm_state;  // RUNNING, COMPLETED, ...
   double first_seen = 0, last_seen = 0;
   std::optional<double> ended_at;
+  std::string partition, node_list;
+  std::optional<double> start_time;  // Slurm's StartTime, unix seconds
+  std::string final_class;           // triage's primary class at job end ("none": clean)
+  std::string final_status;          // triage's status at job end (completed, failed, ...)
 };
 
 struct ProgressRecord {
@@ -37,6 +42,9 @@ struct ProgressRecord {
   std::optional<double> median_interval, p99_interval;
   std::optional<int64_t> checkpoint_period;
   std::optional<double> longest_checkpoint_pause;
+  std::optional<double> baseline_interval;  // median step time early in the run
+  std::optional<double> recent_interval;    // median of the last steps
+  std::string profile;                      // step-line profile found
   double updated_at = 0;
 };
 
@@ -55,6 +63,9 @@ struct IncidentRecord {
 class StateStore {
  public:
   static Expected<std::unique_ptr<StateStore>> Open(const std::string& path);
+  // For `jobmon status` / `list`: no schema changes, no writes; a database
+  // from a newer jobmon is refused as in Open.
+  static Expected<std::unique_ptr<StateStore>> OpenReadOnly(const std::string& path);
   ~StateStore();
   StateStore(const StateStore&) = delete;
   StateStore& operator=(const StateStore&) = delete;
@@ -72,11 +83,24 @@ class StateStore {
   Expected<void> CloseIncident(int64_t id, double closed_at, const std::string& reason);
   Expected<std::vector<IncidentRecord>> Incidents(uint32_t job_id);
   Expected<std::optional<IncidentRecord>> OpenIncidentOf(uint32_t job_id);
+  Expected<std::vector<IncidentRecord>> OpenIncidents();
+
+  // `jobmon watch <id>`: requests the daemon picks up on its next Slurm poll.
+  Expected<void> AddWatch(uint32_t job_id, double requested_at);
+  Expected<std::vector<uint32_t>> Watches();
+  Expected<void> RemoveWatch(uint32_t job_id);
+
+  // One transaction around a poll cycle's writes (one fsync, not thousands).
+  Expected<void> Begin();
+  Expected<void> Commit();
 
  private:
   explicit StateStore(sqlite3* db) : db_(db) {}
   Expected<void> Exec(const char* sql);
+  // A prepared statement kept for the store's lifetime, reset for reuse.
+  Expected<sqlite3_stmt*> Cached(const char* sql);
   sqlite3* db_;
+  std::map<const char*, sqlite3_stmt*> statements_;
 };
 
 }  // namespace jobmon::monitor

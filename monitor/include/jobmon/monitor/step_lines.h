@@ -35,6 +35,9 @@ std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line);
 
 // "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" (optional ",mmm"/".frac", "Z"), as UTC.
 std::optional<double> ParseIsoTimestamp(std::string_view text);
+// absl's "E1122 16:22:04.700259 ..." prefix (after an srun label), which
+// carries no year: `year` supplies it.
+std::optional<double> ParseAbslTimestamp(std::string_view line, int year);
 // The first ISO timestamp anywhere in the line.
 std::optional<double> FindIsoTimestamp(std::string_view line);
 

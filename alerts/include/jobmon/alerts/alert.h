@@ -1,0 +1,37 @@
+#pragma once
+// One alert event as the monitor hands it to a notifier: an incident that
+// opened (firing) or closed (resolved). The key is stable per incident
+// (cluster, job, class), so receivers deduplicate and pair a resolve with
+// its firing.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace jobmon::alerts {
+
+inline constexpr const char* kAlertSchema = "jobmon.alert/v1";
+
+struct Alert {
+  std::string status;  // firing | resolved
+  std::string key;     // "<cluster>/<job>/<class>"
+  std::string cluster;
+  uint32_t job_id = 0;
+  std::string job_name, user;
+  int64_t incident_id = 0;
+  std::string klass;    // hang/busy-wait, heartbeat/false-positive, ...
+  std::string summary;  // one sentence
+  std::vector<std::string> evidence;
+  std::vector<std::string> hosts;  // the hosts the class names
+  double opened_at = 0;
+  double at = 0;             // when this event happened
+  std::string close_reason;  // resolved only: resumed | ended | superseded
+  std::string diag_dir, tunnel_command;
+  std::string report;  // the triage report (Markdown), when there is one
+};
+
+std::string AlertKey(const std::string& cluster, uint32_t job_id, const std::string& klass);
+nlohmann::json ToJson(const Alert& alert);
+
+}  // namespace jobmon::alerts

@@ -1,0 +1,89 @@
+#include "daemon_metrics.h"
+
+namespace jobmon::daemon {
+
+DaemonMetrics::DaemonMetrics(const std::string& listen)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      exposer_(std::make_unique<prometheus::Exposer>(listen, 1)) {
+  using prometheus::BuildCounter;
+  using prometheus::BuildGauge;
+  using prometheus::BuildHistogram;
+  auto& r = *registry_;
+  jobs_ = &BuildGauge()
+               .Name("jobmon_monitor_jobs_tracked")
+               .Help("Jobs followed now")
+               .Register(r)
+               .Add({});
+  diag_jobs_ = &BuildGauge()
+                    .Name("jobmon_monitor_diag_jobs")
+                    .Help("Followed jobs whose exporters the daemon scrapes (--diag)")
+                    .Register(r)
+                    .Add({});
+  slurm_reachable_ = &BuildGauge()
+                          .Name("jobmon_monitor_slurm_reachable")
+                          .Help("1 when the last Slurm poll answered")
+                          .Register(r)
+                          .Add({});
+  slurm_poll_seconds_ = &BuildGauge()
+                             .Name("jobmon_monitor_slurm_poll_duration_seconds")
+                             .Help("Duration of the last Slurm poll, retries included")
+                             .Register(r)
+                             .Add({});
+  cycle_seconds_ = &BuildHistogram()
+                        .Name("jobmon_monitor_poll_duration_seconds")
+                        .Help("Duration of one poll cycle (Slurm, scrapes, logs, state)")
+                        .Register(r)
+                        .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.05, 0.1, 0.25, 0.5,
+                                                                         1, 2.5, 5, 10});
+  cycles_ =
+      &BuildCounter().Name("jobmon_monitor_polls_total").Help("Poll cycles").Register(r).Add({});
+  slurm_failures_ = &BuildCounter()
+                         .Name("jobmon_monitor_slurm_poll_failures_total")
+                         .Help("Slurm polls that failed after every retry")
+                         .Register(r)
+                         .Add({});
+  scrapes_ = &BuildCounter()
+                  .Name("jobmon_monitor_scrapes_total")
+                  .Help("Scrapes of job exporters")
+                  .Register(r)
+                  .Add({});
+  scrape_failures_ = &BuildCounter()
+                          .Name("jobmon_monitor_scrape_failures_total")
+                          .Help("Failed scrapes of job exporters")
+                          .Register(r)
+                          .Add({});
+  notify_failures_ = &BuildCounter()
+                          .Name("jobmon_monitor_notify_failures_total")
+                          .Help("Alerts the notifier could not deliver")
+                          .Register(r)
+                          .Add({});
+  incidents_ = &BuildCounter()
+                    .Name("jobmon_monitor_incidents_total")
+                    .Help("Incidents opened, by class")
+                    .Register(r);
+  exposer_->RegisterCollectable(registry_);
+}
+
+void DaemonMetrics::Advance(prometheus::Counter& counter, uint64_t total) {
+  uint64_t& seen = seen_[&counter];
+  if (total > seen) counter.Increment(static_cast<double>(total - seen));
+  seen = total;
+}
+
+void DaemonMetrics::Update(const monitor::MonitorStats& s) {
+  jobs_->Set(static_cast<double>(s.jobs_tracked));
+  diag_jobs_->Set(static_cast<double>(s.diag_jobs));
+  slurm_reachable_->Set(s.slurm_reachable ? 1 : 0);
+  slurm_poll_seconds_->Set(s.last_slurm_poll_seconds);
+  cycle_seconds_->Observe(s.last_cycle_seconds);
+  Advance(*cycles_, s.cycles);
+  Advance(*slurm_failures_, s.slurm_failures);
+  Advance(*scrapes_, s.scrapes);
+  Advance(*scrape_failures_, s.scrape_failures);
+  Advance(*notify_failures_, s.notify_failures);
+  for (const auto& [klass, count] : s.incidents_opened) {
+    Advance(incidents_->Add({{"class", klass}}), count);
+  }
+}
+
+}  // namespace jobmon::daemon

@@ -1,0 +1,44 @@
+#pragma once
+// The daemon's own /metrics (loopback only): jobs tracked, cycle and Slurm
+// poll durations, incidents by class, failures.
+
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "jobmon/monitor/monitor.h"
+
+namespace jobmon::daemon {
+
+class DaemonMetrics {
+ public:
+  // `listen` is "127.0.0.1:port" (the config refuses anything else).
+  explicit DaemonMetrics(const std::string& listen);
+  void Update(const monitor::MonitorStats& stats);
+
+ private:
+  void Advance(prometheus::Counter& counter, uint64_t total);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  prometheus::Gauge* jobs_ = nullptr;
+  prometheus::Gauge* diag_jobs_ = nullptr;
+  prometheus::Gauge* slurm_reachable_ = nullptr;
+  prometheus::Gauge* slurm_poll_seconds_ = nullptr;
+  prometheus::Histogram* cycle_seconds_ = nullptr;
+  prometheus::Counter* cycles_ = nullptr;
+  prometheus::Counter* slurm_failures_ = nullptr;
+  prometheus::Counter* scrapes_ = nullptr;
+  prometheus::Counter* scrape_failures_ = nullptr;
+  prometheus::Counter* notify_failures_ = nullptr;
+  prometheus::Family<prometheus::Counter>* incidents_ = nullptr;
+  std::map<prometheus::Counter*, uint64_t> seen_;
+};
+
+}  // namespace jobmon::daemon

@@ -1,0 +1,202 @@
+// slurm_job_monitor: follows Slurm training jobs, detects and classifies
+// hangs and heartbeat false positives, hands incidents to a notifier.
+// Thin: configuration, signals and the loop; the work is jobmon::monitor.
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <optional>
+
+#include "daemon_metrics.h"
+#include "jobmon/alerts/notifier.h"
+#include "jobmon/common/duration.h"
+#include "jobmon/monitor/job_source.h"
+#include "jobmon/monitor/monitor.h"
+#include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/state_store.h"
+
+namespace {
+
+using jobmon::Expected;
+using jobmon::monitor::MonitorConfig;
+
+constexpr const char* kDefaultConfig = "/etc/jobmon/jobmon.toml";
+
+struct Overrides {
+  std::string state_db, notify_file, metrics_listen, scontrol, poll_interval, slurm_poll_interval,
+      log_format;
+};
+
+double WallNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Expected<MonitorConfig> Load(const std::string& path, bool explicit_path, const Overrides& o) {
+  MonitorConfig config;
+  struct stat st {};
+  if (explicit_path || stat(path.c_str(), &st) == 0) {
+    auto loaded = jobmon::monitor::LoadMonitorConfig(path);
+    if (!loaded) return loaded.error();
+    config = *loaded;
+  }
+  auto seconds = [](const std::string& text, const char* flag) -> Expected<double> {
+    auto d = jobmon::ParseDuration(text);
+    if (!d) return jobmon::Error{std::string(flag) + ": " + d.error().message};
+    return static_cast<double>(d->count()) / 1000.0;
+  };
+  if (!o.state_db.empty()) config.state_db = o.state_db;
+  if (!o.notify_file.empty()) config.notify_file = o.notify_file;
+  if (!o.metrics_listen.empty())
+    config.metrics_listen = o.metrics_listen == "off" ? "" : o.metrics_listen;
+  if (!o.scontrol.empty()) config.scontrol = o.scontrol;
+  if (!o.log_format.empty()) config.log_format = o.log_format;
+  if (!o.poll_interval.empty()) {
+    auto s = seconds(o.poll_interval, "--poll-interval");
+    if (!s) return s.error();
+    config.poll_interval = *s;
+  }
+  if (!o.slurm_poll_interval.empty()) {
+    auto s = seconds(o.slurm_poll_interval, "--slurm-poll-interval");
+    if (!s) return s.error();
+    config.slurm_poll_interval = *s;
+  }
+  if (config.poll_interval < 0.1) return jobmon::Error{"poll interval must be at least 100ms"};
+  if (!config.metrics_listen.empty() && !config.metrics_listen.starts_with("127.0.0.1:") &&
+      !config.metrics_listen.starts_with("[::1]:")) {
+    return jobmon::Error{"--metrics-listen must be 127.0.0.1:PORT or [::1]:PORT"};
+  }
+  return config;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "slurm_job_monitor: follows the cluster's training jobs (logs, and the exporters of "
+      "--diag jobs), raises classified incidents (hang/busy-wait, hang/node-death, "
+      "heartbeat/false-positive, ...) and hands them to the configured notifier."};
+  std::string config_path;
+  Overrides o;
+  bool once = false;
+  app.add_option("-c,--config", config_path,
+                 std::string("Configuration file ([monitor] section; default $JOBMON_CONFIG, "
+                             "else ") +
+                     kDefaultConfig + " when it exists, else built-in defaults)");
+  app.add_option("--state-db", o.state_db, "SQLite state database (monitor.state_db)");
+  app.add_option("--notify-file", o.notify_file,
+                 "Append alerts as JSON lines here, '-' for stdout (monitor.notify_file)");
+  app.add_option("--metrics-listen", o.metrics_listen,
+                 "Own /metrics on 127.0.0.1:PORT, or 'off' (monitor.metrics_listen)");
+  app.add_option("--scontrol", o.scontrol, "scontrol to ask for jobs (monitor.scontrol)");
+  app.add_option("--poll-interval", o.poll_interval,
+                 "Cycle interval, e.g. 10s (monitor.poll_interval)");
+  app.add_option("--slurm-poll-interval", o.slurm_poll_interval,
+                 "Job-list refresh interval (monitor.slurm_poll_interval)");
+  app.add_option("--log-format", o.log_format, "text or json (monitor.log_format)")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_flag("--once", once, "Run one cycle and exit (for cron and tests)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  bool explicit_path = !config_path.empty();
+  if (!explicit_path) {
+    if (const char* env = std::getenv("JOBMON_CONFIG"); env && *env) {
+      config_path = env;
+      explicit_path = true;
+    } else {
+      config_path = kDefaultConfig;
+    }
+  }
+  auto config = Load(config_path, explicit_path, o);
+  if (!config) {
+    std::cerr << "slurm_job_monitor: " << config.error().message << "\n";
+    return 2;
+  }
+  auto log = jobmon::monitor::MakeStderrEventLog(config->log_format);
+
+  // Signals are taken synchronously by the loop; blocked before any thread
+  // (the metrics server's) exists, so none of them ever runs a handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int sig : {SIGHUP, SIGTERM, SIGINT}) sigaddset(&signals, sig);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto store = jobmon::monitor::StateStore::Open(config->state_db);
+  if (!store) {
+    log->Error("state_db_unusable", {{"path", config->state_db}, {"error", store.error().message}});
+    return 1;
+  }
+  auto source = jobmon::monitor::MakeScontrolJobSource(config->scontrol, config->slurm_timeout);
+  auto notifier = jobmon::alerts::MakeJsonLinesNotifier(config->notify_file);
+  std::optional<jobmon::daemon::DaemonMetrics> metrics;
+  if (!config->metrics_listen.empty()) {
+    try {
+      metrics.emplace(config->metrics_listen);
+    } catch (const std::exception& e) {
+      log->Error("metrics_listen_failed",
+                 {{"listen", config->metrics_listen}, {"error", e.what()}});
+      return 1;
+    }
+  }
+  jobmon::monitor::Monitor monitor(*config, **store, *source, *notifier, *log);
+  if (auto restored = monitor.Restore(WallNow()); !restored) {
+    log->Error("restore_failed", {{"error", restored.error().message}});
+    return 1;
+  }
+  log->Info("started",
+            {{"config", explicit_path ? config_path : "(defaults)"},
+             {"state_db", config->state_db},
+             {"poll_interval_s", std::to_string(config->poll_interval)},
+             {"notifier", notifier->name()},
+             {"metrics", config->metrics_listen.empty() ? "off" : config->metrics_listen}});
+  while (true) {
+    const double started = WallNow();
+    monitor.Cycle(started);
+    if (metrics) metrics->Update(monitor.stats());
+    if (once) break;
+    // Sleep until the next cycle, waking for signals.
+    int sig = 0;
+    while (true) {
+      double left = started + monitor.config().poll_interval - WallNow();
+      if (left <= 0) break;
+      timespec wait{static_cast<time_t>(left), static_cast<long>((left - std::floor(left)) * 1e9)};
+      sig = sigtimedwait(&signals, nullptr, &wait);
+      if (sig > 0) break;
+      if (sig < 0 && errno != EAGAIN && errno != EINTR) break;
+    }
+    if (sig == SIGTERM || sig == SIGINT) {
+      log->Info("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      break;
+    }
+    if (sig == SIGHUP) {
+      auto reloaded = Load(config_path, explicit_path, o);
+      if (!reloaded) {
+        log->Error("config_reload_failed",
+                   {{"error", reloaded.error().message}, {"action", "keeping the running config"}});
+      } else {
+        MonitorConfig next = *reloaded;
+        if (next.state_db != monitor.config().state_db ||
+            next.metrics_listen != monitor.config().metrics_listen ||
+            next.notify_file != monitor.config().notify_file) {
+          log->Warn("config_needs_restart",
+                    {{"keys", "state_db, metrics_listen, notify_file"},
+                     {"action", "kept as they were; restart to change them"}});
+          next.state_db = monitor.config().state_db;
+          next.metrics_listen = monitor.config().metrics_listen;
+          next.notify_file = monitor.config().notify_file;
+        }
+        monitor.Reconfigure(next);
+        log->Info("config_reloaded", {{"config", config_path}});
+      }
+    }
+  }
+  return 0;
+}

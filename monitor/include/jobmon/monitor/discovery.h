@@ -1,0 +1,36 @@
+#pragma once
+// Which Slurm jobs the monitor follows, and where their files are. Pure:
+// the caller says which diag dirs hold a manifest.
+//   manifest: the job ran with --diag (its diag dir has manifest.json);
+//   watch:    `jobmon watch <id>` asked for it;
+//   config:   [monitor.select] matches (partition, user, name), log only.
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/slurm_jobs.h"
+
+namespace jobmon::monitor {
+
+// The plugin's diag_dir pattern for this job: %o (directory of the job's
+// stdout), %j (job id), %u (user), %x (job name), %% (a percent sign).
+std::string DiagDirFor(const SlurmJob& job, const std::string& pattern);
+
+bool MatchesSelection(const SlurmJob& job, const JobSelection& selection);
+
+struct Discovered {
+  std::string source;  // manifest | watch | config
+  std::string log_path, diag_dir;
+};
+
+std::optional<Discovered> Discover(const SlurmJob& job, const MonitorConfig& config,
+                                   const std::set<uint32_t>& watched,
+                                   const std::function<bool(const std::string&)>& has_manifest);
+
+// Slurm's "2026-11-22T13:59:09" (the controller's local time) as unix seconds.
+std::optional<double> ParseSlurmTime(const std::string& text);
+
+}  // namespace jobmon::monitor

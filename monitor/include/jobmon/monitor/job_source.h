@@ -1,0 +1,25 @@
+#pragma once
+// Where the monitor learns which jobs exist: an interface, so the daemon is
+// tested against recorded Slurm answers and a controller that does not
+// answer. The Slurm implementation asks `scontrol -o show job` (running and
+// recently finished jobs, within the controller's MinJobAge).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+#include "jobmon/monitor/slurm_jobs.h"
+
+namespace jobmon::monitor {
+
+class JobSource {
+ public:
+  virtual ~JobSource() = default;
+  // Every job the controller knows; an error when it did not answer.
+  virtual Expected<std::vector<SlurmJob>> ListJobs() = 0;
+};
+
+std::unique_ptr<JobSource> MakeScontrolJobSource(std::string scontrol, double timeout_seconds);
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,107 @@
+#pragma once
+// The daemon's core, one poll cycle at a time (DESIGN.md "Progress and
+// incidents"): refresh the job list from Slurm when due, scrape the --diag
+// jobs' exporters, follow every log, and move each job through
+//   starting -> training -> stalled -> incident -> resumed / ended,
+// classifying incidents from the rolling window and the log. The clock is
+// a parameter, so tests drive it without waiting.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "jobmon/alerts/notifier.h"
+#include "jobmon/monitor/event_log.h"
+#include "jobmon/monitor/job_progress.h"
+#include "jobmon/monitor/job_source.h"
+#include "jobmon/monitor/log_scan.h"
+#include "jobmon/monitor/metric_window.h"
+#include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/scrape.h"
+#include "jobmon/monitor/state_store.h"
+#include "jobmon/monitor/triage.h"
+
+namespace jobmon::monitor {
+
+struct MonitorStats {
+  size_t jobs_tracked = 0;
+  size_t diag_jobs = 0;
+  double last_cycle_seconds = 0;
+  double last_slurm_poll_seconds = 0;
+  uint64_t cycles = 0;
+  uint64_t slurm_failures = 0;  // Slurm polls that failed after every retry
+  bool slurm_reachable = true;  // the last Slurm poll answered
+  uint64_t scrapes = 0, scrape_failures = 0;
+  uint64_t notify_failures = 0;
+  std::map<std::string, uint64_t> incidents_opened;  // by class, since start
+};
+
+class Monitor {
+ public:
+  Monitor(MonitorConfig config, StateStore& store, JobSource& source, alerts::Notifier& notifier,
+          EventLog& log);
+  ~Monitor();
+
+  // Picks up every job the store knows that has not ended, with its log
+  // position, learned statistics and open incident.
+  Expected<void> Restore(double now);
+  // SIGHUP: new thresholds and selections apply from the next cycle.
+  void Reconfigure(MonitorConfig config);
+
+  void Cycle(double now);
+
+  const MonitorStats& stats() const { return stats_; }
+  const MonitorConfig& config() const { return config_; }
+
+ private:
+  struct Tracked {
+    JobRecord record;
+    std::unique_ptr<JobProgress> progress;
+    std::unique_ptr<MetricWindow> window;  // --diag jobs only
+    std::vector<ScrapeTarget> targets;
+    double targets_read_at = -1e18;
+    std::string tunnel_command;
+    std::optional<IncidentRecord> open;
+    bool heartbeat_handled = false;
+    bool ended = false;
+    ProgressRecord saved;  // what the store has, to skip unchanged writes
+  };
+
+  Expected<std::vector<SlurmJob>> FetchJobs(double now);
+  void RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& listed);
+  void Track(const SlurmJob& job, const std::string& source, const std::string& log_path,
+             const std::string& diag_dir, double now);
+  void ScrapeDiagJobs(double now);
+  void PollJob(Tracked& job, double now);
+  void OnStall(Tracked& job, const ProgressState& state, double now);
+  void OnHeartbeat(Tracked& job, double now);
+  void OnEnded(Tracked& job, const std::string& slurm_state, double now);
+  std::optional<triage::TriageReport> TriageLog(const Tracked& job, const std::string& slurm_state,
+                                                double now);
+
+  void Open(Tracked& job, const std::string& klass, const std::string& summary,
+            const std::vector<std::string>& evidence, const std::vector<std::string>& hosts,
+            double now, const std::string& report = "");
+  void Close(Tracked& job, const std::string& reason, double now);
+  void Send(const Tracked& job, const IncidentRecord& incident, const std::string& status,
+            double at, const std::string& report);
+  void SaveProgress(Tracked& job, double now);
+  void Check(const Expected<void>& result, const char* what);
+
+  MonitorConfig config_;
+  StateStore& store_;
+  JobSource& source_;
+  alerts::Notifier& notifier_;
+  EventLog& log_;
+  std::unique_ptr<triage::LogScanner> scanner_;
+  std::map<uint32_t, Tracked> jobs_;
+  double next_slurm_poll_ = 0;
+  bool slurm_warned_ = false;
+  MonitorStats stats_;
+};
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,49 @@
+#pragma once
+// The [monitor] section of jobmon.toml (etc/jobmon.toml documents every key
+// and its default). Parsing is pure: text in, config or an error naming the
+// key out, so a bad reload keeps the running config.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+#include "jobmon/monitor/progress_tracker.h"
+
+namespace jobmon::monitor {
+
+struct JobSelection {  // jobs followed from their log alone (no --diag)
+  std::vector<std::string> partitions, users;
+  std::string name_regex;  // RE2, whole name; empty: any
+  bool Empty() const { return partitions.empty() && users.empty() && name_regex.empty(); }
+};
+
+struct MonitorConfig {
+  std::string cluster = "cluster";
+  std::string state_db = "/var/lib/jobmon/state.db";
+  double poll_interval = 10;        // logs, exporters, stall checks
+  double slurm_poll_interval = 30;  // the job list
+  double slurm_timeout = 10;        // one scontrol call
+  int slurm_retries = 3;            // attempts per Slurm poll before a warning
+  std::string scontrol = "scontrol";
+  std::string diag_dir_pattern = "%o/jobmon-diag-%j";  // as the plugin's diag_dir
+  JobSelection select;
+  double scrape_timeout = 2;
+  double window_seconds = 3600;
+  double stale_after = 30;        // an exporter not scraped successfully this long is gone
+  double ended_retention = 3600;  // ended jobs stay tracked (for `jobmon status`) this long
+  StallPolicy stall;
+  double heartbeat_timeout = 100;  // when the log does not state it
+  double slowdown_factor = 1.3;    // tgs-degradation: recent median step over baseline
+  std::string metrics_listen = "127.0.0.1:9188";  // empty: no /metrics
+  std::string notify_file = "-";                  // JSON lines; "-": stdout
+  std::string log_format = "text";                // text | json
+};
+
+// `path_for_errors` only names the file in messages.
+Expected<MonitorConfig> ParseMonitorConfig(std::string_view toml_text,
+                                           const std::string& path_for_errors = "jobmon.toml");
+Expected<MonitorConfig> LoadMonitorConfig(const std::string& path);
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,83 @@
+#include "jobmon/monitor/discovery.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <ctime>
+
+namespace jobmon::monitor {
+
+std::string DiagDirFor(const SlurmJob& job, const std::string& pattern) {
+  std::string stdout_dir = job.work_dir;
+  if (auto slash = job.std_out.rfind('/'); slash != std::string::npos) {
+    stdout_dir = slash == 0 ? "/" : job.std_out.substr(0, slash);
+  }
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    switch (pattern[++i]) {
+      case 'o':
+        out += stdout_dir;
+        break;
+      case 'j':
+        out += std::to_string(job.job_id);
+        break;
+      case 'u':
+        out += job.user;
+        break;
+      case 'x':
+        out += job.name;
+        break;
+      case '%':
+        out += '%';
+        break;
+      default:
+        out += '%';
+        out += pattern[i];
+    }
+  }
+  return out;
+}
+
+bool MatchesSelection(const SlurmJob& job, const JobSelection& s) {
+  if (s.Empty()) return false;
+  auto in = [](const std::vector<std::string>& list, const std::string& value) {
+    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+  };
+  if (!in(s.partitions, job.partition) || !in(s.users, job.user)) return false;
+  return s.name_regex.empty() || RE2::FullMatch(job.name, RE2(s.name_regex, RE2::Quiet));
+}
+
+std::optional<Discovered> Discover(const SlurmJob& job, const MonitorConfig& config,
+                                   const std::set<uint32_t>& watched,
+                                   const std::function<bool(const std::string&)>& has_manifest) {
+  if (job.state == "PENDING") return std::nullopt;  // no log, no nodes yet
+  Discovered d;
+  d.log_path = job.std_out;
+  d.diag_dir = DiagDirFor(job, config.diag_dir_pattern);
+  if (has_manifest(d.diag_dir)) {
+    d.source = "manifest";
+  } else if (watched.count(job.job_id)) {
+    d.source = "watch";
+  } else if (MatchesSelection(job, config.select)) {
+    d.source = "config";
+  } else {
+    return std::nullopt;
+  }
+  if (d.source != "manifest") d.diag_dir.clear();
+  return d;
+}
+
+std::optional<double> ParseSlurmTime(const std::string& text) {
+  std::tm tm{};
+  if (text.size() < 19 || !strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+  tm.tm_isdst = -1;
+  time_t t = mktime(&tm);
+  if (t == static_cast<time_t>(-1)) return std::nullopt;
+  return static_cast<double>(t);
+}
+
+}  // namespace jobmon::monitor

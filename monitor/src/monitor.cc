@@ -1,0 +1,517 @@
+#include "jobmon/monitor/monitor.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "jobmon/monitor/discovery.h"
+#include "jobmon/monitor/exposition.h"
+#include "jobmon/monitor/heartbeat_classifier.h"
+#include "jobmon/monitor/report.h"
+#include "jobmon/monitor/stall_classifier.h"
+
+namespace jobmon::monitor {
+namespace {
+
+bool FileExists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string Seconds(double s) { return fmt::format("{:.1f}", s); }
+
+// Incidents a new step ends (the job moves again).
+bool EndsOnProgress(const std::string& klass) {
+  return klass.starts_with("hang") || klass == "slow-not-hung";
+}
+
+// tunnel_command from manifest.json, without linking the plugin's library.
+std::string ReadTunnelCommand(const std::string& diag_dir) {
+  std::ifstream in(diag_dir + "/manifest.json");
+  if (!in) return "";
+  auto json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) return "";
+  return json.value("tunnel_command", "");
+}
+
+}  // namespace
+
+Monitor::Monitor(MonitorConfig config, StateStore& store, JobSource& source,
+                 alerts::Notifier& notifier, EventLog& log)
+    : config_(std::move(config)), store_(store), source_(source), notifier_(notifier), log_(log) {
+  auto scanner = triage::LogScanner::Create({});
+  if (scanner) {
+    scanner_ = std::move(scanner.value());
+  } else {
+    log_.Error("triage_unavailable", {{"error", scanner.error().message}});
+  }
+}
+
+Monitor::~Monitor() = default;
+
+void Monitor::Reconfigure(MonitorConfig config) {
+  config_ = std::move(config);
+  next_slurm_poll_ = 0;  // selections may have changed
+}
+
+void Monitor::Check(const Expected<void>& result, const char* what) {
+  if (!result) log_.Error("state_store", {{"op", what}, {"error", result.error().message}});
+}
+
+Expected<void> Monitor::Restore(double now) {
+  auto jobs = store_.ListJobs();
+  if (!jobs) return jobs.error();
+  for (const JobRecord& record : *jobs) {
+    if (record.ended_at) continue;
+    Tracked t;
+    t.record = record;
+    t.progress = std::make_unique<JobProgress>(record.job_id, record.log_path, config_.stall,
+                                               record.start_time.value_or(record.first_seen));
+    if (auto progress = store_.GetProgress(record.job_id); progress && *progress) {
+      t.progress->Restore(**progress);
+      t.saved = **progress;
+    }
+    if (auto open = store_.OpenIncidentOf(record.job_id); open && *open) {
+      t.open = **open;
+      t.heartbeat_handled = t.open->klass.starts_with("heartbeat/");
+    }
+    if (!record.diag_dir.empty()) {
+      t.window = std::make_unique<MetricWindow>(config_.window_seconds);
+      t.tunnel_command = ReadTunnelCommand(record.diag_dir);
+    }
+    log_.Info("job_restored", {{"job", std::to_string(record.job_id)},
+                               {"source", record.source},
+                               {"open_incident", t.open ? t.open->klass : ""}});
+    jobs_.emplace(record.job_id, std::move(t));
+  }
+  (void)now;
+  return {};
+}
+
+void Monitor::Track(const SlurmJob& job, const std::string& source, const std::string& log_path,
+                    const std::string& diag_dir, double now) {
+  Tracked t;
+  t.record.job_id = job.job_id;
+  t.record.name = job.name;
+  t.record.user = job.user;
+  t.record.log_path = log_path;
+  t.record.diag_dir = diag_dir;
+  t.record.source = source;
+  t.record.slurm_state = job.state;
+  t.record.first_seen = now;
+  t.record.last_seen = now;
+  t.record.partition = job.partition;
+  t.record.node_list = job.node_list;
+  t.record.start_time = ParseSlurmTime(job.start_time);
+  t.progress = std::make_unique<JobProgress>(job.job_id, log_path, config_.stall,
+                                             t.record.start_time.value_or(now));
+  if (!diag_dir.empty()) {
+    t.window = std::make_unique<MetricWindow>(config_.window_seconds);
+    t.tunnel_command = ReadTunnelCommand(diag_dir);
+  }
+  Check(store_.UpsertJob(t.record), "upsert job");
+  log_.Info("job_tracked", {{"job", std::to_string(job.job_id)},
+                            {"name", job.name},
+                            {"user", job.user},
+                            {"source", source},
+                            {"log", log_path},
+                            {"diag_dir", diag_dir}});
+  jobs_.emplace(job.job_id, std::move(t));
+}
+
+Expected<std::vector<SlurmJob>> Monitor::FetchJobs(double now) {
+  const auto started = std::chrono::steady_clock::now();
+  next_slurm_poll_ = now + config_.slurm_poll_interval;
+  Expected<std::vector<SlurmJob>> listed = Error{"not asked"};
+  for (int attempt = 1; attempt <= config_.slurm_retries; ++attempt) {
+    listed = source_.ListJobs();
+    if (listed) break;
+    log_.Warn("slurm_retry", {{"attempt", std::to_string(attempt)},
+                              {"of", std::to_string(config_.slurm_retries)},
+                              {"error", listed.error().message}});
+    if (attempt < config_.slurm_retries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+    }
+  }
+  stats_.last_slurm_poll_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return listed;
+}
+
+void Monitor::RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& listed) {
+  std::set<uint32_t> watched;
+  if (auto w = store_.Watches()) watched.insert(w->begin(), w->end());
+  if (!listed) {
+    // A controller that does not answer says nothing about the jobs: keep
+    // following them as they were, raise nothing, warn.
+    ++stats_.slurm_failures;
+    stats_.slurm_reachable = false;
+    log_.Warn("slurm_unreachable",
+              {{"error", listed.error().message},
+               {"action", "keeping the last known job list; no job is ended or raised for this"}});
+    slurm_warned_ = true;
+    return;
+  }
+  if (slurm_warned_) log_.Info("slurm_reachable_again");
+  slurm_warned_ = false;
+  stats_.slurm_reachable = true;
+
+  std::set<uint32_t> seen;
+  for (const SlurmJob& job : *listed) {
+    seen.insert(job.job_id);
+    auto found = jobs_.find(job.job_id);
+    if (found == jobs_.end()) {
+      auto discovered = Discover(job, config_, watched, [](const std::string& dir) {
+        return FileExists(dir + "/manifest.json");
+      });
+      if (!discovered) continue;
+      // A job that had already ended before this daemon first saw it
+      // (restart) is only tracked if the store does not know it yet.
+      if (auto known = store_.GetJob(job.job_id); known && *known && (*known)->ended_at) continue;
+      Track(job, discovered->source, discovered->log_path, discovered->diag_dir, now);
+      found = jobs_.find(job.job_id);
+      if (watched.count(job.job_id)) Check(store_.RemoveWatch(job.job_id), "remove watch");
+    }
+    Tracked& t = found->second;
+    t.record.last_seen = now;
+    if (t.record.slurm_state != job.state) {
+      log_.Info(
+          "job_state",
+          {{"job", std::to_string(job.job_id)}, {"from", t.record.slurm_state}, {"to", job.state}});
+      t.record.slurm_state = job.state;
+      Check(store_.UpsertJob(t.record), "upsert job");
+    }
+    if (!t.ended && IsTerminalState(job.state)) OnEnded(t, job.state, now);
+  }
+  // Gone from a controller that answered: purged after MinJobAge.
+  for (auto& [id, t] : jobs_) {
+    if (!t.ended && !seen.count(id)) OnEnded(t, t.record.slurm_state + "?", now);
+  }
+  for (uint32_t id : watched) {
+    if (!seen.count(id) && !jobs_.count(id)) {
+      log_.Warn("watch_unknown_job", {{"job", std::to_string(id)}});
+      Check(store_.RemoveWatch(id), "remove watch");
+    }
+  }
+}
+
+void Monitor::ScrapeDiagJobs(double now) {
+  std::vector<ScrapeTarget> targets;
+  std::vector<Tracked*> owners;
+  for (auto& [id, t] : jobs_) {
+    if (t.ended || !t.window) continue;
+    // The targets dir fills as the nodes' prologs run: re-read it for a while.
+    if (t.targets.empty() || now - t.targets_read_at > 60) {
+      t.targets = ReadDiagTargets(t.record.diag_dir);
+      t.targets_read_at = now;
+    }
+    for (const ScrapeTarget& target : t.targets) {
+      targets.push_back(target);
+      owners.push_back(&t);
+    }
+  }
+  if (targets.empty()) return;
+  std::vector<ScrapeResult> results = ScrapeAll(targets, config_.scrape_timeout);
+  for (size_t i = 0; i < results.size(); ++i) {
+    ++stats_.scrapes;
+    if (results[i].ok) {
+      owners[i]->window->AddScrape(targets[i].host, now, ParseExposition(results[i].body));
+    } else {
+      ++stats_.scrape_failures;
+      owners[i]->window->AddFailedScrape(targets[i].host, now);
+    }
+  }
+}
+
+void Monitor::Cycle(double now) {
+  const auto started = std::chrono::steady_clock::now();
+  // Waiting on Slurm and on exporters happens outside the transaction, so
+  // `jobmon watch` and `jobmon status` never wait behind it.
+  std::optional<Expected<std::vector<SlurmJob>>> listed;
+  if (now >= next_slurm_poll_) listed = FetchJobs(now);
+  ScrapeDiagJobs(now);
+  Check(store_.Begin(), "begin");
+  if (listed) RefreshJobs(now, *listed);
+  size_t diag = 0;
+  for (auto& [id, t] : jobs_) {
+    if (t.window) ++diag;
+    if (!t.ended) PollJob(t, now);
+  }
+  // Ended jobs stay in memory (and `jobmon status`) for a while, then only
+  // in the store.
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    const auto& r = it->second.record;
+    if (it->second.ended && r.ended_at && now - *r.ended_at > config_.ended_retention) {
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  Check(store_.Commit(), "commit");
+  stats_.jobs_tracked = jobs_.size();
+  stats_.diag_jobs = diag;
+  ++stats_.cycles;
+  stats_.last_cycle_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+void Monitor::PollJob(Tracked& t, double now) {
+  if (auto polled = t.progress->Poll(now); !polled) {
+    log_.Warn("log_unreadable",
+              {{"job", std::to_string(t.record.job_id)}, {"error", polled.error().message}});
+  }
+  if (t.progress->heartbeat_seen_at() && !t.heartbeat_handled) OnHeartbeat(t, now);
+  ProgressState state = t.progress->Evaluate(now);
+  const std::string open_class = t.open ? t.open->klass : "";
+  if (state.phase == Phase::kStalled) {
+    if (!t.open || open_class == "tgs-degradation") OnStall(t, state, now);
+  } else if (state.phase == Phase::kTraining) {
+    if (t.open && EndsOnProgress(open_class) && state.last_step_time &&
+        *state.last_step_time > t.open->opened_at) {
+      Close(t, "resumed", now);
+    }
+    if (state.slowdown) {
+      if (!t.open && *state.slowdown >= config_.slowdown_factor) {
+        Open(t, "tgs-degradation",
+             fmt::format("steps take {:.2f}x as long as early in the run (median {}s now, {}s "
+                         "then): throughput degraded, the job is not hung",
+                         *state.slowdown, Seconds(*state.recent_interval),
+                         Seconds(*state.baseline_interval)),
+             {fmt::format("recent median step {:.3f}s over the last {} steps",
+                          *state.recent_interval, ProgressTracker::kRecentSteps),
+              fmt::format("baseline median step {:.3f}s over the first {} steady steps",
+                          *state.baseline_interval, ProgressTracker::kBaselineSteps),
+              fmt::format("last step {} at {:.0f}s ago", state.last_step.value_or(-1),
+                          state.idle_seconds)},
+             {}, now);
+      } else if (t.open && open_class == "tgs-degradation" &&
+                 *state.slowdown < 1 + (config_.slowdown_factor - 1) / 2) {
+        Close(t, "recovered", now);
+      }
+    }
+  }
+  SaveProgress(t, now);
+}
+
+void Monitor::OnStall(Tracked& t, const ProgressState& state, double now) {
+  if (t.open) Close(t, "superseded", now);  // a slow job that now stopped
+  std::vector<std::string> evidence;
+  std::vector<std::string> hosts;
+  std::string klass, summary;
+  const std::string stall =
+      fmt::format("no step for {}s (threshold {}s: {}); last step {}", Seconds(state.idle_seconds),
+                  Seconds(state.threshold_seconds), state.threshold_reason,
+                  state.last_step ? std::to_string(*state.last_step) : "none");
+  if (!state.last_step) {
+    klass = "hang/startup";
+    summary = "no training step within the startup grace: " + stall;
+  } else if (t.window && !t.window->hosts().empty()) {
+    const double until = state.last_step_time.value_or(now);
+    const double from = t.progress->first_step_time().value_or(until - config_.window_seconds);
+    StallClassification c =
+        ClassifyStall(t.window->Evidence(now, from, until, config_.stale_after));
+    klass = c.klass;
+    summary = c.summary + "; " + stall;
+    evidence = c.evidence;
+    hosts = c.hosts;
+  } else {
+    klass = "hang";
+    summary = "training stopped; no system evidence (job without --diag): " + stall;
+  }
+  const auto& tail = t.progress->tail();
+  size_t from = tail.size() > 5 ? tail.size() - 5 : 0;
+  for (size_t i = from; i < tail.size(); ++i) evidence.push_back("log tail: " + tail[i]);
+  Open(t, klass, summary, evidence, hosts, now);
+}
+
+std::optional<triage::TriageReport> Monitor::TriageLog(const Tracked& t,
+                                                       const std::string& slurm_state, double now) {
+  if (!scanner_) return std::nullopt;
+  auto facts = scanner_->ScanFile(t.record.log_path);
+  if (!facts) {
+    log_.Warn("triage_failed",
+              {{"job", std::to_string(t.record.job_id)}, {"error", facts.error().message}});
+    return std::nullopt;
+  }
+  triage::AnalysisContext context;
+  context.wall_clock_now = now;
+  context.stall_min_seconds = config_.stall.min_stall_seconds;
+  context.stall_factor = config_.stall.k;
+  if (!slurm_state.empty() && !slurm_state.ends_with("?")) context.slurm_state = slurm_state;
+  triage::TriageReport report = triage::Analyze(*facts, context);
+  report.log_path = t.record.log_path;
+  report.job_id = std::to_string(t.record.job_id);
+  return report;
+}
+
+void Monitor::OnHeartbeat(Tracked& t, double now) {
+  t.heartbeat_handled = true;
+  const double accused_at = *t.progress->heartbeat_seen_at();
+  HeartbeatInput in;
+  in.accused_at = accused_at;
+  in.timeout = t.progress->heartbeat_timeout().value_or(config_.heartbeat_timeout);
+  auto report = TriageLog(t, t.record.slurm_state, now);
+  if (report && report->heartbeat) {
+    in.checklist = report->heartbeat;
+    for (const auto& [task, host] : report->heartbeat->hosts) in.accused_hosts.push_back(host);
+  }
+  ProgressState state = t.progress->Evaluate(now);
+  if (t.window && !t.window->hosts().empty()) {
+    const double until = state.last_step_time.value_or(accused_at);
+    const double from = t.progress->first_step_time().value_or(until - config_.window_seconds);
+    in.at_silence = t.window->Evidence(accused_at - in.timeout, from, until, config_.stale_after);
+    in.at_accusation = t.window->Evidence(accused_at, from, until, config_.stale_after);
+  }
+  HeartbeatVerdict verdict = ClassifyHeartbeat(in);
+  std::string summary = verdict.summary;
+  if (t.open && t.open->klass != verdict.klass) {
+    // The earliest anomaly is the root cause; the heartbeat timeout follows it.
+    summary = fmt::format("root cause: {} (incident #{}, {:.0f}s before the accusation); {}",
+                          t.open->klass, t.open->id, accused_at - t.open->opened_at, summary);
+    verdict.evidence.insert(verdict.evidence.begin(),
+                            "root cause: " + t.open->klass + ": " + t.open->summary);
+  }
+  Open(t, verdict.klass, summary, verdict.evidence, verdict.hosts, now,
+       report ? triage::RenderMarkdown(*report) : "");
+}
+
+void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
+  if (auto polled = t.progress->Poll(now); !polled) {
+    log_.Warn("log_unreadable",
+              {{"job", std::to_string(t.record.job_id)}, {"error", polled.error().message}});
+  }
+  if (t.progress->heartbeat_seen_at() && !t.heartbeat_handled) OnHeartbeat(t, now);
+  t.ended = true;
+  t.record.ended_at = now;
+  auto report = TriageLog(t, slurm_state, now);
+  if (report) {
+    t.record.final_class = report->primary;
+    t.record.final_status = triage::ToString(report->status);
+  }
+  const std::string covered = t.open ? t.open->klass : "";
+  if (t.open) Close(t, "ended", now);
+  Check(store_.UpsertJob(t.record), "upsert job");
+  log_.Info("job_ended", {{"job", std::to_string(t.record.job_id)},
+                          {"slurm_state", slurm_state},
+                          {"triage_status", t.record.final_status},
+                          {"triage_class", t.record.final_class}});
+  // The triage classification at job end, unless an incident already named it.
+  if (report && report->primary != "none" && report->status != triage::JobStatus::kCompleted &&
+      !(report->primary == "heartbeat-timeout" && t.heartbeat_handled) &&
+      !(report->primary == "hang" && covered.starts_with("hang")) &&
+      // Cancelling a job with an incident is the reaction to it, not news.
+      !(report->primary == "cancelled" && !covered.empty())) {
+    std::vector<std::string> evidence;
+    for (const auto& line : report->evidence) {
+      evidence.push_back(fmt::format("log line {}: {}", line.line, line.text));
+    }
+    Open(t, "ended/" + report->primary, report->what_happened, evidence, {}, now,
+         triage::RenderMarkdown(*report));
+    if (t.open) {
+      // Nothing to wait for: the job is over. Closed without a resolve.
+      Check(store_.CloseIncident(t.open->id, now, "ended"), "close incident");
+      t.open.reset();
+    }
+  }
+  SaveProgress(t, now);
+}
+
+void Monitor::Open(Tracked& t, const std::string& klass, const std::string& summary,
+                   const std::vector<std::string>& evidence, const std::vector<std::string>& hosts,
+                   double now, const std::string& report) {
+  IncidentRecord incident;
+  incident.job_id = t.record.job_id;
+  incident.klass = klass;
+  incident.state = "open";
+  incident.opened_at = now;
+  incident.summary = summary;
+  incident.evidence_json = nlohmann::json{{"evidence", evidence}, {"hosts", hosts}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto opened = store_.OpenIncident(incident);
+  if (!opened) {
+    log_.Error("state_store", {{"op", "open incident"}, {"error", opened.error().message}});
+    return;
+  }
+  auto [id, created] = *opened;
+  incident.id = id;
+  if (!created) {
+    // The store already had one open (a restart): that one stands.
+    if (auto existing = store_.OpenIncidentOf(t.record.job_id); existing && *existing) {
+      t.open = **existing;
+    }
+    return;
+  }
+  t.open = incident;
+  ++stats_.incidents_opened[klass];
+  log_.Warn("incident_opened", {{"job", std::to_string(t.record.job_id)},
+                                {"incident", std::to_string(id)},
+                                {"class", klass},
+                                {"summary", summary}});
+  Send(t, incident, "firing", now, report);
+}
+
+void Monitor::Close(Tracked& t, const std::string& reason, double now) {
+  if (!t.open) return;
+  Check(store_.CloseIncident(t.open->id, now, reason), "close incident");
+  IncidentRecord closed = *t.open;
+  closed.state = "closed";
+  closed.closed_at = now;
+  closed.close_reason = reason;
+  t.open.reset();
+  log_.Info("incident_closed", {{"job", std::to_string(t.record.job_id)},
+                                {"incident", std::to_string(closed.id)},
+                                {"class", closed.klass},
+                                {"reason", reason},
+                                {"after_s", Seconds(now - closed.opened_at)}});
+  Send(t, closed, "resolved", now, "");
+}
+
+void Monitor::Send(const Tracked& t, const IncidentRecord& incident, const std::string& status,
+                   double at, const std::string& report) {
+  alerts::Alert alert;
+  alert.status = status;
+  alert.cluster = config_.cluster;
+  alert.key = alerts::AlertKey(config_.cluster, t.record.job_id, incident.klass);
+  alert.job_id = t.record.job_id;
+  alert.job_name = t.record.name;
+  alert.user = t.record.user;
+  alert.incident_id = incident.id;
+  alert.klass = incident.klass;
+  alert.summary = incident.summary;
+  auto evidence = nlohmann::json::parse(incident.evidence_json, nullptr, false);
+  if (evidence.is_object()) {
+    alert.evidence = evidence.value("evidence", std::vector<std::string>{});
+    alert.hosts = evidence.value("hosts", std::vector<std::string>{});
+  }
+  alert.opened_at = incident.opened_at;
+  alert.at = at;
+  alert.close_reason = incident.close_reason;
+  alert.diag_dir = t.record.diag_dir;
+  alert.tunnel_command = t.tunnel_command;
+  alert.report = report;
+  if (auto sent = notifier_.Notify(alert); !sent) {
+    ++stats_.notify_failures;
+    log_.Error(
+        "notify_failed",
+        {{"notifier", notifier_.name()}, {"key", alert.key}, {"error", sent.error().message}});
+  }
+}
+
+void Monitor::SaveProgress(Tracked& t, double now) {
+  ProgressRecord p = t.progress->Snapshot(now);
+  if (p.log_offset == t.saved.log_offset && p.log_inode == t.saved.log_inode &&
+      p.phase == t.saved.phase && p.last_step == t.saved.last_step &&
+      now - t.saved.updated_at < 60) {
+    return;
+  }
+  Check(store_.SaveProgress(p), "save progress");
+  t.saved = p;
+}
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,161 @@
+#include "jobmon/monitor/monitor_config.h"
+
+#include <re2/re2.h>
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "jobmon/common/duration.h"
+
+namespace jobmon::monitor {
+namespace {
+
+class Reader {
+ public:
+  Reader(const toml::table& table, std::string prefix)
+      : table_(table), prefix_(std::move(prefix)) {}
+
+  void String(const char* key, std::string& out) {
+    if (auto node = table_.get(key)) {
+      if (auto v = node->value<std::string>()) {
+        out = *v;
+      } else {
+        Fail(key, "must be a string");
+      }
+    }
+  }
+  // A duration: "30s", "5m", or a number of seconds.
+  void Seconds(const char* key, double& out, double minimum) {
+    auto node = table_.get(key);
+    if (!node) return;
+    double value = 0;
+    if (auto text = node->value<std::string>()) {
+      auto parsed = ParseDuration(*text);
+      if (!parsed) return Fail(key, parsed.error().message);
+      value = static_cast<double>(parsed->count()) / 1000.0;
+    } else if (auto number = node->value<double>()) {
+      value = *number;
+    } else {
+      return Fail(key, "must be a duration (\"30s\") or a number of seconds");
+    }
+    if (value < minimum) return Fail(key, "must be at least " + std::to_string(minimum) + "s");
+    out = value;
+  }
+  void Number(const char* key, double& out, double minimum) {
+    auto node = table_.get(key);
+    if (!node) return;
+    auto number = node->value<double>();
+    if (!number) return Fail(key, "must be a number");
+    if (*number < minimum) return Fail(key, "must be at least " + std::to_string(minimum));
+    out = *number;
+  }
+  void Integer(const char* key, int& out, int minimum, int maximum) {
+    auto node = table_.get(key);
+    if (!node) return;
+    auto number = node->value<int64_t>();
+    if (!number || *number < minimum || *number > maximum) {
+      return Fail(
+          key, "must be an integer in " + std::to_string(minimum) + ".." + std::to_string(maximum));
+    }
+    out = static_cast<int>(*number);
+  }
+  void Strings(const char* key, std::vector<std::string>& out) {
+    auto node = table_.get(key);
+    if (!node) return;
+    auto* array = node->as_array();
+    if (!array) return Fail(key, "must be an array of strings");
+    out.clear();
+    for (const auto& item : *array) {
+      auto v = item.value<std::string>();
+      if (!v) return Fail(key, "must be an array of strings");
+      out.push_back(*v);
+    }
+  }
+  void Fail(const char* key, const std::string& why) {
+    if (!error_) error_ = prefix_ + key + " " + why;
+  }
+  const std::optional<std::string>& error() const { return error_; }
+
+ private:
+  const toml::table& table_;
+  std::string prefix_;
+  std::optional<std::string> error_;
+};
+
+}  // namespace
+
+Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return Error{path + ": " + std::string(e.description()) + " (line " +
+                 std::to_string(e.source().begin.line) + ")"};
+  }
+  MonitorConfig config;
+  const toml::table* section = root["monitor"].as_table();
+  if (!section) return config;  // every default
+
+  Reader r(*section, path + ": monitor.");
+  r.String("cluster", config.cluster);
+  r.String("state_db", config.state_db);
+  r.Seconds("poll_interval", config.poll_interval, 0.1);
+  r.Seconds("slurm_poll_interval", config.slurm_poll_interval, 0.1);
+  r.Seconds("slurm_timeout", config.slurm_timeout, 0.1);
+  r.Integer("slurm_retries", config.slurm_retries, 1, 10);
+  r.String("scontrol", config.scontrol);
+  r.String("diag_dir", config.diag_dir_pattern);
+  r.Seconds("scrape_timeout", config.scrape_timeout, 0.1);
+  r.Seconds("window", config.window_seconds, 60);
+  r.Seconds("stale_after", config.stale_after, 1);
+  r.Seconds("ended_retention", config.ended_retention, 0);
+  r.Seconds("heartbeat_timeout", config.heartbeat_timeout, 1);
+  r.Number("slowdown_factor", config.slowdown_factor, 1.01);
+  r.String("metrics_listen", config.metrics_listen);
+  r.String("notify_file", config.notify_file);
+  r.String("log_format", config.log_format);
+  if (const toml::table* stall = (*section)["stall"].as_table()) {
+    Reader s(*stall, path + ": monitor.stall.");
+    s.Number("k", config.stall.k, 1);
+    s.Seconds("min_stall", config.stall.min_stall_seconds, 1);
+    s.Seconds("startup_grace", config.stall.startup_grace_seconds, 1);
+    s.Number("checkpoint_grace_factor", config.stall.checkpoint_grace_factor, 1);
+    s.Seconds("first_checkpoint_grace", config.stall.first_checkpoint_grace_seconds, 0);
+    if (s.error()) return Error{*s.error()};
+  }
+  if (const toml::table* select = (*section)["select"].as_table()) {
+    Reader s(*select, path + ": monitor.select.");
+    s.Strings("partitions", config.select.partitions);
+    s.Strings("users", config.select.users);
+    s.String("name_regex", config.select.name_regex);
+    if (s.error()) return Error{*s.error()};
+    if (!config.select.name_regex.empty()) {
+      RE2 re(config.select.name_regex, RE2::Quiet);
+      if (!re.ok()) return Error{path + ": monitor.select.name_regex: " + re.error()};
+    }
+  }
+  if (r.error()) return Error{*r.error()};
+  if (config.log_format != "text" && config.log_format != "json") {
+    return Error{path + ": monitor.log_format must be \"text\" or \"json\""};
+  }
+  if (!config.metrics_listen.empty()) {
+    auto colon = config.metrics_listen.rfind(':');
+    std::string host = colon == std::string::npos ? "" : config.metrics_listen.substr(0, colon);
+    if (host != "127.0.0.1" && host != "[::1]" && host != "localhost") {
+      return Error{path + ": monitor.metrics_listen must be a loopback address:port (got \"" +
+                   config.metrics_listen + "\"): the daemon's metrics are not for the network"};
+    }
+  }
+  return config;
+}
+
+Expected<MonitorConfig> LoadMonitorConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{path + ": cannot read"};
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseMonitorConfig(text.str(), path);
+}
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# slurm_job_monitor on the real dev cluster (Debian's slurmctld, slurmd,
+# munge, Prometheus; 2 nodes in network namespaces), with --diag=on jobs of
+# the fake trainer and its fake GPU sysfs trees. The daemon scrapes the
+# jobs' exporters over the namespaces' private addresses. Scenarios:
+# healthy with compile and checkpoint pauses (no incident), busy-wait hang,
+# node death, heartbeat false and true positive, slow run, daemon restart
+# mid-incident, controller stopped for a minute, a log-only watched job,
+# jobmon status/list/watch, SIGHUP, SIGTERM. Needs root. One line per
+# check, then "N passed, N failed"; everything it started is stopped even
+# on failure.
+set -uo pipefail
+
+DEVCLUSTER="" PLUGIN="" FAKE_TRAINER="" MONITOR="" JOBMON=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --devcluster) DEVCLUSTER=$2; shift 2 ;;
+    --plugin) PLUGIN=$2; shift 2 ;;
+    --fake-trainer) FAKE_TRAINER=$2; shift 2 ;;
+    --monitor) MONITOR=$2; shift 2 ;;
+    --jobmon) JOBMON=$2; shift 2 ;;
+    *) echo "usage: $0 --devcluster PATH --plugin SO --fake-trainer PATH --monitor PATH --jobmon PATH" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$DEVCLUSTER" && -f "$PLUGIN" && -x "$FAKE_TRAINER" && -x "$MONITOR" && -x "$JOBMON" ]] ||
+  { echo "missing arguments" >&2; exit 2; }
+[[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
+DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
+MONITOR=$(realpath "$MONITOR") JOBMON=$(realpath "$JOBMON")
+
+STATE=$(mktemp -d /tmp/jobmon-mon-XXXXXX)
+SCRATCH=$(mktemp -d /tmp/jobmon-mon-scratch-XXXXXX)
+SUBNET=10.206.$((RANDOM % 200 + 20))
+passed=0 failed=0
+MONITOR_PID=""
+
+check() {  # check "description" command...
+  local what=$1
+  shift
+  if "$@"; then
+    echo "ok   - $what"
+    passed=$((passed + 1))
+  else
+    echo "FAIL - $what"
+    failed=$((failed + 1))
+  fi
+}
+
+stop_monitor() {  # SIGTERM to the daemon we started, by pid
+  [[ -n "$MONITOR_PID" ]] || return 0
+  kill -TERM "$MONITOR_PID" 2>/dev/null
+  local _
+  for _ in $(seq 1 50); do kill -0 "$MONITOR_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$MONITOR_PID" 2>/dev/null
+  wait "$MONITOR_PID" 2>/dev/null
+  MONITOR_PID=""
+}
+
+teardown() {
+  stop_monitor
+  if [[ $failed -gt 0 && -d "$SCRATCH" ]]; then
+    local kept=/tmp/jobmon-mon-failed-$$
+    mkdir -p "$kept" && cp -a "$SCRATCH"/. "$kept"/ && cp -a "${JOBS:-/nonexistent}"/*.log "$kept"/ 2>/dev/null
+    echo "# kept the daemon's log, database and job logs in $kept"
+  fi
+  "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
+  rm -rf "$SCRATCH"
+}
+trap teardown EXIT
+
+wait_for() {  # wait_for SECONDS command...: poll every 0.5 s
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+
+echo "# devcluster up: 2 nodes on $SUBNET.0/24"
+if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$PLUGIN" --timeout 90 \
+  --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$STATE/jobs/gpu-%j-%n"; then
+  echo "FAIL - devcluster up"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+eval "$("$DEVCLUSTER" env --state "$STATE")"
+JOBS=$DEVCLUSTER_JOBS
+DB=$SCRATCH/monitor.db
+ALERTS=$SCRATCH/alerts.jsonl
+MLOG=$SCRATCH/monitor.log
+MPORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+POLL=1 MIN_STALL=8
+export DB ALERTS JOBS MPORT  # for the helpers run under bash -c
+
+write_config() {  # write_config [extra TOML for [monitor]]
+  cat >"$SCRATCH/jobmon.toml" <<EOF
+[monitor]
+cluster = "devcluster"
+state_db = "$DB"
+poll_interval = "${POLL}s"
+slurm_poll_interval = "2s"
+slurm_timeout = "3s"
+slurm_retries = 2
+scrape_timeout = "1s"
+stale_after = "4s"
+metrics_listen = "127.0.0.1:$MPORT"
+notify_file = "$ALERTS"
+$1
+[monitor.stall]
+k = 5
+min_stall = "${MIN_STALL}s"
+startup_grace = "60s"
+first_checkpoint_grace = "20s"
+EOF
+}
+start_monitor() {
+  "$MONITOR" --config "$SCRATCH/jobmon.toml" >>"$MLOG" 2>&1 &
+  MONITOR_PID=$!
+}
+write_config ""
+start_monitor
+metrics() { /usr/bin/python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$MPORT/metrics', timeout=2).read().decode())"; }
+check "the daemon serves /metrics on 127.0.0.1" wait_for 10 bash -c "$(declare -f metrics); metrics | grep -q '^jobmon_monitor_jobs_tracked'"
+check "its listener is on loopback only" bash -c \
+  "ss -ltnpH | grep 'pid=$MONITOR_PID,' | awk '{print \$4}' | grep -qv '^127\.0\.0\.1:' && exit 1; ss -ltnpH | grep -q 'pid=$MONITOR_PID,'"
+
+# sql "SELECT ...": rows of the daemon's database, '|' separated.
+sql() { /usr/bin/python3 -c "
+import sqlite3, sys
+db = sqlite3.connect('file:$DB?mode=ro', uri=True, timeout=5)
+for row in db.execute(sys.argv[1]): print('|'.join('' if v is None else str(v) for v in row))" "$1"; }
+incidents() { sql "SELECT class, state FROM incidents WHERE job_id=$1 ORDER BY id"; }
+has_incident() { incidents "$1" | grep -q "^$2|"; }
+alert_count() {  # alert_count JOB STATUS [CLASS]
+  /usr/bin/python3 -c "
+import json, sys
+n = 0
+for line in open('$ALERTS') if __import__('os').path.exists('$ALERTS') else []:
+    a = json.loads(line)
+    if a['job_id'] == int(sys.argv[1]) and a['status'] == sys.argv[2] and (len(sys.argv) < 4 or a['class'] == sys.argv[3]):
+        n += 1
+print(n)" "$@"
+}
+evidence_of() {  # evidence_of JOB CLASS: evidence lines and summary of that incident
+  sql "SELECT summary, evidence_json FROM incidents WHERE job_id=$1 AND class='$2'"
+}
+submit() {  # submit NAME TRAINER-ARGS...: a 2-node --diag=on job; prints its id
+  local name=$1
+  shift
+  (cd "$JOBS" && sbatch --parsable -N2 --diag=on -J "$name" -o "$JOBS/%j-$name.log" \
+    --wrap "srun -K0 -l $FAKE_TRAINER --gpu-sysfs $JOBS/gpu-%j-%n --gpu-interval 0.5 --seed 11 $*") |
+    tr -cd 0-9
+}
+log_of() { echo "$JOBS/$1-$2.log"; }
+job_done() { ! squeue -h -j "$1" 2>/dev/null | grep -q .; }
+tracked() { [[ -n "$(sql "SELECT job_id FROM jobs WHERE job_id=$1")" ]]; }
+# kill_node2 JOB: node2's trainer (SIGKILL) and its exporter's supervisor,
+# both started for this job (by the test's sbatch and the job's prolog).
+kill_node2() {
+  local job=$1 pid
+  for pid in $(pgrep -f "$FAKE_TRAINER"); do
+    local env
+    env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null)
+    if grep -qx "SLURM_JOB_ID=$job" <<<"$env" && grep -qx 'SLURM_PROCID=1' <<<"$env"; then
+      echo "# job $job: SIGKILL to node2's trainer (pid $pid)"
+      kill -KILL "$pid"
+    fi
+  done
+  read -r pid _ <"$STATE/jobmon-run/node2/$job/exporter.pid" &&
+    echo "# job $job: SIGKILL to node2's exporter supervisor (pid $pid)" && kill -KILL "$pid"
+}
+
+echo "# wave 1: healthy, busy-wait hang, heartbeat false positive, slow, log-only"
+healthy=$(submit healthy --steps 70 --step-seconds 0.3 --compile-seconds 4 --checkpoint-every 10 \
+  --checkpoint-seconds 1.5 --sync-dir "$JOBS/sync-%j")
+hang=$(submit hang --steps 400 --step-seconds 0.3 --hang-at 30)
+hbfp=$(submit hbfp --steps 400 --step-seconds 0.3 --heartbeat-timeout-at 45 --heartbeat-timeout-seconds 10)
+slow=$(submit slow --steps 130 --step-seconds 0.2 --slow-from 50 --slow-factor 1.5)
+plain=$(cd "$JOBS" && sbatch --parsable -N1 -J plain -o "$JOBS/%j-plain.log" \
+  --wrap "srun -l $FAKE_TRAINER --steps 400 --step-seconds 0.3 --hang-at 20" | tr -cd 0-9)
+echo "# jobs: healthy=$healthy hang=$hang hbfp=$hbfp slow=$slow plain=$plain"
+check "jobmon watch: the log-only job is requested" "$JOBMON" watch "$plain" --config "$SCRATCH/jobmon.toml"
+check "the --diag jobs are discovered from their manifests" wait_for 30 bash -c \
+  "$(declare -f sql tracked); tracked $healthy && tracked $hang && tracked $hbfp && tracked $slow"
+check "the watched job is tracked as 'watch'" wait_for 20 bash -c \
+  "$(declare -f sql); [[ \"\$(sql 'SELECT source FROM jobs WHERE job_id=$plain')\" == watch ]]"
+
+check "busy-wait: hang/busy-wait raised" wait_for 90 has_incident "$hang" hang/busy-wait
+row=$(sql "SELECT i.opened_at - p.last_step_time, p.last_step FROM incidents i JOIN progress p USING (job_id) WHERE i.job_id=$hang AND i.class='hang/busy-wait'")
+latency=${row%%|*}
+echo "# busy-wait detected ${latency}s after the last step (${row##*|}) was read; bound max(k*p99, min_stall) + poll = $((MIN_STALL + POLL))s"
+check "busy-wait: detected within max(k*p99, min_stall) + poll interval (+1s scheduling)" \
+  /usr/bin/python3 -c "import sys; sys.exit(not (float('$latency') <= $MIN_STALL + $POLL + 1))"
+check "busy-wait: not before the threshold" /usr/bin/python3 -c "import sys; sys.exit(not (float('$latency') >= $MIN_STALL))"
+check "busy-wait: the last step was 29" test "${row##*|}" = 29
+ev=$(evidence_of "$hang" hang/busy-wait)
+check "busy-wait: evidence gives node1's GPU util and power against its baseline" \
+  grep -qE 'node1: GPU util 100%, power [0-9]+ W \([0-9]+% of its training baseline [0-9]+ W\)' <<<"$ev"
+check "busy-wait: and node2's" \
+  grep -qE 'node2: GPU util 100%, power [0-9]+ W \([0-9]+% of its training baseline [0-9]+ W\)' <<<"$ev"
+check "busy-wait: one firing alert in the notifier file" test "$(alert_count "$hang" firing hang/busy-wait)" -eq 1
+
+echo "# restart the daemon mid-incident (SIGKILL, as a crash)"
+kill -KILL "$MONITOR_PID"
+wait "$MONITOR_PID" 2>/dev/null
+start_monitor
+check "restarted daemon resumes the job from the store" wait_for 15 grep -q "job_restored job=$hang .*open_incident=hang/busy-wait" "$MLOG"
+sleep 5
+check "restart: still one incident for the hang" test "$(incidents "$hang" | wc -l)" -eq 1
+check "restart: still one firing alert" test "$(alert_count "$hang" firing)" -eq 1
+
+check "heartbeat FP: heartbeat/false-positive raised" wait_for 60 has_incident "$hbfp" heartbeat/false-positive
+ev=$(evidence_of "$hbfp" heartbeat/false-positive)
+check "heartbeat FP: names the accused host node2" grep -q '"hosts":\["node2"\]' <<<"$ev"
+check "heartbeat FP: TSDB values at accusation - timeout (10s)" \
+  grep -qE 'node2 at accusation - timeout \(10s earlier\): exporter up, GPU util [0-9]+%, power [0-9]+ W' <<<"$ev"
+check "heartbeat FP: the log checklist's evidence lines" grep -q 'log: ' <<<"$ev"
+check "heartbeat FP: the alert carries the triage report" bash -c \
+  "grep '\"job_id\":$hbfp,' '$ALERTS' | grep '\"status\":\"firing\"' | grep -q 'Heartbeat-timeout checklist'"
+
+check "slow: tgs-degradation reported" wait_for 60 has_incident "$slow" tgs-degradation
+check "slow: no hang incident" bash -c "$(declare -f sql incidents); ! incidents $slow | grep -q '^hang'"
+check "slow: the job completes" wait_for 60 job_done "$slow"
+
+check "healthy: the job completes" wait_for 90 job_done "$healthy"
+check "healthy (compile + checkpoint pauses 5x a step): zero incidents" test -z "$(incidents "$healthy")"
+check "healthy: the daemon records the end (triage: completed)" wait_for 15 bash -c \
+  "$(declare -f sql); [[ \"\$(sql 'SELECT final_status FROM jobs WHERE job_id=$healthy')\" == completed ]]"
+ckpt=$(sql "SELECT longest_checkpoint_pause FROM progress WHERE job_id=$healthy")
+echo "# healthy: longest checkpoint pause learned: ${ckpt}s"
+
+check "log-only job: 'hang' raised without system evidence" wait_for 60 has_incident "$plain" hang
+check "log-only: the summary says why there is no system evidence" bash -c \
+  "$(declare -f sql evidence_of); evidence_of $plain hang | grep -q 'job without --diag'"
+
+echo "# jobmon status / list"
+"$JOBMON" status "$hang" --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/status.json"
+field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+check "status --json: from the daemon, state incident, class hang/busy-wait" test \
+  "$(field "$SCRATCH/status.json" "r['source'], r['state'], r['class']")" = "daemon incident hang/busy-wait"
+check "status --json: last step 29, expected step beyond it, stall duration" \
+  field "$SCRATCH/status.json" "exit(not (r['progress']['last_step'] == 29 and r['progress']['expected_step_now'] > 29 and r['stall_seconds'] > 0))"
+check "status --json: Prometheus tunnel and the projection" \
+  field "$SCRATCH/status.json" "exit(not (r['prometheus']['tunnel_command'].startswith('ssh -N -L') and r['projection']['last_step'] == 29))"
+"$JOBMON" status "$hang" --config "$SCRATCH/jobmon.toml" >"$SCRATCH/status.txt"
+check "status (text): incident with evidence, tunnel, projection table" bash -c \
+  "grep -q 'hang/busy-wait \[open\]' $SCRATCH/status.txt && grep -q 'tunnel: ssh -N -L' $SCRATCH/status.txt && grep -q '| Steps completed (this run) |' $SCRATCH/status.txt"
+"$JOBMON" status "$hang" --config "$SCRATCH/jobmon.toml" --db "$SCRATCH/none.db" --json >"$SCRATCH/status-log.json"
+check "status without a daemon database: straight from the log, hanging" test \
+  "$(field "$SCRATCH/status-log.json" "r['source'], r['state'], r['progress']['last_step']")" = "log hanging 29"
+"$JOBMON" list --config "$SCRATCH/jobmon.toml" >"$SCRATCH/list.txt"
+check "list: the hung job with its incident" grep -qE "^$hang +hang .* hang/busy-wait\$" "$SCRATCH/list.txt"
+"$JOBMON" list --all --json --config "$SCRATCH/jobmon.toml" >"$SCRATCH/list.json"
+check "list --all --json: ended jobs too" \
+  field "$SCRATCH/list.json" "exit(not any(j['job_id'] == $healthy and j['ended'] for j in r['jobs']))"
+check "status of an unknown job: exit 2 with a message" bash -c \
+  "! '$JOBMON' status 999999 --config '$SCRATCH/jobmon.toml' 2>&1 >/dev/null | grep -q 'unknown' && exit 1; '$JOBMON' status 999999 --config '$SCRATCH/jobmon.toml' >/dev/null 2>&1; [[ \$? -eq 2 ]]"
+
+scancel "$hang" "$hbfp" "$plain" 2>/dev/null
+check "hang: cancelling the job closes its incident (ended) with a resolve" wait_for 30 bash -c \
+  "$(declare -f alert_count); [[ \$(alert_count $hang resolved hang/busy-wait) -eq 1 ]]"
+
+echo "# SIGHUP"
+kill -HUP "$MONITOR_PID"
+check "SIGHUP reloads the config" wait_for 5 grep -q 'config_reloaded' "$MLOG"
+echo 'this is = = not toml' >>"$SCRATCH/jobmon.toml"
+kill -HUP "$MONITOR_PID"
+check "a broken config on SIGHUP is refused and the daemon keeps running" wait_for 5 bash -c \
+  "grep -q 'config_reload_failed' '$MLOG' && kill -0 $MONITOR_PID"
+write_config ""
+
+echo "# wave 2: node death, heartbeat true positive, controller stopped for a minute"
+death=$(submit death --steps 400 --step-seconds 0.3 --sync-dir "$JOBS/sync-%j" --collective-timeout 600)
+hbtp=$(submit hbtp --steps 400 --step-seconds 0.3 --sync-dir "$JOBS/sync-%j" --collective-timeout 600 \
+  --heartbeat-timeout-seconds 6)
+steady=$(submit steady --steps 700 --step-seconds 0.3 --sync-dir "$JOBS/sync-%j")
+echo "# jobs: death=$death hbtp=$hbtp steady=$steady"
+at_step() { grep -q "^0: completed step: $2," "$(log_of "$1" "$3")" 2>/dev/null; }
+check "node death / heartbeat TP jobs reach step 25" wait_for 90 bash -c \
+  "$(declare -f at_step log_of); JOBS=$JOBS; at_step $death 25 death && at_step $hbtp 25 hbtp"
+sleep 3  # a few scrapes of both nodes at training power
+kill_node2 "$death"
+kill_node2 "$hbtp"
+check "node death: hang/node-death raised" wait_for 60 has_incident "$death" hang/node-death
+check "node death: it names node2 only" bash -c \
+  "$(declare -f sql evidence_of); evidence_of $death hang/node-death | grep -q '\"hosts\":\[\"node2\"\]'"
+check "heartbeat TP: heartbeat/true-positive raised" wait_for 60 has_incident "$hbtp" heartbeat/true-positive
+check "heartbeat TP: names node2 and what the window saw" bash -c \
+  "$(declare -f sql evidence_of); evidence_of $hbtp heartbeat/true-positive | grep -q 'node2 at the accusation: exporter'"
+
+echo "# controller stopped for a minute while 'steady' trains"
+failures_before=$(metrics | sed -n 's/^jobmon_monitor_slurm_poll_failures_total \([0-9.e+]*\)$/\1/p')
+"$DEVCLUSTER" ctld-stop --state "$STATE"
+sleep 60
+check "the daemon warned that Slurm does not answer" grep -q 'slurm_unreachable' "$MLOG"
+failures_during=$(metrics | sed -n 's/^jobmon_monitor_slurm_poll_failures_total \([0-9.e+]*\)$/\1/p')
+check "/metrics counts the failed Slurm polls" /usr/bin/python3 -c \
+  "import sys; sys.exit(not float('${failures_during:-0}') > float('${failures_before:-0}'))"
+"$DEVCLUSTER" ctld-start --state "$STATE"
+check "the daemon sees the controller again" wait_for 20 grep -q 'slurm_reachable_again' "$MLOG"
+check "controller outage: no incident for the job that kept training" test -z "$(incidents "$steady")"
+check "controller outage: the job was not taken for ended" test -z "$(sql "SELECT ended_at FROM jobs WHERE job_id=$steady")"
+scancel "$death" "$hbtp" "$steady" 2>/dev/null
+wait_for 60 bash -c "$(declare -f job_done); job_done $death && job_done $hbtp && job_done $steady"
+
+echo "# SIGTERM"
+kill -TERM "$MONITOR_PID"
+check "SIGTERM: the daemon exits 0 within 5 s" bash -c \
+  "for i in \$(seq 1 50); do kill -0 $MONITOR_PID 2>/dev/null || break; sleep 0.1; done; ! kill -0 $MONITOR_PID 2>/dev/null"
+wait "$MONITOR_PID"
+rc=$?
+MONITOR_PID=""
+check "SIGTERM: exit code 0 and a 'stopping' line" bash -c "[[ $rc -eq 0 ]] && grep -q 'stopping signal=SIGTERM' '$MLOG'"
+check "no secrets or errors of the store in the daemon's log" bash -c "! grep -q 'state_store' '$MLOG'"
+
+echo "# incidents by job:"
+sql "SELECT job_id, class, state, close_reason, round(closed_at - opened_at, 1), summary FROM incidents ORDER BY id" | sed 's/^/#   /'
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
