@@ -21,8 +21,13 @@ work=$(mktemp -d /tmp/jobmon-fuzz-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p build/fuzz/crashes
 
-# Seeds: fixture logs, their lines, hostlists, a real event file.
-mkdir -p "$work"/{triage,steps,hostlist,tfevents,exposition}
+# Seeds: fixture logs, their lines, hostlists, a real event file, the
+# shipped config, a target file and recorded scontrol output.
+mkdir -p "$work"/{triage,steps,hostlist,tfevents,exposition,monitor}
+# The monitor's inputs, tagged with the selector byte of fuzz_monitor_inputs.
+{ printf '\x00'; cat etc/jobmon.toml; } >"$work/monitor/config"
+{ printf '\x01'; printf '[{"targets": ["10.1.0.11:9400"], "labels": {"host": "node1"}}]'; } >"$work/monitor/targets"
+{ printf '\x02'; cat tests/fixtures/slurm/scontrol-o-show-job.txt; } >"$work/monitor/scontrol"
 cp tests/fixtures/exporter/basic.prom "$work/exposition/"
 cp tests/fixtures/logs/*.log tests/fuzz/regressions/triage-* "$work/triage/"
 i=0
@@ -43,7 +48,7 @@ status=0
 # name:seed corpus:max input length:runs in --ci mode
 for target in fuzz_triage_log:triage:65536:3000 fuzz_step_lines:steps:512:400000 \
   fuzz_hostlist:hostlist:256:30000 fuzz_tfevents:tfevents:8192:400000 \
-  fuzz_exposition:exposition:16384:30000; do
+  fuzz_exposition:exposition:16384:30000 fuzz_monitor_inputs:monitor:16384:30000; do
   IFS=: read -r name corpus max_len runs <<<"$target"
   if [[ $mode == ci ]]; then
     budget=(-seed=1 -runs="$runs")

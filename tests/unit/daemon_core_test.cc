@@ -299,6 +299,32 @@ name_regex = "llama-.*"
   EXPECT_FALSE(ParseMonitorConfig("[monitor\n").ok());
 }
 
+TEST(MonitorConfig, TheShippedExampleParsesToTheDefaults) {
+  auto shipped = LoadMonitorConfig(JOBMON_SOURCE_DIR "/etc/jobmon.toml");
+  ASSERT_TRUE(shipped.ok()) << shipped.error().message;
+  MonitorConfig defaults;
+  EXPECT_EQ(shipped->poll_interval, defaults.poll_interval);
+  EXPECT_EQ(shipped->stall.min_stall_seconds, defaults.stall.min_stall_seconds);
+  EXPECT_TRUE(shipped->select.Empty());
+  // Every commented key, uncommented, is accepted as written.
+  std::ifstream in(JOBMON_SOURCE_DIR "/etc/jobmon.toml");
+  std::string text, line;
+  bool in_monitor = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("[")) in_monitor = line.starts_with("[monitor");
+    if (in_monitor && line.starts_with("# ") && line.find(" = ") != std::string::npos &&
+        line.find(' ', 2) > line.find(" = ") - 1) {
+      line = line.substr(2);
+    }
+    text += line + "\n";
+  }
+  auto uncommented = ParseMonitorConfig(text, "uncommented");
+  ASSERT_TRUE(uncommented.ok()) << uncommented.error().message;
+  EXPECT_EQ(uncommented->select.partitions, std::vector<std::string>{"gpu"});
+  EXPECT_EQ(uncommented->stall.k, defaults.stall.k);
+  EXPECT_EQ(uncommented->window_seconds, defaults.window_seconds);
+}
+
 TEST(Discovery, DiagDirPatternSelectionAndPrecedence) {
   SlurmJob job = Job(42, "/shared/alice/out/run-42.out");
   EXPECT_EQ(DiagDirFor(job, "%o/jobmon-diag-%j"), "/shared/alice/out/jobmon-diag-42");

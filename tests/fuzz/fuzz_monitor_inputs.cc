@@ -1,0 +1,38 @@
+// The monitor's other untrusted inputs: its config file (parsed again on
+// every SIGHUP), the file_sd target files a job's prolog writes into a
+// user-writable diag dir, and scontrol's job lines. The first input byte
+// picks the parser.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/scrape.h"
+#include "jobmon/monitor/slurm_jobs.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 3) {
+    case 0: {
+      auto config = jobmon::monitor::ParseMonitorConfig(text);
+      if (config && config->poll_interval < 0.1) __builtin_trap();  // validated minimum
+      break;
+    }
+    case 1: {
+      auto targets = jobmon::monitor::ParseFileSdTargets(text);
+      if (targets) {
+        for (const auto& t : *targets) {
+          if (t.address.empty() && t.host.empty()) continue;
+        }
+      }
+      break;
+    }
+    default: {
+      for (const auto& job : jobmon::monitor::ParseScontrolJobs(text)) {
+        (void)jobmon::monitor::IsTerminalState(job.state);
+      }
+    }
+  }
+  return 0;
+}
