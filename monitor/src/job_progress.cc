@@ -14,6 +14,12 @@ void JobProgress::OnStep(const triage::StepSample& sample, double now) {
   tracker_.OnStep(sample.step, now, sample.seconds);
 }
 
+void JobProgress::OnTensorBoardStep(int64_t step, double observed_at) {
+  if (profile_) return;
+  if (!first_step_time_) first_step_time_ = observed_at;
+  tracker_.OnStep(step, observed_at);
+}
+
 void JobProgress::OnLine(const std::string& line, double now) {
   tail_.push_back(line.size() > 4096 ? line.substr(0, 4096) : line);
   while (tail_.size() > kTailLines) tail_.pop_front();

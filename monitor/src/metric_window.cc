@@ -64,7 +64,15 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
       sums[sample.name] += sample.value;
     }
   }
-  for (const auto& [name, value] : sums) {
+  for (auto& [name, value] : sums) {
+    // The step is a position, not a quantity: several event files on one
+    // host report the same run, so the furthest one counts.
+    if (name == "tb_step") {
+      value = 0;
+      for (const Sample& sample : scrape.samples) {
+        if (sample.name == name) value = std::max(value, sample.value);
+      }
+    }
     auto& points = series_[{host, name, ""}];
     points.push_back({t, value});
     Trim(points, t);
@@ -75,6 +83,16 @@ void MetricWindow::AddFailedScrape(const std::string& host, double t) {
   auto& scrapes = hosts_[host];
   scrapes.push_back({t, false});
   TrimDeque(scrapes, t, horizon_, max_points_);
+}
+
+std::optional<MetricWindow::Latest> MetricWindow::LatestOf(const std::string& name) const {
+  std::optional<Latest> best;
+  for (const auto& [key, points] : series_) {
+    if (std::get<1>(key) != name || points.empty()) continue;
+    const Point& p = points.back();
+    if (!best || p.value > best->value) best = Latest{p.t, p.value};
+  }
+  return best;
 }
 
 size_t MetricWindow::point_count() const {

@@ -266,6 +266,11 @@ void Monitor::PollJob(Tracked& t, double now) {
     log_.Warn("log_unreadable",
               {{"job", std::to_string(t.record.job_id)}, {"error", polled.error().message}});
   }
+  if (t.window) {
+    if (auto tb = t.window->LatestOf("tb_step"); tb && tb->t >= now - config_.stale_after) {
+      t.progress->OnTensorBoardStep(static_cast<int64_t>(tb->value), tb->t);
+    }
+  }
   if (t.progress->heartbeat_seen_at() && !t.heartbeat_handled) OnHeartbeat(t, now);
   ProgressState state = t.progress->Evaluate(now);
   const std::string open_class = t.open ? t.open->klass : "";

@@ -21,12 +21,12 @@ STEP = re.compile(r"^completed step: (\d+), seconds: ([0-9.]+),")
 
 
 class Rank:
-    def __init__(self, rank, args, tmp, world=2):
+    def __init__(self, rank, args, tmp, world=2, collective_timeout="0.3"):
         self.gpu = os.path.join(tmp, f"gpu-{rank}")
         self.proc = subprocess.Popen(
             [TRAINER, "--rank", str(rank), "--world-size", str(world), "--host", f"node{rank + 1}",
              "--gpu-sysfs", self.gpu, "--gpu-interval", "0.05", "--seed", "11",
-             "--collective-timeout", "0.3", *args],
+             "--collective-timeout", collective_timeout, *args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def finish(self, timeout=30):
@@ -99,6 +99,34 @@ class Scenarios(unittest.TestCase):
         self.assertEqual([s for s, _ in ranks[0].steps], [0, 1, 2])
         self.assertIn("Status: FAILED (exit 143)", ranks[0].lines)
         self.assertIn("Last completed step: 2 of steps=50", ranks[0].lines)
+
+    def test_sync_dir_ranks_wait_for_each_other(self):
+        sync = os.path.join(self.tmp, "sync")
+        ranks = [Rank(r, ["--steps", "400", "--step-seconds", "0.02", "--sync-dir", sync,
+                          "--heartbeat-timeout-seconds", "1.5"],
+                      self.tmp, collective_timeout="60") for r in range(2)]
+        time.sleep(1.0)
+        ranks[1].proc.kill()  # a node dies
+        ranks[1].finish()
+        killed_at = time.time()
+        code = ranks[0].finish(timeout=20)
+        waited = time.time() - killed_at
+        self.assertEqual(code, 1, ranks[0].out[-600:])
+        last = ranks[1].steps[-1][0]
+        self.assertLessEqual(ranks[0].steps[-1][0], last + 1, "rank 0 blocked at the barrier")
+        text = "\n".join(ranks[0].lines)
+        self.assertIn("The following tasks are unhealthy (stopped sending heartbeats):", text)
+        self.assertIn("/job:jax_worker/replica:0/task:1", text)
+        self.assertIn("jax_distributed_heartbeat_timeout_seconds=1.5", text)
+        self.assertGreater(waited, 1.0, "accused only after the heartbeat timeout")
+        self.assertLess(waited, 10)
+
+    def test_sync_dir_healthy_pair_completes_in_lockstep(self):
+        sync = os.path.join(self.tmp, "sync")
+        ranks, codes = run_pair(self, ["--steps", "30", "--step-seconds", "0.01", "--sync-dir", sync])
+        self.assertEqual(codes, [0, 0])
+        self.assertEqual([s for s, _ in ranks[0].steps], list(range(30)))
+        self.assertEqual([s for s, _ in ranks[1].steps], list(range(30)))
 
     def test_die_by_signal_and_peers_time_out(self):
         ranks, codes = run_pair(self, ["--steps", "20", "--step-seconds", "0.02",

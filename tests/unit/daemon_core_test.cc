@@ -267,6 +267,34 @@ TEST_F(MonitorTest, SlowdownRaisesTgsDegradationNotAHang) {
 
 // ------------------------------------------------------------------ pieces
 
+TEST(TensorBoardProgress, TbStepDrivesAJobWhoseLogHasNoStepLines) {
+  TempDir dir;
+  const std::string log = dir.path() + "/custom.out";
+  Append(log, "epoch 1 ... (a framework without a known step line)\n");
+  StallPolicy policy;
+  policy.min_stall_seconds = 30;
+  JobProgress progress(1, log, policy, 0);
+  ASSERT_TRUE(progress.Poll(10).ok());
+  MetricWindow window;
+  Exposition scrape;
+  scrape.samples = {{"tb_step", {{"host", "node1"}}, 40}, {"tb_step", {{"host", "node1"}}, 42}};
+  window.AddScrape("node1", 20, scrape);
+  auto latest = window.LatestOf("tb_step");
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->value, 42) << "the furthest event file, not a sum";
+  progress.OnTensorBoardStep(static_cast<int64_t>(latest->value), latest->t);
+  progress.OnTensorBoardStep(43, 25);
+  ProgressState state = progress.Evaluate(30);
+  EXPECT_EQ(state.last_step, 43);
+  EXPECT_EQ(state.phase, Phase::kTraining);
+  EXPECT_EQ(progress.Evaluate(56).phase, Phase::kStalled);
+  // Once the log has step lines, they are the source.
+  Append(log, "completed step: 100, seconds: 1.0\n");
+  ASSERT_TRUE(progress.Poll(60).ok());
+  progress.OnTensorBoardStep(500, 61);
+  EXPECT_EQ(progress.Evaluate(62).last_step, 100);
+}
+
 TEST(MonitorConfig, DefaultsDurationsAndErrorsNamingTheKey) {
   auto defaults = ParseMonitorConfig("");
   ASSERT_TRUE(defaults.ok());

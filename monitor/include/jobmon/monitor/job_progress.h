@@ -35,6 +35,11 @@ class JobProgress {
   const std::deque<std::string>& tail() const { return tail_; }
   std::optional<triage::StepProfile> profile() const { return profile_; }
 
+  // A step seen elsewhere than in the log: the job's TensorBoard `tb_step`,
+  // as its exporters serve it. Counts only while the log has no step lines
+  // of a known profile (the log is the finer source when it has them).
+  void OnTensorBoardStep(int64_t step, double observed_at);
+
   ProgressRecord Snapshot(double now) const;
   void Restore(const ProgressRecord& record);
 

@@ -35,6 +35,14 @@ class MetricWindow {
   StallEvidence Evidence(double at, double training_from, double training_until,
                          double stale_after_seconds) const;
 
+  // The newest sample of a per-host series (`tb_step`), the largest value
+  // across hosts at the newest time; nullopt when no host has one.
+  struct Latest {
+    double t = 0;
+    double value = 0;
+  };
+  std::optional<Latest> LatestOf(const std::string& name) const;
+
   size_t point_count() const;
   size_t series_count() const { return series_.size(); }
   std::vector<std::string> hosts() const;
