@@ -314,7 +314,9 @@ MONITOR_PID=""
 check "SIGTERM: exit code 0 and a 'stopping' line" bash -c "[[ $rc -eq 0 ]] && grep -q 'stopping signal=SIGTERM' '$MLOG'"
 check "no secrets or errors of the store in the daemon's log" bash -c "! grep -q 'state_store' '$MLOG'"
 
-echo "# incidents by job:"
-sql "SELECT job_id, class, state, close_reason, round(closed_at - opened_at, 1), summary FROM incidents ORDER BY id" | sed 's/^/#   /'
+echo "# incidents: job|class|state|close reason|open for (s)|opened after the last step read (s)|summary"
+sql "SELECT i.job_id, i.class, i.state, i.close_reason, round(i.closed_at - i.opened_at, 1),
+            round(i.opened_at - p.last_step_time, 1), i.summary
+     FROM incidents i LEFT JOIN progress p USING (job_id) ORDER BY i.id" | sed 's/^/#   /'
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
