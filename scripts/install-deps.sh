@@ -13,6 +13,8 @@ PACKAGES=(
   # promtool (lints the exporter's scrape), and node_exporter as the exporter
   # benchmark's baseline; their services are never started here
   prometheus prometheus-node-exporter
+  # the alerts test delivers to a real Alertmanager (on loopback)
+  prometheus-alertmanager
   # the SPANK plugin's header, and the real Slurm the integration tests run
   libslurm-dev slurmctld slurmd slurm-client munge
   # dev cluster plumbing

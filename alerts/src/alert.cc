@@ -6,6 +6,32 @@ std::string AlertKey(const std::string& cluster, uint32_t job_id, const std::str
   return cluster + "/" + std::to_string(job_id) + "/" + klass;
 }
 
+std::string Severity(const std::string& klass) {
+  if (klass == "heartbeat/false-positive" || klass == "tgs-degradation" ||
+      klass == "slow-not-hung" || klass == "test") {
+    return "warning";
+  }
+  return "critical";
+}
+
+std::string Title(const Alert& a) {
+  std::string title = "Job " + std::to_string(a.job_id);
+  if (!a.job_name.empty()) title += " (" + a.job_name + ")";
+  return title + ": " + a.klass + (a.status == "resolved" ? " resolved" : "");
+}
+
+std::string AlertName(const std::string& klass) {
+  if (klass == "heartbeat/false-positive") return "HeartbeatFalsePositive";
+  if (klass == "heartbeat/true-positive") return "HeartbeatTruePositive";
+  if (klass == "hang/node-death") return "TrainingJobNodeDeath";
+  if (klass.starts_with("hang")) return "TrainingJobHang";
+  if (klass == "slow-not-hung") return "TrainingJobStalledButComputing";
+  if (klass == "tgs-degradation") return "TrainingJobSlow";
+  if (klass.starts_with("ended/")) return "TrainingJobFailed";
+  if (klass == "test") return "JobmonTestAlert";
+  return "TrainingJobIncident";
+}
+
 nlohmann::json ToJson(const Alert& a) {
   return {{"schema", kAlertSchema},
           {"status", a.status},
@@ -16,6 +42,8 @@ nlohmann::json ToJson(const Alert& a) {
           {"user", a.user},
           {"incident_id", a.incident_id},
           {"class", a.klass},
+          {"severity", Severity(a.klass)},
+          {"title", Title(a)},
           {"summary", a.summary},
           {"evidence", a.evidence},
           {"hosts", a.hosts},
@@ -25,6 +53,28 @@ nlohmann::json ToJson(const Alert& a) {
           {"diag_dir", a.diag_dir},
           {"tunnel_command", a.tunnel_command},
           {"report", a.report}};
+}
+
+Alert AlertFromJson(const nlohmann::json& j) {
+  Alert a;
+  a.status = j.value("status", "");
+  a.key = j.value("key", "");
+  a.cluster = j.value("cluster", "");
+  a.job_id = j.value("job_id", 0u);
+  a.job_name = j.value("job_name", "");
+  a.user = j.value("user", "");
+  a.incident_id = j.value("incident_id", int64_t{0});
+  a.klass = j.value("class", "");
+  a.summary = j.value("summary", "");
+  a.evidence = j.value("evidence", std::vector<std::string>{});
+  a.hosts = j.value("hosts", std::vector<std::string>{});
+  a.opened_at = j.value("opened_at", 0.0);
+  a.at = j.value("at", 0.0);
+  a.close_reason = j.value("close_reason", "");
+  a.diag_dir = j.value("diag_dir", "");
+  a.tunnel_command = j.value("tunnel_command", "");
+  a.report = j.value("report", "");
+  return a;
 }
 
 }  // namespace jobmon::alerts

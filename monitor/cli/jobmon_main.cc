@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "alert_command.h"
 #include "monitor_commands.h"
 #include "triage_command.h"
 
@@ -11,7 +12,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<std::function<int()>> commands = {
       jobmon::cli::AddTriageCommand(app), jobmon::cli::AddStatusCommand(app),
-      jobmon::cli::AddListCommand(app), jobmon::cli::AddWatchCommand(app)};
+      jobmon::cli::AddListCommand(app), jobmon::cli::AddWatchCommand(app),
+      jobmon::cli::AddAlertCommand(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

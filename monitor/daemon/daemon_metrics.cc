@@ -61,6 +61,10 @@ DaemonMetrics::DaemonMetrics(const std::string& listen)
                     .Name("jobmon_monitor_incidents_total")
                     .Help("Incidents opened, by class")
                     .Register(r);
+  deliveries_ = &BuildCounter()
+                     .Name("jobmon_monitor_alert_deliveries_total")
+                     .Help("Alert deliveries by result (delivered, retried, failed)")
+                     .Register(r);
   exposer_->RegisterCollectable(registry_);
 }
 
@@ -84,6 +88,12 @@ void DaemonMetrics::Update(const monitor::MonitorStats& s) {
   for (const auto& [klass, count] : s.incidents_opened) {
     Advance(incidents_->Add({{"class", klass}}), count);
   }
+}
+
+void DaemonMetrics::Deliveries(const alerts::DeliveryRound& round) {
+  deliveries_->Add({{"result", "delivered"}}).Increment(round.delivered);
+  deliveries_->Add({{"result", "retried"}}).Increment(round.retried);
+  deliveries_->Add({{"result", "failed"}}).Increment(round.failed);
 }
 
 }  // namespace jobmon::daemon

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "jobmon/alerts/outbox.h"
 #include "jobmon/monitor/monitor.h"
 
 namespace jobmon::daemon {
@@ -21,6 +22,7 @@ class DaemonMetrics {
   // `listen` is "127.0.0.1:port" (the config refuses anything else).
   explicit DaemonMetrics(const std::string& listen);
   void Update(const monitor::MonitorStats& stats);
+  void Deliveries(const alerts::DeliveryRound& round);
 
  private:
   void Advance(prometheus::Counter& counter, uint64_t total);
@@ -38,6 +40,7 @@ class DaemonMetrics {
   prometheus::Counter* scrape_failures_ = nullptr;
   prometheus::Counter* notify_failures_ = nullptr;
   prometheus::Family<prometheus::Counter>* incidents_ = nullptr;
+  prometheus::Family<prometheus::Counter>* deliveries_ = nullptr;
   std::map<prometheus::Counter*, uint64_t> seen_;
 };
 

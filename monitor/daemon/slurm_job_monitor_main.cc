@@ -10,11 +10,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "daemon_metrics.h"
-#include "jobmon/alerts/notifier.h"
+#include "jobmon/alerts/alerts_config.h"
+#include "jobmon/alerts/outbox.h"
+#include "jobmon/alerts/secrets.h"
 #include "jobmon/common/duration.h"
 #include "jobmon/monitor/job_source.h"
 #include "jobmon/monitor/monitor.h"
@@ -32,6 +36,35 @@ struct Overrides {
   std::string state_db, notify_file, metrics_listen, scontrol, poll_interval, slurm_poll_interval,
       log_format;
 };
+
+// Receivers: the JSON-lines file (notify_file, unless empty) and every
+// [[alerts.*]] of the config file, with their secrets resolved.
+struct Receivers {
+  jobmon::alerts::Secrets secrets;
+  std::vector<std::unique_ptr<jobmon::alerts::Receiver>> owned;
+  double max_backoff = 600;
+};
+
+Expected<Receivers> LoadReceivers(const std::string& path, bool config_exists,
+                                  const MonitorConfig& config) {
+  Receivers out;
+  if (!config.notify_file.empty())
+    out.owned.push_back(jobmon::alerts::MakeFileReceiver(config.notify_file));
+  if (!config_exists) return out;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto alerts = jobmon::alerts::ParseAlertsConfig(text.str(), path);
+  if (!alerts) return alerts.error();
+  auto secrets = jobmon::alerts::Secrets::Load(alerts->secrets_file);
+  if (!secrets) return secrets.error();
+  out.secrets = *secrets;
+  auto built = jobmon::alerts::BuildReceivers(*alerts, out.secrets);
+  if (!built) return built.error();
+  for (auto& r : built.value()) out.owned.push_back(std::move(r));
+  out.max_backoff = alerts->max_backoff;
+  return out;
+}
 
 double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -135,7 +168,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto source = jobmon::monitor::MakeScontrolJobSource(config->scontrol, config->slurm_timeout);
-  auto notifier = jobmon::alerts::MakeJsonLinesNotifier(config->notify_file);
+  struct stat config_stat {};
+  const bool config_exists = stat(config_path.c_str(), &config_stat) == 0;
+  auto receivers = LoadReceivers(config_path, config_exists, *config);
+  if (!receivers) {
+    log->Error("alerts_config", {{"error", receivers.error().message}});
+    return 2;
+  }
+  std::vector<jobmon::alerts::Receiver*> receiver_list;
+  std::vector<std::string> receiver_names;
+  for (auto& r : receivers->owned) {
+    receiver_list.push_back(r.get());
+    receiver_names.push_back(r->name());
+  }
+  jobmon::alerts::Outbox outbox((*store)->handle(), receivers->max_backoff);
+  jobmon::alerts::OutboxNotifier notifier(outbox, receiver_names);
   std::optional<jobmon::daemon::DaemonMetrics> metrics;
   if (!config->metrics_listen.empty()) {
     try {
@@ -146,7 +193,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  jobmon::monitor::Monitor monitor(*config, **store, *source, *notifier, *log);
+  jobmon::monitor::Monitor monitor(*config, **store, *source, notifier, *log);
   if (auto restored = monitor.Restore(WallNow()); !restored) {
     log->Error("restore_failed", {{"error", restored.error().message}});
     return 1;
@@ -155,12 +202,29 @@ int main(int argc, char** argv) {
             {{"config", explicit_path ? config_path : "(defaults)"},
              {"state_db", config->state_db},
              {"poll_interval_s", std::to_string(config->poll_interval)},
-             {"notifier", notifier->name()},
+             {"receivers", receiver_names.empty() ? std::string("none") : [&] {
+                std::string names;
+                for (const auto& n : receiver_names) names += (names.empty() ? "" : ",") + n;
+                return names;
+              }()},
              {"metrics", config->metrics_listen.empty() ? "off" : config->metrics_listen}});
   while (true) {
     const double started = WallNow();
     monitor.Cycle(started);
-    if (metrics) metrics->Update(monitor.stats());
+    // After the cycle committed: what it queued is durable before any send.
+    jobmon::alerts::DeliveryRound round =
+        outbox.DeliverDue(receiver_list, WallNow(), monitor.config().poll_interval);
+    for (const std::string& error : round.errors) {
+      log->Warn("alert_delivery_failed",
+                {{"error", receivers->secrets.Redact(error)}, {"action", "retried with backoff"}});
+    }
+    if (round.delivered > 0) {
+      log->Info("alerts_delivered", {{"count", std::to_string(round.delivered)}});
+    }
+    if (metrics) {
+      metrics->Update(monitor.stats());
+      metrics->Deliveries(round);
+    }
     if (once) break;
     // Sleep until the next cycle, waking for signals.
     int sig = 0;

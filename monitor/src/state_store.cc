@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "jobmon/alerts/outbox.h"
+
 namespace jobmon::monitor {
 namespace {
 
@@ -165,6 +167,7 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
       return Error{path + ": migration from schema 1: " + r.error().message};
   }
   if (auto r = store->Exec(kSchema); !r) return r.error();
+  if (auto r = alerts::Outbox::EnsureSchema(db); !r) return r.error();
   if (auto r = store->Exec(("PRAGMA user_version=" + std::to_string(kStateSchemaVersion)).c_str());
       !r) {
     return r.error();

@@ -159,7 +159,7 @@ tracked() { [[ -n "$(sql "SELECT job_id FROM jobs WHERE job_id=$1")" ]]; }
 # both started for this job (by the test's sbatch and the job's prolog).
 kill_node2() {
   local job=$1 pid
-  for pid in $(pgrep -f "$FAKE_TRAINER"); do
+  for pid in $(pgrep -x fake-trainer); do
     local env
     env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null)
     if grep -qx "SLURM_JOB_ID=$job" <<<"$env" && grep -qx 'SLURM_PROCID=1' <<<"$env"; then

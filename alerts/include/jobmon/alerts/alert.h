@@ -1,5 +1,5 @@
 #pragma once
-// One alert event as the monitor hands it to a notifier: an incident that
+// One alert event as the monitor hands it to the outbox: an incident that
 // opened (firing) or closed (resolved). The key is stable per incident
 // (cluster, job, class), so receivers deduplicate and pair a resolve with
 // its firing.
@@ -32,6 +32,15 @@ struct Alert {
 };
 
 std::string AlertKey(const std::string& cluster, uint32_t job_id, const std::string& klass);
+// critical: the job is not training (hangs, deaths, failures); warning: it
+// trains but something is off (slow, a heartbeat false positive).
+std::string Severity(const std::string& klass);
+// "Job 1234 (llama-7b): hang/busy-wait"
+std::string Title(const Alert& alert);
+// The Alertmanager alertname: TrainingJobHang, TrainingJobFailed, ...
+std::string AlertName(const std::string& klass);
+
 nlohmann::json ToJson(const Alert& alert);
+Alert AlertFromJson(const nlohmann::json& json);
 
 }  // namespace jobmon::alerts

@@ -1,7 +1,7 @@
 #pragma once
-// Where alerts go. The monitor calls Notify once per incident event; an
-// implementation that cannot deliver returns an error (the monitor logs it;
-// the durable outbox of the alerts issue retries).
+// Where the monitor hands alerts: Notify once per incident event, inside
+// the cycle's transaction. The daemon's implementation is the outbox
+// (outbox.h), which queues the event for every receiver.
 
 #include <memory>
 #include <string>
@@ -17,9 +17,5 @@ class Notifier {
   virtual std::string name() const = 0;
   virtual Expected<void> Notify(const Alert& alert) = 0;
 };
-
-// One JSON object per line, appended to `path` ("-": stdout) and flushed
-// (fsync for a file) before Notify returns.
-std::unique_ptr<Notifier> MakeJsonLinesNotifier(const std::string& path);
 
 }  // namespace jobmon::alerts

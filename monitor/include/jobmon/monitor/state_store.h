@@ -17,7 +17,7 @@
 
 namespace jobmon::monitor {
 
-inline constexpr int kStateSchemaVersion = 2;
+inline constexpr int kStateSchemaVersion = 3;  // 3: the alerts outbox
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -89,6 +89,10 @@ class StateStore {
   Expected<void> AddWatch(uint32_t job_id, double requested_at);
   Expected<std::vector<uint32_t>> Watches();
   Expected<void> RemoveWatch(uint32_t job_id);
+
+  // The connection, for the alerts outbox: its rows are written in the same
+  // transaction as the incidents they report.
+  sqlite3* handle() const { return db_; }
 
   // One transaction around a poll cycle's writes (one fsync, not thousands).
   Expected<void> Begin();

@@ -1,0 +1,43 @@
+#pragma once
+// The [alerts] section of jobmon.toml: receivers and where secrets live.
+// Credentials are never written in this file, only the names of secrets
+// (see secrets.h). Parsing is pure; building receivers resolves secrets.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jobmon/alerts/receiver.h"
+#include "jobmon/alerts/secrets.h"
+#include "jobmon/common/expected.h"
+
+namespace jobmon::alerts {
+
+struct ReceiverConfig {
+  std::string kind;  // webhook | alertmanager
+  std::string name;
+  std::string url;
+  double timeout = 10;
+  double min_interval = 0;
+  double resend_interval = 60;                 // alertmanager
+  std::string runbook_url;                     // alertmanager annotation
+  std::map<std::string, std::string> headers;  // webhook
+  std::string bearer_token_secret;             // webhook: secret name
+  std::string basic_user, basic_password_secret;
+};
+
+struct AlertsConfig {
+  std::string secrets_file;  // empty: secrets from the environment only
+  double max_backoff = 600;
+  std::vector<ReceiverConfig> receivers;
+};
+
+Expected<AlertsConfig> ParseAlertsConfig(std::string_view toml_text,
+                                         const std::string& path_for_errors = "jobmon.toml");
+
+Expected<std::vector<std::unique_ptr<Receiver>>> BuildReceivers(const AlertsConfig& config,
+                                                                const Secrets& secrets);
+
+}  // namespace jobmon::alerts

@@ -1,0 +1,95 @@
+#include "jobmon/alerts/alerts_config.h"
+
+#include <toml++/toml.h>
+
+#include <set>
+
+#include "jobmon/common/duration.h"
+
+namespace jobmon::alerts {
+namespace {
+
+Expected<double> Seconds(const toml::node_view<const toml::node>& node, const std::string& where) {
+  if (auto text = node.value<std::string>()) {
+    auto parsed = ParseDuration(*text);
+    if (!parsed) return Error{where + ": " + parsed.error().message};
+    return static_cast<double>(parsed->count()) / 1000.0;
+  }
+  if (auto number = node.value<double>()) return *number;
+  return Error{where + " must be a duration (\"30s\") or a number of seconds"};
+}
+
+bool IsHttpUrl(const std::string& url) {
+  return url.starts_with("http://") || url.starts_with("https://");
+}
+
+}  // namespace
+
+Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return Error{path + ": " + std::string(e.description()) + " (line " +
+                 std::to_string(e.source().begin.line) + ")"};
+  }
+  AlertsConfig config;
+  const toml::table* section = root["alerts"].as_table();
+  if (!section) return config;
+  const toml::node_view<const toml::node> alerts{section};
+  if (auto f = alerts["secrets_file"].value<std::string>()) config.secrets_file = *f;
+  if (alerts["max_backoff"]) {
+    auto s = Seconds(alerts["max_backoff"], path + ": alerts.max_backoff");
+    if (!s) return s.error();
+    config.max_backoff = *s;
+  }
+  std::set<std::string> names;
+  for (const char* kind : {"webhook", "alertmanager"}) {
+    const toml::array* list = alerts[kind].as_array();
+    if (!list) continue;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string where = path + ": alerts." + kind + "[" + std::to_string(i) + "]";
+      const toml::table* t = (*list)[i].as_table();
+      if (!t) return Error{where + " must be a table ([[alerts." + kind + "]])"};
+      const toml::node_view<const toml::node> r{t};
+      ReceiverConfig rc;
+      rc.kind = kind;
+      rc.name = r["name"].value_or(std::string(kind) + "-" + std::to_string(i + 1));
+      rc.url = r["url"].value_or(std::string());
+      if (!IsHttpUrl(rc.url)) return Error{where + ".url must be an http:// or https:// URL"};
+      if (!names.insert(rc.name).second)
+        return Error{where + ": receiver name " + rc.name + " used twice"};
+      for (auto [key, target] :
+           {std::pair{"timeout", &rc.timeout}, std::pair{"min_interval", &rc.min_interval},
+            std::pair{"resend_interval", &rc.resend_interval}}) {
+        if (!r[key]) continue;
+        auto s = Seconds(r[key], where + "." + key);
+        if (!s) return s.error();
+        *target = *s;
+      }
+      if (rc.resend_interval < 1) return Error{where + ".resend_interval must be at least 1s"};
+      rc.runbook_url = r["runbook_url"].value_or(std::string());
+      rc.bearer_token_secret = r["bearer_token_secret"].value_or(std::string());
+      rc.basic_user = r["basic_user"].value_or(std::string());
+      rc.basic_password_secret = r["basic_password_secret"].value_or(std::string());
+      for (const char* forbidden : {"token", "bearer_token", "password", "basic_password"}) {
+        if (r[forbidden]) {
+          return Error{where + "." + forbidden +
+                       ": credentials do not belong in the config; name a secret (" + forbidden +
+                       "_secret) kept in the secrets file or the environment"};
+        }
+      }
+      if (const toml::table* headers = r["headers"].as_table()) {
+        for (const auto& [key, value] : *headers) {
+          auto v = value.value<std::string>();
+          if (!v) return Error{where + ".headers." + std::string(key.str()) + " must be a string"};
+          rc.headers[std::string(key.str())] = *v;
+        }
+      }
+      config.receivers.push_back(rc);
+    }
+  }
+  return config;
+}
+
+}  // namespace jobmon::alerts

@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""A webhook receiver for the alerts test, on loopback: it records every
+request (headers and JSON body) as one JSON line, and shows an event once
+per Idempotency-Key, as a receiver that honours the key would.
+
+    webhook_receiver.py --port P --log FILE [--delay SECONDS]
+
+--delay holds each answer that long (so a test can kill the sender while
+the request is in flight).
+"""
+import argparse
+import http.server
+import json
+import threading
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--delay", type=float, default=0.0)
+    args = ap.parse_args()
+    lock = threading.Lock()
+    shown = set()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length", "0"))
+            body = self.rfile.read(length)
+            key = self.headers.get("Idempotency-Key", "")
+            with lock:
+                first = key not in shown
+                shown.add(key)
+                record = {"path": self.path, "headers": dict(self.headers.items()),
+                          "body": json.loads(body or b"null"), "shown": first,
+                          "received_at": time.time()}
+                with open(args.log, "a") as f:
+                    f.write(json.dumps(record) + "\n")
+            time.sleep(args.delay)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,437 @@
+// The alerts library: secrets (mode check, environment, redaction), the
+// [alerts] config, the outbox (idempotent enqueue, order per receiver,
+// backoff, Retry-After, permanent failures, Alertmanager re-sends ended by
+// the resolve, rate limit, a restart between send and acknowledgement), and
+// the webhook / Alertmanager requests as a loopback HTTP server sees them.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sqlite3.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "jobmon/alerts/alerts_config.h"
+#include "jobmon/alerts/http.h"
+#include "jobmon/alerts/outbox.h"
+#include "jobmon/alerts/secrets.h"
+
+namespace jobmon::alerts {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/jobmon-alerts-test-XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// ------------------------------------------------------------------ secrets
+
+TEST(Secrets, OwnerOnlyFileIsReadAndAnythingWiderIsRefused) {
+  TempDir dir;
+  const std::string path = dir.path() + "/secrets.toml";
+  std::ofstream(path) << "webhook_token = \"s3cr3t-token-value\"\n";
+  chmod(path.c_str(), 0644);
+  auto refused = Secrets::Load(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("readable by others (mode 0644)"), std::string::npos);
+  EXPECT_EQ(refused.error().message.find("s3cr3t"), std::string::npos);
+  chmod(path.c_str(), 0640);
+  EXPECT_FALSE(Secrets::Load(path).ok()) << "group-readable is refused too";
+  chmod(path.c_str(), 0600);
+  auto secrets = Secrets::Load(path);
+  ASSERT_TRUE(secrets.ok()) << secrets.error().message;
+  EXPECT_EQ(secrets->Get("webhook_token"), "s3cr3t-token-value");
+  EXPECT_FALSE(secrets->Get("missing"));
+  EXPECT_EQ(secrets->Redact("Authorization: Bearer s3cr3t-token-value failed"),
+            "Authorization: Bearer <secret:webhook_token> failed");
+  setenv("JOBMON_SECRET_WEBHOOK_TOKEN", "from-the-environment", 1);
+  EXPECT_EQ(secrets->Get("webhook_token"), "from-the-environment") << "the environment wins";
+  EXPECT_EQ(secrets->Redact("x from-the-environment y"),
+            "x <secret:JOBMON_SECRET_WEBHOOK_TOKEN> y");
+  unsetenv("JOBMON_SECRET_WEBHOOK_TOKEN");
+  auto bad = Secrets::Parse("token = \"abc\" garbage s3cr3t", "s.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.find("s3cr3t"), std::string::npos) << "no source text in errors";
+}
+
+// ------------------------------------------------------------------ config
+
+TEST(AlertsConfig, ReceiversAndTheirErrors) {
+  auto config = ParseAlertsConfig(R"(
+[alerts]
+secrets_file = "/etc/jobmon/secrets.toml"
+[[alerts.webhook]]
+name = "ops"
+url = "http://127.0.0.1:9999/hook"
+bearer_token_secret = "ops_token"
+headers = { "X-Team" = "ml" }
+min_interval = "2s"
+[[alerts.alertmanager]]
+url = "http://127.0.0.1:9093"
+resend_interval = "1m"
+runbook_url = "https://wiki/runbooks/training-hang"
+)");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  ASSERT_EQ(config->receivers.size(), 2u);
+  EXPECT_EQ(config->receivers[0].headers.at("X-Team"), "ml");
+  EXPECT_EQ(config->receivers[0].min_interval, 2);
+  EXPECT_EQ(config->receivers[1].name, "alertmanager-1");
+  EXPECT_EQ(config->receivers[1].resend_interval, 60);
+  auto inline_token =
+      ParseAlertsConfig("[[alerts.webhook]]\nurl = \"http://x\"\ntoken = \"abc\"\n");
+  ASSERT_FALSE(inline_token.ok());
+  EXPECT_NE(inline_token.error().message.find("credentials do not belong in the config"),
+            std::string::npos);
+  EXPECT_FALSE(ParseAlertsConfig("[[alerts.webhook]]\nurl = \"ftp://x\"\n").ok());
+  EXPECT_FALSE(ParseAlertsConfig(
+                   "[[alerts.webhook]]\nname=\"a\"\nurl=\"http://x\"\n[[alerts.alertmanager]]\n"
+                   "name=\"a\"\nurl=\"http://y\"\n")
+                   .ok())
+      << "names are unique";
+  // A missing secret is named, without any value.
+  Secrets none;
+  auto built = BuildReceivers(*config, none);
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.error().message.find("secret 'ops_token'"), std::string::npos);
+}
+
+TEST(AlertsConfig, TheShippedExampleUncommentedParses) {
+  std::ifstream in(JOBMON_SOURCE_DIR "/etc/jobmon.toml");
+  std::string text, line;
+  bool in_alerts = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("[")) in_alerts = line.starts_with("[alerts");
+    if (line.starts_with("# [") && line.find("alerts") != std::string::npos) in_alerts = true;
+    if (in_alerts && line.starts_with("# ") &&
+        (line.starts_with("# [") || line.find(" = ") < line.find(' ', 2) + 1)) {
+      line = line.substr(2);
+    }
+    text += line + "\n";
+  }
+  auto config = ParseAlertsConfig(text, "uncommented");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  ASSERT_EQ(config->receivers.size(), 2u);
+  EXPECT_EQ(config->receivers[0].kind, "webhook");
+  EXPECT_EQ(config->receivers[0].basic_password_secret, "ops_password");
+  EXPECT_EQ(config->receivers[1].resend_interval, 60);
+  EXPECT_EQ(config->max_backoff, 600);
+}
+
+// ------------------------------------------------------------------ outbox
+
+class ScriptedReceiver : public Receiver {
+ public:
+  ScriptedReceiver(std::string name, double resend = 0, double min_interval = 0)
+      : name_(std::move(name)), resend_(resend), min_interval_(min_interval) {}
+  std::string name() const override { return name_; }
+  std::string kind() const override { return "scripted"; }
+  double resend_interval() const override { return resend_; }
+  double min_interval() const override { return min_interval_; }
+  Delivery Deliver(const Alert& alert, const std::string& key) override {
+    Delivery d = next;
+    if (d.ok) {
+      received.push_back(alert.status + " " + alert.klass);
+      keys.push_back(key);
+    }
+    return d;
+  }
+  Delivery next{true, false, std::nullopt, ""};
+  std::vector<std::string> received, keys;
+
+ private:
+  std::string name_;
+  double resend_, min_interval_;
+};
+
+Alert Event(const std::string& status, int64_t incident = 1, const std::string& klass = "hang") {
+  Alert a;
+  a.status = status;
+  a.cluster = "c";
+  a.job_id = 7;
+  a.klass = klass;
+  a.key = AlertKey("c", 7, klass);
+  a.incident_id = incident;
+  a.summary = "no step for 90s";
+  a.opened_at = 100;
+  a.at = status == "firing" ? 100 : 200;
+  return a;
+}
+
+class OutboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path = dir.path() + "/state.db";
+    Reopen();
+  }
+  void Reopen() {
+    outbox.reset();
+    if (db) sqlite3_close(db);
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(Outbox::EnsureSchema(db).ok());
+    outbox = std::make_unique<Outbox>(db, 60);
+  }
+  void TearDown() override {
+    outbox.reset();
+    sqlite3_close(db);
+  }
+  TempDir dir;
+  std::string path;
+  sqlite3* db = nullptr;
+  std::unique_ptr<Outbox> outbox;
+};
+
+TEST_F(OutboxTest, EnqueueIsIdempotentAndDeliveryIsInOrder) {
+  ScriptedReceiver a("a"), b("b");
+  EXPECT_EQ(outbox->Enqueue(Event("firing"), {"a", "b"}, 100).value(), 2);
+  EXPECT_EQ(outbox->Enqueue(Event("firing"), {"a", "b"}, 101).value(), 0) << "queued once";
+  EXPECT_EQ(outbox->Enqueue(Event("resolved"), {"a", "b"}, 200).value(), 2);
+  auto round = outbox->DeliverDue({&a, &b}, 200, 10);
+  EXPECT_EQ(round.delivered, 4);
+  EXPECT_EQ(a.received, (std::vector<std::string>{"firing hang", "resolved hang"}));
+  EXPECT_EQ(a.keys[0], "c/7/hang/1/firing");
+  EXPECT_EQ(outbox->DeliverDue({&a, &b}, 300, 10).delivered, 0) << "nothing twice";
+}
+
+TEST_F(OutboxTest, ReceiverDownBacksOffKeepsOrderAndDeliversEverythingLater) {
+  ScriptedReceiver hook("hook");
+  ASSERT_TRUE(outbox->Enqueue(Event("firing"), {"hook"}, 100).ok());
+  hook.next = {false, false, std::nullopt, "Connection refused"};
+  auto round = outbox->DeliverDue({&hook}, 100, 10);
+  EXPECT_EQ(round.retried, 1);
+  EXPECT_EQ(round.errors[0], "hook: Connection refused");
+  ASSERT_TRUE(outbox->Enqueue(Event("resolved"), {"hook"}, 101).ok());
+  hook.next = {true, false, std::nullopt, ""};
+  EXPECT_EQ(outbox->DeliverDue({&hook}, 101, 10).delivered, 0)
+      << "the resolve waits behind the firing that is backing off";
+  double due = 0;
+  const std::vector<OutboxRow> rows = outbox->Rows().value();
+  for (const auto& row : rows) {
+    if (row.status == "firing") due = row.next_attempt_at;
+  }
+  EXPECT_GE(due, 101) << "backoff 1-2 s after the first failure";
+  EXPECT_LE(due, 102.5);
+  EXPECT_EQ(outbox->DeliverDue({&hook}, 103, 10).delivered, 2);
+  EXPECT_EQ(hook.received, (std::vector<std::string>{"firing hang", "resolved hang"}));
+}
+
+TEST_F(OutboxTest, RetryAfterPermanentFailureAndRateLimit) {
+  ScriptedReceiver tg("tg", 0, 5);
+  ASSERT_TRUE(outbox->Enqueue(Event("firing", 1), {"tg"}, 100).ok());
+  ASSERT_TRUE(outbox->Enqueue(Event("firing", 2, "tgs-degradation"), {"tg"}, 100).ok());
+  tg.next = {false, false, 30.0, "HTTP 429"};
+  outbox->DeliverDue({&tg}, 100, 10);
+  EXPECT_EQ(outbox->Rows().value()[0].next_attempt_at, 130) << "Retry-After honoured";
+  tg.next = {true, false, std::nullopt, ""};
+  EXPECT_EQ(outbox->DeliverDue({&tg}, 131, 10).delivered, 1) << "then one per min_interval";
+  EXPECT_EQ(outbox->DeliverDue({&tg}, 133, 10).delivered, 0);
+  EXPECT_EQ(outbox->DeliverDue({&tg}, 136, 10).delivered, 1);
+  ASSERT_TRUE(outbox->Enqueue(Event("resolved", 2, "tgs-degradation"), {"tg"}, 140).ok());
+  tg.next = {false, true, std::nullopt, "HTTP 400: Bad Request"};
+  auto round = outbox->DeliverDue({&tg}, 150, 10);
+  EXPECT_EQ(round.failed, 1);
+  EXPECT_EQ(outbox->Rows().value().back().state, "failed") << "not retried forever";
+}
+
+TEST_F(OutboxTest, AlertmanagerResendsWhileFiringUntilTheResolve) {
+  ScriptedReceiver am("am", 60);
+  ASSERT_TRUE(outbox->Enqueue(Event("firing"), {"am"}, 100).ok());
+  EXPECT_EQ(outbox->DeliverDue({&am}, 100, 10).delivered, 1);
+  EXPECT_EQ(outbox->DeliverDue({&am}, 130, 10).delivered, 0);
+  EXPECT_EQ(outbox->DeliverDue({&am}, 161, 10).delivered, 1) << "re-sent after resend_interval";
+  ASSERT_TRUE(outbox->Enqueue(Event("resolved"), {"am"}, 170).ok());
+  EXPECT_EQ(outbox->DeliverDue({&am}, 300, 10).delivered, 1) << "the resolve, and no more re-sends";
+  EXPECT_EQ(am.received.back(), "resolved hang");
+  EXPECT_EQ(outbox->DeliverDue({&am}, 500, 10).delivered, 0);
+}
+
+TEST_F(OutboxTest, RestartBetweenEnqueueAndDeliveryLosesNothing) {
+  ASSERT_TRUE(outbox->Enqueue(Event("firing"), {"hook"}, 100).ok());
+  Reopen();  // the daemon was killed before it sent anything
+  ScriptedReceiver hook("hook");
+  EXPECT_EQ(outbox->DeliverDue({&hook}, 101, 10).delivered, 1);
+  Reopen();
+  EXPECT_EQ(outbox->DeliverDue({&hook}, 102, 10).delivered, 0);
+  EXPECT_EQ(hook.received.size(), 1u);
+}
+
+// ------------------------------------------------------------------ HTTP
+
+// Answers `count` requests on loopback with `status` and `body`, recording
+// each request (head and body).
+class OneShotServer {
+ public:
+  OneShotServer(int status, std::string body, int count = 1) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    listen(fd_, 4);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this, status, body, count] {
+      for (int i = 0; i < count; ++i) {
+        int c = accept(fd_, nullptr, nullptr);
+        if (c < 0) return;
+        std::string request;
+        char buffer[8192];
+        size_t want = std::string::npos;
+        while (true) {
+          ssize_t n = read(c, buffer, sizeof buffer);
+          if (n <= 0) break;
+          request.append(buffer, static_cast<size_t>(n));
+          auto head_end = request.find("\r\n\r\n");
+          if (head_end != std::string::npos && want == std::string::npos) {
+            auto cl = request.find("Content-Length: ");
+            size_t length = cl == std::string::npos ? 0 : std::stoul(request.substr(cl + 16));
+            want = head_end + 4 + length;
+          }
+          if (want != std::string::npos && request.size() >= want) break;
+        }
+        {
+          std::lock_guard lock(mutex_);
+          requests_.push_back(request);
+        }
+        std::string reply = "HTTP/1.1 " + std::to_string(status) +
+                            " X\r\nContent-Type: application/json\r\nRetry-After: 7\r\n"
+                            "Connection: close\r\nContent-Length: " +
+                            std::to_string(body.size()) + "\r\n\r\n" + body;
+        (void)!write(c, reply.data(), reply.size());
+        close(c);
+      }
+    });
+  }
+  ~OneShotServer() {
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<std::string> requests() {
+    std::lock_guard lock(mutex_);
+    return requests_;
+  }
+
+ private:
+  int fd_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<std::string> requests_;
+};
+
+TEST(HttpReceivers, WebhookCarriesAuthIdempotencyKeyAndTheAlert) {
+  OneShotServer server(200, "{}");
+  AlertsConfig config;
+  ReceiverConfig hook;
+  hook.kind = "webhook";
+  hook.name = "ops";
+  hook.url = server.url() + "/hook";
+  hook.bearer_token_secret = "ops_token";
+  hook.headers = {{"X-Team", "ml"}};
+  config.receivers = {hook};
+  setenv("JOBMON_SECRET_OPS_TOKEN", "tok-123456", 1);
+  auto receivers = BuildReceivers(config, Secrets{});
+  unsetenv("JOBMON_SECRET_OPS_TOKEN");
+  ASSERT_TRUE(receivers.ok()) << receivers.error().message;
+  Delivery d = receivers.value()[0]->Deliver(Event("firing"), "c/7/hang/1/firing");
+  EXPECT_TRUE(d.ok) << d.error;
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  const std::string& r = requests[0];
+  EXPECT_NE(r.find("POST /hook HTTP/1.1"), std::string::npos);
+  EXPECT_NE(r.find("Authorization: Bearer tok-123456"), std::string::npos);
+  EXPECT_NE(r.find("Idempotency-Key: c/7/hang/1/firing"), std::string::npos);
+  EXPECT_NE(r.find("X-Team: ml"), std::string::npos);
+  auto body = nlohmann::json::parse(r.substr(r.find("\r\n\r\n") + 4));
+  EXPECT_EQ(body["schema"], kAlertSchema);
+  EXPECT_EQ(body["class"], "hang");
+  EXPECT_EQ(body["severity"], "critical");
+  EXPECT_EQ(body["idempotency_key"], "c/7/hang/1/firing");
+}
+
+TEST(HttpReceivers, AlertmanagerV2LabelsAnnotationsAndEndsAt) {
+  OneShotServer server(200, "", 2);
+  AlertsConfig config;
+  ReceiverConfig am;
+  am.kind = "alertmanager";
+  am.name = "am";
+  am.url = server.url() + "/";
+  am.runbook_url = "https://wiki/hang";
+  config.receivers = {am};
+  auto receivers = BuildReceivers(config, Secrets{}).value();
+  Alert firing = Event("firing", 3, "hang/busy-wait");
+  firing.evidence = {"node1: GPU util 100%, power 300 W"};
+  ASSERT_TRUE(receivers[0]->Deliver(firing, "k").ok);
+  ASSERT_TRUE(receivers[0]->Deliver(Event("resolved", 3, "hang/busy-wait"), "k2").ok);
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_NE(requests[0].find("POST /api/v2/alerts HTTP/1.1"), std::string::npos);
+  auto alerts = nlohmann::json::parse(requests[0].substr(requests[0].find("\r\n\r\n") + 4));
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0]["labels"]["alertname"], "TrainingJobHang");
+  EXPECT_EQ(alerts[0]["labels"]["job_id"], "7");
+  EXPECT_EQ(alerts[0]["labels"]["class"], "hang/busy-wait");
+  EXPECT_EQ(alerts[0]["labels"]["severity"], "critical");
+  EXPECT_EQ(alerts[0]["annotations"]["runbook_url"], "https://wiki/hang");
+  EXPECT_NE(alerts[0]["annotations"]["description"].get<std::string>().find("power 300 W"),
+            std::string::npos);
+  EXPECT_EQ(alerts[0]["startsAt"], "1970-01-01T00:01:40Z");
+  auto resolved = nlohmann::json::parse(requests[1].substr(requests[1].find("\r\n\r\n") + 4));
+  EXPECT_EQ(resolved[0]["labels"], alerts[0]["labels"]) << "same labels: one alert there";
+  EXPECT_EQ(resolved[0]["endsAt"], "1970-01-01T00:03:20Z");
+}
+
+TEST(HttpReceivers, StatusClassification) {
+  {
+    OneShotServer server(429, R"({"ok":false,"parameters":{"retry_after":12}})");
+    HttpRequest r;
+    r.url = server.url();
+    Delivery d = FromHttp(HttpPost(r));
+    EXPECT_FALSE(d.ok);
+    EXPECT_FALSE(d.permanent);
+    EXPECT_EQ(d.retry_after, 12) << "Telegram's body wins over the header";
+  }
+  {
+    OneShotServer server(400, "bad");
+    HttpRequest r;
+    r.url = server.url();
+    Delivery d = FromHttp(HttpPost(r));
+    EXPECT_TRUE(d.permanent);
+    EXPECT_EQ(d.error, "HTTP 400: bad");
+  }
+  {
+    OneShotServer server(503, "");
+    HttpRequest r;
+    r.url = server.url();
+    Delivery d = FromHttp(HttpPost(r));
+    EXPECT_FALSE(d.permanent);
+    EXPECT_EQ(d.retry_after, 7) << "Retry-After header";
+  }
+  HttpRequest refused;
+  refused.url = "http://127.0.0.1:1/";
+  refused.timeout_seconds = 2;
+  Delivery d = FromHttp(HttpPost(refused));
+  EXPECT_FALSE(d.ok);
+  EXPECT_FALSE(d.permanent);
+}
+
+}  // namespace
+}  // namespace jobmon::alerts
