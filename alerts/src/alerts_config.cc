@@ -44,7 +44,7 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
     config.max_backoff = *s;
   }
   std::set<std::string> names;
-  for (const char* kind : {"webhook", "alertmanager"}) {
+  for (const char* kind : {"webhook", "alertmanager", "telegram"}) {
     const toml::array* list = alerts[kind].as_array();
     if (!list) continue;
     for (size_t i = 0; i < list->size(); ++i) {
@@ -55,7 +55,10 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
       ReceiverConfig rc;
       rc.kind = kind;
       rc.name = r["name"].value_or(std::string(kind) + "-" + std::to_string(i + 1));
-      rc.url = r["url"].value_or(std::string());
+      rc.url =
+          r["url"].value_or(std::string(rc.kind == "telegram" ? "https://api.telegram.org" : ""));
+      if (rc.kind == "telegram")
+        rc.min_interval = 1;  // Telegram: about one message a second per chat
       if (!IsHttpUrl(rc.url)) return Error{where + ".url must be an http:// or https:// URL"};
       if (!names.insert(rc.name).second)
         return Error{where + ": receiver name " + rc.name + " used twice"};
@@ -78,6 +81,23 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
                        ": credentials do not belong in the config; name a secret (" + forbidden +
                        "_secret) kept in the secrets file or the environment"};
         }
+      }
+      if (rc.kind == "telegram") {
+        rc.bot_token_secret = r["bot_token_secret"].value_or(std::string());
+        if (rc.bot_token_secret.empty()) return Error{where + ".bot_token_secret is required"};
+        if (const toml::array* chats = r["chat_ids"].as_array()) {
+          for (const auto& chat : *chats) {
+            if (auto s = chat.value<std::string>()) {
+              rc.chat_ids.push_back(*s);
+            } else if (auto n = chat.value<int64_t>()) {
+              rc.chat_ids.push_back(std::to_string(*n));
+            } else {
+              return Error{where + ".chat_ids must hold chat ids (numbers or @channel names)"};
+            }
+          }
+        }
+        if (rc.chat_ids.empty()) return Error{where + ".chat_ids must name at least one chat"};
+        rc.message_thread_id = r["message_thread_id"].value_or(int64_t{0});
       }
       if (const toml::table* headers = r["headers"].as_table()) {
         for (const auto& [key, value] : *headers) {

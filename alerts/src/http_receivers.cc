@@ -147,6 +147,10 @@ Expected<std::vector<std::unique_ptr<Receiver>>> BuildReceivers(const AlertsConf
       out.push_back(std::make_unique<WebhookReceiver>(r, *bearer, *password));
     } else if (r.kind == "alertmanager") {
       out.push_back(std::make_unique<AlertmanagerReceiver>(r));
+    } else if (r.kind == "telegram") {
+      auto token = secret(r, r.bot_token_secret, "bot token");
+      if (!token) return token.error();
+      out.push_back(MakeTelegramReceiver(r, *token));
     } else {
       return Error{"receiver " + r.name + ": unknown kind " + r.kind};
     }

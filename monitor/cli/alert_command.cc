@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "jobmon/alerts/alerts_config.h"
 #include "jobmon/alerts/receiver.h"
@@ -20,6 +21,7 @@ namespace {
 struct AlertTestArgs {
   std::string config_path;
   bool json = false;
+  int evidence_lines = 1;
 };
 
 int RunAlertTest(const AlertTestArgs& args) {
@@ -77,12 +79,23 @@ int RunAlertTest(const AlertTestArgs& args) {
   alert.summary =
       std::string("a test alert from jobmon alert test on ") + host + "; no job is affected";
   alert.evidence = {"sent by `jobmon alert test`"};
+  for (int i = 1; i < args.evidence_lines; ++i) {
+    // Long enough to need splitting on Telegram, with characters that need escaping.
+    alert.evidence.push_back("evidence line " + std::to_string(i) + ": <node" +
+                             std::to_string(i % 16) + "> GPU util 100% & power 300 W of 700 W");
+  }
   alert.opened_at = alert.at = now;
   const std::string key = alert.key + "/" + std::to_string(static_cast<int64_t>(now));
   nlohmann::json results = nlohmann::json::array();
   int failed = 0;
   for (const auto& receiver : receivers.value()) {
     alerts::Delivery d = receiver->Deliver(alert, key);
+    // A receiver that asks for a pause (429) gets it, a few times, as the
+    // daemon's outbox would give it.
+    for (int retry = 0; retry < 5 && !d.ok && d.retry_after && *d.retry_after <= 30; ++retry) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(*d.retry_after));
+      d = receiver->Deliver(alert, key);
+    }
     const std::string error = secrets->Redact(d.error);
     if (!d.ok) ++failed;
     results.push_back({{"receiver", receiver->name()},
@@ -109,6 +122,11 @@ std::function<int()> AddAlertCommand(CLI::App& app) {
   test->add_option("-c,--config", args->config_path,
                    "jobmon.toml (default $JOBMON_CONFIG, else /etc/jobmon/jobmon.toml)");
   test->add_flag("--json", args->json, "Machine-readable results");
+  test->add_option("--evidence-lines", args->evidence_lines,
+                   "Evidence lines in the test alert (many: a long alert, split where a receiver "
+                   "limits the length)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   return [test, args] { return test->parsed() ? RunAlertTest(*args) : -1; };
 }
 

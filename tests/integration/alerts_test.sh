@@ -8,7 +8,7 @@
 # per check, then "N passed, N failed"; everything it started is stopped.
 set -uo pipefail
 
-DEVCLUSTER="" FAKE_TRAINER="" MONITOR="" JOBMON="" RECEIVER=""
+DEVCLUSTER="" FAKE_TRAINER="" MONITOR="" JOBMON="" RECEIVER="" TELEGRAM=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --devcluster) DEVCLUSTER=$2; shift 2 ;;
@@ -16,21 +16,24 @@ while [[ $# -gt 0 ]]; do
     --monitor) MONITOR=$2; shift 2 ;;
     --jobmon) JOBMON=$2; shift 2 ;;
     --receiver) RECEIVER=$2; shift 2 ;;
-    *) echo "usage: $0 --devcluster PATH --fake-trainer PATH --monitor PATH --jobmon PATH --receiver PY" >&2; exit 2 ;;
+    --telegram-stub) TELEGRAM=$2; shift 2 ;;
+    *) echo "usage: $0 --devcluster PATH --fake-trainer PATH --monitor PATH --jobmon PATH --receiver PY --telegram-stub PY" >&2; exit 2 ;;
   esac
 done
-[[ -x "$DEVCLUSTER" && -x "$FAKE_TRAINER" && -x "$MONITOR" && -x "$JOBMON" && -f "$RECEIVER" ]] ||
+[[ -x "$DEVCLUSTER" && -x "$FAKE_TRAINER" && -x "$MONITOR" && -x "$JOBMON" && -f "$RECEIVER" && -f "$TELEGRAM" ]] ||
   { echo "missing arguments" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
 command -v prometheus-alertmanager >/dev/null || { echo "needs prometheus-alertmanager" >&2; exit 2; }
 DEVCLUSTER=$(realpath "$DEVCLUSTER") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
 MONITOR=$(realpath "$MONITOR") JOBMON=$(realpath "$JOBMON") RECEIVER=$(realpath "$RECEIVER")
+TELEGRAM=$(realpath "$TELEGRAM")
 
 STATE=$(mktemp -d /tmp/jobmon-alerts-XXXXXX)
 SCRATCH=$(mktemp -d /tmp/jobmon-alerts-scratch-XXXXXX)
 passed=0 failed=0
-MONITOR_PID="" AM_PID="" HOOK_PID="" TRAINER_PIDS=""
+MONITOR_PID="" AM_PID="" HOOK_PID="" TG_PID="" TRAINER_PIDS=""
 TOKEN="tok-$RANDOM$RANDOM-never-logged"
+TG_TOKEN="$RANDOM$RANDOM:tg-bot-token-never-logged"
 
 check() {
   local what=$1
@@ -51,6 +54,7 @@ teardown() {
   stop_pid "$MONITOR_PID"
   stop_pid "$HOOK_PID"
   stop_pid "$AM_PID"
+  stop_pid "$TG_PID"
   if [[ $failed -gt 0 && -d "$SCRATCH" ]]; then
     local kept=/tmp/jobmon-alerts-failed-$$
     mkdir -p "$kept" && cp -a "$SCRATCH"/. "$kept"/
@@ -75,9 +79,45 @@ if ! "$DEVCLUSTER" up --nodes 1 --state "$STATE" --subnet "10.207.$((RANDOM % 20
   echo "FAIL - devcluster up"; echo "0 passed, 1 failed"; exit 1
 fi
 eval "$("$DEVCLUSTER" env --state "$STATE")"
-AM_PORT=$(free_port) HOOK_PORT=$(free_port) MPORT=$(free_port)
+AM_PORT=$(free_port) HOOK_PORT=$(free_port) MPORT=$(free_port) TG_PORT=$(free_port)
 HOOK_LOG=$SCRATCH/webhook.jsonl MLOG=$SCRATCH/monitor.log ALERTS=$SCRATCH/alerts.jsonl
-export AM_PORT HOOK_LOG
+TG_LOG=$SCRATCH/telegram.jsonl
+export AM_PORT HOOK_LOG TG_LOG
+
+echo "# the Telegram Bot API stub on 127.0.0.1:$TG_PORT"
+/usr/bin/python3 "$TELEGRAM" --port "$TG_PORT" --token "$TG_TOKEN" --log "$TG_LOG" --flood-every 2 &
+TG_PID=$!
+cat >"$SCRATCH/tg_probe.py" <<'EOF'
+# tg_probe.py PORT TOKEN CASE: a request the real Bot API rejects; exit 0 if the stub does too.
+import json, sys, time, urllib.error, urllib.parse, urllib.request
+port, token, case = sys.argv[1:4]
+def post(method, data, ctype, tok=None):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/bot{tok or token}/{method}",
+                                     data=data, headers={"Content-Type": ctype})
+    try:
+        return urllib.request.urlopen(request, timeout=5).read().decode()
+    except urllib.error.HTTPError as e:
+        return e.read().decode()
+form = "application/x-www-form-urlencoded"
+time.sleep(0.4)  # outside the stub's flood window
+if case == "long":
+    out, want = post("sendMessage", json.dumps({"chat_id": "9", "text": "x" * 4097}).encode(),
+                     "application/json"), "message is too long"
+elif case == "entity":
+    out, want = post("sendMessage", urllib.parse.urlencode(
+        {"chat_id": "8", "parse_mode": "HTML", "text": "a & b"}).encode(), form), "can't parse entities"
+elif case == "nodoc":
+    out, want = post("sendDocument", urllib.parse.urlencode(
+        {"chat_id": "7", "document": "report"}).encode(), form), "there is no document"
+else:
+    out, want = post("sendMessage", b"chat_id=1&text=x", form, tok="1:wrong"), "Unauthorized"
+sys.exit(0 if want in out else 1)
+EOF
+tg_probe() { /usr/bin/python3 "$SCRATCH/tg_probe.py" "$TG_PORT" "$TG_TOKEN" "$1" 2>/dev/null; }
+check "stub: a message over 4096 characters is rejected" wait_for 10 tg_probe long
+check "stub: a bare & in HTML is rejected" tg_probe entity
+check "stub: sendDocument without a multipart file is rejected" tg_probe nodoc
+check "stub: another token is unauthorized" tg_probe token
 
 echo "# Alertmanager on 127.0.0.1:$AM_PORT"
 cat >"$SCRATCH/am.yml" <<EOF
@@ -103,6 +143,7 @@ check "Alertmanager answers on loopback" wait_for 20 bash -c "$(declare -f am_al
 
 cat >"$SCRATCH/secrets.toml" <<EOF
 hook_token = "$TOKEN"
+tg_token = "$TG_TOKEN"
 EOF
 chmod 0644 "$SCRATCH/secrets.toml"
 cat >"$SCRATCH/jobmon.toml" <<EOF
@@ -129,6 +170,13 @@ name = "am"
 url = "http://127.0.0.1:$AM_PORT"
 resend_interval = "2s"
 runbook_url = "https://runbooks.example/training-hang"
+[[alerts.telegram]]
+name = "tg"
+url = "http://127.0.0.1:$TG_PORT"
+bot_token_secret = "tg_token"
+chat_ids = ["-1001", 4242]
+message_thread_id = 7
+min_interval = "0s"
 EOF
 
 echo "# secrets"
@@ -169,6 +217,17 @@ for line in open('$HOOK_LOG'):
     if b and b.get('job_id') == int(sys.argv[1]) and b.get('status') == sys.argv[2]: n += 1
 print(n)" "$1" "$2"
 }
+tg_sent() {  # tg_sent METHOD PYTHON-CONDITION-ON-r: accepted calls matching
+  /usr/bin/python3 -c "
+import json, sys
+n = 0
+for line in open('$TG_LOG'):
+    r = json.loads(line)
+    if r['method'] == sys.argv[1] and 'rejected' not in r and eval(sys.argv[2]): n += 1
+print(n)" "$1" "$2"
+}
+check "Telegram: the firing reaches both chats, in thread 7, as valid HTML" wait_for 20 bash -c \
+  "$(declare -f tg_sent); [[ \$(tg_sent sendMessage \"'FIRING Job $job' in r['text'] and str(r['message_thread_id']) == '7'\") -eq 2 ]]"
 check "the webhook, once up, receives the firing" wait_for 20 bash -c "$(declare -f hook_events); [[ \$(hook_events $job firing) -ge 1 ]]"
 check "with the bearer token and the idempotency key" /usr/bin/python3 -c "
 import json
@@ -219,14 +278,35 @@ assert keys[second] >= 2, keys
 assert all(v == 1 for v in shown.values()), shown"
 for p in $TRAINER_PIDS; do kill -CONT "$p"; done
 
+echo "# a job that fails: the triage report goes to Telegram as a document"
+failing=$(cd "$DEVCLUSTER_JOBS" && sbatch --parsable -N1 -J failing -o "$DEVCLUSTER_JOBS/%j.log" \
+  --wrap "srun -l $FAKE_TRAINER --steps 100 --step-seconds 0.1 --nccl-timeout-at 5" | tr -cd 0-9)
+check "Telegram: triage-$failing.md sent to both chats (multipart, text/markdown)" wait_for 60 bash -c \
+  "$(declare -f tg_sent); [[ \$(tg_sent sendDocument \"r['document']['filename'] == 'triage-$failing.md' and r['document']['content_type'] == 'text/markdown' and '#' in r['document']['head']\") -eq 2 ]]"
+check "... after the failure message naming the class" bash -c \
+  "$(declare -f tg_sent); [[ \$(tg_sent sendMessage \"'Job $failing' in r['text'] and 'ended/nccl-timeout' in r['text']\") -eq 2 ]]"
+
 echo "# jobmon alert test"
-"$JOBMON" alert test --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/alert-test.json"
+"$JOBMON" alert test --config "$SCRATCH/jobmon.toml" --evidence-lines 300 --json >"$SCRATCH/alert-test.json"
 rc=$?
 check "jobmon alert test: every receiver delivered (exit 0)" test "$rc" -eq 0
 check "... the webhook, Alertmanager and the file" /usr/bin/python3 -c "
 import json
 r = {x['receiver']: x['delivered'] for x in json.load(open('$SCRATCH/alert-test.json'))['results']}
-assert r == {'hook': True, 'am': True, 'file:$ALERTS': True}, r"
+assert r == {'hook': True, 'am': True, 'tg': True, 'file:$ALERTS': True}, r"
+check "Telegram: the long test alert was split, every part within 4096 characters" /usr/bin/python3 -c "
+import json
+parts = [json.loads(l) for l in open('$TG_LOG')]
+test = [p for p in parts if p['method'] == 'sendMessage' and 'rejected' not in p and p['chat_id'] == '-1001'
+        and ('jobmon-alert-test' in p['text'] or 'evidence line' in p['text'])]
+assert len(test) >= 3, len(test)
+assert all(p['visible_length'] <= 4096 for p in test)
+assert any('evidence line 299' in p['text'] for p in test)"
+check "Telegram: flood control (429 retry_after) was hit and honoured" /usr/bin/python3 -c "
+import json
+parts = [json.loads(l) for l in open('$TG_LOG')]
+assert any(p.get('rejected', '').startswith('Too Many Requests') for p in parts)
+assert not any(p.get('rejected', '').startswith('Bad Request') and p['chat_id'] in ('-1001', '4242') for p in parts)"
 check "Alertmanager shows the test alert" wait_for 10 bash -c \
   "$(declare -f am_alerts); am_alerts 0 | grep -q '^JobmonTestAlert test warning'"
 
@@ -234,10 +314,10 @@ echo "# no secret anywhere"
 "$JOBMON" status "$job" --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/status.json" 2>&1
 "$JOBMON" list --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/list.json" 2>&1
 check "the token is in no log, alert, report or --json output" bash -c \
-  "! grep -rl -- '$TOKEN' '$MLOG' '$ALERTS' '$SCRATCH/status.json' '$SCRATCH/list.json' '$SCRATCH/alert-test.json' '$SCRATCH/refused.log' '$SCRATCH/refused-test.log'"
-check "nor in the state database" bash -c "! grep -qa -- '$TOKEN' '$SCRATCH/monitor.db' '$SCRATCH/monitor.db-wal' 2>/dev/null"
+  "! grep -rlF -e '$TOKEN' -e '$TG_TOKEN' '$MLOG' '$ALERTS' '$SCRATCH/status.json' '$SCRATCH/list.json' '$SCRATCH/alert-test.json' '$SCRATCH/refused.log' '$SCRATCH/refused-test.log'"
+check "nor in the state database" bash -c "! grep -qaF -e '$TOKEN' -e '$TG_TOKEN' '$SCRATCH/monitor.db' '$SCRATCH/monitor.db-wal' 2>/dev/null"
 check "Alertmanager and the daemon listen on loopback only" bash -c \
-  "! (ss -ltnpH | grep -E 'pid=($AM_PID|$MONITOR_PID),' | awk '{print \$4}' | grep -vq '^127\.0\.0\.1:')"
+  "! (ss -ltnpH | grep -E 'pid=($AM_PID|$MONITOR_PID|$TG_PID),' | awk '{print \$4}' | grep -vq '^127\.0\.0\.1:')"
 scancel "$job" 2>/dev/null
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

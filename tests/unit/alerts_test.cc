@@ -21,6 +21,7 @@
 #include "jobmon/alerts/http.h"
 #include "jobmon/alerts/outbox.h"
 #include "jobmon/alerts/secrets.h"
+#include "jobmon/alerts/telegram_format.h"
 
 namespace jobmon::alerts {
 namespace {
@@ -431,6 +432,47 @@ TEST(HttpReceivers, StatusClassification) {
   Delivery d = FromHttp(HttpPost(refused));
   EXPECT_FALSE(d.ok);
   EXPECT_FALSE(d.permanent);
+}
+
+}  // namespace
+}  // namespace jobmon::alerts
+
+namespace jobmon::alerts {
+namespace {
+
+TEST(TelegramFormat, EscapesSplitsAndKeepsEveryMessageValid) {
+  EXPECT_EQ(EscapeHtml("a < b && c > d"), "a &lt; b &amp;&amp; c &gt; d");
+  EXPECT_EQ(VisibleLength("<b>ab</b> &amp; <code>c</code>"), 6u);
+  EXPECT_EQ(VisibleLength("ü😀"), 3u) << "UTF-16 code units, as Telegram counts";
+  Alert a;
+  a.status = "firing";
+  a.cluster = "c";
+  a.job_id = 42;
+  a.job_name = "llama <7b>";
+  a.klass = "hang/busy-wait";
+  a.summary = "GPUs busy & idle power";
+  a.tunnel_command = "ssh -N -L 9190:127.0.0.1:9190 node1";
+  for (int i = 0; i < 400; ++i)
+    a.evidence.push_back("node" + std::to_string(i) + ": util 100% <x>");
+  a.evidence.push_back(std::string(9000, 'y'));  // one line longer than a message
+  auto messages = FormatTelegramMessages(a);
+  ASSERT_GT(messages.size(), 3u);
+  for (const auto& m : messages) {
+    EXPECT_LE(VisibleLength(m), kTelegramMaxText);
+    EXPECT_EQ(m.find("<x>"), std::string::npos) << "escaped";
+    // Tags balance within each message.
+    size_t open = 0, close = 0;
+    for (size_t at = m.find("<b>"); at != std::string::npos; at = m.find("<b>", at + 1)) ++open;
+    for (size_t at = m.find("</b>"); at != std::string::npos; at = m.find("</b>", at + 1)) ++close;
+    EXPECT_EQ(open, close);
+  }
+  EXPECT_NE(messages[0].find("<b>🔴 FIRING Job 42 (llama &lt;7b&gt;): hang/busy-wait</b>"),
+            std::string::npos);
+  EXPECT_NE(messages.back().find("<code>ssh -N -L 9190:127.0.0.1:9190 node1</code>"),
+            std::string::npos);
+  bool cut = false;
+  for (const auto& m : messages) cut = cut || m.find("yyy…") != std::string::npos;
+  EXPECT_TRUE(cut) << "the over-long line is cut, not dropped";
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 namespace jobmon::alerts {
 
 struct ReceiverConfig {
-  std::string kind;  // webhook | alertmanager
+  std::string kind;  // webhook | alertmanager | telegram
   std::string name;
   std::string url;
   double timeout = 10;
@@ -26,6 +26,10 @@ struct ReceiverConfig {
   std::map<std::string, std::string> headers;  // webhook
   std::string bearer_token_secret;             // webhook: secret name
   std::string basic_user, basic_password_secret;
+  // telegram: url is the Bot API base (https://api.telegram.org)
+  std::string bot_token_secret;
+  std::vector<std::string> chat_ids;
+  int64_t message_thread_id = 0;  // 0: none (forum topic otherwise)
 };
 
 struct AlertsConfig {
@@ -36,6 +40,9 @@ struct AlertsConfig {
 
 Expected<AlertsConfig> ParseAlertsConfig(std::string_view toml_text,
                                          const std::string& path_for_errors = "jobmon.toml");
+
+std::unique_ptr<Receiver> MakeTelegramReceiver(const ReceiverConfig& config,
+                                               const std::string& token);
 
 Expected<std::vector<std::unique_ptr<Receiver>>> BuildReceivers(const AlertsConfig& config,
                                                                 const Secrets& secrets);
