@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The demo: a local dev cluster (real Slurm, 2 nodes in network namespaces),
-# one 2-node --diag=on fake-trainer job, its output, then teardown.
+# one 2-node --diag=on fake-trainer job, its output; then a job that hangs,
+# caught by slurm_job_monitor and delivered to a local webhook receiver
+# that prints the alert; then teardown.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -11,13 +13,47 @@ echo "== installing dependencies and building"
 scripts/install-deps.sh
 scripts/build.sh release >/dev/null
 
-trap '"$DEVCLUSTER" down --state "$STATE"' EXIT
+MONITOR_PID="" RECEIVER_PID=""
+cleanup() {
+  set +e  # everything below runs, whatever fails
+  local pid
+  for pid in $MONITOR_PID $RECEIVER_PID; do
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  "$DEVCLUSTER" down --state "$STATE"
+}
+trap cleanup EXIT
 echo "== starting the dev cluster"
 "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet 10.201.0 --plugin build/release/spank/spank_diag.so \
   --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$STATE/jobs/gpu-%n"
 eval "$("$DEVCLUSTER" env --state "$STATE")"
 sinfo -N
 in_node1() { ip netns exec "$DEVCLUSTER_TAG-node1" "$@"; }
+
+echo "== slurm_job_monitor, delivering to a local webhook receiver that prints what it gets"
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+hook_port=$(free_port)
+/usr/bin/python3 "$root/tests/integration/webhook_receiver.py" --port "$hook_port" \
+  --log "$STATE/webhook.jsonl" --print &
+RECEIVER_PID=$!
+cat >"$STATE/jobmon.toml" <<EOC
+[monitor]
+cluster = "demo"
+state_db = "$STATE/monitor.db"
+poll_interval = "1s"
+slurm_poll_interval = "2s"
+metrics_listen = "127.0.0.1:$(free_port)"
+notify_file = ""
+[monitor.stall]
+min_stall = "8s"
+[[alerts.webhook]]
+name = "local-receiver"
+url = "http://127.0.0.1:$hook_port/alerts"
+EOC
+"$root/build/release/monitor/daemon/slurm_job_monitor" --config "$STATE/jobmon.toml" 2>"$STATE/monitor.log" &
+MONITOR_PID=$!
+export JOBMON_CONFIG=$STATE/jobmon.toml
 promq() { in_node1 "$root/tests/integration/promq.py" "http://127.0.0.1:$port" "$1"; }
 
 echo "== sbatch -N2 --diag=on: srun fake-trainer on both nodes"
@@ -59,14 +95,23 @@ tar --zstd -tvf "$diag/tsdb.tar.zst" | head -5
 echo "== what the plugin logged (slurmd logs)"
 grep -h '\[diag\]' "$DEVCLUSTER_STATE"/log/slurmd-*.log
 
-echo "== a second job that hangs at step 15; jobmon triage while it is stuck (Slurm says RUNNING)"
-hang=$(sbatch --parsable -N2 -o "$DEVCLUSTER_JOBS/hang-%j.log" \
-  --wrap "srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 100 --step-seconds 0.1 --hang-at 15")
-until grep -q '^0: completed step: 14,' "$DEVCLUSTER_JOBS/hang-$hang.log" 2>/dev/null; do sleep 0.5; done
-sleep 4
+echo "== a second --diag=on job that hangs at step 40 (a busy-wait: GPUs at 100%, power at idle level)"
+hang=$(sbatch --parsable -N2 --diag=on -o "$DEVCLUSTER_JOBS/hang-%j.log" \
+  --wrap "srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 100 --step-seconds 0.2 --hang-at 40 --gpu-sysfs $STATE/jobs/gpu-%n --gpu-interval 0.5")
+until grep -q '^0: completed step: 39,' "$DEVCLUSTER_JOBS/hang-$hang.log" 2>/dev/null; do sleep 0.5; done
+echo "-- waiting for the monitor (stall threshold: max(5 x p99 step time, 8 s))"
+until grep -q "\"job_id\": $hang" "$STATE/webhook.jsonl" 2>/dev/null; do sleep 0.5; done
+sleep 1
+echo "== jobmon status $hang"
+"$root/build/release/monitor/cli/jobmon" status "$hang" >"$STATE/status.txt"
+head -n 24 "$STATE/status.txt"
+echo "== jobmon triage of the same log while it is stuck (Slurm says RUNNING)"
 triage_rc=0
-"$root/build/release/monitor/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --stall-min-seconds 2 || triage_rc=$?
+"$root/build/release/monitor/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --stall-min-seconds 2 \
+  >"$STATE/triage.txt" || triage_rc=$?
+head -n 30 "$STATE/triage.txt"
 echo "(jobmon triage exit code $triage_rc: 4 means hanging)"
 scancel "$hang"
 while squeue -h -j "$hang" 2>/dev/null | grep -q .; do sleep 0.5; done
+sleep 3  # the monitor sees the end and sends the resolve
 echo "== tearing down"

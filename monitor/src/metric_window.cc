@@ -1,6 +1,7 @@
 #include "jobmon/monitor/metric_window.h"
 
 #include <algorithm>
+#include <set>
 
 #include "jobmon/monitor/step_series.h"
 
@@ -124,6 +125,7 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
       }
     }
     std::vector<double> baseline_samples;
+    std::set<double> baseline_times;
     std::optional<double> retx_before, retx_start, retx_end;
     double retx_before_t = 0, retx_start_t = 0, retx_end_t = 0;
     // (retx_start: the oldest point, for the baseline rate)
@@ -140,7 +142,10 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
       } else if (name == "hw_gpu_power_watts") {
         if (current) h.gpu_power.push_back(current->value);
         for (const Point& p : points) {
-          if (p.t >= training_from && p.t <= training_until) baseline_samples.push_back(p.value);
+          if (p.t >= training_from && p.t <= training_until) {
+            baseline_samples.push_back(p.value);
+            baseline_times.insert(p.t);
+          }
         }
       } else if (name == "hw_tcp_retransmits_total" && points.size() >= 2) {
         // Rate over the last minute before the stall began, against the
@@ -160,7 +165,11 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
         retx_start_t = points.front().t;
       }
     }
-    if (!baseline_samples.empty()) h.baseline_power = triage::Percentile(baseline_samples, 0.5);
+    // A baseline from a handful of scrapes (a stall a few seconds into
+    // training) could be the compile phase or the stall itself: none then.
+    if (baseline_times.size() >= kMinBaselineScrapes) {
+      h.baseline_power = triage::Percentile(baseline_samples, 0.5);
+    }
     if (retx_before && retx_end && retx_end_t > retx_before_t) {
       h.tcp_retransmit_rate = (*retx_end - *retx_before) / (retx_end_t - retx_before_t);
       if (retx_before_t > retx_start_t) {

@@ -409,7 +409,8 @@ void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
   // The triage classification at job end, unless an incident already named it.
   if (report && report->primary != "none" && report->status != triage::JobStatus::kCompleted &&
       !(report->primary == "heartbeat-timeout" && t.heartbeat_handled) &&
-      !(report->primary == "hang" && covered.starts_with("hang")) &&
+      // A hang at the end is the stall incident that was open, whatever its class.
+      !(report->primary == "hang" && EndsOnProgress(covered)) &&
       // Cancelling a job with an incident is the reaction to it, not news.
       !(report->primary == "cancelled" && !covered.empty())) {
     std::vector<std::string> evidence;

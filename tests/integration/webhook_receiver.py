@@ -20,6 +20,7 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--print", action="store_true", help="also print each alert (the demo)")
     args = ap.parse_args()
     lock = threading.Lock()
     shown = set()
@@ -37,6 +38,12 @@ def main():
                           "received_at": time.time()}
                 with open(args.log, "a") as f:
                     f.write(json.dumps(record) + "\n")
+                b = record["body"] or {}
+                if args.print and first:
+                    print(f"[webhook receiver] {b.get('status', '?').upper()} {b.get('title', '')}\n"
+                          f"  {b.get('summary', '')}", flush=True)
+                    for line in b.get("evidence", [])[:6]:
+                        print(f"  - {line}", flush=True)
             time.sleep(args.delay)
             self.send_response(200)
             self.send_header("Content-Length", "2")

@@ -311,6 +311,18 @@ TEST(MetricWindowTest, BusyWaitAgainstTheJobsOwnBaselineNotTheCompilePhase) {
   EXPECT_EQ(window.series_count(), 2u * (2 + 2 + 2));  // util+power per GPU, retx, tb_step
 }
 
+TEST(MetricWindowTest, TooFewTrainingScrapesGiveNoBaselineRatherThanAWrongOne) {
+  MetricWindow window;
+  double t = 0;
+  for (; t < 6; t += 2) window.AddScrape("node1", t, Scrape(97, 700, 0, t));  // 3 scrapes
+  for (; t < 30; t += 2) window.AddScrape("node1", t, Scrape(100, 300, 0, 5));
+  StallEvidence evidence = window.Evidence(t, 0, 5, 30);
+  EXPECT_FALSE(evidence.hosts[0].baseline_power);
+  EXPECT_EQ(ClassifyStall(evidence).klass, "hang") << "no pattern claimed without a baseline";
+  for (; t < 40; t += 2) window.AddScrape("node1", t, Scrape(97, 700, 0, t));
+  EXPECT_TRUE(window.Evidence(t, 0, 39, 30).hosts[0].baseline_power) << "enough scrapes now";
+}
+
 TEST(MetricWindowTest, AHostThatStopsAnsweringIsNamedAsDead) {
   MetricWindow window;
   double t = 0;

@@ -44,6 +44,8 @@ class MetricWindow {
   std::optional<Latest> LatestOf(const std::string& name) const;
 
   size_t point_count() const;
+  // Scrapes of training needed before a host's power baseline counts.
+  static constexpr size_t kMinBaselineScrapes = 5;
   size_t series_count() const { return series_.size(); }
   std::vector<std::string> hosts() const;
 
