@@ -11,9 +11,9 @@ namespace {
 
 Expected<double> Seconds(const toml::node_view<const toml::node>& node, const std::string& where) {
   if (auto text = node.value<std::string>()) {
-    auto parsed = ParseDuration(*text);
+    auto parsed = ParseDurationSeconds(*text);
     if (!parsed) return Error{where + ": " + parsed.error().message};
-    return static_cast<double>(parsed->count()) / 1000.0;
+    return *parsed;
   }
   if (auto number = node.value<double>()) return *number;
   return Error{where + " must be a duration (\"30s\") or a number of seconds"};

@@ -3,18 +3,10 @@
 
 #include "jobmon/alerts/alerts_config.h"
 #include "jobmon/alerts/http.h"
+#include "jobmon/common/iso_time.h"
 
 namespace jobmon::alerts {
 namespace {
-
-std::string Rfc3339(double t) {
-  time_t whole = static_cast<time_t>(t);
-  tm utc{};
-  gmtime_r(&whole, &utc);
-  char out[32];
-  std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return out;
-}
 
 class WebhookReceiver : public Receiver {
  public:
@@ -75,12 +67,13 @@ class AlertmanagerReceiver : public Receiver {
     nlohmann::json entry = {
         {"labels", labels},
         {"annotations", annotations},
-        {"startsAt", Rfc3339(alert.opened_at > 0 ? alert.opened_at : alert.at)}};
+        {"startsAt", FormatIsoUtc(alert.opened_at > 0 ? alert.opened_at : alert.at)}};
     if (alert.status == "resolved") {
-      entry["endsAt"] = Rfc3339(alert.at);
+      entry["endsAt"] = FormatIsoUtc(alert.at);
     } else {
       // Firing until the next re-send is due, with room for a missed one.
-      entry["endsAt"] = Rfc3339(static_cast<double>(time(nullptr)) + 3 * config_.resend_interval);
+      entry["endsAt"] =
+          FormatIsoUtc(static_cast<double>(time(nullptr)) + 3 * config_.resend_interval);
     }
     HttpRequest request;
     std::string base = config_.url;

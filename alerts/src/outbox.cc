@@ -57,6 +57,7 @@ std::string Outbox::IdempotencyKey(const Alert& alert) {
 Expected<int> Outbox::Enqueue(const Alert& alert, const std::vector<std::string>& receivers,
                               double now) {
   const std::string key = IdempotencyKey(alert);
+  const std::string incident_key = alert.key + "/" + std::to_string(alert.incident_id);
   const std::string payload =
       ToJson(alert).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   int queued = 0;
@@ -71,7 +72,7 @@ Expected<int> Outbox::Enqueue(const Alert& alert, const std::vector<std::string>
     }
     Bind(insert.s, 1, receiver);
     Bind(insert.s, 2, key);
-    Bind(insert.s, 3, alert.key + "/" + std::to_string(alert.incident_id));
+    Bind(insert.s, 3, incident_key);
     Bind(insert.s, 4, alert.status);
     Bind(insert.s, 5, payload);
     sqlite3_bind_double(insert.s, 6, now);
@@ -86,7 +87,7 @@ Expected<int> Outbox::Enqueue(const Alert& alert, const std::vector<std::string>
                          "AND status='firing' AND state='pending' AND delivered_at IS NOT NULL",
                          -1, &stop.s, nullptr);
       Bind(stop.s, 1, receiver);
-      Bind(stop.s, 2, alert.key + "/" + std::to_string(alert.incident_id));
+      Bind(stop.s, 2, incident_key);
       if (sqlite3_step(stop.s) != SQLITE_DONE) return SqlError(db_, "supersede");
     }
   }

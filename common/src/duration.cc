@@ -41,4 +41,10 @@ Expected<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(total_ms)));
 }
 
+Expected<double> ParseDurationSeconds(std::string_view text) {
+  auto parsed = ParseDuration(text);
+  if (!parsed) return parsed.error();
+  return static_cast<double>(parsed->count()) / 1000.0;
+}
+
 }  // namespace jobmon

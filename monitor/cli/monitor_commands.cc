@@ -4,12 +4,12 @@
 #include <sys/stat.h>
 
 #include <chrono>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "jobmon/common/iso_time.h"
 #include "jobmon/common/run_command.h"
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/log_scan.h"
@@ -50,14 +50,6 @@ double Now() {
 bool Exists(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0;
-}
-
-std::string Iso(double t) {
-  time_t whole = static_cast<time_t>(t);
-  tm utc{};
-  gmtime_r(&whole, &utc);
-  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z", utc.tm_year + 1900,
-                     utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
 }
 
 Expected<monitor::MonitorConfig> Config(const CommonArgs& args) {
@@ -269,7 +261,7 @@ int RunStatus(const StatusArgs& args) {
     text += fmt::format("  last step: {}", p["last_step"].get<int64_t>());
     if (!p["last_step_time"].is_null()) {
       double t = p["last_step_time"].get<double>();
-      text += fmt::format(" at {} ({} ago)", Iso(t), triage::FormatDuration(now - t));
+      text += fmt::format(" at {} ({} ago)", FormatIsoUtc(t), triage::FormatDuration(now - t));
     }
     text += "\n";
     if (p.contains("expected_step_now") && !p["expected_step_now"].is_null()) {
@@ -291,8 +283,10 @@ int RunStatus(const StatusArgs& args) {
     text += "  incidents:\n";
     for (const auto& i : incidents) {
       text += fmt::format(
-          "    #{} {} [{}] opened {}{}\n      {}\n", i.id, i.klass, i.state, Iso(i.opened_at),
-          i.closed_at ? fmt::format(", closed {} ({})", Iso(*i.closed_at), i.close_reason) : "",
+          "    #{} {} [{}] opened {}{}\n      {}\n", i.id, i.klass, i.state,
+          FormatIsoUtc(i.opened_at),
+          i.closed_at ? fmt::format(", closed {} ({})", FormatIsoUtc(*i.closed_at), i.close_reason)
+                      : "",
           i.summary);
       json e = IncidentJson(i)["evidence"];
       for (size_t k = 0; k < e.size() && k < 8; ++k) {

@@ -79,9 +79,9 @@ Expected<MonitorConfig> Load(const std::string& path, bool explicit_path, const 
     config = *loaded;
   }
   auto seconds = [](const std::string& text, const char* flag) -> Expected<double> {
-    auto d = jobmon::ParseDuration(text);
+    auto d = jobmon::ParseDurationSeconds(text);
     if (!d) return jobmon::Error{std::string(flag) + ": " + d.error().message};
-    return static_cast<double>(d->count()) / 1000.0;
+    return *d;
   };
   if (!o.state_db.empty()) config.state_db = o.state_db;
   if (!o.notify_file.empty()) config.notify_file = o.notify_file;

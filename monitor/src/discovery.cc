@@ -48,7 +48,7 @@ bool MatchesSelection(const SlurmJob& job, const JobSelection& s) {
     return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
   };
   if (!in(s.partitions, job.partition) || !in(s.users, job.user)) return false;
-  return s.name_regex.empty() || RE2::FullMatch(job.name, RE2(s.name_regex, RE2::Quiet));
+  return s.name_regex.empty() || RE2::FullMatch(job.name, s.NameRegex());
 }
 
 std::optional<Discovered> Discover(const SlurmJob& job, const MonitorConfig& config,

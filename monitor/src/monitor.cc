@@ -64,15 +64,24 @@ void Monitor::Check(const Expected<void>& result, const char* what) {
   if (!result) log_.Error("state_store", {{"op", what}, {"error", result.error().message}});
 }
 
+Monitor::Tracked Monitor::NewTracked(const JobRecord& record, double job_start) const {
+  Tracked t;
+  t.record = record;
+  t.progress =
+      std::make_unique<JobProgress>(record.job_id, record.log_path, config_.stall, job_start);
+  if (!record.diag_dir.empty()) {
+    t.window = std::make_unique<MetricWindow>(config_.window_seconds);
+    t.tunnel_command = ReadTunnelCommand(record.diag_dir);
+  }
+  return t;
+}
+
 Expected<void> Monitor::Restore(double now) {
   auto jobs = store_.ListJobs();
   if (!jobs) return jobs.error();
   for (const JobRecord& record : *jobs) {
     if (record.ended_at) continue;
-    Tracked t;
-    t.record = record;
-    t.progress = std::make_unique<JobProgress>(record.job_id, record.log_path, config_.stall,
-                                               record.start_time.value_or(record.first_seen));
+    Tracked t = NewTracked(record, record.start_time.value_or(record.first_seen));
     if (auto progress = store_.GetProgress(record.job_id); progress && *progress) {
       t.progress->Restore(**progress);
       t.saved = **progress;
@@ -80,10 +89,6 @@ Expected<void> Monitor::Restore(double now) {
     if (auto open = store_.OpenIncidentOf(record.job_id); open && *open) {
       t.open = **open;
       t.heartbeat_handled = t.open->klass.starts_with("heartbeat/");
-    }
-    if (!record.diag_dir.empty()) {
-      t.window = std::make_unique<MetricWindow>(config_.window_seconds);
-      t.tunnel_command = ReadTunnelCommand(record.diag_dir);
     }
     log_.Info("job_restored", {{"job", std::to_string(record.job_id)},
                                {"source", record.source},
@@ -96,25 +101,20 @@ Expected<void> Monitor::Restore(double now) {
 
 void Monitor::Track(const SlurmJob& job, const std::string& source, const std::string& log_path,
                     const std::string& diag_dir, double now) {
-  Tracked t;
-  t.record.job_id = job.job_id;
-  t.record.name = job.name;
-  t.record.user = job.user;
-  t.record.log_path = log_path;
-  t.record.diag_dir = diag_dir;
-  t.record.source = source;
-  t.record.slurm_state = job.state;
-  t.record.first_seen = now;
-  t.record.last_seen = now;
-  t.record.partition = job.partition;
-  t.record.node_list = job.node_list;
-  t.record.start_time = ParseSlurmTime(job.start_time);
-  t.progress = std::make_unique<JobProgress>(job.job_id, log_path, config_.stall,
-                                             t.record.start_time.value_or(now));
-  if (!diag_dir.empty()) {
-    t.window = std::make_unique<MetricWindow>(config_.window_seconds);
-    t.tunnel_command = ReadTunnelCommand(diag_dir);
-  }
+  JobRecord record;
+  record.job_id = job.job_id;
+  record.name = job.name;
+  record.user = job.user;
+  record.log_path = log_path;
+  record.diag_dir = diag_dir;
+  record.source = source;
+  record.slurm_state = job.state;
+  record.first_seen = now;
+  record.last_seen = now;
+  record.partition = job.partition;
+  record.node_list = job.node_list;
+  record.start_time = ParseSlurmTime(job.start_time);
+  Tracked t = NewTracked(record, record.start_time.value_or(now));
   Check(store_.UpsertJob(t.record), "upsert job");
   log_.Info("job_tracked", {{"job", std::to_string(job.job_id)},
                             {"name", job.name},
@@ -261,11 +261,21 @@ void Monitor::Cycle(double now) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-void Monitor::PollJob(Tracked& t, double now) {
+void Monitor::PollLog(Tracked& t, double now) {
   if (auto polled = t.progress->Poll(now); !polled) {
     log_.Warn("log_unreadable",
               {{"job", std::to_string(t.record.job_id)}, {"error", polled.error().message}});
   }
+}
+
+std::pair<double, double> Monitor::TrainingSpan(const Tracked& t, const ProgressState& state,
+                                                double fallback_until) const {
+  const double until = state.last_step_time.value_or(fallback_until);
+  return {t.progress->first_step_time().value_or(until - config_.window_seconds), until};
+}
+
+void Monitor::PollJob(Tracked& t, double now) {
+  PollLog(t, now);
   if (t.window) {
     if (auto tb = t.window->LatestOf("tb_step"); tb && tb->t >= now - config_.stale_after) {
       t.progress->OnTensorBoardStep(static_cast<int64_t>(tb->value), tb->t);
@@ -317,8 +327,7 @@ void Monitor::OnStall(Tracked& t, const ProgressState& state, double now) {
     klass = "hang/startup";
     summary = "no training step within the startup grace: " + stall;
   } else if (t.window && !t.window->hosts().empty()) {
-    const double until = state.last_step_time.value_or(now);
-    const double from = t.progress->first_step_time().value_or(until - config_.window_seconds);
+    const auto [from, until] = TrainingSpan(t, state, now);
     StallClassification c =
         ClassifyStall(t.window->Evidence(now, from, until, config_.stale_after));
     klass = c.klass;
@@ -368,8 +377,7 @@ void Monitor::OnHeartbeat(Tracked& t, double now) {
   }
   ProgressState state = t.progress->Evaluate(now);
   if (t.window && !t.window->hosts().empty()) {
-    const double until = state.last_step_time.value_or(accused_at);
-    const double from = t.progress->first_step_time().value_or(until - config_.window_seconds);
+    const auto [from, until] = TrainingSpan(t, state, accused_at);
     in.at_silence = t.window->Evidence(accused_at - in.timeout, from, until, config_.stale_after);
     in.at_accusation = t.window->Evidence(accused_at, from, until, config_.stale_after);
   }
@@ -387,10 +395,7 @@ void Monitor::OnHeartbeat(Tracked& t, double now) {
 }
 
 void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
-  if (auto polled = t.progress->Poll(now); !polled) {
-    log_.Warn("log_unreadable",
-              {{"job", std::to_string(t.record.job_id)}, {"error", polled.error().message}});
-  }
+  PollLog(t, now);
   if (t.progress->heartbeat_seen_at() && !t.heartbeat_handled) OnHeartbeat(t, now);
   t.ended = true;
   t.record.ended_at = now;

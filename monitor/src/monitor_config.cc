@@ -31,9 +31,9 @@ class Reader {
     if (!node) return;
     double value = 0;
     if (auto text = node->value<std::string>()) {
-      auto parsed = ParseDuration(*text);
+      auto parsed = ParseDurationSeconds(*text);
       if (!parsed) return Fail(key, parsed.error().message);
-      value = static_cast<double>(parsed->count()) / 1000.0;
+      value = *parsed;
     } else if (auto number = node->value<double>()) {
       value = *number;
     } else {
@@ -85,6 +85,14 @@ class Reader {
 
 }  // namespace
 
+const re2::RE2& JobSelection::NameRegex() const {
+  if (!compiled_ || compiled_for_ != name_regex) {
+    compiled_ = std::make_shared<const RE2>(name_regex, RE2::Quiet);
+    compiled_for_ = name_regex;
+  }
+  return *compiled_;
+}
+
 Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path) {
   toml::table root;
   try {
@@ -131,7 +139,7 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
     s.String("name_regex", config.select.name_regex);
     if (s.error()) return Error{*s.error()};
     if (!config.select.name_regex.empty()) {
-      RE2 re(config.select.name_regex, RE2::Quiet);
+      const RE2& re = config.select.NameRegex();
       if (!re.ok()) return Error{path + ": monitor.select.name_regex: " + re.error()};
     }
   }

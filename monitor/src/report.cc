@@ -3,19 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <ctime>
+
+#include "jobmon/common/iso_time.h"
 
 namespace jobmon::triage {
 namespace {
-
-std::string Iso(double unix_seconds) {
-  time_t whole = static_cast<time_t>(unix_seconds);
-  tm utc{};
-  gmtime_r(&whole, &utc);
-  char buffer[32];
-  strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
-}
 
 template <typename T>
 nlohmann::json Opt(const std::optional<T>& value) {
@@ -70,15 +62,15 @@ std::string RenderProjectionTable(const Progress& p) {
       md += fmt::format("| Recent step time (median / p99) | {:.3f}s / {:.3f}s |\n",
                         *p.recent_median_seconds, *p.recent_p99_seconds);
     }
-    md += fmt::format("| Last step at | {} |\n", p.last_step_time
-                                                     ? Iso(*p.last_step_time) + " (estimated)"
-                                                     : "unknown (no timestamps)");
-    md += fmt::format(
-        "| Expected step by now | {} |\n",
-        p.expected_step_now
-            ? fmt::format("{} (at {}; last step {} ago)", *p.expected_step_now, Iso(*p.now),
-                          FormatDuration(p.seconds_since_last_step.value_or(0)))
-            : std::string("n/a"));
+    md += fmt::format("| Last step at | {} |\n",
+                      p.last_step_time ? FormatIsoUtc(*p.last_step_time) + " (estimated)"
+                                       : "unknown (no timestamps)");
+    md += fmt::format("| Expected step by now | {} |\n",
+                      p.expected_step_now
+                          ? fmt::format("{} (at {}; last step {} ago)", *p.expected_step_now,
+                                        FormatIsoUtc(*p.now),
+                                        FormatDuration(p.seconds_since_last_step.value_or(0)))
+                          : std::string("n/a"));
     std::string ckpt = !p.checkpointing ? "none — checkpointing off"
                        : p.last_periodic_checkpoint
                            ? fmt::format("step {}", *p.last_periodic_checkpoint)

@@ -86,6 +86,15 @@ std::optional<int64_t> OptInt(sqlite3_stmt* s, int i) {
   return sqlite3_column_int64(s, i);
 }
 
+Expected<int> SchemaVersion(sqlite3* db, const std::string& path) {
+  Statement version;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &version.stmt, nullptr) != SQLITE_OK ||
+      sqlite3_step(version.stmt) != SQLITE_ROW) {
+    return SqlError(db, path + ": schema version");
+  }
+  return sqlite3_column_int(version.stmt, 0);
+}
+
 Expected<Statement> Prepare(sqlite3* db, const char* sql) {
   Statement s;
   if (sqlite3_prepare_v2(db, sql, -1, &s.stmt, nullptr) != SQLITE_OK) {
@@ -151,12 +160,9 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
       !r) {
     return r.error();
   }
-  Statement version;
-  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &version.stmt, nullptr) != SQLITE_OK ||
-      sqlite3_step(version.stmt) != SQLITE_ROW) {
-    return SqlError(db, path + ": schema version");
-  }
-  int found = sqlite3_column_int(version.stmt, 0);
+  auto version = SchemaVersion(db, path);
+  if (!version) return version.error();
+  const int found = *version;
   if (found > kStateSchemaVersion) {
     return Error{path + ": schema version " + std::to_string(found) +
                  " was written by a newer jobmon (this one knows " +
@@ -184,12 +190,9 @@ Expected<std::unique_ptr<StateStore>> StateStore::OpenReadOnly(const std::string
   }
   std::unique_ptr<StateStore> store(new StateStore(db));
   sqlite3_busy_timeout(db, 5000);
-  Statement version;
-  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &version.stmt, nullptr) != SQLITE_OK ||
-      sqlite3_step(version.stmt) != SQLITE_ROW) {
-    return SqlError(db, path + ": schema version");
-  }
-  int found = sqlite3_column_int(version.stmt, 0);
+  auto version = SchemaVersion(db, path);
+  if (!version) return version.error();
+  const int found = *version;
   if (found != kStateSchemaVersion) {
     return Error{path + ": schema version " + std::to_string(found) + ", this jobmon reads " +
                  std::to_string(kStateSchemaVersion) + " (start the daemon once to migrate)"};

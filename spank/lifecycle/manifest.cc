@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "jobmon/common/atomic_file.h"
+#include "jobmon/common/iso_time.h"
 
 namespace jobmon::lifecycle {
 
@@ -110,13 +111,6 @@ std::string TunnelCommand(const std::string& head_node, int port) {
   return "ssh -N -L " + p + ":127.0.0.1:" + p + " " + head_node;
 }
 
-std::string IsoNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
-}
+std::string IsoNow() { return FormatIsoUtc(static_cast<double>(std::time(nullptr))); }
 
 }  // namespace jobmon::lifecycle

@@ -10,5 +10,7 @@
 namespace jobmon {
 
 Expected<std::chrono::milliseconds> ParseDuration(std::string_view text);
+// The same, in seconds (config values and flags are doubles of seconds).
+Expected<double> ParseDurationSeconds(std::string_view text);
 
 }  // namespace jobmon

@@ -75,7 +75,12 @@ class Monitor {
   void RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& listed);
   void Track(const SlurmJob& job, const std::string& source, const std::string& log_path,
              const std::string& diag_dir, double now);
+  Tracked NewTracked(const JobRecord& record, double job_start) const;
   void ScrapeDiagJobs(double now);
+  void PollLog(Tracked& job, double now);  // reads what the log gained; warns if it cannot
+  // From the first to the last step of this run: where the power baseline comes from.
+  std::pair<double, double> TrainingSpan(const Tracked& job, const ProgressState& state,
+                                         double fallback_until) const;
   void PollJob(Tracked& job, double now);
   void OnStall(Tracked& job, const ProgressState& state, double now);
   void OnHeartbeat(Tracked& job, double now);

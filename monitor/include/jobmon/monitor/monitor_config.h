@@ -3,6 +3,7 @@
 // and its default). Parsing is pure: text in, config or an error naming the
 // key out, so a bad reload keeps the running config.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,12 +12,23 @@
 #include "jobmon/common/expected.h"
 #include "jobmon/monitor/progress_tracker.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace jobmon::monitor {
 
 struct JobSelection {  // jobs followed from their log alone (no --diag)
   std::vector<std::string> partitions, users;
   std::string name_regex;  // RE2, whole name; empty: any
   bool Empty() const { return partitions.empty() && users.empty() && name_regex.empty(); }
+  // name_regex compiled once per pattern: discovery matches every job it
+  // does not follow at every Slurm poll.
+  const re2::RE2& NameRegex() const;
+
+ private:
+  mutable std::shared_ptr<const re2::RE2> compiled_;
+  mutable std::string compiled_for_;
 };
 
 struct MonitorConfig {

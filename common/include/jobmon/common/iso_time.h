@@ -1,0 +1,11 @@
+#pragma once
+// Unix seconds as ISO 8601 UTC, "2026-11-22T13:59:09Z": the one format of
+// times in reports, manifests and alerts (Alertmanager's RFC 3339 included).
+
+#include <string>
+
+namespace jobmon {
+
+std::string FormatIsoUtc(double unix_seconds);
+
+}  // namespace jobmon
