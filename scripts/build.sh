@@ -14,5 +14,12 @@ case "$flavour" in
                  -DJOBMON_BUILD_SPANK=OFF -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14) ;;
   *) echo "usage: $0 [release|asan|fuzz]" >&2; exit 2 ;;
 esac
-cmake -S "$root" -B "$root/build/$flavour" -DJOBMON_WERROR=ON "${options[@]}" >/dev/null
+# Configure quietly, but show everything when it fails.
+mkdir -p "$root/build"
+if ! cmake -S "$root" -B "$root/build/$flavour" -DJOBMON_WERROR=ON "${options[@]}" \
+  >"$root/build/configure-$flavour.log" 2>&1; then
+  echo "build.sh: cmake configure failed; $root/build/configure-$flavour.log says:" >&2
+  tail -n 60 "$root/build/configure-$flavour.log" >&2
+  exit 1
+fi
 cmake --build "$root/build/$flavour" -j "${JOBMON_BUILD_JOBS:-2}"

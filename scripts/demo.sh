@@ -6,12 +6,17 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
+on_error_say_where
 STATE=${JOBMON_DEMO_STATE:-/tmp/jobmon-demo}
 DEVCLUSTER=$root/contrib/devcluster/devcluster
 
 echo "== installing dependencies and building"
 scripts/install-deps.sh
-scripts/build.sh release >/dev/null
+mkdir -p "$STATE"
+echo "(build output: $STATE/build.log)"
+run_logged "$STATE/build.log" scripts/build.sh release
 
 MONITOR_PID="" RECEIVER_PID=""
 cleanup() {
@@ -69,24 +74,25 @@ EOS
 chmod +x demo.sh
 job=$(sbatch --parsable -N2 --diag=on -o "$DEVCLUSTER_JOBS/demo-%j.log" demo.sh)
 diag=$DEVCLUSTER_JOBS/jobmon-diag-$job
-until [[ -s "$diag/manifest.json" ]] && grep -q '^\[diag\]' "$DEVCLUSTER_JOBS/demo-$job.log" 2>/dev/null; do sleep 0.2; done
+stack_up() { [[ -s "$diag/manifest.json" ]] && grep -q '^\[diag\]' "$DEVCLUSTER_JOBS/demo-$job.log" 2>/dev/null; }
+wait_for 120 "job $job to start and write its manifest and [diag] line" stack_up
 echo "submitted job $job; the [diag] line in its output:"
 grep '^\[diag\]' "$DEVCLUSTER_JOBS/demo-$job.log"
 port=$(python3 -c "import json; print(json.load(open('$diag/manifest.json'))['prometheus']['port'])")
-until grep -q '^0: completed step: 40,' "$DEVCLUSTER_JOBS/demo-$job.log" 2>/dev/null; do sleep 0.5; done
+wait_for 120 "job $job to reach step 40" grep -q '^0: completed step: 40,' "$DEVCLUSTER_JOBS/demo-$job.log"
 echo "== live queries of the job's Prometheus (node1's loopback, port $port) at step 40"
 for query in up tb_step 'hw_gpu_power_watts{gpu="0"}' 'hw_gpu_utilization_percent{gpu="0"}'; do
   echo "-- $query"
   promq "$query"
 done
-until grep -q '^0: completed step: 59,' "$DEVCLUSTER_JOBS/demo-$job.log" 2>/dev/null; do sleep 0.5; done
+wait_for 120 "job $job to reach step 59" grep -q '^0: completed step: 59,' "$DEVCLUSTER_JOBS/demo-$job.log"
 sleep 2
 touch "$DEVCLUSTER_JOBS/done-$job"
-while squeue -h -j "$job" 2>/dev/null | grep -q .; do sleep 0.5; done
+job_gone() { ! squeue -h -j "$1" 2>/dev/null | grep -q .; }
+wait_for 120 "job $job to leave the queue" job_gone "$job"
 echo "== job $job: $(scontrol -o show job "$job" | grep -oE "(^| )(JobState|ExitCode|NodeList)=[^ ]+" | tr '\n' ' ')"
-until python3 -c "import json,sys; sys.exit(json.load(open('$diag/manifest.json'))['state'] not in ('archived', 'archive_failed'))"; do
-  sleep 0.5
-done
+archived() { python3 -c "import json,sys; sys.exit(json.load(open('$diag/manifest.json'))['state'] not in ('archived', 'archive_failed'))"; }
+wait_for 120 "job $job's TSDB archive" archived
 echo "== after the job: the archive and the manifest"
 ls -l "$diag"
 python3 -c "import json; m=json.load(open('$diag/manifest.json')); print('state:', m['state']); print('archive:', m['archive'])"
@@ -98,9 +104,10 @@ grep -h '\[diag\]' "$DEVCLUSTER_STATE"/log/slurmd-*.log
 echo "== a second --diag=on job that hangs at step 40 (a busy-wait: GPUs at 100%, power at idle level)"
 hang=$(sbatch --parsable -N2 --diag=on -o "$DEVCLUSTER_JOBS/hang-%j.log" \
   --wrap "srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 100 --step-seconds 0.2 --hang-at 40 --gpu-sysfs $STATE/jobs/gpu-%n --gpu-interval 0.5")
-until grep -q '^0: completed step: 39,' "$DEVCLUSTER_JOBS/hang-$hang.log" 2>/dev/null; do sleep 0.5; done
+wait_for 120 "job $hang to reach step 39" grep -q '^0: completed step: 39,' "$DEVCLUSTER_JOBS/hang-$hang.log"
 echo "-- waiting for the monitor (stall threshold: max(5 x p99 step time, 8 s))"
-until grep -q "\"job_id\": $hang" "$STATE/webhook.jsonl" 2>/dev/null; do sleep 0.5; done
+wait_for 90 "slurm_job_monitor's alert for job $hang (see $STATE/monitor.log)" \
+  grep -q "\"job_id\": $hang" "$STATE/webhook.jsonl"
 sleep 1
 echo "== jobmon status $hang"
 "$root/build/release/monitor/cli/jobmon" status "$hang" >"$STATE/status.txt"
@@ -112,6 +119,6 @@ triage_rc=0
 head -n 30 "$STATE/triage.txt"
 echo "(jobmon triage exit code $triage_rc: 4 means hanging)"
 scancel "$hang"
-while squeue -h -j "$hang" 2>/dev/null | grep -q .; do sleep 0.5; done
+wait_for 120 "job $hang to leave the queue" job_gone "$hang"
 sleep 3  # the monitor sees the end and sends the resolve
 echo "== tearing down"

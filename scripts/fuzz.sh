@@ -15,7 +15,11 @@ elif [[ -n "${1:-}" ]]; then
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/build.sh fuzz >/dev/null
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
+on_error_say_where
+mkdir -p build
+run_logged build/fuzz-build.log scripts/build.sh fuzz
 bin=build/fuzz/tests/fuzz
 work=$(mktemp -d /tmp/jobmon-fuzz-XXXXXX)
 trap 'rm -rf "$work"' EXIT

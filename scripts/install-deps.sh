@@ -2,6 +2,10 @@
 # Installs what jobmon needs to build and test, from Debian 12's packages.
 # Run as root. Package services (munge, slurmctld, slurmd) are not started:
 # the dev cluster runs its own daemons on its own state dir.
+# Exit status: 0 once every package is installed (whatever was there
+# before), non-zero with a message when apt-get fails.
+# Tests replace the package tools and the policy file through
+# JOBMON_APT_GET, JOBMON_DPKG_QUERY and JOBMON_POLICY_RC.
 set -euo pipefail
 
 PACKAGES=(
@@ -25,14 +29,20 @@ PACKAGES=(
   zstd tar
 )
 
-if [[ $EUID -ne 0 ]]; then
+APT_GET=${JOBMON_APT_GET:-apt-get}
+DPKG_QUERY=${JOBMON_DPKG_QUERY:-dpkg-query}
+POLICY_RC=${JOBMON_POLICY_RC:-/usr/sbin/policy-rc.d}
+
+if [[ $EUID -ne 0 && -z ${JOBMON_APT_GET:-} ]]; then
   echo "install-deps: run as root (apt-get install)" >&2
   exit 1
 fi
 
 missing=()
 for package in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  # shellcheck disable=SC2016 # ${Status} is dpkg-query's format field, not ours
+  "$DPKG_QUERY" -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
@@ -40,17 +50,36 @@ if [[ ${#missing[@]} -eq 0 ]]; then
 fi
 
 # Keep package maintainer scripts from starting system munge/slurm daemons
-# (they would hold Slurm's ports); only a policy we created is removed again.
+# (they would hold Slurm's ports). A policy file that was already there
+# (Debian's container images ship one) is the image's: left as it is.
 created_policy=0
-if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-  chmod 0755 /usr/sbin/policy-rc.d
+cleanup() {
+  local status=$?
+  if [[ $created_policy -eq 1 ]]; then
+    rm -f "$POLICY_RC"
+  fi
+  # The trap's own last test must not become the script's exit status.
+  exit "$status"
+}
+trap cleanup EXIT
+if [[ ! -e $POLICY_RC ]]; then
+  printf '#!/bin/sh\nexit 101\n' >"$POLICY_RC"
+  chmod 0755 "$POLICY_RC"
   created_policy=1
 fi
-cleanup() { [[ $created_policy -eq 1 ]] && rm -f /usr/sbin/policy-rc.d; }
-trap cleanup EXIT
 
 echo "install-deps: apt-get update"
-apt-get update -q
+status=0
+"$APT_GET" update -q || status=$?
+if [[ $status -ne 0 ]]; then
+  echo "install-deps: error: 'apt-get update' failed (exit $status); check the package sources and the network" >&2
+  exit "$status"
+fi
 echo "install-deps: installing ${missing[*]}"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+DEBIAN_FRONTEND=noninteractive "$APT_GET" install -y -q --no-install-recommends "${missing[@]}" ||
+  status=$?
+if [[ $status -ne 0 ]]; then
+  echo "install-deps: error: 'apt-get install' failed (exit $status) for: ${missing[*]}" >&2
+  exit "$status"
+fi
+echo "install-deps: installed ${#missing[@]} packages"

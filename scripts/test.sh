@@ -5,6 +5,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
+on_error_say_where
 step() { echo; echo "=== [$1/7] $2 ($(date +%T))"; }
 
 step 1 "install dependencies"

@@ -1,6 +1,6 @@
 #pragma once
 // The text a MaxText rank prints, as pure formatters (tested on strings).
-// Formats follow ../shared/reference/job-log-triage.md.
+// Formats follow docs/concepts.md (MaxText-style step lines and job summary).
 
 #include <cstdint>
 #include <ctime>
