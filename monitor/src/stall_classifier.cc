@@ -12,6 +12,12 @@ constexpr double kActiveFraction = 0.7;
 constexpr double kIdleFraction = 0.5;
 constexpr double kBusyUtilization = 90;
 constexpr double kDeadWatts = 5;
+// Busy-wait signals for the band the power ratio cannot decide.
+constexpr double kMaxClockFraction = 0.95;    // "at its maximum SM clock"
+constexpr double kIdleMemoryUtilization = 5;  // percent; a spin touches one flag
+constexpr double kFlatPowerSpread = 0.10;     // +-5% around the mean
+// A floor is only usable when training lifts power well above it.
+constexpr double kMinBaselineOverFloor = 1.2;
 
 double Mean(const std::vector<double>& values) {
   if (values.empty()) return 0;
@@ -26,18 +32,45 @@ std::string Join(const std::vector<std::string>& items) {
 
 enum class HostState { kGone, kDead, kActive, kBusyWait, kIdle, kUnknown };
 
+// Power as a fraction of the training baseline, measured above the idle
+// floor when the floor is known and usable; nullopt without a baseline.
+std::optional<double> ActiveFraction(const HostEvidence& host, double power) {
+  if (!host.baseline_power || *host.baseline_power <= 0) return std::nullopt;
+  double floor = host.idle_power_floor.value_or(0);
+  if (floor <= 0 || *host.baseline_power < kMinBaselineOverFloor * floor) {
+    return power / *host.baseline_power;
+  }
+  return std::max(0.0, power - floor) / (*host.baseline_power - floor);
+}
+
+// The NVIDIA signals other than power: every one that is present must say
+// "spinning", and clock and memory must both be present.
+bool SpinsLikeABusyWait(const HostEvidence& host) {
+  if (Mean(host.gpu_utilization) < kBusyUtilization) return false;
+  if (host.sm_clock_mhz.empty() || !host.sm_clock_max_mhz || host.memory_utilization.empty()) {
+    return false;
+  }
+  if (host.power_capped.value_or(false)) return false;  // capped: the clock says nothing
+  double lowest_clock = *std::min_element(host.sm_clock_mhz.begin(), host.sm_clock_mhz.end());
+  if (lowest_clock < kMaxClockFraction * *host.sm_clock_max_mhz) return false;
+  double busiest_memory =
+      *std::max_element(host.memory_utilization.begin(), host.memory_utilization.end());
+  if (busiest_memory > kIdleMemoryUtilization) return false;
+  return !host.power_spread || *host.power_spread <= kFlatPowerSpread;
+}
+
 HostState Judge(const HostEvidence& host, double stale_after) {
   if (!host.exporter_up || host.seconds_since_seen > stale_after) return HostState::kGone;
+  if (host.job_gpu_processes && *host.job_gpu_processes == 0) return HostState::kDead;
   if (host.gpu_power.empty()) return HostState::kUnknown;
   double power = Mean(host.gpu_power);
   if (power < kDeadWatts) return HostState::kDead;
-  if (!host.baseline_power || *host.baseline_power <= 0) return HostState::kUnknown;
-  double fraction = power / *host.baseline_power;
-  if (fraction >= kActiveFraction) return HostState::kActive;
-  if (fraction < kIdleFraction) {
+  auto fraction = ActiveFraction(host, power);
+  if (fraction && *fraction >= kActiveFraction) return HostState::kActive;
+  if (fraction && *fraction < kIdleFraction) {
     return Mean(host.gpu_utilization) >= kBusyUtilization ? HostState::kBusyWait : HostState::kIdle;
   }
-  return HostState::kUnknown;
+  return SpinsLikeABusyWait(host) ? HostState::kBusyWait : HostState::kUnknown;
 }
 
 }  // namespace
@@ -61,6 +94,20 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
             fmt::format(" ({:.0f}% of its training baseline {:.0f} W)",
                         100 * Mean(host.gpu_power) / *host.baseline_power, *host.baseline_power);
       }
+      if (host.idle_power_floor) {
+        line += fmt::format(", idle floor {:.0f} W", *host.idle_power_floor);
+      }
+      if (!host.sm_clock_mhz.empty() && host.sm_clock_max_mhz) {
+        line += fmt::format(", SM clock {:.0f} of {:.0f} MHz{}", Mean(host.sm_clock_mhz),
+                            *host.sm_clock_max_mhz,
+                            host.power_capped.value_or(false) ? " (power-capped)" : "");
+      }
+      if (!host.memory_utilization.empty()) {
+        line += fmt::format(", memory util {:.0f}%", Mean(host.memory_utilization));
+      }
+      if (host.job_gpu_processes && *host.job_gpu_processes == 0) {
+        line += ", no process of the job left on its GPUs";
+      }
       if (state == HostState::kDead) gone.push_back(host.host);
       if (state == HostState::kActive) active.push_back(host.host);
       if (state == HostState::kBusyWait) busy.push_back(host.host);
@@ -83,8 +130,9 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
   if (!gone.empty()) {
     out.klass = "hang/node-death";
     out.hosts = gone;
-    out.summary = fmt::format("{} of {} hosts gone or at 0 W ({}); the others wait for them",
-                              gone.size(), n, Join(gone));
+    out.summary = fmt::format(
+        "{} of {} hosts gone, at 0 W or without the job's process ({}); the others wait for them",
+        gone.size(), n, Join(gone));
   } else if (n > 0 && active.size() == n) {
     out.klass = "slow-not-hung";
     out.summary =

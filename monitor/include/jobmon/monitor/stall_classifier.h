@@ -21,6 +21,18 @@ struct HostEvidence {
   std::optional<double> tcp_retransmit_baseline;
   std::optional<double> io_pressure_some;  // percent, now
   std::optional<double> procs_blocked;     // now
+
+  // NVIDIA (NVML) signals; absent on AMD, whose measured rules stay as they are.
+  // An H100 never drops to 0 W while a process holds a context: 71 W idle,
+  // ~120 W with a context open, 124-146 W spinning in a collective. Power is
+  // then judged by how far it is above this floor, not from 0 W.
+  std::optional<double> idle_power_floor;  // watts per GPU, context open, no work
+  std::vector<double> sm_clock_mhz;        // per GPU, now
+  std::optional<double> sm_clock_max_mhz;  // the GPUs' maximum SM clock
+  std::optional<bool> power_capped;        // any GPU held back by its power cap now
+  std::vector<double> memory_utilization;  // percent of time memory was accessed, per GPU
+  std::optional<double> power_spread;      // (max - min) / mean of power since the stall began
+  std::optional<int> job_gpu_processes;    // the job's processes on its GPUs (NVML)
 };
 
 struct StallEvidence {
@@ -35,7 +47,14 @@ struct StallClassification {
   std::vector<std::string> hosts;     // the hosts the class names (dead, straggling)
 };
 
-// Power relative to baseline: >= 70% "active", < 50% "idle-level".
+// Power relative to baseline (above the idle floor where one is known):
+// >= 70% "active", < 50% "idle-level". Between the two, or without a
+// baseline, an NVIDIA GPU is a busy-wait when it spins (util >= 90%) at its
+// maximum SM clock without a power cap, with memory almost untouched and
+// power flat: small-model training can draw as little as a spin relative to
+// a large job, but it moves data through memory. A live host whose GPUs no
+// longer carry any process of the job counts as dead (its power stays at
+// the context floor, never 0 W).
 StallClassification ClassifyStall(const StallEvidence& evidence);
 
 }  // namespace jobmon::monitor

@@ -1,0 +1,143 @@
+// ClassifyStall on NVIDIA-shaped evidence, from what an H100 measured
+// (issue 16): idle 71 W, ~120 W with a CUDA context open, a busy-waiting
+// kernel 124-146 W at 100% utilization and the maximum SM clock (1980 MHz),
+// small-model training 270-300 W, bf16 matmul training 697 W at 1372 MHz
+// under the power cap. AMD-shaped evidence (no NVML signals) keeps the
+// measured MI300X rules: see progress_test.cc's PlaybookOneInterpretationTable.
+#include "jobmon/monitor/stall_classifier.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jobmon::monitor {
+namespace {
+
+constexpr double kH100MaxSmClock = 1980;
+constexpr double kContextFloor = 120;
+
+struct H100 {
+  double util = 100;
+  double power = 135;
+  double baseline = 285;
+  double sm_clock = kH100MaxSmClock;
+  bool capped = false;
+  double memory_util = 0;
+  std::optional<double> floor = kContextFloor;
+  std::optional<double> spread = 0.05;
+  std::optional<int> processes = 1;
+  bool nvml_signals = true;  // false: power and utilization only
+};
+
+HostEvidence Host(const std::string& name, const H100& g) {
+  HostEvidence h;
+  h.host = name;
+  h.gpu_utilization = {g.util, g.util};
+  h.gpu_power = {g.power, g.power};
+  h.baseline_power = g.baseline;
+  if (!g.nvml_signals) return h;
+  h.idle_power_floor = g.floor;
+  h.sm_clock_mhz = {g.sm_clock, g.sm_clock};
+  h.sm_clock_max_mhz = kH100MaxSmClock;
+  h.power_capped = g.capped;
+  h.memory_utilization = {g.memory_util, g.memory_util};
+  h.power_spread = g.spread;
+  h.job_gpu_processes = g.processes;
+  return h;
+}
+
+struct Case {
+  const char* name;
+  H100 node1;
+  H100 node2;
+  const char* expected;
+};
+
+class H100Table : public ::testing::TestWithParam<Case> {};
+
+TEST_P(H100Table, Classifies) {
+  const Case& c = GetParam();
+  auto result = ClassifyStall({{Host("node1", c.node1), Host("node2", c.node2)}});
+  EXPECT_EQ(result.klass, c.expected) << c.name << ": " << result.summary;
+}
+
+// Busy-wait at 124-146 W against each training level; the spin must be
+// found whether or not the context floor is known.
+const Case kCases[] = {
+    {"spin vs large training (ratio 0.18-0.21 from 0 W)",
+     {.power = 130, .baseline = 697},
+     {.power = 146, .baseline = 697},
+     "hang/busy-wait"},
+    {"spin vs small training, floor known (ratio 0.41-0.54 from 0 W)",
+     {.power = 124},
+     {.power = 146, .baseline = 270},
+     "hang/busy-wait"},
+    {"spin vs small training, no floor: clock, memory and flat power decide",
+     {.power = 146, .baseline = 270, .floor = std::nullopt},
+     {.power = 140, .baseline = 270, .floor = std::nullopt},
+     "hang/busy-wait"},
+    {"small training still computing, slow (270-300 W)",
+     {.util = 100, .power = 290, .memory_util = 35, .spread = 0.2},
+     {.util = 98, .power = 275, .memory_util = 30, .spread = 0.2},
+     "slow-not-hung"},
+    {"large training, power-capped at 697 W and 1372 MHz",
+     {.power = 697, .baseline = 697, .sm_clock = 1372, .capped = true, .memory_util = 60},
+     {.power = 690, .baseline = 697, .sm_clock = 1372, .capped = true, .memory_util = 60},
+     "slow-not-hung"},
+    {"no floor, util high, but memory busy: not a spin (undecided band)",
+     {.power = 146, .baseline = 270, .memory_util = 40, .floor = std::nullopt},
+     {.power = 146, .baseline = 270, .memory_util = 40, .floor = std::nullopt},
+     "hang"},
+    {"no floor, power-capped clock says nothing",
+     {.power = 146, .baseline = 270, .capped = true, .floor = std::nullopt},
+     {.power = 146, .baseline = 270, .capped = true, .floor = std::nullopt},
+     "hang"},
+    {"no floor, clock below maximum",
+     {.power = 146, .baseline = 270, .sm_clock = 1410, .floor = std::nullopt},
+     {.power = 146, .baseline = 270, .sm_clock = 1410, .floor = std::nullopt},
+     "hang"},
+    {"no floor, power swinging",
+     {.power = 146, .baseline = 270, .floor = std::nullopt, .spread = 0.5},
+     {.power = 146, .baseline = 270, .floor = std::nullopt, .spread = 0.5},
+     "hang"},
+    {"one rank's process crashed: its GPUs sit at the context floor, never 0 W",
+     {.power = 130},
+     {.util = 0, .power = 121, .processes = 0},
+     "hang/node-death"},
+    {"a GPU at the context floor with the job's process still there is idle, not dead",
+     {.power = 130},
+     {.util = 0, .power = 121},
+     "hang/busy-wait"},
+    {"one host still training, the other spinning: the straggler",
+     {.power = 285, .memory_util = 30},
+     {.power = 135},
+     "hang/straggler"},
+    {"without NVML signals the AMD ratio rule stands: 0.51 of baseline is undecided",
+     {.power = 146, .baseline = 285, .nvml_signals = false},
+     {.power = 146, .baseline = 285, .nvml_signals = false},
+     "hang"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Figures, H100Table, ::testing::ValuesIn(kCases));
+
+TEST(H100EvidenceLine, NamesTheSignalsThatDecided) {
+  auto result = ClassifyStall({{Host("node1", {.power = 140, .baseline = 270})}});
+  ASSERT_EQ(result.klass, "hang/busy-wait");
+  ASSERT_EQ(result.evidence.size(), 1u);
+  const std::string& line = result.evidence[0];
+  EXPECT_NE(line.find("idle floor 120 W"), std::string::npos) << line;
+  EXPECT_NE(line.find("SM clock 1980 of 1980 MHz"), std::string::npos) << line;
+  EXPECT_NE(line.find("memory util 0%"), std::string::npos) << line;
+}
+
+TEST(H100EvidenceLine, SaysWhenTheJobsProcessIsGone) {
+  auto result = ClassifyStall({{Host("node1", {.power = 121, .processes = 0})}});
+  EXPECT_EQ(result.klass, "hang/node-death");
+  EXPECT_EQ(result.hosts, std::vector<std::string>{"node1"});
+  EXPECT_NE(result.evidence[0].find("no process of the job left"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jobmon::monitor
