@@ -27,6 +27,8 @@ PACKAGES=(
   python3 python3-protobuf python3-crc32c time
   # unpacks tsdb.tar.zst independently of libarchive in the tests
   zstd tar
+  # real PyTorch (CPU, gloo) jobs on the dev cluster make the real-program log fixtures
+  python3-torch
 )
 
 APT_GET=${JOBMON_APT_GET:-apt-get}
