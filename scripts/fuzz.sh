@@ -26,12 +26,12 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p build/fuzz/crashes
 
 # Seeds: fixture logs, their lines, hostlists, a real event file, the
-# shipped config, a target file and recorded scontrol output.
+# shipped config, a target file and recorded squeue --json output.
 mkdir -p "$work"/{triage,steps,hostlist,tfevents,exposition,monitor}
 # The monitor's inputs, tagged with the selector byte of fuzz_monitor_inputs.
 { printf '\x00'; cat etc/jobmon.toml; } >"$work/monitor/config"
 { printf '\x01'; printf '[{"targets": ["10.1.0.11:9400"], "labels": {"host": "node1"}}]'; } >"$work/monitor/targets"
-{ printf '\x02'; cat tests/fixtures/slurm/scontrol-o-show-job.txt; } >"$work/monitor/scontrol"
+{ printf '\x02'; cat tests/fixtures/slurm/squeue-json.json; } >"$work/monitor/squeue"
 cp tests/fixtures/exporter/basic.prom "$work/exposition/"
 cp tests/fixtures/logs/*.log tests/fuzz/regressions/triage-* "$work/triage/"
 i=0

@@ -2,7 +2,10 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <set>
+#include <string_view>
 
 #include "jobmon/common/duration.h"
 
@@ -23,6 +26,18 @@ bool IsHttpUrl(const std::string& url) {
   return url.starts_with("http://") || url.starts_with("https://");
 }
 
+// A key this parser does not read is a typo or a key of another version; it
+// would otherwise leave a default (no auth header, no chat) in force silently.
+Expected<void> RejectUnknown(const toml::table& table,
+                             std::initializer_list<std::string_view> known,
+                             const std::string& where) {
+  for (const auto& [key, node] : table) {
+    if (std::find(known.begin(), known.end(), key.str()) == known.end())
+      return Error{where + "." + std::string(key.str()) + " is not a known key"};
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::string& path) {
@@ -34,8 +49,16 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
                  std::to_string(e.source().begin.line) + ")"};
   }
   AlertsConfig config;
+  if (root.contains("alerts") && !root["alerts"].is_table())
+    return Error{path + ": alerts must be a table ([alerts])"};
   const toml::table* section = root["alerts"].as_table();
   if (!section) return config;
+  if (auto known = RejectUnknown(
+          *section, {"secrets_file", "max_backoff", "webhook", "alertmanager", "telegram"},
+          path + ": alerts");
+      !known) {
+    return known.error();
+  }
   const toml::node_view<const toml::node> alerts{section};
   if (auto f = alerts["secrets_file"].value<std::string>()) config.secrets_file = *f;
   if (alerts["max_backoff"]) {
@@ -45,8 +68,11 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
   }
   std::set<std::string> names;
   for (const char* kind : {"webhook", "alertmanager", "telegram"}) {
+    if (!alerts[kind]) continue;
     const toml::array* list = alerts[kind].as_array();
-    if (!list) continue;
+    if (!list)
+      return Error{path + ": alerts." + kind + " must be a list of tables ([[alerts." + kind +
+                   "]])"};
     for (size_t i = 0; i < list->size(); ++i) {
       const std::string where = path + ": alerts." + kind + "[" + std::to_string(i) + "]";
       const toml::table* t = (*list)[i].as_table();
@@ -82,6 +108,19 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
                        "_secret) kept in the secrets file or the environment"};
         }
       }
+      auto known = rc.kind == "telegram"
+                       ? RejectUnknown(*t,
+                                       {"name", "url", "timeout", "min_interval", "resend_interval",
+                                        "runbook_url", "bearer_token_secret", "basic_user",
+                                        "basic_password_secret", "headers", "bot_token_secret",
+                                        "chat_ids", "message_thread_id"},
+                                       where)
+                       : RejectUnknown(*t,
+                                       {"name", "url", "timeout", "min_interval", "resend_interval",
+                                        "runbook_url", "bearer_token_secret", "basic_user",
+                                        "basic_password_secret", "headers"},
+                                       where);
+      if (!known) return known.error();
       if (rc.kind == "telegram") {
         rc.bot_token_secret = r["bot_token_secret"].value_or(std::string());
         if (rc.bot_token_secret.empty()) return Error{where + ".bot_token_secret is required"};
@@ -99,6 +138,8 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
         if (rc.chat_ids.empty()) return Error{where + ".chat_ids must name at least one chat"};
         rc.message_thread_id = r["message_thread_id"].value_or(int64_t{0});
       }
+      if (r["headers"] && !r["headers"].is_table())
+        return Error{where + ".headers must be a table of strings"};
       if (const toml::table* headers = r["headers"].as_table()) {
         for (const auto& [key, value] : *headers) {
           auto v = value.value<std::string>();

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "jobmon/common/fs_identity.h"
+
 extern char** environ;
 
 namespace jobmon {
@@ -82,6 +84,12 @@ void CloseFdsFrom(int first, int keep) {
     if (moved < 0) _exit(127);
     report_fd = moved;
   }
+  // A given log fd among 0-2 would be replaced by /dev/null below.
+  int given_log_fd = spec.log_fd;
+  if (given_log_fd >= 0 && given_log_fd < 3) {
+    given_log_fd = fcntl(given_log_fd, F_DUPFD_CLOEXEC, 3);
+    if (given_log_fd < 0) FailChild(report_fd, kLog);
+  }
   sigset_t empty;
   sigemptyset(&empty);
   if (sigprocmask(SIG_SETMASK, &empty, nullptr) != 0) FailChild(report_fd, kSignals);
@@ -106,8 +114,10 @@ void CloseFdsFrom(int first, int keep) {
     if (setgid(gid) != 0) FailChild(report_fd, kGid);
     if (setuid(*spec.uid) != 0) FailChild(report_fd, kUid);
   }
-  // Opened after dropping privileges, so the log belongs to the daemon's user.
-  int log_fd = spec.log_path.empty()
+  // A path is opened after dropping privileges, so the log belongs to the
+  // daemon's user; a given fd was opened by the caller as whoever owns the log.
+  int log_fd = given_log_fd >= 0 ? given_log_fd
+               : spec.log_path.empty()
                    ? open("/dev/null", O_WRONLY)
                    : open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640);
   if (log_fd < 0 || dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0) {
@@ -178,6 +188,36 @@ const char* ToString(StopOutcome outcome) {
       return "killed";
   }
   return "?";
+}
+
+Expected<UniqueFd> OpenDaemonLog(const std::string& path, const JobUser& owner) {
+  UniqueFd fd;
+  int open_errno = 0;
+  {
+    FsIdentity as_owner(owner.uid, owner.gid);
+    fd.reset(open(path.c_str(),
+                  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                  0640));
+    open_errno = errno;
+  }
+  if (!fd.valid()) {
+    errno = open_errno;
+    if (errno == ELOOP) return Error{path + ": refused: a symlink"};
+    // ENXIO: a FIFO without a reader (O_NONBLOCK instead of waiting for one).
+    if (errno == ENXIO) return Error{path + ": refused: a FIFO"};
+    return Error{path + ": " + std::strerror(errno)};
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return Error{path + ": " + std::strerror(errno)};
+  if (!S_ISREG(st.st_mode)) return Error{path + ": refused: not a regular file"};
+  if (st.st_uid != owner.uid) {
+    return Error{path + ": refused: owned by uid " + std::to_string(st.st_uid) + ", not " +
+                 std::to_string(owner.uid)};
+  }
+  // Blocking writes from here on: the daemon's stdout is an ordinary file.
+  int flags = fcntl(fd.get(), F_GETFL);
+  if (flags >= 0) fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
 }
 
 Expected<ProcessIdentity> SpawnDaemon(const DaemonSpec& spec) {

@@ -27,7 +27,24 @@ std::string IpAddress::ToString() const {
   return buffer;
 }
 
+bool IpAddress::IsV4Mapped() const {
+  if (family != Family::kV6) return false;
+  for (size_t i = 0; i < 10; ++i) {
+    if (bytes[i] != 0) return false;
+  }
+  return bytes[10] == 0xff && bytes[11] == 0xff;
+}
+
+IpAddress IpAddress::Unmapped() const {
+  if (!IsV4Mapped()) return *this;
+  IpAddress v4;
+  v4.family = Family::kV4;
+  std::memcpy(v4.bytes.data(), bytes.data() + 12, 4);
+  return v4;
+}
+
 bool IpAddress::IsUnspecified() const {
+  if (IsV4Mapped()) return Unmapped().IsUnspecified();
   for (size_t i = 0; i < size(); ++i) {
     if (bytes[i] != 0) return false;
   }
@@ -35,6 +52,7 @@ bool IpAddress::IsUnspecified() const {
 }
 
 bool IpAddress::IsLoopback() const {
+  if (IsV4Mapped()) return Unmapped().IsLoopback();
   if (family == Family::kV4) return bytes[0] == 127;
   for (size_t i = 0; i < 15; ++i) {
     if (bytes[i] != 0) return false;
@@ -43,6 +61,7 @@ bool IpAddress::IsLoopback() const {
 }
 
 bool IpAddress::IsLinkLocal() const {
+  if (IsV4Mapped()) return Unmapped().IsLinkLocal();
   if (family == Family::kV4) return bytes[0] == 169 && bytes[1] == 254;
   return bytes[0] == 0xfe && (bytes[1] & 0xc0) == 0x80;
 }
@@ -73,7 +92,10 @@ Expected<Cidr> Cidr::Parse(std::string_view text) {
   return cidr;
 }
 
-bool Cidr::Contains(const IpAddress& address) const {
+bool Cidr::Contains(const IpAddress& address_in) const {
+  // ::ffff:10.0.0.5 is in 10.0.0.0/8; an IPv6 block compares it as written.
+  const IpAddress address =
+      network.family == IpAddress::Family::kV4 ? address_in.Unmapped() : address_in;
   if (address.family != network.family) return false;
   int full_bytes = prefix_length / 8;
   if (std::memcmp(address.bytes.data(), network.bytes.data(), full_bytes) != 0) return false;

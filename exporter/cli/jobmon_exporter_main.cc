@@ -101,7 +101,9 @@ int main(int argc, char** argv) {
   auto pool = std::make_shared<ex::CollectorPool>(collectors, options);
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
-    exposer = std::make_unique<prometheus::Exposer>(address->ToBindString(), 2);
+    // More workers than two and a short request timeout: a few half-sent
+    // requests must not starve the job's Prometheus (see MetricsServerOptions).
+    exposer = std::make_unique<prometheus::Exposer>(jobmon::MetricsServerOptions(*address));
   } catch (const std::exception& e) {
     std::cerr << "jobmon-exporter: error: cannot listen on " << address->ToBindString() << ": "
               << e.what() << "\n";

@@ -11,7 +11,9 @@
 
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/run_command.h"
+#include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
+#include "jobmon/monitor/job_input.h"
 #include "jobmon/monitor/log_scan.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/report.h"
@@ -88,15 +90,22 @@ struct StatusArgs : CommonArgs {
 };
 
 std::optional<monitor::SlurmJob> AskSlurm(const std::string& job_id) {
-  auto result = RunCommand({"scontrol", "-o", "show", "job", job_id}, std::chrono::seconds(5));
+  // Slurm 22.05's squeue --json ignores -j: every job comes, this one is picked.
+  auto result = RunCommand({"squeue", "--json"}, std::chrono::seconds(5), size_t{1} << 30);
   if (!result || result->exit_code != 0) return std::nullopt;
-  auto jobs = monitor::ParseScontrolJobs(result->output);
-  if (jobs.empty()) return std::nullopt;
-  return jobs.front();
+  auto jobs = monitor::ParseSqueueJson(result->output);
+  if (!jobs) return std::nullopt;
+  for (const auto& job : *jobs) {
+    if (std::to_string(job.job_id) == job_id) return job;
+  }
+  return std::nullopt;
 }
 
 json ManifestJson(const std::string& diag_dir) {
   if (diag_dir.empty()) return nullptr;
+  // The diag dir lies under the job's output dir: its owner could put a FIFO
+  // there, which would block the open.
+  if (!triage::CheckRegularFile(diag_dir + "/manifest.json")) return nullptr;
   std::ifstream in(diag_dir + "/manifest.json");
   if (!in) return nullptr;
   json m = json::parse(in, nullptr, false);
@@ -118,7 +127,15 @@ int RunStatus(const StatusArgs& args) {
   uint32_t job_id = 0;
   const bool numeric =
       !args.job.empty() && args.job.find_first_not_of("0123456789") == std::string::npos;
-  if (numeric) job_id = static_cast<uint32_t>(std::stoul(args.job));
+  if (numeric) {
+    // Range-checked: a cast would show job 1 for 4294967297.
+    auto parsed = triage::ParseJobId(args.job);
+    if (!parsed) {
+      std::cerr << "jobmon status: " << parsed.error().message << "\n";
+      return kUsageError;
+    }
+    job_id = *parsed;
+  }
 
   const std::string db = DbPath(args, *config);
   if (numeric && Exists(db)) {
@@ -134,7 +151,7 @@ int RunStatus(const StatusArgs& args) {
     }
   }
   std::optional<monitor::SlurmJob> slurm;
-  if (numeric) slurm = AskSlurm(args.job);
+  if (numeric) slurm = AskSlurm(std::to_string(job_id));
   if (record) {
     out["source"] = "daemon";
     out["db"] = db;
@@ -147,6 +164,11 @@ int RunStatus(const StatusArgs& args) {
     std::string candidate = monitor::DiagDirFor(*slurm, config->diag_dir_pattern);
     if (Exists(candidate + "/manifest.json")) diag_dir = candidate;
   } else if (!numeric && Exists(args.job)) {
+    // A FIFO would block the open until someone writes to it.
+    if (auto regular = triage::CheckRegularFile(args.job); !regular) {
+      std::cerr << "jobmon status: " << regular.error().message << "\n";
+      return kUsageError;
+    }
     log_path = args.job;
   } else {
     std::cerr << "jobmon status: job " << args.job << " is unknown: not in the daemon's database ("
@@ -170,7 +192,11 @@ int RunStatus(const StatusArgs& args) {
 
   // The projection from the log itself (as `jobmon triage` computes it).
   std::optional<triage::TriageReport> report;
-  if (auto scanner = triage::LogScanner::Create({}); scanner && Exists(log_path)) {
+  // The job's own log path (from the database or Slurm) is the job owner's
+  // to choose: one that is not a regular file is not opened.
+  auto regular_log = Exists(log_path) ? triage::CheckRegularFile(log_path) : Expected<void>();
+  if (!regular_log) std::cerr << "jobmon status: " << regular_log.error().message << "\n";
+  if (auto scanner = triage::LogScanner::Create({}); scanner && Exists(log_path) && regular_log) {
     auto facts = (*scanner)->ScanHeadAndTail(log_path);
     if (facts) {
       triage::AnalysisContext context;
@@ -233,14 +259,15 @@ int RunStatus(const StatusArgs& args) {
   json manifest = ManifestJson(diag_dir);
   out["diag_dir"] = diag_dir.empty() ? json(nullptr) : json(diag_dir);
   if (manifest.is_object()) {
-    out["prometheus"] = {
-        {"head_node", manifest.value("head_node", "")},
-        {"url", manifest.contains("prometheus") ? manifest["prometheus"].value("url", "") : ""},
-        {"tunnel_command", manifest.value("tunnel_command", "")},
-        {"state", manifest.value("state", "")}};
-    out["archive"] = manifest.contains("archive") && manifest["archive"].is_object()
-                         ? json(manifest["archive"].value("path", ""))
-                         : json(nullptr);
+    // The manifest is the user's file: the head node is Slurm's, the tunnel
+    // command is rebuilt, and only checked values are shown.
+    const std::string node_list = record ? record->node_list : slurm ? slurm->node_list : "";
+    monitor::ManifestView view = monitor::ManifestFromJson(manifest.dump(), node_list, diag_dir);
+    out["prometheus"] = {{"head_node", view.head_node},
+                         {"url", view.url},
+                         {"tunnel_command", view.tunnel_command},
+                         {"state", view.state}};
+    out["archive"] = view.archive_path.empty() ? json(nullptr) : json(view.archive_path);
   }
 
   if (args.json) {

@@ -1,10 +1,27 @@
 #include "daemon_metrics.h"
 
+#include <stdexcept>
+
+#include "jobmon/common/socket_address.h"
+#include "jobmon/monitor/monitor_config.h"
+
 namespace jobmon::daemon {
+
+namespace {
+
+// The same worker count and request timeout as jobmon-exporter: a local user
+// holding half-sent requests open must not starve the monitoring scrape.
+std::vector<std::string> ServerOptions(const std::string& listen) {
+  auto address = monitor::ParseMetricsListen(listen);
+  if (!address) throw std::invalid_argument(address.error().message);
+  return MetricsServerOptions(*address);
+}
+
+}  // namespace
 
 DaemonMetrics::DaemonMetrics(const std::string& listen)
     : registry_(std::make_shared<prometheus::Registry>()),
-      exposer_(std::make_unique<prometheus::Exposer>(listen, 1)) {
+      exposer_(std::make_unique<prometheus::Exposer>(ServerOptions(listen))) {
   using prometheus::BuildCounter;
   using prometheus::BuildGauge;
   using prometheus::BuildHistogram;

@@ -19,7 +19,8 @@ namespace jobmon::daemon {
 
 class DaemonMetrics {
  public:
-  // `listen` is "127.0.0.1:port" (the config refuses anything else).
+  // `listen` is one loopback "address:port" (monitor::ParseMetricsListen;
+  // anything else throws, as a failed bind does).
   explicit DaemonMetrics(const std::string& listen);
   void Update(const monitor::MonitorStats& stats);
   void Deliveries(const alerts::DeliveryRound& round);

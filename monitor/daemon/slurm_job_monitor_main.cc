@@ -33,7 +33,7 @@ using jobmon::monitor::MonitorConfig;
 constexpr const char* kDefaultConfig = "/etc/jobmon/jobmon.toml";
 
 struct Overrides {
-  std::string state_db, notify_file, metrics_listen, scontrol, poll_interval, slurm_poll_interval,
+  std::string state_db, notify_file, metrics_listen, squeue, poll_interval, slurm_poll_interval,
       log_format;
 };
 
@@ -87,7 +87,7 @@ Expected<MonitorConfig> Load(const std::string& path, bool explicit_path, const 
   if (!o.notify_file.empty()) config.notify_file = o.notify_file;
   if (!o.metrics_listen.empty())
     config.metrics_listen = o.metrics_listen == "off" ? "" : o.metrics_listen;
-  if (!o.scontrol.empty()) config.scontrol = o.scontrol;
+  if (!o.squeue.empty()) config.squeue = o.squeue;
   if (!o.log_format.empty()) config.log_format = o.log_format;
   if (!o.poll_interval.empty()) {
     auto s = seconds(o.poll_interval, "--poll-interval");
@@ -100,9 +100,10 @@ Expected<MonitorConfig> Load(const std::string& path, bool explicit_path, const 
     config.slurm_poll_interval = *s;
   }
   if (config.poll_interval < 0.1) return jobmon::Error{"poll interval must be at least 100ms"};
-  if (!config.metrics_listen.empty() && !config.metrics_listen.starts_with("127.0.0.1:") &&
-      !config.metrics_listen.starts_with("[::1]:")) {
-    return jobmon::Error{"--metrics-listen must be 127.0.0.1:PORT or [::1]:PORT"};
+  if (!config.metrics_listen.empty()) {
+    // One loopback address:port; civetweb would act on anything after it.
+    if (auto listen = jobmon::monitor::ParseMetricsListen(config.metrics_listen); !listen)
+      return jobmon::Error{"--metrics-listen / monitor.metrics_listen: " + listen.error().message};
   }
   return config;
 }
@@ -125,8 +126,9 @@ int main(int argc, char** argv) {
   app.add_option("--notify-file", o.notify_file,
                  "Append alerts as JSON lines here, '-' for stdout (monitor.notify_file)");
   app.add_option("--metrics-listen", o.metrics_listen,
-                 "Own /metrics on 127.0.0.1:PORT, or 'off' (monitor.metrics_listen)");
-  app.add_option("--scontrol", o.scontrol, "scontrol to ask for jobs (monitor.scontrol)");
+                 "Own /metrics on one loopback address, 127.0.0.1:PORT or [::1]:PORT, or 'off' "
+                 "(monitor.metrics_listen)");
+  app.add_option("--squeue", o.squeue, "squeue to ask for jobs (monitor.squeue)");
   app.add_option("--poll-interval", o.poll_interval,
                  "Cycle interval, e.g. 10s (monitor.poll_interval)");
   app.add_option("--slurm-poll-interval", o.slurm_poll_interval,
@@ -167,7 +169,7 @@ int main(int argc, char** argv) {
     log->Error("state_db_unusable", {{"path", config->state_db}, {"error", store.error().message}});
     return 1;
   }
-  auto source = jobmon::monitor::MakeScontrolJobSource(config->scontrol, config->slurm_timeout);
+  auto source = jobmon::monitor::MakeSqueueJobSource(config->squeue, config->slurm_timeout);
   struct stat config_stat {};
   const bool config_exists = stat(config_path.c_str(), &config_stat) == 0;
   auto receivers = LoadReceivers(config_path, config_exists, *config);

@@ -3,7 +3,6 @@
 #include <re2/re2.h>
 
 #include <algorithm>
-#include <ctime>
 
 namespace jobmon::monitor {
 
@@ -69,15 +68,6 @@ std::optional<Discovered> Discover(const SlurmJob& job, const MonitorConfig& con
   }
   if (d.source != "manifest") d.diag_dir.clear();
   return d;
-}
-
-std::optional<double> ParseSlurmTime(const std::string& text) {
-  std::tm tm{};
-  if (text.size() < 19 || !strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
-  tm.tm_isdst = -1;
-  time_t t = mktime(&tm);
-  if (t == static_cast<time_t>(-1)) return std::nullopt;
-  return static_cast<double>(t);
 }
 
 }  // namespace jobmon::monitor

@@ -1,10 +1,16 @@
 #include "jobmon/monitor/job_input.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
 #include "jobmon/common/run_command.h"
+#include "jobmon/monitor/slurm_jobs.h"
 
 namespace jobmon::triage {
 namespace fs = std::filesystem;
@@ -38,6 +44,32 @@ Expected<JobInput> FromJobDir(const fs::path& dir) {
 }
 
 }  // namespace
+
+Expected<uint32_t> ParseJobId(std::string_view text) {
+  const std::string quoted = "'" + std::string(text) + "'";
+  if (text.empty() || text.find_first_not_of("0123456789") != text.npos)
+    return Error{"job id " + quoted + ": not a number"};
+  uint32_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && id == 0))
+    return Error{"job id " + quoted + " is out of range (Slurm job ids are 1..4294967295)"};
+  if (ec != std::errc() || end != text.data() + text.size())
+    return Error{"job id " + quoted + ": not a number"};
+  return id;
+}
+
+Expected<void> CheckRegularFile(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return Error{path + ": " + std::strerror(errno)};
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a device or other special file";
+    return Error{path + " is " + std::string(what) + ", not a regular file: not read"};
+  }
+  return {};
+}
 
 Expected<JobInput> ResolveJobInput(const std::string& argument, const std::string& outputs_dir) {
   std::error_code ec;
@@ -98,21 +130,21 @@ Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir) {
   return jobs;
 }
 
-std::optional<std::string> ParseScontrolJobState(const std::string& text) {
-  size_t pos = text.find("JobState=");
-  if (pos == std::string::npos) return std::nullopt;
-  size_t start = pos + 9;
-  size_t end = text.find_first_of(" \n\t", start);
-  std::string state =
-      text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  if (state.empty()) return std::nullopt;
-  return state;
+std::optional<std::string> JobStateFromSqueueJson(const std::string& text,
+                                                  const std::string& job_id) {
+  auto jobs = monitor::ParseSqueueJson(text);
+  if (!jobs) return std::nullopt;
+  for (const auto& job : *jobs) {
+    if (std::to_string(job.job_id) == job_id && !job.state.empty()) return job.state;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> QuerySlurmJobState(const std::string& job_id) {
-  auto result = RunCommand({"scontrol", "show", "job", "-o", job_id}, std::chrono::seconds(2));
+  // Slurm 22.05's squeue --json lists every job whatever -j says.
+  auto result = RunCommand({"squeue", "--json"}, std::chrono::seconds(2), size_t{1} << 30);
   if (!result || result->exit_code != 0) return std::nullopt;
-  return ParseScontrolJobState(result->output);
+  return JobStateFromSqueueJson(result->output, job_id);
 }
 
 }  // namespace jobmon::triage

@@ -1,13 +1,16 @@
 #include "jobmon/monitor/job_progress.h"
 
 #include <charconv>
+#include <chrono>
 #include <ctime>
 
 namespace jobmon::monitor {
 
 JobProgress::JobProgress(uint32_t job_id, std::string log_path, StallPolicy policy,
                          double job_start_time)
-    : job_id_(job_id), follower_(std::move(log_path)), tracker_(policy, job_start_time) {}
+    : job_id_(job_id),
+      follower_(std::move(log_path), {}, kMaxBytesPerPoll),
+      tracker_(policy, job_start_time) {}
 
 void JobProgress::OnStep(const triage::StepSample& sample, double now) {
   if (!first_step_time_) first_step_time_ = now;
@@ -70,12 +73,15 @@ void JobProgress::OnLine(const std::string& line, double now) {
 
 Expected<void> JobProgress::Poll(double now) {
   // Drain what is there (bounded per read), so a backlog after a restart is
-  // caught up in one poll.
+  // caught up in one poll; bounded in time too, so that one job's huge log
+  // (a sparse file of zeros is one long line after another) does not hold
+  // up the cycle for every other job: the rest is read next cycle.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
   for (int reads = 0; reads < 64; ++reads) {
     auto chunk = follower_.Poll();
     if (!chunk) return chunk.error();
     for (const std::string& line : chunk->lines) OnLine(line, now);
-    if (chunk->lines.empty()) break;
+    if (chunk->lines.empty() || std::chrono::steady_clock::now() > give_up) break;
   }
   return {};
 }
@@ -103,9 +109,11 @@ ProgressRecord JobProgress::Snapshot(double now) const {
 
 void JobProgress::Restore(const ProgressRecord& r) {
   if (!r.profile.empty()) profile_ = triage::ParseStepProfile(r.profile);
-  follower_ = LogFollower(follower_.path(), LogPosition{static_cast<ino_t>(r.log_inode),
-                                                        static_cast<dev_t>(r.log_device),
-                                                        static_cast<off_t>(r.log_offset)});
+  follower_ =
+      LogFollower(follower_.path(),
+                  LogPosition{static_cast<ino_t>(r.log_inode), static_cast<dev_t>(r.log_device),
+                              static_cast<off_t>(r.log_offset)},
+                  kMaxBytesPerPoll, follower_.user());
   if (r.last_step && r.last_step_time) {
     tracker_.Restore(*r.last_step, *r.last_step_time, r.median_interval, r.p99_interval,
                      r.checkpoint_period, r.longest_checkpoint_pause, r.baseline_interval,

@@ -1,8 +1,6 @@
 #include "jobmon/monitor/log_follower.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -11,20 +9,16 @@ namespace jobmon::monitor {
 
 Expected<LogChunk> LogFollower::Poll() {
   LogChunk chunk;
-  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT) {
+  auto file = OpenUserFile(path_, {.user = user_});
+  if (!file) {
+    // OpenUserFile keeps strerror's text: a log not written yet is no error.
+    if (file.error().message == path_ + ": " + std::strerror(ENOENT)) {
       chunk.missing = true;
       return chunk;
     }
-    return Error{path_ + ": " + std::strerror(errno)};
+    return file.error();
   }
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    int saved = errno;
-    close(fd);
-    return Error{path_ + ": " + std::strerror(saved)};
-  }
+  const struct stat& st = file->st;
   if (position_.inode == 0) {
     position_.inode = st.st_ino;
     position_.device = st.st_dev;
@@ -41,22 +35,9 @@ Expected<LogChunk> LogFollower::Poll() {
   const off_t available = st.st_size - position_.offset;
   const size_t want =
       static_cast<size_t>(std::min<off_t>(available, static_cast<off_t>(max_bytes_)));
-  std::string buffer(want, '\0');
-  size_t got = 0;
-  while (got < want) {
-    ssize_t n =
-        pread(fd, buffer.data() + got, want - got, position_.offset + static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int saved = errno;
-      close(fd);
-      return Error{path_ + ": " + std::strerror(saved)};
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd);
-  buffer.resize(got);
+  auto read = ReadFdRange(file->fd.get(), position_.offset, want);
+  if (!read) return Error{path_ + ": " + read.error().message};
+  const std::string& buffer = *read;
   size_t start = 0;
   for (;;) {
     size_t newline = buffer.find('\n', start);

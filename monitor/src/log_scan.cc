@@ -15,6 +15,7 @@
 #include <ctime>
 #include <iterator>
 
+#include "jobmon/common/user_file.h"
 #include "jobmon/monitor/signatures.h"
 
 namespace jobmon::triage {
@@ -732,6 +733,35 @@ Expected<ScanFacts> LogScanner::ScanHeadAndTail(const std::string& path, size_t 
   close(fd);
   if (!head) return head.error();
   if (!tail) return tail.error();
+  auto facts = MergeHeadAndTail(*head, *tail, size);
+  if (!facts) return facts;
+  if (!facts->exit_code && !facts->last_timestamp) {
+    // Without a summary or a timestamp near the end, a stall cannot be
+    // measured from the tail alone: fall back to the whole file.
+    return ScanFile(path);
+  }
+  return facts;
+}
+
+Expected<ScanFacts> LogScanner::ScanHeadAndTailBounded(int fd, uint64_t size, size_t head_bytes,
+                                                       size_t tail_bytes) const {
+  if (size <= head_bytes + tail_bytes) {
+    auto whole = ReadFdRange(fd, 0, static_cast<size_t>(size));
+    if (!whole) return whole.error();
+    return ScanText(*whole);
+  }
+  auto head = ReadFdRange(fd, 0, head_bytes);
+  if (!head) return head.error();
+  auto tail = ReadFdRange(fd, static_cast<off_t>(size - tail_bytes), tail_bytes);
+  if (!tail) return tail.error();
+  return MergeHeadAndTail(*head, *tail, size);
+}
+
+Expected<ScanFacts> LogScanner::MergeHeadAndTail(const std::string& head_bytes,
+                                                 const std::string& tail_bytes,
+                                                 uint64_t size) const {
+  const std::string* head = &head_bytes;
+  const std::string* tail = &tail_bytes;
   // Whole lines only: cut the head after its last newline, the tail after its first.
   std::string_view head_text(*head);
   head_text = head_text.substr(0, head_text.rfind('\n') + 1);
@@ -742,11 +772,6 @@ Expected<ScanFacts> LogScanner::ScanHeadAndTail(const std::string& path, size_t 
   auto facts = ScanText(tail_text);
   if (!facts) return facts.error();
   ScanFacts& f = facts.value();
-  if (!f.exit_code && !f.last_timestamp) {
-    // Without a summary or a timestamp near the end, a stall cannot be
-    // measured from the tail alone: fall back to the whole file.
-    return ScanFile(path);
-  }
   const ScanFacts& h = head_facts.value();
   if (!f.job_id) f.job_id = h.job_id;
   if (!f.total_steps) f.total_steps = h.total_steps;

@@ -1,15 +1,17 @@
 #include "jobmon/monitor/monitor.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
+#include <pwd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
-#include <fstream>
+#include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
+#include <vector>
 
+#include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/heartbeat_classifier.h"
@@ -19,9 +21,21 @@
 namespace jobmon::monitor {
 namespace {
 
-bool FileExists(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0;
+// The uid and primary gid of a user name (a restored job before Slurm
+// answers); nullopt when the name does not resolve here.
+std::optional<JobUser> LookUpUser(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return std::nullopt;
+  }
+  return JobUser{found->pw_uid, found->pw_gid};
+}
+
+bool NotThere(const Error& error) {
+  return error.message.find(std::strerror(ENOENT)) != std::string::npos;
 }
 
 std::string Seconds(double s) { return fmt::format("{:.1f}", s); }
@@ -29,15 +43,6 @@ std::string Seconds(double s) { return fmt::format("{:.1f}", s); }
 // Incidents a new step ends (the job moves again).
 bool EndsOnProgress(const std::string& klass) {
   return klass.starts_with("hang") || klass == "slow-not-hung";
-}
-
-// tunnel_command from manifest.json, without linking the plugin's library.
-std::string ReadTunnelCommand(const std::string& diag_dir) {
-  std::ifstream in(diag_dir + "/manifest.json");
-  if (!in) return "";
-  auto json = nlohmann::json::parse(in, nullptr, false);
-  if (json.is_discarded() || !json.is_object()) return "";
-  return json.value("tunnel_command", "");
 }
 
 }  // namespace
@@ -69,10 +74,7 @@ Monitor::Tracked Monitor::NewTracked(const JobRecord& record, double job_start) 
   t.record = record;
   t.progress =
       std::make_unique<JobProgress>(record.job_id, record.log_path, config_.stall, job_start);
-  if (!record.diag_dir.empty()) {
-    t.window = std::make_unique<MetricWindow>(config_.window_seconds);
-    t.tunnel_command = ReadTunnelCommand(record.diag_dir);
-  }
+  if (!record.diag_dir.empty()) t.window = std::make_unique<MetricWindow>(config_.window_seconds);
   return t;
 }
 
@@ -82,6 +84,8 @@ Expected<void> Monitor::Restore(double now) {
   for (const JobRecord& record : *jobs) {
     if (record.ended_at) continue;
     Tracked t = NewTracked(record, record.start_time.value_or(record.first_seen));
+    // Slurm's uid arrives with the first answer; until then the name says it.
+    if ((t.user = LookUpUser(record.user))) t.progress->SetUser(*t.user);
     if (auto progress = store_.GetProgress(record.job_id); progress && *progress) {
       t.progress->Restore(**progress);
       t.saved = **progress;
@@ -113,8 +117,10 @@ void Monitor::Track(const SlurmJob& job, const std::string& source, const std::s
   record.last_seen = now;
   record.partition = job.partition;
   record.node_list = job.node_list;
-  record.start_time = ParseSlurmTime(job.start_time);
+  record.start_time = job.start_time;
   Tracked t = NewTracked(record, record.start_time.value_or(now));
+  t.user = JobUser{job.uid, job.gid};
+  t.progress->SetUser(*t.user);
   Check(store_.UpsertJob(t.record), "upsert job");
   log_.Info("job_tracked", {{"job", std::to_string(job.job_id)},
                             {"name", job.name},
@@ -167,8 +173,8 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& lis
     seen.insert(job.job_id);
     auto found = jobs_.find(job.job_id);
     if (found == jobs_.end()) {
-      auto discovered = Discover(job, config_, watched, [](const std::string& dir) {
-        return FileExists(dir + "/manifest.json");
+      auto discovered = Discover(job, config_, watched, [&job](const std::string& dir) {
+        return HasReadableManifest(dir, JobUser{job.uid, job.gid});
       });
       if (!discovered) continue;
       // A job that had already ended before this daemon first saw it
@@ -180,6 +186,10 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& lis
     }
     Tracked& t = found->second;
     t.record.last_seen = now;
+    if (!t.user || t.user->uid != job.uid || t.user->gid != job.gid) {
+      t.user = JobUser{job.uid, job.gid};
+      t.progress->SetUser(*t.user);
+    }
     if (t.record.slurm_state != job.state) {
       log_.Info(
           "job_state",
@@ -205,12 +215,9 @@ void Monitor::ScrapeDiagJobs(double now) {
   std::vector<ScrapeTarget> targets;
   std::vector<Tracked*> owners;
   for (auto& [id, t] : jobs_) {
-    if (t.ended || !t.window) continue;
+    if (t.ended || !t.window || !t.user) continue;
     // The targets dir fills as the nodes' prologs run: re-read it for a while.
-    if (t.targets.empty() || now - t.targets_read_at > 60) {
-      t.targets = ReadDiagTargets(t.record.diag_dir);
-      t.targets_read_at = now;
-    }
+    if (t.targets.empty() || now - t.targets_read_at > 60) ReadDiagFiles(t, now);
     for (const ScrapeTarget& target : t.targets) {
       targets.push_back(target);
       owners.push_back(&t);
@@ -229,6 +236,60 @@ void Monitor::ScrapeDiagJobs(double now) {
   }
 }
 
+void Monitor::WarnOnce(Tracked& t, const std::string& event, const std::string& error) {
+  constexpr size_t kMaxWarningsPerJob = 32;
+  if (t.warned.size() >= kMaxWarningsPerJob || !t.warned.insert(event + " " + error).second) return;
+  log_.Warn(event, {{"job", std::to_string(t.record.job_id)}, {"error", error}});
+}
+
+void Monitor::ReadDiagFiles(Tracked& t, double now) {
+  t.targets_read_at = now;
+  auto manifest = ReadDiagManifest(t.record.diag_dir, t.user, t.record.node_list);
+  if (manifest) {
+    t.tunnel_command = manifest->tunnel_command;
+  } else if (!NotThere(manifest.error())) {
+    WarnOnce(t, "diag_file_refused", manifest.error().message);
+  }
+  DiagTargets read = ReadDiagTargets(t.record.diag_dir, *t.user);
+  for (const std::string& problem : read.problems) WarnOnce(t, "diag_file_refused", problem);
+  CheckedTargets checked =
+      CheckTargets(read.targets, MakeTargetPolicy(config_.cluster_cidrs, t.record.node_list));
+  if (!checked.dropped.empty()) {
+    std::string reasons;
+    for (const std::string& d : checked.dropped) reasons += (reasons.empty() ? "" : "; ") + d;
+    WarnOnce(t, "targets_dropped", reasons);
+  }
+  t.targets = std::move(checked.kept);
+}
+
+Expected<triage::ScanFacts> Monitor::ScanEndOfJob(const Tracked& t) const {
+  if (!scanner_) return Error{"log triage unavailable"};
+  if (!t.user) return Error{"the job's user is not known yet"};
+  auto file = OpenUserFile(t.record.log_path, {.user = t.user});
+  if (!file) return file.error();
+  return scanner_->ScanHeadAndTailBounded(file->fd.get(), static_cast<uint64_t>(file->st.st_size),
+                                          kEndScanHead, kEndScanTail);
+}
+
+void Monitor::ScanEndingJobs(const std::vector<SlurmJob>& listed) {
+  // The jobs RefreshJobs is about to end: ended in Slurm, or gone from it.
+  std::set<uint32_t> seen;
+  for (const SlurmJob& job : listed) {
+    seen.insert(job.job_id);
+    auto found = jobs_.find(job.job_id);
+    if (found == jobs_.end() || found->second.ended || !IsTerminalState(job.state)) continue;
+    Tracked& t = found->second;
+    if (!t.user) {
+      t.user = JobUser{job.uid, job.gid};
+      t.progress->SetUser(*t.user);
+    }
+    t.end_facts = ScanEndOfJob(t);
+  }
+  for (auto& [id, t] : jobs_) {
+    if (!t.ended && !seen.count(id)) t.end_facts = ScanEndOfJob(t);
+  }
+}
+
 void Monitor::Cycle(double now) {
   const auto started = std::chrono::steady_clock::now();
   // Waiting on Slurm and on exporters happens outside the transaction, so
@@ -236,6 +297,8 @@ void Monitor::Cycle(double now) {
   std::optional<Expected<std::vector<SlurmJob>>> listed;
   if (now >= next_slurm_poll_) listed = FetchJobs(now);
   ScrapeDiagJobs(now);
+  // So is reading the logs of jobs that ended.
+  if (listed && *listed) ScanEndingJobs(**listed);
   Check(store_.Begin(), "begin");
   if (listed) RefreshJobs(now, *listed);
   size_t diag = 0;
@@ -262,9 +325,9 @@ void Monitor::Cycle(double now) {
 }
 
 void Monitor::PollLog(Tracked& t, double now) {
+  if (!t.user) return;  // never read a job's log with more privilege than its user has
   if (auto polled = t.progress->Poll(now); !polled) {
-    log_.Warn("log_unreadable",
-              {{"job", std::to_string(t.record.job_id)}, {"error", polled.error().message}});
+    WarnOnce(t, "log_unreadable", polled.error().message);
   }
 }
 
@@ -275,6 +338,8 @@ std::pair<double, double> Monitor::TrainingSpan(const Tracked& t, const Progress
 }
 
 void Monitor::PollJob(Tracked& t, double now) {
+  // Without the job's user nothing of it can be read, so nothing can be judged.
+  if (!t.user) return;
   PollLog(t, now);
   if (t.window) {
     if (auto tb = t.window->LatestOf("tb_step"); tb && tb->t >= now - config_.stale_after) {
@@ -344,10 +409,16 @@ void Monitor::OnStall(Tracked& t, const ProgressState& state, double now) {
   Open(t, klass, summary, evidence, hosts, now);
 }
 
-std::optional<triage::TriageReport> Monitor::TriageLog(const Tracked& t,
-                                                       const std::string& slurm_state, double now) {
+std::optional<triage::TriageReport> Monitor::TriageLog(Tracked& t, const std::string& slurm_state,
+                                                       double now) {
   if (!scanner_) return std::nullopt;
-  auto facts = scanner_->ScanFile(t.record.log_path);
+  Expected<triage::ScanFacts> facts = Error{""};
+  if (t.end_facts) {
+    facts = std::move(*t.end_facts);
+    t.end_facts.reset();
+  } else {
+    facts = ScanEndOfJob(t);
+  }
   if (!facts) {
     log_.Warn("triage_failed",
               {{"job", std::to_string(t.record.job_id)}, {"error", facts.error().message}});
@@ -361,6 +432,11 @@ std::optional<triage::TriageReport> Monitor::TriageLog(const Tracked& t,
   triage::TriageReport report = triage::Analyze(*facts, context);
   report.log_path = t.record.log_path;
   report.job_id = std::to_string(t.record.job_id);
+  // A command for admins to paste is never the user's text: the log's is
+  // kept only when it is the one rebuilt from Slurm's head node and port.
+  if (report.tunnel_command && *report.tunnel_command != t.tunnel_command) {
+    report.tunnel_command.reset();
+  }
   return report;
 }
 

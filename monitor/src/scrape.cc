@@ -1,13 +1,10 @@
 #include "jobmon/monitor/scrape.h"
 
 #include <curl/curl.h>
-#include <dirent.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace jobmon::monitor {
 
@@ -31,26 +28,30 @@ Expected<std::vector<ScrapeTarget>> ParseFileSdTargets(std::string_view text) {
   return out;
 }
 
-std::vector<ScrapeTarget> ReadDiagTargets(const std::string& diag_dir) {
-  std::vector<ScrapeTarget> out;
-  const std::string dir = diag_dir + "/targets";
-  std::unique_ptr<DIR, int (*)(DIR*)> listing(opendir(dir.c_str()), closedir);
-  if (!listing) return out;
-  std::vector<std::string> names;
-  while (dirent* entry = readdir(listing.get())) {
-    std::string name = entry->d_name;
-    if (name.size() > 5 && name.ends_with(".json")) names.push_back(name);
+std::string TargetAddress::ToString() const {
+  const std::string text = ip.ToString();
+  return (ip.family == IpAddress::Family::kV6 ? "[" + text + "]" : text) + ":" +
+         std::to_string(port);
+}
+
+std::optional<TargetAddress> ParseTargetAddress(std::string_view text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == text.size()) return std::nullopt;
+  std::string_view host = text.substr(0, colon), port_text = text.substr(colon + 1);
+  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  if (bracketed) host = host.substr(1, host.size() - 2);
+  if (port_text.size() > 5) return std::nullopt;
+  int port = 0;
+  for (char c : port_text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    port = port * 10 + (c - '0');
   }
-  std::sort(names.begin(), names.end());
-  for (const std::string& name : names) {
-    std::ifstream in(dir + "/" + name);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (auto targets = ParseFileSdTargets(text.str())) {
-      out.insert(out.end(), targets->begin(), targets->end());
-    }
-  }
-  return out;
+  if (port < 1 || port > 65535) return std::nullopt;
+  auto ip = IpAddress::Parse(host);
+  if (!ip) return std::nullopt;
+  // An IPv6 address needs its brackets; an IPv4 one must not have them.
+  if ((ip->family == IpAddress::Family::kV6) != bracketed) return std::nullopt;
+  return TargetAddress{*ip, port};
 }
 
 namespace {
@@ -88,10 +89,15 @@ std::vector<ScrapeResult> ScrapeAll(const std::vector<ScrapeTarget>& targets, do
   std::vector<Transfer> transfers(targets.size());
   const long timeout_ms = static_cast<long>(timeout * 1000);
   for (size_t i = 0; i < targets.size(); ++i) {
+    auto address = ParseTargetAddress(targets[i].address);
+    if (!address) {
+      results[i].error = "not a literal IP:port";
+      continue;
+    }
     CURL* easy = curl_easy_init();
     easies[i] = easy;
     transfers[i].max_body = max_body;
-    const std::string url = "http://" + targets[i].address + "/metrics";
+    const std::string url = "http://" + address->ToString() + "/metrics";
     curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http");
     curl_easy_setopt(easy, CURLOPT_NOPROXY, "*");  // private addresses: never via a proxy
@@ -128,6 +134,7 @@ std::vector<ScrapeResult> ScrapeAll(const std::vector<ScrapeTarget>& targets, do
     }
   }
   for (CURL* easy : easies) {
+    if (!easy) continue;
     curl_multi_remove_handle(multi, easy);
     curl_easy_cleanup(easy);
   }

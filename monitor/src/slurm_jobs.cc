@@ -1,84 +1,132 @@
 #include "jobmon/monitor/slurm_jobs.h"
 
 #include <cctype>
-#include <charconv>
+#include <nlohmann/json.hpp>
 
 namespace jobmon::monitor {
 namespace {
 
-// "Key=" where Key is Slurm's field name syntax (letters, digits, _, :, /).
-std::optional<size_t> FieldKeyLength(std::string_view token) {
-  size_t eq = token.find('=');
-  if (eq == std::string_view::npos || eq == 0) return std::nullopt;
-  if (!std::isupper(static_cast<unsigned char>(token[0]))) return std::nullopt;
-  for (size_t i = 0; i < eq; ++i) {
-    char c = token[i];
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':' && c != '/') {
-      return std::nullopt;
-    }
-  }
-  return eq;
+using nlohmann::json;
+
+std::string Text(const json& job, const char* key) {
+  auto it = job.find(key);
+  return it != job.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 template <typename T>
-T Number(const std::string& text) {
-  T value{};
-  std::from_chars(text.data(), text.data() + text.size(), value);
-  return value;
+std::optional<T> Unsigned(const json& job, const char* key) {
+  auto it = job.find(key);
+  if (it == job.end() || !it->is_number_unsigned()) return std::nullopt;
+  uint64_t v = it->get<uint64_t>();
+  if (v > std::numeric_limits<T>::max()) return std::nullopt;
+  return static_cast<T>(v);
 }
 
-SlurmJob ParseLine(std::string_view line) {
-  SlurmJob job;
-  std::string key;
-  size_t start = 0;
-  while (start < line.size()) {
-    size_t end = line.find(' ', start);
-    if (end == std::string_view::npos) end = line.size();
-    std::string_view token = line.substr(start, end - start);
-    start = end + 1;
-    if (token.empty()) continue;
-    if (auto eq = FieldKeyLength(token)) {
-      key = std::string(token.substr(0, *eq));
-      job.fields[key] = std::string(token.substr(*eq + 1));
-    } else if (!key.empty()) {
-      job.fields[key] += " " + std::string(token);
-    }
-  }
-  auto get = [&](const char* name) {
-    auto it = job.fields.find(name);
-    return it == job.fields.end() ? std::string() : it->second;
-  };
-  job.job_id = Number<uint32_t>(get("JobId"));
-  job.name = get("JobName");
-  std::string user = get("UserId");
-  job.user = user.substr(0, user.find('('));
-  job.state = get("JobState");
-  job.node_list = get("NodeList");
-  job.num_nodes = Number<int>(get("NumNodes"));
-  job.partition = get("Partition");
-  job.std_out = get("StdOut");
-  job.work_dir = get("WorkDir");
-  job.start_time = get("StartTime");
-  job.end_time = get("EndTime");
-  job.exit_code = get("ExitCode");
-  return job;
+std::optional<double> Time(const json& job, const char* key) {
+  auto it = job.find(key);
+  if (it == job.end() || !it->is_number() || it->get<double>() <= 0) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string Padded(uint64_t value, unsigned width) {
+  std::string digits = std::to_string(value);
+  return digits.size() < width ? std::string(width - digits.size(), '0') + digits : digits;
 }
 
 }  // namespace
 
-std::vector<SlurmJob> ParseScontrolJobs(std::string_view text) {
-  std::vector<SlurmJob> jobs;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (line.rfind("JobId=", 0) != 0) continue;  // "No jobs in the system" and noise
-    SlurmJob job = ParseLine(line);
-    if (job.job_id != 0) jobs.push_back(std::move(job));
+std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
+                                uint32_t array_job_id, std::optional<uint32_t> array_task_id) {
+  std::string path = pattern;
+  if (path.empty()) {
+    path = array_task_id ? "slurm-%A_%a.out" : "slurm-%j.out";
   }
-  return jobs;
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '%') {
+      out += path[i];
+      continue;
+    }
+    if (i + 1 < path.size() && path[i + 1] == '%') {
+      out += '%';
+      ++i;
+      continue;
+    }
+    size_t at = i + 1;
+    unsigned width = 0;
+    while (at < path.size() && std::isdigit(static_cast<unsigned char>(path[at]))) {
+      width = std::min(width * 10 + static_cast<unsigned>(path[at] - '0'), 10u);
+      ++at;
+    }
+    if (at >= path.size()) {
+      out += path.substr(i);
+      break;
+    }
+    switch (path[at]) {
+      case 'A':
+        out += Padded(array_task_id ? array_job_id : job.job_id, width);
+        break;
+      case 'a':
+        out += Padded(array_task_id.value_or(0), width);
+        break;
+      case 'j':
+        out += Padded(job.job_id, width);
+        break;
+      case 'u':
+        out += job.user;
+        break;
+      case 'x':
+        out += job.name;
+        break;
+      default:  // Slurm leaves other specifiers as written
+        out += path.substr(i, at - i + 1);
+    }
+    i = at;
+  }
+  if (!out.starts_with('/')) out = job.work_dir + "/" + out;
+  return out;
+}
+
+Expected<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return Error{"squeue --json: not a JSON object"};
+  auto jobs = doc.find("jobs");
+  if (jobs == doc.end() || !jobs->is_array()) return Error{"squeue --json: no \"jobs\" array"};
+  std::vector<SlurmJob> out;
+  out.reserve(jobs->size());
+  for (const json& j : *jobs) {
+    if (!j.is_object()) continue;
+    auto id = Unsigned<uint32_t>(j, "job_id");
+    auto uid = Unsigned<uid_t>(j, "user_id");
+    auto gid = Unsigned<gid_t>(j, "group_id");
+    // Without its owner the daemon cannot read the job's files as that user.
+    if (!id || *id == 0 || !uid || !gid) continue;
+    SlurmJob job;
+    job.job_id = *id;
+    job.uid = *uid;
+    job.gid = *gid;
+    job.name = Text(j, "name");
+    job.user = Text(j, "user_name");
+    job.state = Text(j, "job_state");
+    job.node_list = Text(j, "nodes");
+    job.num_nodes = static_cast<int>(Unsigned<uint32_t>(j, "node_count").value_or(0));
+    job.partition = Text(j, "partition");
+    job.work_dir = Text(j, "current_working_directory");
+    job.start_time = Time(j, "start_time");
+    job.end_time = Time(j, "end_time");
+    const bool batch = j.value("batch_flag", false);
+    const std::string pattern = Text(j, "standard_output");
+    if (batch || !pattern.empty()) {
+      job.std_out =
+          ExpandStdoutPattern(pattern, job, Unsigned<uint32_t>(j, "array_job_id").value_or(0),
+                              Unsigned<uint32_t>(j, "array_task_id"));
+    }
+    // A wait status: exit code in the high byte, the signal in the low bits.
+    const uint32_t status = Unsigned<uint32_t>(j, "exit_code").value_or(0);
+    job.exit_code = std::to_string((status >> 8) & 0xff) + ":" + std::to_string(status & 0x7f);
+    out.push_back(std::move(job));
+  }
+  return out;
 }
 
 bool IsTerminalState(std::string_view state) {

@@ -1,5 +1,11 @@
 #include "jobmon/monitor/state_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "jobmon/alerts/outbox.h"
@@ -143,9 +149,32 @@ constexpr const char* kJobColumns =
 constexpr const char* kIncidentColumns =
     "id, job_id, class, state, opened_at, closed_at, summary, evidence_json, close_reason";
 
+// Job names, users, log paths and alert payloads: for the daemon's user and
+// its group (the state dir is 0750 so the group can run `jobmon status`),
+// nobody else. SQLite gives -wal and -shm the mode of the main file.
+constexpr mode_t kStateDbMode = 0640;
+
+// Creates a new database file with kStateDbMode whatever the umask (SQLite
+// itself would create it 0644 & ~umask). An existing file is left as it is.
+Expected<void> CreateIfMissing(const std::string& path) {
+  if (path.empty() || path == ":memory:") return {};
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, kStateDbMode);
+  if (fd < 0) {
+    if (errno == EEXIST) return {};
+    return Error{path + ": cannot create: " + std::strerror(errno)};
+  }
+  // The umask may have taken the group bit: set the mode exactly.
+  const bool mode_set = fchmod(fd, kStateDbMode) == 0;
+  const int saved = errno;
+  close(fd);
+  if (!mode_set) return Error{path + ": chmod: " + std::strerror(saved)};
+  return {};
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) {
+  if (auto created = CreateIfMissing(path); !created) return created.error();
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {

@@ -42,7 +42,10 @@ struct RunDir {
   std::string dir;
   std::string node_dir;  // the parent: every job of this node
   std::string exporter_pid() const { return dir + "/exporter.pid"; }
-  std::string exporter_status() const { return dir + "/exporter.status"; }
+  // Made by the prolog for the user the supervisor runs as (the job's or the
+  // service user), who cannot write the root-owned run dir; 0700.
+  std::string supervisor_dir() const { return dir + "/supervisor"; }
+  std::string exporter_status() const { return supervisor_dir() + "/exporter.status"; }
   std::string prometheus_pid() const { return dir + "/prometheus.pid"; }
   std::string archiver_pid() const { return dir + "/archiver.pid"; }
   std::string ports() const { return dir + "/ports"; }

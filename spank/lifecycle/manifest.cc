@@ -4,9 +4,7 @@
 #include <unistd.h>
 
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/iso_time.h"
@@ -47,7 +45,9 @@ std::string ToJson(const Manifest& m) {
   } else {
     out["archive"] = nullptr;
   }
-  return out.dump(2) + "\n";
+  // Degraded notes come from files the user writes: invalid UTF-8 there is
+  // replaced, not thrown.
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Expected<Manifest> ParseManifest(const std::string& text) {
@@ -92,23 +92,16 @@ Expected<Manifest> ParseManifest(const std::string& text) {
   }
 }
 
-Expected<Manifest> ReadManifest(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{path + ": cannot read"};
-  std::stringstream text;
-  text << in.rdbuf();
-  auto parsed = ParseManifest(text.str());
+Expected<Manifest> ReadManifest(const std::string& path, const UserFileOptions& options) {
+  auto text = ReadUserFile(path, kMaxManifestBytes, options);
+  if (!text) return text.error();
+  auto parsed = ParseManifest(*text);
   if (!parsed) return Error{path + ": " + parsed.error().message};
   return parsed;
 }
 
 Expected<void> WriteManifest(const std::string& path, const Manifest& manifest) {
   return WriteFileAtomically(path, ToJson(manifest), 0644);
-}
-
-std::string TunnelCommand(const std::string& head_node, int port) {
-  std::string p = std::to_string(port);
-  return "ssh -N -L " + p + ":127.0.0.1:" + p + " " + head_node;
 }
 
 std::string IsoNow() { return FormatIsoUtc(static_cast<double>(std::time(nullptr))); }

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/common/tunnel.h"  // TunnelCommand, shared with the monitor
+#include "jobmon/common/user_file.h"
 
 namespace jobmon::lifecycle {
 
@@ -47,11 +49,12 @@ struct Manifest {
 std::string ToJson(const Manifest& manifest);
 Expected<Manifest> ParseManifest(const std::string& json);
 
-Expected<Manifest> ReadManifest(const std::string& path);
+// The manifest is in the job's diag dir, which the job's user controls:
+// read through the user-file opener (no symlink, FIFO or device; capped in
+// size and time), as options.user where root reads it for the job.
+inline constexpr size_t kMaxManifestBytes = 1 << 20;
+Expected<Manifest> ReadManifest(const std::string& path, const UserFileOptions& options = {});
 Expected<void> WriteManifest(const std::string& path, const Manifest& manifest);
-
-// "ssh -N -L 9190:127.0.0.1:9190 node1"
-std::string TunnelCommand(const std::string& head_node, int port);
 
 std::string IsoNow();
 

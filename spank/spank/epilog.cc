@@ -42,7 +42,9 @@ std::string Stop(const std::string& pid_file, const char* what, std::chrono::mil
 
 void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::DiagLayout& layout,
              const lc::RunDir& run, bool prometheus_clean, gid_t gid) {
-  auto manifest = lc::ReadManifest(layout.manifest());
+  // Everything in the diag dir is the user's: read as them, never as root.
+  const UserFileOptions as_user{.user = JobUser{job.uid, gid}, .kind = UserFileKind::kRegular};
+  auto manifest = lc::ReadManifest(layout.manifest(), as_user);
   if (!manifest) {
     slurm_error("[diag] job %u: %s; not archiving", job.job_id, manifest.error().message.c_str());
     return;
@@ -50,7 +52,7 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
   lc::Manifest m = *manifest;
   m.ended_at = lc::IsoNow();
   // What every node noted (an exporter that gave up, ...), once each.
-  for (const NodeNote& note : ReadDegradedNotes(layout)) {
+  for (const NodeNote& note : ReadDegradedNotes(layout, *as_user.user)) {
     std::string noted = note.node == job.node ? note.line : note.node + ": " + note.line;
     if (std::find(m.degraded.begin(), m.degraded.end(), noted) == m.degraded.end() &&
         std::find(m.degraded.begin(), m.degraded.end(), note.line) == m.degraded.end()) {
@@ -58,7 +60,12 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
     }
   }
   if (!prometheus_clean) m.degraded.push_back("Prometheus did not exit cleanly (killed)");
-  if (!config.archive || m.prometheus_port == 0 || !fs::is_directory(layout.tsdb_dir())) {
+  bool have_tsdb = [&] {
+    FsIdentity as_job_user(job.uid, gid);
+    std::error_code ec;
+    return fs::is_directory(layout.tsdb_dir(), ec);
+  }();
+  if (!config.archive || m.prometheus_port == 0 || !have_tsdb) {
     m.state = "ended";
     WriteAsUser(layout, m, job.uid, gid);
     return;
@@ -74,9 +81,13 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
                                    config.prometheus};
   if (config.keep_tsdb) argv.push_back("--keep-tsdb");
   // Detached and as the job's user: it may outlive the epilog, and the TSDB
-  // and the archive are theirs.
-  DaemonSpec spec{
-      argv, DaemonEnvironment(), layout.logs_dir() + "/archive.log", layout.dir, job.uid, gid};
+  // and the archive are theirs. Its log is opened here, as theirs.
+  auto log = OpenDaemonLog(layout.logs_dir() + "/archive.log", *as_user.user);
+  if (!log) {
+    slurm_error("[diag] job %u: archiver log: %s; its output is discarded", job.job_id,
+                log.error().message.c_str());
+  }
+  DaemonSpec spec{argv, DaemonEnvironment(), "", layout.dir, job.uid, gid, log ? log->get() : -1};
   auto archiver = SpawnDaemon(spec);
   if (!archiver) {
     m.state = "archive_failed";
@@ -95,7 +106,7 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
                archiver->pid, layout.manifest().c_str());
     return;
   }
-  auto after = lc::ReadManifest(layout.manifest());
+  auto after = lc::ReadManifest(layout.manifest(), as_user);
   slurm_info("[diag] job %u: TSDB %s (%s)", job.job_id,
              after ? after->state.c_str() : "state unknown", layout.archive().c_str());
 }
@@ -119,9 +130,10 @@ int JobEpilog(spank_t /*sp*/, const std::vector<std::string>& args) {
   gid_t gid = JobGroup(*job);
 
   std::string exporter = Stop(run.exporter_pid(), "exporter", std::chrono::seconds(5));
-  std::string status = ReadText(run.exporter_status());
+  // One line, written by the supervisor as its user (maybe the job's).
+  std::string status = ReadExporterStatus(run);
+  status = status.substr(0, status.find('\n'));
   if (status.rfind("gave up", 0) == 0) {
-    while (!status.empty() && status.back() == '\n') status.pop_back();
     std::string line = "exporter crashed repeatedly and was not restarted (" + status + ")";
     slurm_error("[diag] job %u node %s: %s", job->job_id, job->node.c_str(), line.c_str());
     if (!diag_dir.empty()) {
@@ -145,7 +157,7 @@ int JobEpilog(spank_t /*sp*/, const std::vector<std::string>& args) {
   }
   slurm_info("[diag] job %u node %s: stopped (%s)", job->job_id, job->node.c_str(),
              summary.c_str());
-  fs::remove_all(run.dir, ec);
+  RemoveRunDir(run);
   return 0;
 }
 

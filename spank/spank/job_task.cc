@@ -34,19 +34,29 @@ std::optional<Where> Find(spank_t sp, const std::vector<std::string>& args) {
   if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS) {
     return std::nullopt;
   }
+  // The task runs as the job's user already; the opener still keeps a
+  // FIFO or device in the diag dir from hanging the job's start.
+  JobUser user;
+  if (spank_get_item(sp, S_JOB_UID, &user.uid) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_GID, &user.gid) != ESPANK_SUCCESS) {
+    return std::nullopt;
+  }
   lc::RunDir run = lc::RunDirFor(*config, node, job_id);
   std::error_code ec;
   if (!fs::is_directory(run.dir, ec)) return std::nullopt;
   Where where;
   where.diag_dir = ReadFirstLine(run.diag_dir());
   lc::DiagLayout layout{where.diag_dir};
-  if (auto manifest = lc::ReadManifest(layout.manifest())) where.manifest = *manifest;
+  if (auto manifest =
+          lc::ReadManifest(layout.manifest(), {.user = user, .kind = UserFileKind::kRegular})) {
+    where.manifest = *manifest;
+  }
   // This node's notes (kept even when the diag dir was unwritable), then
   // the other nodes' from the shared diag dir.
   for (const std::string& line : NonEmptyLines(ReadText(run.degraded()))) {
     where.degraded.push_back(std::string(node) + ": " + line);
   }
-  for (const NodeNote& note : ReadDegradedNotes(layout)) {
+  for (const NodeNote& note : ReadDegradedNotes(layout, user)) {
     if (note.node != node) where.degraded.push_back(note.node + ": " + note.line);
   }
   return where;

@@ -104,12 +104,18 @@ struct Prolog {
       }
     }
     auto [uid, gid] = ExporterUser();
-    DaemonSpec spec{argv,
-                    DaemonEnvironment(),
-                    layout.logs_dir() + "/exporter-" + job.node + ".log",
-                    layout.dir,
-                    uid,
-                    gid};
+    // The supervisor reports through a directory of its own: as the job's or
+    // the service user it cannot write the root-owned run dir.
+    if (auto made = MakeDirectoryFor(run.supervisor_dir(), uid, gid); !made) {
+      Degrade("exporter status not recorded: " + made.error().message);
+    }
+    // The log is in the job's diag dir: opened here as the job's user (the
+    // service user could not create it there, and must not be made to
+    // append to a file a symlink there points at).
+    auto log = OpenDaemonLog(layout.logs_dir() + "/exporter-" + job.node + ".log",
+                             JobUser{job.uid, job_gid});
+    if (!log) Degrade("exporter log: " + log.error().message + "; its output is discarded");
+    DaemonSpec spec{argv, DaemonEnvironment(), "", layout.dir, uid, gid, log ? log->get() : -1};
     auto started = SpawnDaemon(spec);
     if (!started) {
       Degrade("no exporter: " + started.error().message);
@@ -166,10 +172,11 @@ struct Prolog {
         "--storage.tsdb.retention.time=3650d",
     };
     // As the job's user, so the TSDB belongs to them; admin API and
-    // lifecycle endpoints stay off (not enabled).
-    DaemonSpec spec{
-        argv,   DaemonEnvironment(), layout.logs_dir() + "/prometheus.log", layout.dir, job.uid,
-        job_gid};
+    // lifecycle endpoints stay off (not enabled). Its log: as for the exporter.
+    auto log = OpenDaemonLog(layout.logs_dir() + "/prometheus.log", JobUser{job.uid, job_gid});
+    if (!log) Degrade("Prometheus log: " + log.error().message + "; its output is discarded");
+    DaemonSpec spec{argv,    DaemonEnvironment(),  "", layout.dir, job.uid,
+                    job_gid, log ? log->get() : -1};
     auto started = SpawnDaemon(spec);
     if (!started) {
       Degrade("no Prometheus: " + started.error().message);
@@ -178,7 +185,7 @@ struct Prolog {
     (void)WriteFileAtomically(run.prometheus_pid(), FormatPidRecord(*started));
     manifest.prometheus_address = "127.0.0.1";
     manifest.prometheus_port = *port;
-    manifest.tunnel_command = lc::TunnelCommand(job.head_node(), *port);
+    manifest.tunnel_command = TunnelCommand(job.head_node(), *port);
   }
 
   void Run() {

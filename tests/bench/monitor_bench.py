@@ -3,8 +3,8 @@
 
 A generator appends MaxText step lines to 10,000 logs at a realistic rate
 (one step per job every --step-seconds, jobs staggered); Slurm's answer is
-replayed from `scontrol -o show job` output recorded on the dev cluster
-(tests/fixtures/slurm), multiplied to 10,000 jobs, by a stand-in scontrol.
+replayed from `squeue --json` output recorded on the dev cluster
+(tests/fixtures/slurm), multiplied to 10,000 jobs, by a stand-in squeue.
 Some jobs hang: half go silent, half keep printing noise lines (the case
 the log-mtime rule of the reference never catches).
 
@@ -81,31 +81,31 @@ def main():
     try:
         logs = os.path.join(work, "logs")
         os.mkdir(logs)
-        with open(os.path.join(args.fixtures, "slurm", "scontrol-o-show-job.txt")) as f:
-            template = f.readline().rstrip("\n")
-        # One recorded line per job, with its id, name and log swapped in.
-        lines = []
+        with open(os.path.join(args.fixtures, "slurm", "squeue-json.json")) as f:
+            recorded = json.load(f)
+        template = recorded["jobs"][0]
+        # One recorded job per job, with its id, name and log swapped in.
+        jobs = []
         paths = []
         for i in range(args.jobs):
             job_id = 100000 + i
             path = os.path.join(logs, f"run-{job_id}.out")
             paths.append(path)
-            line = re.sub(r"JobId=\d+", f"JobId={job_id}", template)
-            line = re.sub(r"JobName=\S+", f"JobName=train-{i}", line)
-            line = re.sub(r"StdOut=\S+", f"StdOut={path}", line)
-            line = re.sub(r"StdErr=\S+", f"StdErr={path}", line)
-            lines.append(line)
+            job = dict(template)
+            job.update(job_id=job_id, name=f"train-{i}", standard_output=path,
+                       standard_error=path)
+            jobs.append(job)
             with open(path, "w") as f:
                 f.write("0: Config param steps: 100000\n")
                 for s in range(args.history_steps):
                     f.write(step_line(s, args.step_seconds))
-        answer = os.path.join(work, "scontrol-answer.txt")
+        answer = os.path.join(work, "squeue-answer.json")
         with open(answer, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        scontrol = os.path.join(work, "scontrol")
-        with open(scontrol, "w") as f:
+            json.dump(dict(recorded, jobs=jobs), f)
+        squeue = os.path.join(work, "squeue")
+        with open(squeue, "w") as f:
             f.write(f"#!/bin/sh\nexec cat '{answer}'\n")
-        os.chmod(scontrol, 0o755)
+        os.chmod(squeue, 0o755)
         port = free_port()
         config = os.path.join(work, "jobmon.toml")
         alerts = os.path.join(work, "alerts.jsonl")
@@ -114,7 +114,7 @@ def main():
 state_db = "{work}/state.db"
 poll_interval = "{args.poll_interval}s"
 slurm_poll_interval = "30s"
-scontrol = "{scontrol}"
+squeue = "{squeue}"
 metrics_listen = "127.0.0.1:{port}"
 notify_file = "{alerts}"
 [monitor.select]

@@ -1,6 +1,6 @@
 // The monitor's other untrusted inputs: its config file (parsed again on
 // every SIGHUP), the file_sd target files a job's prolog writes into a
-// user-writable diag dir, and scontrol's job lines. The first input byte
+// user-writable diag dir, and squeue's JSON job list. The first input byte
 // picks the parser.
 #include <cstddef>
 #include <cstdint>
@@ -29,8 +29,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     default: {
-      for (const auto& job : jobmon::monitor::ParseScontrolJobs(text)) {
-        (void)jobmon::monitor::IsTerminalState(job.state);
+      if (auto jobs = jobmon::monitor::ParseSqueueJson(text)) {
+        for (const auto& job : *jobs) {
+          if (job.job_id == 0) __builtin_trap();  // a job without an id is skipped
+          (void)jobmon::monitor::IsTerminalState(job.state);
+        }
       }
     }
   }

@@ -41,12 +41,20 @@ check() {  # check "description" command...
   fi
 }
 
-TEST_USER=""
+TEST_USER="" SERVICE_USER=""
 teardown() {
-  local pid
+  local pid fifo
   for pid in "${OUR_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+  # A reader stuck on a FIFO the test planted (a failing epilog) is let go.
+  if [[ -d "$STATE/jobs" ]]; then
+    while IFS= read -r fifo; do
+      # shellcheck disable=SC2016 # $1 is the inner shell's
+      timeout 2 bash -c 'exec 3>"$1"' _ "$fifo" 2>/dev/null
+    done < <(find "$STATE/jobs" -type p 2>/dev/null)
+  fi
   "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
   [[ -n "$TEST_USER" ]] && userdel "$TEST_USER" 2>/dev/null
+  [[ -n "$SERVICE_USER" ]] && userdel "$SERVICE_USER" 2>/dev/null
   rm -rf "$SCRATCH"
 }
 trap teardown EXIT
@@ -278,6 +286,86 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
   check "symlinked diag dir: [diag] says the diag dir is unwritable" grep -q 'diag dir unwritable' "$UDIR/run-$held.out"
   check "symlinked diag dir: the job's own output is there" grep -q '^job-ran$' "$UDIR/run-$held.out"
   check "symlinked diag dir: both nodes idle" wait_for 20 nodes_idle
+
+  echo "# the user plants hostile files in its own diag dir; the epilog (root) neither leaks, hangs nor exhausts"
+  SECRET=$SCRATCH/root-only-secret  # $SCRATCH is root's, 0700
+  echo "TOPSECRET-$$-jobmon" >"$SECRET"
+  chmod 0600 "$SECRET"
+  hostile_job() {  # hostile_job NAME COMMANDS: a 1-node job of the user on node1; sets hj, HDIAG
+    local out
+    out=$(cd "$UDIR" && timeout 120 runuser -u "$TEST_USER" -- env SLURM_CONF="$SLURM_CONF" \
+      sbatch --parsable --wait -N1 -w node1 --diag=on -o "$UDIR/$1-%j.out" \
+      --wrap "$2; echo job-ran" 2>&1)
+    hj=$(job_id "$out")
+    HDIAG=$UDIR/jobmon-diag-$hj
+  }
+  ended_or_archived() { [[ "$(manifest "$HDIAG/manifest.json" "m['state']" 2>/dev/null)" =~ ^(ended|archived)$ ]]; }
+  hostile_job secret "ln -s $SECRET \$JOBMON_DIAG_DIR/logs/degraded-x.txt"
+  check "degraded note linked to a root-only file: the job ran" grep -q '^job-ran$' "$UDIR/secret-$hj.out"
+  check "degraded note linked to a root-only file: the epilog finished the manifest" wait_for 60 ended_or_archived
+  check "degraded note linked to a root-only file: the secret is not in manifest.json" \
+    bash -c "test -s $HDIAG/manifest.json && ! grep -q TOPSECRET $HDIAG/manifest.json"
+  check "degraded note linked to a root-only file: the manifest says it was refused" \
+    grep -q 'x: degraded note not read: .*refused' "$HDIAG/manifest.json"
+  check "degraded note linked to a root-only file: both nodes idle" wait_for 20 nodes_idle
+
+  hostile_job fifo "rm -f \$JOBMON_DIAG_DIR/manifest.json; mkfifo \$JOBMON_DIAG_DIR/manifest.json"
+  check "manifest.json a FIFO: the job ran" grep -q '^job-ran$' "$UDIR/fifo-$hj.out"
+  check "manifest.json a FIFO: the job ends (the epilog did not hang)" wait_for 60 job_done "$hj"
+  check "manifest.json a FIFO: both nodes idle" wait_for 20 nodes_idle
+  check "manifest.json a FIFO: slurmd's log says it was refused" \
+    grep -q "\[diag\] job $hj: .*manifest.json: refused: a FIFO" "$STATE/log/slurmd-node1.log"
+
+  hostile_job zero "ln -s /dev/zero \$JOBMON_DIAG_DIR/logs/degraded-zero.txt"
+  check "degraded note linked to /dev/zero: the job ends" wait_for 60 job_done "$hj"
+  check "degraded note linked to /dev/zero: the epilog finished the manifest" wait_for 60 ended_or_archived
+  check "degraded note linked to /dev/zero: the manifest says it was refused" \
+    grep -q 'zero: degraded note not read: .*refused' "$HDIAG/manifest.json"
+  check "degraded note linked to /dev/zero: both nodes idle" wait_for 20 nodes_idle
+  slurmd_rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$(cut -d' ' -f1 "$STATE/pids/slurmd-node1")/status"; }
+  check "degraded note linked to /dev/zero: slurmd's memory is sane ($(slurmd_rss_kib) KiB)" \
+    test "$(slurmd_rss_kib)" -lt $((256 * 1024))
+
+  echo "# a non-root job whose exporter keeps crashing (the supervisor runs as the user)"
+  plugin_args exporter=/bin/false exporter_restarts=1
+  hostile_job crash "sleep 5"
+  check "user's exporter crashing: the job ran" grep -q '^job-ran$' "$UDIR/crash-$hj.out"
+  user_crash_noted() { manifest "$HDIAG/manifest.json" "m['degraded']" | grep -q 'exporter crashed repeatedly'; }
+  check "user's exporter crashing: the manifest lists it as degraded" wait_for 30 user_crash_noted
+  check "user's exporter crashing: both nodes idle" wait_for 20 nodes_idle
+  plugin_args
+
+  echo "# service_user: the exporter runs as another user; its log is the job user's"
+  SERVICE_USER=jmsv$$
+  if useradd --system --no-create-home --shell /usr/sbin/nologin "$SERVICE_USER"; then
+    plugin_args "service_user=$SERVICE_USER"
+    hostile_job svc "sleep 4"
+    LOG=$HDIAG/logs/exporter-node1.log
+    check "service_user: the job ran" grep -q '^job-ran$' "$UDIR/svc-$hj.out"
+    check "service_user: the exporter served (its log, owned by the job's user)" bash -c \
+      "grep -q 'jobmon-exporter: serving http://' $LOG && test \"\$(stat -c %U $LOG)\" == $TEST_USER"
+    check "service_user: nothing degraded" test "$(manifest "$HDIAG/manifest.json" "m['degraded']")" == "[]"
+    # The user plants a symlink to a file of the service user where the log goes.
+    VICTIM=$SCRATCH/service-owned.log
+    install -o "$SERVICE_USER" -m 0600 /dev/null "$VICTIM"
+    chmod 0711 "$SCRATCH"
+    held=$(job_id "$(cd "$UDIR" && as_user sbatch --parsable --hold -N1 -w node1 --diag=on -o "$UDIR/svc-%j.out" --wrap 'sleep 2; echo job-ran')")
+    as_user mkdir -p "$UDIR/jobmon-diag-$held/logs"
+    as_user ln -s "$VICTIM" "$UDIR/jobmon-diag-$held/logs/exporter-node1.log"
+    scontrol release "$held"
+    check "service_user, symlinked log: the job ends" wait_for 60 job_done "$held"
+    check "service_user, symlinked log: the service user's file was not appended to" test ! -s "$VICTIM"
+    check "service_user, symlinked log: [diag] says the log was refused" \
+      grep -q 'exporter log: .*refused: a symlink' "$UDIR/svc-$held.out"
+    check "service_user, symlinked log: the exporter still ran (target published)" \
+      test -s "$UDIR/jobmon-diag-$held/targets/node1.json"
+    chmod 0700 "$SCRATCH"
+    plugin_args
+  else
+    echo "FAIL - useradd $SERVICE_USER"
+    failed=$((failed + 1))
+    SERVICE_USER=""
+  fi
 else
   echo "FAIL - useradd $TEST_USER"
   failed=$((failed + 1))

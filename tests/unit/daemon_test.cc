@@ -1,6 +1,8 @@
 #include "jobmon/common/daemon.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -114,6 +116,110 @@ TEST_F(DaemonTest, LogGetsStdoutAndStderrAndEnvIsExplicit) {
   ASSERT_TRUE(WaitUntil([&] { return !IsSameProcessRunning(p); }));
   ASSERT_TRUE(WaitUntil([&] { return Slurp(log).find(dir_.string()) != std::string::npos; }));
   EXPECT_EQ(Slurp(log), "out=bar\nerr\n" + dir_.string() + "\n");
+}
+
+TEST_F(DaemonTest, AGivenLogFdIsUsedInsteadOfThePath) {
+  std::string log = (dir_ / "given.log").string();
+  UniqueFd fd(open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
+  ASSERT_TRUE(fd.valid());
+  DaemonSpec spec = Cmd({"/bin/sh", "-c", "echo out; echo err >&2"});
+  spec.log_fd = fd.get();
+  spec.log_path = (dir_ / "unused.log").string();
+  ProcessIdentity p = Spawn(spec);
+  fd.reset();  // the daemon holds its own copy
+  ASSERT_TRUE(WaitUntil([&] { return !IsSameProcessRunning(p); }));
+  ASSERT_TRUE(WaitUntil([&] { return Slurp(log) == "out\nerr\n"; })) << Slurp(log);
+  EXPECT_FALSE(fs::exists(dir_ / "unused.log"));
+}
+
+// service_user: the daemon runs as a user that cannot write where its log
+// goes (the job's diag dir); the log is opened before the drop and handed over.
+TEST_F(DaemonTest, ADaemonDroppedToAnotherUserWritesTheLogOpenedForIt) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  fs::path private_dir = dir_ / "private";
+  fs::create_directories(private_dir);
+  fs::permissions(private_dir, fs::perms::owner_all);
+  DaemonSpec spec = Cmd({"/bin/sh", "-c", "id -u"});
+  spec.uid = 65534;
+  spec.gid = 65534;
+  spec.log_path = (private_dir / "by-path.log").string();
+  auto by_path = SpawnDaemon(spec);
+  ASSERT_FALSE(by_path.ok()) << "nobody cannot create a log in a root-only directory";
+  EXPECT_NE(by_path.error().message.find("open log file failed"), std::string::npos);
+
+  auto log = OpenDaemonLog((private_dir / "given.log").string(), JobUser{0, 0});
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  spec.log_fd = log->get();
+  ProcessIdentity p = Spawn(spec);
+  log.value().reset();
+  ASSERT_TRUE(WaitUntil([&] { return !IsSameProcessRunning(p); }));
+  ASSERT_TRUE(WaitUntil([&] { return Slurp((private_dir / "given.log").string()) == "65534\n"; }))
+      << Slurp((private_dir / "given.log").string());
+}
+
+TEST_F(DaemonTest, OpenDaemonLogRefusesSymlinksFifosAndOtherOwnersFiles) {
+  JobUser me{geteuid(), getegid()};
+  // A symlink planted where the log goes: the target is left alone.
+  std::string target = (dir_ / "target").string();
+  std::ofstream(target) << "keep\n";
+  fs::create_symlink(target, dir_ / "link.log");
+  auto link = OpenDaemonLog((dir_ / "link.log").string(), me);
+  ASSERT_FALSE(link.ok());
+  EXPECT_NE(link.error().message.find("symlink"), std::string::npos) << link.error().message;
+  fs::create_symlink(dir_ / "missing", dir_ / "dangling.log");
+  EXPECT_FALSE(OpenDaemonLog((dir_ / "dangling.log").string(), me).ok());
+  EXPECT_FALSE(fs::exists(dir_ / "missing")) << "a dangling symlink created its target";
+  EXPECT_EQ(Slurp(target), "keep\n");
+
+  // A FIFO: refused at once instead of waiting for a reader.
+  ASSERT_EQ(mkfifo((dir_ / "fifo.log").c_str(), 0600), 0);
+  auto started = std::chrono::steady_clock::now();
+  auto fifo = OpenDaemonLog((dir_ / "fifo.log").string(), me);
+  EXPECT_FALSE(fifo.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1s);
+
+  // A directory in its place.
+  fs::create_directories(dir_ / "dir.log");
+  EXPECT_FALSE(OpenDaemonLog((dir_ / "dir.log").string(), me).ok());
+
+  // A regular file: created, or appended to.
+  auto fresh = OpenDaemonLog((dir_ / "fresh.log").string(), me);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  ASSERT_EQ(write(fresh->get(), "a\n", 2), 2);
+  fresh.value().reset();
+  auto again = OpenDaemonLog((dir_ / "fresh.log").string(), me);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  ASSERT_EQ(write(again->get(), "b\n", 2), 2);
+  EXPECT_EQ(Slurp((dir_ / "fresh.log").string()), "a\nb\n");
+  EXPECT_EQ(fcntl(again->get(), F_GETFL) & O_NONBLOCK, 0);
+  EXPECT_NE(fcntl(again->get(), F_GETFD) & FD_CLOEXEC, 0);
+
+  if (geteuid() != 0) return;
+  // As root for a user: created under the user's identity, so it is theirs;
+  // a file of anyone else there (e.g. a hard link) is refused.
+  fs::path user_dir = dir_ / "user";
+  fs::create_directories(user_dir);
+  ASSERT_EQ(chown(user_dir.c_str(), 65534, 65534), 0);
+  JobUser nobody{65534, 65534};
+  auto created = OpenDaemonLog((user_dir / "exporter.log").string(), nobody);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  struct stat st {};
+  ASSERT_EQ(fstat(created->get(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  // World-writable, so only the owner check stands between the user and it.
+  std::ofstream(user_dir / "roots.log") << "root's\n";
+  fs::permissions(
+      user_dir / "roots.log",
+      fs::perms::all & ~(fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec));
+  auto roots = OpenDaemonLog((user_dir / "roots.log").string(), nobody);
+  ASSERT_FALSE(roots.ok());
+  EXPECT_NE(roots.error().message.find("owned by uid 0"), std::string::npos)
+      << roots.error().message;
+  // Where the user may not create files, neither may root on their behalf.
+  fs::create_directories(dir_ / "root-only");
+  fs::permissions(dir_ / "root-only", fs::perms::owner_all);
+  EXPECT_FALSE(OpenDaemonLog((dir_ / "root-only" / "x.log").string(), nobody).ok());
+  EXPECT_FALSE(fs::exists(dir_ / "root-only" / "x.log"));
 }
 
 TEST_F(DaemonTest, ReportsTheFailingStep) {

@@ -102,6 +102,18 @@ TEST(ListenAddress, RefusesWildcardsAndHostnames) {
             std::string::npos);
 }
 
+// Hardening items 11 and 12: one address:port only (civetweb would bind the
+// rest of a list), and the IPv4-mapped wildcard is a wildcard.
+TEST(ListenAddress, RefusesListsSuffixesAndTheMappedWildcard) {
+  for (const char* bad : {"10.0.0.5:9400,0.0.0.0:9401", "10.0.0.5:9400,9401", "10.0.0.5:9400s",
+                          "10.0.0.5:9400r", "10.0.0.5:+9400", "[::ffff:0.0.0.0]:9400"}) {
+    EXPECT_FALSE(ParseListenAddress(bad).ok()) << bad;
+  }
+  EXPECT_NE(ParseListenAddress("[::ffff:0.0.0.0]:9400").error().message.find("refusing a wildcard"),
+            std::string::npos);
+  EXPECT_EQ(ParseListenAddress("[::ffff:10.0.0.5]:9400")->ToBindString(), "10.0.0.5:9400");
+}
+
 TEST(Collectors, GoldenScrapeOfTheFixtureTree) {
   CollectorPool pool(
       FixtureCollectors(Paths(kFixture, std::string(JOBMON_FIXTURES) + "/sysfs/amd")), {"node7"});

@@ -68,10 +68,15 @@ TEST_F(JobInputTest, AllSkipsDirsWithoutALogSymlink) {
   EXPECT_EQ((*jobs)[1].job_id, "7880");
 }
 
-TEST(Scontrol, JobState) {
-  EXPECT_EQ(ParseScontrolJobState("JobId=5 JobName=x UserId=root(0) JobState=RUNNING Reason=None"),
-            "RUNNING");
-  EXPECT_FALSE(ParseScontrolJobState("slurm_load_jobs error: Invalid job id specified"));
+TEST(Squeue, JobState) {
+  const std::string answer = R"({"jobs": [
+      {"job_id": 5, "user_id": 0, "group_id": 0, "name": "x JobState=COMPLETED",
+       "job_state": "RUNNING"},
+      {"job_id": 6, "user_id": 0, "group_id": 0, "job_state": "FAILED"}]})";
+  EXPECT_EQ(JobStateFromSqueueJson(answer, "5"), "RUNNING") << "the name is only a name";
+  EXPECT_EQ(JobStateFromSqueueJson(answer, "6"), "FAILED");
+  EXPECT_FALSE(JobStateFromSqueueJson(answer, "7"));
+  EXPECT_FALSE(JobStateFromSqueueJson("slurm_load_jobs error: Unable to contact", "5"));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "archive/tsdb_archive.h"
 #include "jobmon/common/fs_identity.h"
+#include "jobmon/common/tunnel.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/manifest.h"
@@ -25,6 +26,7 @@
 #include "lifecycle/port_reservation.h"
 #include "lifecycle/prometheus_config.h"
 #include "lifecycle/supervisor.h"
+#include "spank/node_files.h"
 
 namespace jobmon::lifecycle {
 namespace {
@@ -377,3 +379,201 @@ TEST(FsIdentityTest, FilesAreCreatedAsTheUserAndRootOnlyPlacesAreRefused) {
 
 }  // namespace
 }  // namespace jobmon
+
+// Issue 17: what the prolog and epilog (root) read from places the job's
+// user controls. node_files.cc is compiled into this test (it needs no Slurm).
+namespace jobmon::spank {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::steady_clock;
+namespace lc = jobmon::lifecycle;
+
+constexpr JobUser kNobody{65534, 65534};
+
+struct UserDir {
+  fs::path path;
+  explicit UserDir(const std::string& tag)
+      : path(fs::temp_directory_path() /
+             ("jobmon-h17-" + tag + "-" + std::to_string(getpid()) + "-" +
+              std::to_string(steady_clock::now().time_since_epoch().count()))) {
+    fs::create_directories(path / "logs");
+    if (geteuid() == 0) {
+      (void)!chown(path.c_str(), kNobody.uid, kNobody.gid);
+      (void)!chown((path / "logs").c_str(), kNobody.uid, kNobody.gid);
+    }
+  }
+  ~UserDir() { fs::remove_all(path); }
+  lc::DiagLayout layout() const { return lc::DiagLayout{path.string()}; }
+};
+
+JobUser Me() { return JobUser{geteuid(), getegid()}; }
+JobUser TheUser() { return geteuid() == 0 ? kNobody : Me(); }
+
+std::string Joined(const std::vector<NodeNote>& notes) {
+  std::string out;
+  for (const NodeNote& n : notes) out += n.node + ": " + n.line + "\n";
+  return out;
+}
+
+TEST(UserControlledFiles, ADegradedNoteLinkedToARootOnlyFileIsNotRead) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (a file the user cannot read)";
+  UserDir user("notes-secret");
+  fs::path secret_dir = user.path.string() + "-secret";
+  fs::create_directories(secret_dir);
+  std::ofstream(secret_dir / "secret") << "TOPSECRET-h17\n";
+  fs::permissions(secret_dir / "secret", fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(secret_dir / "secret", user.path / "logs" / "degraded-x.txt");
+  // A hard link needs no symlink: a root-only file in the user's dir is
+  // refused by its mode bits.
+  fs::copy_file(secret_dir / "secret", user.path / "logs" / "degraded-y.txt");
+  fs::permissions(user.path / "logs" / "degraded-y.txt", fs::perms::owner_read);
+  std::ofstream(user.path / "logs" / "degraded-node2.txt") << "no exporter: reasons\n\n";
+  (void)!chown((user.path / "logs" / "degraded-node2.txt").c_str(), kNobody.uid, kNobody.gid);
+
+  std::string notes = Joined(ReadDegradedNotes(user.layout(), kNobody));
+  EXPECT_EQ(notes.find("TOPSECRET"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("node2: no exporter: reasons\n"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("x: degraded note not read: "), std::string::npos) << notes;
+  EXPECT_NE(notes.find("y: degraded note not read: "), std::string::npos) << notes;
+  fs::remove_all(secret_dir);
+}
+
+TEST(UserControlledFiles, FifosDevicesAndHugeNotesNeitherHangNorExhaust) {
+  UserDir user("notes-hostile");
+  fs::path logs = user.path / "logs";
+  ASSERT_EQ(mkfifo((logs / "degraded-fifo.txt").c_str(), 0666), 0);
+  fs::create_symlink("/dev/zero", logs / "degraded-zero.txt");
+  {
+    std::ofstream big(logs / "degraded-big.txt");
+    big << std::string(kMaxNoteFileBytes + 1, 'x');
+  }
+  {
+    std::ofstream long_line(logs / "degraded-long.txt");
+    long_line << std::string(5000, 'y') << "\n";
+  }
+  if (geteuid() == 0) {
+    for (const char* name : {"degraded-fifo.txt", "degraded-big.txt", "degraded-long.txt"}) {
+      (void)!lchown((logs / name).c_str(), kNobody.uid, kNobody.gid);
+    }
+  }
+  auto started = steady_clock::now();
+  auto notes = ReadDegradedNotes(user.layout(), TheUser());
+  EXPECT_LT(steady_clock::now() - started, std::chrono::seconds(2));
+  std::string text = Joined(notes);
+  EXPECT_NE(text.find("fifo: degraded note not read: "), std::string::npos) << text;
+  EXPECT_NE(text.find("zero: degraded note not read: "), std::string::npos) << text;
+  EXPECT_NE(text.find("big: degraded note not read: "), std::string::npos) << text;
+  EXPECT_NE(text.find("long: " + std::string(kMaxNoteLineBytes, 'y') + "...\n"), std::string::npos);
+  EXPECT_LT(text.size(), 8192u);
+
+  // Thousands of notes: a bounded number is read.
+  for (int i = 0; i < 600; ++i) {
+    std::ofstream(logs / ("degraded-n" + std::to_string(i) + ".txt")) << "a\nb\n";
+  }
+  if (geteuid() == 0) {
+    for (const auto& entry : fs::directory_iterator(logs)) {
+      (void)!lchown(entry.path().c_str(), kNobody.uid, kNobody.gid);
+    }
+  }
+  EXPECT_EQ(ReadDegradedNotes(user.layout(), TheUser()).size(), kMaxNotes);
+
+  // logs/ itself a symlink (to a dir of notes the user cannot list): nothing.
+  fs::remove_all(logs);
+  fs::create_symlink("/etc", logs);
+  EXPECT_TRUE(ReadDegradedNotes(user.layout(), TheUser()).empty());
+}
+
+TEST(UserControlledFiles, TheManifestIsReadThroughTheOpener) {
+  UserDir user("manifest");
+  lc::Manifest m;
+  m.job_id = 7;
+  m.state = "running";
+  // A note with invalid UTF-8 (a line cut mid-character) is written, not thrown.
+  m.degraded = {std::string("cut \xc3")};
+  ASSERT_TRUE(lc::WriteManifest(user.layout().manifest(), m).ok());
+  if (geteuid() == 0) (void)!chown(user.layout().manifest().c_str(), kNobody.uid, kNobody.gid);
+  UserFileOptions as_user{.user = TheUser(), .kind = UserFileKind::kRegular};
+  auto read = lc::ReadManifest(user.layout().manifest(), as_user);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->job_id, 7u);
+
+  fs::remove(user.layout().manifest());
+  ASSERT_EQ(mkfifo(user.layout().manifest().c_str(), 0666), 0);
+  auto started = steady_clock::now();
+  auto fifo = lc::ReadManifest(user.layout().manifest(), as_user);
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().message.find("FIFO"), std::string::npos) << fifo.error().message;
+  EXPECT_LT(steady_clock::now() - started, std::chrono::seconds(2));
+
+  fs::remove(user.layout().manifest());
+  fs::create_symlink("/dev/zero", user.layout().manifest());
+  EXPECT_FALSE(lc::ReadManifest(user.layout().manifest(), as_user).ok());
+
+  fs::remove(user.layout().manifest());
+  std::ofstream(user.layout().manifest()) << std::string(lc::kMaxManifestBytes + 1, ' ');
+  EXPECT_FALSE(lc::ReadManifest(user.layout().manifest(), as_user).ok());
+}
+
+// A non-root job's supervisor could not write its status into the
+// root-owned run dir; the prolog now gives it a directory of its own.
+TEST(UserControlledFiles, TheSupervisorOfAnotherUserReportsThroughItsOwnDirectory) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (drops to nobody)";
+  lc::PluginConfig config;
+  config.run_dir = (fs::temp_directory_path() / ("jobmon-h17-run-" + std::to_string(getpid())));
+  lc::RunDir run = lc::RunDirFor(config, "node1", 77);
+  fs::create_directories(run.dir);
+  fs::permissions(run.node_dir, fs::perms::owner_all | fs::perms::group_read |
+                                    fs::perms::group_exec | fs::perms::others_read |
+                                    fs::perms::others_exec);
+  ASSERT_TRUE(MakeDirectoryFor(run.supervisor_dir(), kNobody.uid, kNobody.gid).ok());
+  struct stat st {};
+  ASSERT_EQ(lstat(run.supervisor_dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kNobody.uid);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+
+  auto supervise_as_nobody = [&](const std::string& status_file) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (setgid(kNobody.gid) != 0 || setuid(kNobody.uid) != 0) _exit(99);
+      lc::SupervisorOptions options;
+      options.argv = {"/bin/false"};
+      options.max_restarts = 1;
+      options.initial_backoff = std::chrono::milliseconds(10);
+      options.status_file = status_file;
+      _exit(lc::RunSupervisor(options));
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WEXITSTATUS(status);
+  };
+  // Where it used to write: refused, so "gave up" never reached the epilog.
+  EXPECT_EQ(supervise_as_nobody(run.dir + "/exporter.status"), 1);
+  EXPECT_FALSE(fs::exists(run.dir + "/exporter.status"));
+  EXPECT_EQ(supervise_as_nobody(run.exporter_status()), 1);
+  EXPECT_EQ(ReadExporterStatus(run).rfind("gave up after 1 restarts", 0), 0u)
+      << ReadExporterStatus(run);
+
+  // The status is the user's file: a symlink to a root-only file is not read.
+  fs::remove(run.exporter_status());
+  std::ofstream(run.dir + "/secret") << "gave up: TOPSECRET\n";
+  fs::permissions(run.dir + "/secret", fs::perms::owner_read);
+  fs::create_symlink(run.dir + "/secret", run.exporter_status());
+  EXPECT_EQ(ReadExporterStatus(run), "");
+
+  // Cleanup removes what the user left there without following it as root.
+  fs::path outside = config.run_dir + "-outside";
+  fs::create_directories(outside);
+  std::ofstream(outside / "keep") << "keep\n";
+  fs::create_directories(run.supervisor_dir() + "/sub");
+  (void)!lchown((run.supervisor_dir() + "/sub").c_str(), kNobody.uid, kNobody.gid);
+  fs::create_symlink(outside, run.supervisor_dir() + "/sub/link");
+  RemoveRunDir(run);
+  EXPECT_FALSE(fs::exists(run.dir));
+  EXPECT_TRUE(fs::exists(outside / "keep"));
+  fs::remove_all(outside);
+  fs::remove_all(config.run_dir);
+}
+
+}  // namespace
+}  // namespace jobmon::spank

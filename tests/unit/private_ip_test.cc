@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
+
+#include "jobmon/common/socket_address.h"
 
 namespace jobmon {
 namespace {
@@ -108,6 +111,64 @@ TEST(IpAddress, Classification) {
   EXPECT_TRUE(IpAddress::Parse("fe80::2")->IsLinkLocal());
   EXPECT_FALSE(IpAddress::Parse("10.0.0.1")->IsLoopback());
   EXPECT_FALSE(IpAddress::Parse("10.0.0.256").ok());
+}
+
+// Hardening item 12: ::ffff:a.b.c.d is the IPv4 address a.b.c.d to the kernel.
+TEST(IpAddress, V4MappedIsJudgedByItsIpv4Meaning) {
+  auto mapped_wildcard = IpAddress::Parse("::ffff:0.0.0.0").value();
+  EXPECT_TRUE(mapped_wildcard.IsV4Mapped());
+  EXPECT_TRUE(mapped_wildcard.IsUnspecified());
+  EXPECT_EQ(mapped_wildcard.Unmapped().ToString(), "0.0.0.0");
+  EXPECT_TRUE(IpAddress::Parse("::ffff:127.0.0.1")->IsLoopback());
+  EXPECT_TRUE(IpAddress::Parse("::ffff:169.254.1.1")->IsLinkLocal());
+  EXPECT_FALSE(IpAddress::Parse("::ffff:10.0.0.1")->IsUnspecified());
+  EXPECT_FALSE(IpAddress::Parse("::ffff:10.0.0.1")->IsLoopback());
+  EXPECT_FALSE(IpAddress::Parse("::ffff:1:0:0:0")->IsV4Mapped()) << "not ::ffff:0:0/96";
+  EXPECT_EQ(IpAddress::Parse("fd00::5")->Unmapped().ToString(), "fd00::5");
+  EXPECT_TRUE(C("10.0.0.0/8").Contains(IpAddress::Parse("::ffff:10.1.2.3").value()));
+  EXPECT_FALSE(C("10.0.0.0/8").Contains(IpAddress::Parse("::ffff:11.1.2.3").value()));
+  EXPECT_TRUE(C("::ffff:0:0/96").Contains(IpAddress::Parse("::ffff:11.1.2.3").value()));
+}
+
+// Hardening item 11: civetweb reads "a:1,b:2", "1s", "1r", "+1" as more (or
+// other) listeners; only one literal address:port gets through.
+TEST(SocketAddress, ExactlyOneAddressAndPort) {
+  EXPECT_EQ(ParseSocketAddress("127.0.0.1:9188")->ToBindString(), "127.0.0.1:9188");
+  EXPECT_EQ(ParseSocketAddress("[::1]:9188")->ToBindString(), "[::1]:9188");
+  EXPECT_EQ(ParseSocketAddress("[::ffff:127.0.0.1]:9188")->ToBindString(), "127.0.0.1:9188")
+      << "a mapped address binds as the IPv4 address it means";
+  for (const char* bad : {"127.0.0.1:1,0.0.0.0:2",
+                          "127.0.0.1:1,2",
+                          "127.0.0.1:9188s",
+                          "127.0.0.1:9188r",
+                          "127.0.0.1:+9188",
+                          "+9188",
+                          "9188",
+                          "127.0.0.1:9188 ",
+                          " 127.0.0.1:9188",
+                          "127.0.0.1:-1",
+                          "127.0.0.1:0",
+                          "127.0.0.1:65536",
+                          "127.0.0.1:",
+                          "[::1]:1,[::2]:2",
+                          "[::1]:9188s",
+                          "[::1]",
+                          "localhost:9188",
+                          "127.0.0.1,0.0.0.0:2",
+                          "[::1,::]:2",
+                          "127.0.0.1:0x10"}) {
+    EXPECT_FALSE(ParseSocketAddress(bad).ok()) << bad;
+  }
+}
+
+TEST(SocketAddress, MetricsServerOptionsBoundWorkersAndRequestTime) {
+  auto options = MetricsServerOptions(ParseSocketAddress("10.0.0.5:9400").value());
+  ASSERT_EQ(options.size() % 2, 0u);
+  std::map<std::string, std::string> by_key;
+  for (size_t i = 0; i < options.size(); i += 2) by_key[options[i]] = options[i + 1];
+  EXPECT_EQ(by_key.at("listening_ports"), "10.0.0.5:9400");
+  EXPECT_GE(std::stoi(by_key.at("num_threads")), 4);
+  EXPECT_LE(std::stoi(by_key.at("request_timeout_ms")), 5000);
 }
 
 TEST(ListInterfaceAddresses, FindsThisMachinesLoopback) {

@@ -14,6 +14,8 @@
 
 #include "jobmon/common/expected.h"
 #include "jobmon/common/proc_stat.h"
+#include "jobmon/common/unique_fd.h"
+#include "jobmon/common/user_file.h"
 
 namespace jobmon {
 
@@ -30,7 +32,18 @@ struct DaemonSpec {
   std::string working_dir = "/";
   std::optional<uid_t> uid;  // drop to this uid (and gid) before exec; needs root
   std::optional<gid_t> gid;
+  // An open log for stdout+stderr, used instead of log_path (which is
+  // opened after the privilege drop, as the daemon's user). The caller keeps
+  // it and closes it after SpawnDaemon; the daemon gets its own copy.
+  int log_fd = -1;
 };
+
+// Opens (creates) a daemon's log in a directory that `owner` controls, the
+// way a log for a daemon of another user must be opened there: under the
+// owner's filesystem identity (when root), never through a symlink, never
+// blocking on a FIFO, and only a regular file owned by `owner` (no hard
+// link to somebody else's file). For DaemonSpec::log_fd.
+Expected<UniqueFd> OpenDaemonLog(const std::string& path, const JobUser& owner);
 
 // Double fork + setsid (no controlling terminal, not our child, not a
 // session leader), stdin from /dev/null, all other fds closed, signal mask

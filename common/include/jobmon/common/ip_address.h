@@ -18,7 +18,13 @@ struct IpAddress {
   static Expected<IpAddress> Parse(std::string_view text);
   std::string ToString() const;
   size_t size() const { return family == Family::kV4 ? 4 : 16; }
-  // 0.0.0.0 or :: — a wildcard, never an acceptable bind address.
+  // ::ffff:a.b.c.d, which the kernel treats as the IPv4 address a.b.c.d.
+  bool IsV4Mapped() const;
+  // The IPv4 address of an IPv4-mapped one; any other address unchanged.
+  // The predicates below judge a mapped address by its IPv4 meaning.
+  IpAddress Unmapped() const;
+  // 0.0.0.0 or :: (or ::ffff:0.0.0.0) — a wildcard, never an acceptable bind
+  // address.
   bool IsUnspecified() const;
   bool IsLoopback() const;
   bool IsLinkLocal() const;

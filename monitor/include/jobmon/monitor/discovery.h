@@ -30,7 +30,4 @@ std::optional<Discovered> Discover(const SlurmJob& job, const MonitorConfig& con
                                    const std::set<uint32_t>& watched,
                                    const std::function<bool(const std::string&)>& has_manifest);
 
-// Slurm's "2026-11-22T13:59:09" (the controller's local time) as unix seconds.
-std::optional<double> ParseSlurmTime(const std::string& text);
-
 }  // namespace jobmon::monitor

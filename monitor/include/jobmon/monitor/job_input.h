@@ -2,8 +2,10 @@
 // Finding a job's log and directory (reference step 1): a log file, a job
 // dir (follow its `log` symlink), or a Slurm job id under an outputs dir.
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jobmon/common/expected.h"
@@ -22,9 +24,21 @@ Expected<JobInput> ResolveJobInput(const std::string& argument, const std::strin
 // Dirs without one (shared checkpoint dirs) are skipped.
 Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir);
 
-// "JobState=RUNNING" from `scontrol show job -o`; nullopt if absent.
-std::optional<std::string> ParseScontrolJobState(const std::string& text);
-// Asks scontrol (2 s deadline); nullopt when Slurm is unreachable.
+// A Slurm job id as typed: decimal digits, 1..4294967295 (Slurm's ids are
+// 32-bit). Anything else, 4294967297 included, is an error saying so rather
+// than another job's id.
+Expected<uint32_t> ParseJobId(std::string_view text);
+
+// Ok when `path` (symlinks followed) is a regular file. A FIFO, device or
+// directory is refused before anyone opens it: opening a FIFO blocks until
+// a writer comes, which the job's owner decides.
+Expected<void> CheckRegularFile(const std::string& path);
+
+// The job's state in `squeue --json` output; nullopt if the job is not in it.
+// (Not `scontrol -o`: there a job named "x JobState=COMPLETED" says so.)
+std::optional<std::string> JobStateFromSqueueJson(const std::string& text,
+                                                  const std::string& job_id);
+// Asks squeue (2 s deadline); nullopt when Slurm is unreachable.
 std::optional<std::string> QuerySlurmJobState(const std::string& job_id);
 
 }  // namespace jobmon::triage

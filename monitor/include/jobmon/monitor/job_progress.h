@@ -23,6 +23,8 @@ class JobProgress {
   // Reads what the log gained since the last poll; every new step counts as
   // observed at `now`.
   Expected<void> Poll(double now);
+  // The job's user, as whom the log is read.
+  void SetUser(const JobUser& user) { follower_.set_user(user); }
 
   ProgressState Evaluate(double now) const { return tracker_.Evaluate(now); }
   // When the first step of this run was observed (the start of the
@@ -44,6 +46,7 @@ class JobProgress {
   void Restore(const ProgressRecord& record);
 
   static constexpr size_t kTailLines = 50;
+  static constexpr size_t kMaxBytesPerPoll = 4 << 20;
 
  private:
   void OnLine(const std::string& line, double now);

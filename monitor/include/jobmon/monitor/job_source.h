@@ -1,7 +1,7 @@
 #pragma once
 // Where the monitor learns which jobs exist: an interface, so the daemon is
 // tested against recorded Slurm answers and a controller that does not
-// answer. The Slurm implementation asks `scontrol -o show job` (running and
+// answer. The Slurm implementation asks `squeue --json` (running and
 // recently finished jobs, within the controller's MinJobAge).
 
 #include <memory>
@@ -20,6 +20,6 @@ class JobSource {
   virtual Expected<std::vector<SlurmJob>> ListJobs() = 0;
 };
 
-std::unique_ptr<JobSource> MakeScontrolJobSource(std::string scontrol, double timeout_seconds);
+std::unique_ptr<JobSource> MakeSqueueJobSource(std::string squeue, double timeout_seconds);
 
 }  // namespace jobmon::monitor

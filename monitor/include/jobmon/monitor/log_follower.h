@@ -4,14 +4,18 @@
 // restart reading resumes where it stopped: no line is read twice and none
 // is lost. Truncation (copytruncate) restarts at 0; a new inode at the path
 // (rotation, or a requeued job's new log) is read from its start once the old
-// file has been drained.
+// file has been drained. The log belongs to the job's user: it is opened
+// with OpenUserFile as that user (a FIFO, device or symlink is refused, never
+// waited on or followed) and each read is bounded in time.
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/common/user_file.h"
 
 namespace jobmon::monitor {
 
@@ -32,8 +36,8 @@ struct LogChunk {
 class LogFollower {
  public:
   explicit LogFollower(std::string path, LogPosition start = {},
-                       size_t max_bytes_per_poll = 4 << 20)
-      : path_(std::move(path)), position_(start), max_bytes_(max_bytes_per_poll) {}
+                       size_t max_bytes_per_poll = 4 << 20, std::optional<JobUser> user = {})
+      : path_(std::move(path)), position_(start), max_bytes_(max_bytes_per_poll), user_(user) {}
 
   // Reads what was appended since the last poll, up to max_bytes_per_poll.
   // A partial last line stays unread until its newline arrives (or until it
@@ -42,6 +46,9 @@ class LogFollower {
 
   const LogPosition& position() const { return position_; }
   const std::string& path() const { return path_; }
+  // The job's user, as whom the log is read (nullopt: the caller's own view).
+  void set_user(std::optional<JobUser> user) { user_ = user; }
+  const std::optional<JobUser>& user() const { return user_; }
 
   static constexpr size_t kMaxLine = 1 << 20;
 
@@ -49,6 +56,7 @@ class LogFollower {
   std::string path_;
   LogPosition position_;
   size_t max_bytes_;
+  std::optional<JobUser> user_;
 };
 
 }  // namespace jobmon::monitor

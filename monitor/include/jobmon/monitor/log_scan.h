@@ -126,10 +126,20 @@ class LogScanner {
   // is scanned.
   Expected<ScanFacts> ScanHeadAndTail(const std::string& path, size_t head_bytes = 64 << 10,
                                       size_t tail_bytes = 256 << 10) const;
+  // The same over an open file of `size` bytes, never more than head_bytes
+  // + tail_bytes and each range bounded in time (kUserReadDeadline): for a
+  // log its user controls (the daemon at job end), where a sparse terabyte
+  // must not be read. Without a whole-file fallback, facts only the middle
+  // holds are missing.
+  Expected<ScanFacts> ScanHeadAndTailBounded(int fd, uint64_t size, size_t head_bytes,
+                                             size_t tail_bytes) const;
 
   struct Impl;
 
  private:
+  // Head facts into the tail's: whole lines only, `size` the file's.
+  Expected<ScanFacts> MergeHeadAndTail(const std::string& head, const std::string& tail,
+                                       uint64_t size) const;
   explicit LogScanner(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

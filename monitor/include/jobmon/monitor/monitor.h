@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "jobmon/alerts/notifier.h"
+#include "jobmon/common/user_file.h"
 #include "jobmon/monitor/event_log.h"
 #include "jobmon/monitor/job_progress.h"
 #include "jobmon/monitor/job_source.h"
@@ -62,9 +63,16 @@ class Monitor {
     JobRecord record;
     std::unique_ptr<JobProgress> progress;
     std::unique_ptr<MetricWindow> window;  // --diag jobs only
-    std::vector<ScrapeTarget> targets;
+    // The job's user, from Slurm (or, after a restart, its user name until
+    // Slurm answers): every file of the job is read as this user, and
+    // nothing is read while it is unknown.
+    std::optional<JobUser> user;
+    std::vector<ScrapeTarget> targets;  // validated (CheckTargets)
     double targets_read_at = -1e18;
-    std::string tunnel_command;
+    std::string tunnel_command;  // rebuilt from Slurm's head node and the manifest's port
+    // The end-of-job scan, done before the cycle's transaction.
+    std::optional<Expected<triage::ScanFacts>> end_facts;
+    std::set<std::string> warned;  // per-job warnings already logged once
     std::optional<IncidentRecord> open;
     bool heartbeat_handled = false;
     bool ended = false;
@@ -77,7 +85,14 @@ class Monitor {
              const std::string& diag_dir, double now);
   Tracked NewTracked(const JobRecord& record, double job_start) const;
   void ScrapeDiagJobs(double now);
-  void PollLog(Tracked& job, double now);  // reads what the log gained; warns if it cannot
+  void PollLog(Tracked& job, double now);        // reads what the log gained; warns if it cannot
+  void ReadDiagFiles(Tracked& job, double now);  // manifest and targets, as the job's user
+  // Logs a per-job warning the first time only (a refused file is refused
+  // again every cycle).
+  void WarnOnce(Tracked& job, const std::string& event, const std::string& error);
+  // The bounded end-of-job scan of the log, as the job's user.
+  Expected<triage::ScanFacts> ScanEndOfJob(const Tracked& job) const;
+  void ScanEndingJobs(const std::vector<SlurmJob>& listed);
   // From the first to the last step of this run: where the power baseline comes from.
   std::pair<double, double> TrainingSpan(const Tracked& job, const ProgressState& state,
                                          double fallback_until) const;
@@ -85,7 +100,7 @@ class Monitor {
   void OnStall(Tracked& job, const ProgressState& state, double now);
   void OnHeartbeat(Tracked& job, double now);
   void OnEnded(Tracked& job, const std::string& slurm_state, double now);
-  std::optional<triage::TriageReport> TriageLog(const Tracked& job, const std::string& slurm_state,
+  std::optional<triage::TriageReport> TriageLog(Tracked& job, const std::string& slurm_state,
                                                 double now);
 
   void Open(Tracked& job, const std::string& klass, const std::string& summary,
@@ -107,6 +122,12 @@ class Monitor {
   double next_slurm_poll_ = 0;
   bool slurm_warned_ = false;
   MonitorStats stats_;
+
+ public:
+  // At job end: the first and the last bytes of the log are scanned, not
+  // the middle (a sparse terabyte costs what 9 MiB cost).
+  static constexpr size_t kEndScanHead = size_t{1} << 20;
+  static constexpr size_t kEndScanTail = size_t{8} << 20;
 };
 
 }  // namespace jobmon::monitor

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/common/ip_address.h"
+#include "jobmon/common/socket_address.h"
 #include "jobmon/monitor/progress_tracker.h"
 
 namespace re2 {
@@ -36,12 +38,15 @@ struct MonitorConfig {
   std::string state_db = "/var/lib/jobmon/state.db";
   double poll_interval = 10;        // logs, exporters, stall checks
   double slurm_poll_interval = 30;  // the job list
-  double slurm_timeout = 10;        // one scontrol call
+  double slurm_timeout = 10;        // one squeue call
   int slurm_retries = 3;            // attempts per Slurm poll before a warning
-  std::string scontrol = "scontrol";
+  std::string squeue = "squeue";
   std::string diag_dir_pattern = "%o/jobmon-diag-%j";  // as the plugin's diag_dir
   JobSelection select;
   double scrape_timeout = 2;
+  // Where a job's exporters may be: a target outside these is never fetched.
+  // Empty: RFC1918; container bridges (DefaultExcludedCidrs) are always out.
+  std::vector<Cidr> cluster_cidrs;
   double window_seconds = 3600;
   double stale_after = 30;        // an exporter not scraped successfully this long is gone
   double ended_retention = 3600;  // ended jobs stay tracked (for `jobmon status`) this long
@@ -52,6 +57,10 @@ struct MonitorConfig {
   std::string notify_file = "-";                  // JSON lines; "-": stdout
   std::string log_format = "text";                // text | json
 };
+
+// metrics_listen: exactly one loopback IP and port ("127.0.0.1:9188",
+// "[::1]:9188"); the daemon's metrics are not for the network.
+Expected<SocketAddress> ParseMetricsListen(std::string_view text);
 
 // `path_for_errors` only names the file in messages.
 Expected<MonitorConfig> ParseMonitorConfig(std::string_view toml_text,

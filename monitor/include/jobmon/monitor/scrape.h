@@ -1,7 +1,8 @@
 #pragma once
 // The monitor scrapes a --diag job's exporters itself, over the private
 // network (the per-job Prometheus stays loopback-only). Targets come from
-// the diag dir's file_sd files; all of a cycle's scrapes run concurrently
+// the diag dir's file_sd files (diag_files.h reads and validates them); all
+// of a cycle's scrapes run concurrently
 // (libcurl multi) under one deadline, so a dead node costs one timeout,
 // not one per target.
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/common/ip_address.h"
 
 namespace jobmon::monitor {
 
@@ -21,8 +23,17 @@ struct ScrapeTarget {
 
 // One Prometheus file_sd file: [{"targets": ["ip:port"], "labels": {"host": ...}}].
 Expected<std::vector<ScrapeTarget>> ParseFileSdTargets(std::string_view json);
-// Every targets/*.json of a diag dir (unreadable or malformed files are skipped).
-std::vector<ScrapeTarget> ReadDiagTargets(const std::string& diag_dir);
+
+// A literal "a.b.c.d:port" or "[v6]:port", port 1-65535; no host name, no
+// path, nothing else.
+struct TargetAddress {
+  IpAddress ip;
+  int port = 0;
+  std::string ToString() const;  // the canonical text
+};
+std::optional<TargetAddress> ParseTargetAddress(std::string_view text);
+
+inline constexpr size_t kMaxScrapeBody = size_t{2} << 20;
 
 struct ScrapeResult {
   bool ok = false;
@@ -31,7 +42,9 @@ struct ScrapeResult {
 };
 
 // GET http://<address>/metrics for every target at once; results in order.
+// The URL is built here from a parsed literal address: a target that is not
+// one fails without a request.
 std::vector<ScrapeResult> ScrapeAll(const std::vector<ScrapeTarget>& targets,
-                                    double timeout_seconds, size_t max_body = 8 << 20);
+                                    double timeout_seconds, size_t max_body = kMaxScrapeBody);
 
 }  // namespace jobmon::monitor

@@ -62,6 +62,8 @@ struct IncidentRecord {
 
 class StateStore {
  public:
+  // Creates a missing database 0640 whatever the umask (its -wal and -shm
+  // follow the main file's mode).
   static Expected<std::unique_ptr<StateStore>> Open(const std::string& path);
   // For `jobmon status` / `list`: no schema changes, no writes; a database
   // from a newer jobmon is refused as in Open.

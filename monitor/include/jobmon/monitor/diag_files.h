@@ -1,0 +1,72 @@
+#pragma once
+// What the daemon reads from a job's diag dir, which the job's user owns
+// and can fill with anything (DESIGN.md "Security"): manifest.json and
+// targets/*.json. Every file is opened with OpenUserFile as the job's user
+// (a FIFO, device or symlink is refused, never waited on), capped in size
+// and count; from the manifest only what can be checked is taken, and the
+// targets are validated before anything is fetched: a literal IP:port in the
+// cluster CIDRs, named after one of the job's own nodes, one per node,
+// path /metrics built here.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+#include "jobmon/common/ip_address.h"
+#include "jobmon/common/user_file.h"
+#include "jobmon/monitor/scrape.h"
+
+namespace jobmon::monitor {
+
+inline constexpr size_t kMaxManifestBytes = size_t{1} << 20;
+inline constexpr size_t kMaxTargetFileBytes = size_t{64} << 10;
+inline constexpr size_t kMaxTargetFiles = 256;
+inline constexpr size_t kMaxTargetsPerJob = 256;
+
+// The parts of manifest.json the daemon uses, each checked or rebuilt.
+struct ManifestView {
+  std::string head_node;               // Slurm's first node of the job, not the file's
+  std::optional<int> prometheus_port;  // 1024-65535, else none
+  std::string url;                     // http://127.0.0.1:<port>, rebuilt
+  std::string tunnel_command;          // TunnelCommand(head_node, port), rebuilt
+  std::string state;                   // a plain word ("running", "archived", ...), else ""
+  std::string archive_path;            // only a plain path inside the diag dir, else ""
+};
+
+// Pure: `text` is the manifest, `node_list` Slurm's NodeList of the job.
+ManifestView ManifestFromJson(std::string_view text, const std::string& node_list,
+                              const std::string& diag_dir);
+
+// Reads diag_dir/manifest.json as `user` (nullopt: only the file type and
+// size checks, for a caller without a job user, such as the CLI run by hand).
+Expected<ManifestView> ReadDiagManifest(const std::string& diag_dir,
+                                        const std::optional<JobUser>& user,
+                                        const std::string& node_list);
+
+// True when diag_dir/manifest.json is a regular file `user` may read.
+bool HasReadableManifest(const std::string& diag_dir, const JobUser& user);
+
+struct DiagTargets {
+  std::vector<ScrapeTarget> targets;  // as the files say: not validated yet
+  std::vector<std::string> problems;  // a file refused, malformed, over a cap
+};
+// Every targets/*.json of a diag dir (sorted, at most kMaxTargetFiles), as `user`.
+DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user);
+
+struct TargetPolicy {
+  std::vector<Cidr> allowed;       // cluster CIDRs (RFC1918 when none configured)
+  std::vector<Cidr> excluded;      // container bridges
+  std::vector<std::string> nodes;  // the job's nodes (expanded NodeList)
+  size_t max_targets = kMaxTargetsPerJob;
+};
+TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs, const std::string& node_list);
+
+struct CheckedTargets {
+  std::vector<ScrapeTarget> kept;    // address normalised: "10.0.0.11:9400", "[fd00::1]:9400"
+  std::vector<std::string> dropped;  // "<host> <address>: why"
+};
+CheckedTargets CheckTargets(const std::vector<ScrapeTarget>& targets, const TargetPolicy& policy);
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,197 @@
+#include "jobmon/monitor/diag_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "jobmon/common/hostlist.h"
+#include "jobmon/common/private_ip.h"
+#include "jobmon/common/tunnel.h"
+
+namespace jobmon::monitor {
+namespace {
+
+using nlohmann::json;
+
+bool PlainWord(const std::string& text) {
+  if (text.empty() || text.size() > 32) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || c == '_' || c == '-'; });
+}
+
+// A path printed for an admin to copy: inside the diag dir, no "..", no
+// control characters or shell quoting trouble.
+bool PlainPathIn(const std::string& path, const std::string& dir) {
+  if (dir.empty() || path.size() > 4096 || !path.starts_with(dir + "/")) return false;
+  if (path.find("/../") != std::string::npos || path.ends_with("/..")) return false;
+  return std::all_of(path.begin(), path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '-' ||
+           c == '_' || c == '+' || c == '%' || c == '@' || c == ',' || c == '=';
+  });
+}
+
+std::string FirstNode(const std::string& node_list) {
+  auto nodes = ExpandHostlist(node_list);
+  if (!nodes || nodes->empty()) return "";
+  return nodes->front();
+}
+
+}  // namespace
+
+ManifestView ManifestFromJson(std::string_view text, const std::string& node_list,
+                              const std::string& diag_dir) {
+  ManifestView view;
+  // The head node is where the plugin started Prometheus: the first node of
+  // the job's allocation, as Slurm (not the file) says.
+  const std::string head = FirstNode(node_list);
+  if (IsPlainNodeName(head)) view.head_node = head;
+  json m = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (m.is_discarded() || !m.is_object()) return view;
+  if (auto p = m.find("prometheus"); p != m.end() && p->is_object()) {
+    if (auto port = p->find("port");
+        port != p->end() && port->is_number_integer() && IsTunnelPort(port->get<int64_t>())) {
+      view.prometheus_port = static_cast<int>(port->get<int64_t>());
+    }
+  }
+  if (view.prometheus_port) {
+    view.url = "http://127.0.0.1:" + std::to_string(*view.prometheus_port);
+    if (!view.head_node.empty()) {
+      view.tunnel_command = TunnelCommand(view.head_node, *view.prometheus_port);
+    }
+  }
+  if (auto s = m.find("state"); s != m.end() && s->is_string() && PlainWord(*s)) view.state = *s;
+  if (auto a = m.find("archive"); a != m.end() && a->is_object()) {
+    if (auto path = a->find("path");
+        path != a->end() && path->is_string() && PlainPathIn(*path, diag_dir)) {
+      view.archive_path = *path;
+    }
+  }
+  return view;
+}
+
+Expected<ManifestView> ReadDiagManifest(const std::string& diag_dir,
+                                        const std::optional<JobUser>& user,
+                                        const std::string& node_list) {
+  auto text = ReadUserFile(diag_dir + "/manifest.json", kMaxManifestBytes, {.user = user});
+  if (!text) return text.error();
+  return ManifestFromJson(*text, node_list, diag_dir);
+}
+
+bool HasReadableManifest(const std::string& diag_dir, const JobUser& user) {
+  return OpenUserFile(diag_dir + "/manifest.json", {.user = user}).ok();
+}
+
+DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user) {
+  DiagTargets out;
+  const std::string dir = diag_dir + "/targets";
+  auto opened = OpenUserFile(dir, {.user = user, .kind = UserFileKind::kDirectory});
+  if (!opened) {
+    // Not there yet (the prolog has not run): not a problem worth a warning.
+    if (opened.error().message.find("No such file") == std::string::npos) {
+      out.problems.push_back(opened.error().message);
+    }
+    return out;
+  }
+  // The listing comes from the checked directory itself, not the path again.
+  std::unique_ptr<DIR, int (*)(DIR*)> listing(fdopendir(opened.value().fd.release()), closedir);
+  if (!listing) {
+    out.problems.push_back(dir + ": cannot list");
+    return out;
+  }
+  std::vector<std::string> names;
+  size_t seen = 0;
+  while (dirent* entry = readdir(listing.get())) {
+    std::string name = entry->d_name;
+    if (name.size() <= 5 || !name.ends_with(".json")) continue;
+    // A directory with millions of names costs a bounded walk, not memory.
+    if (++seen > kMaxTargetFiles * 4) break;
+    names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  if (names.size() > kMaxTargetFiles) {
+    out.problems.push_back(dir + ": more than " + std::to_string(kMaxTargetFiles) +
+                           " target files; only the first are read");
+    names.resize(kMaxTargetFiles);
+  }
+  for (const std::string& name : names) {
+    auto text = ReadUserFile(dir + "/" + name, kMaxTargetFileBytes, {.user = user});
+    if (!text) {
+      out.problems.push_back(text.error().message);
+      continue;
+    }
+    auto targets = ParseFileSdTargets(*text);
+    if (!targets) {
+      out.problems.push_back(dir + "/" + name + ": " + targets.error().message);
+      continue;
+    }
+    for (auto& t : *targets) {
+      if (out.targets.size() >= kMaxTargetsPerJob * 4) break;  // CheckTargets caps further
+      out.targets.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs,
+                              const std::string& node_list) {
+  TargetPolicy policy;
+  policy.allowed = cluster_cidrs.empty() ? Rfc1918Cidrs() : cluster_cidrs;
+  policy.excluded = DefaultExcludedCidrs();
+  if (auto nodes = ExpandHostlist(node_list)) policy.nodes = std::move(*nodes);
+  // The plugin publishes one exporter per node.
+  policy.max_targets = std::min(kMaxTargetsPerJob, std::max<size_t>(policy.nodes.size(), 1));
+  return policy;
+}
+
+CheckedTargets CheckTargets(const std::vector<ScrapeTarget>& targets, const TargetPolicy& policy) {
+  CheckedTargets out;
+  const std::set<std::string> nodes(policy.nodes.begin(), policy.nodes.end());
+  std::set<std::string> hosts_taken, addresses_taken;
+  auto drop = [&](const ScrapeTarget& t, const std::string& why) {
+    // Bounded: the reasons go into one warning.
+    if (out.dropped.size() < 16) {
+      out.dropped.push_back(t.host.substr(0, 64) + " " + t.address.substr(0, 64) + ": " + why);
+    } else if (out.dropped.size() == 16) {
+      out.dropped.push_back("...");
+    }
+  };
+  for (const ScrapeTarget& t : targets) {
+    auto address = ParseTargetAddress(t.address);
+    if (!address) {
+      drop(t, "not a literal IP:port");
+      continue;
+    }
+    const IpAddress ip = address->ip.Unmapped();
+    auto in = [&](const std::vector<Cidr>& cidrs) {
+      return std::any_of(cidrs.begin(), cidrs.end(), [&](const Cidr& c) { return c.Contains(ip); });
+    };
+    if (in(policy.excluded) || !in(policy.allowed)) {
+      drop(t, "outside the cluster CIDRs");
+      continue;
+    }
+    if (!nodes.count(t.host)) {
+      drop(t, "host label is not one of the job's nodes");
+      continue;
+    }
+    const std::string canonical = address->ToString();
+    if (hosts_taken.count(t.host) || addresses_taken.count(canonical)) {
+      drop(t, "a second target for the same node or address");
+      continue;
+    }
+    if (out.kept.size() >= policy.max_targets) {
+      drop(t, "over the per-job cap of " + std::to_string(policy.max_targets));
+      continue;
+    }
+    hosts_taken.insert(t.host);
+    addresses_taken.insert(canonical);
+    out.kept.push_back({t.host, canonical});
+  }
+  return out;
+}
+
+}  // namespace jobmon::monitor
