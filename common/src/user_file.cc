@@ -105,9 +105,19 @@ Expected<std::string> ReadUserFile(const std::string& path, size_t max_bytes,
     return Error{path + ": refused: " + std::to_string(file->st.st_size) + " bytes, more than " +
                  std::to_string(max_bytes)};
   }
-  // One byte past the cap tells a file that grew after fstat from one that fits.
-  auto text = ReadFdRange(file->fd.get(), 0, max_bytes + 1, deadline);
+  // Sized from fstat, not the cap (a 1 MiB cap would cost 1 MiB for a
+  // 200-byte manifest); one byte more tells whether it grew since, and then
+  // the rest is read up to one byte past the cap, to tell growth that still
+  // fits from growth past it.
+  const size_t expected = static_cast<size_t>(file->st.st_size);
+  auto text = ReadFdRange(file->fd.get(), 0, expected + 1, deadline);
   if (!text) return Error{path + ": " + text.error().message};
+  if (text->size() > expected) {
+    auto rest = ReadFdRange(file->fd.get(), static_cast<off_t>(text->size()),
+                            max_bytes + 1 - text->size(), deadline);
+    if (!rest) return Error{path + ": " + rest.error().message};
+    text.value() += rest.value();
+  }
   if (text->size() > max_bytes) {
     return Error{path + ": refused: grew past " + std::to_string(max_bytes) + " bytes"};
   }
