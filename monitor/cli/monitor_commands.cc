@@ -13,13 +13,13 @@
 #include "jobmon/common/run_command.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
-#include "jobmon/monitor/job_input.h"
-#include "jobmon/monitor/log_scan.h"
 #include "jobmon/monitor/monitor_config.h"
-#include "jobmon/monitor/report.h"
-#include "jobmon/monitor/slurm_jobs.h"
 #include "jobmon/monitor/state_store.h"
-#include "jobmon/monitor/triage.h"
+#include "jobmon/triage/job_input.h"
+#include "jobmon/triage/log_scan.h"
+#include "jobmon/triage/report.h"
+#include "jobmon/triage/slurm_jobs.h"
+#include "jobmon/triage/triage.h"
 
 namespace jobmon::cli {
 namespace {
@@ -89,11 +89,11 @@ struct StatusArgs : CommonArgs {
   std::optional<double> stall_min_seconds;  // default: monitor.stall.min_stall
 };
 
-std::optional<monitor::SlurmJob> AskSlurm(const std::string& job_id) {
+std::optional<triage::SlurmJob> AskSlurm(const std::string& job_id) {
   // Slurm 22.05's squeue --json ignores -j: every job comes, this one is picked.
   auto result = RunCommand({"squeue", "--json"}, std::chrono::seconds(5), size_t{1} << 30);
   if (!result || result->exit_code != 0) return std::nullopt;
-  auto jobs = monitor::ParseSqueueJson(result->output);
+  auto jobs = triage::ParseSqueueJson(result->output);
   if (!jobs) return std::nullopt;
   for (const auto& job : *jobs) {
     if (std::to_string(job.job_id) == job_id) return job;
@@ -150,7 +150,7 @@ int RunStatus(const StatusArgs& args) {
       }
     }
   }
-  std::optional<monitor::SlurmJob> slurm;
+  std::optional<triage::SlurmJob> slurm;
   if (numeric) slurm = AskSlurm(std::to_string(job_id));
   if (record) {
     out["source"] = "daemon";

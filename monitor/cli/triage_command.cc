@@ -8,9 +8,9 @@
 #include <iostream>
 #include <memory>
 
-#include "jobmon/monitor/job_input.h"
-#include "jobmon/monitor/report.h"
-#include "jobmon/monitor/triage.h"
+#include "jobmon/triage/job_input.h"
+#include "jobmon/triage/report.h"
+#include "jobmon/triage/triage.h"
 
 namespace jobmon::cli {
 namespace {

@@ -12,7 +12,7 @@ class SqueueJobSource : public JobSource {
   SqueueJobSource(std::string squeue, double timeout)
       : squeue_(std::move(squeue)), timeout_(timeout) {}
 
-  Expected<std::vector<SlurmJob>> ListJobs() override {
+  Expected<std::vector<triage::SlurmJob>> ListJobs() override {
     auto result =
         RunCommand({squeue_, "--json"},
                    std::chrono::milliseconds(static_cast<int64_t>(timeout_ * 1000)), kMaxOutput);
@@ -28,7 +28,7 @@ class SqueueJobSource : public JobSource {
     if (result->output.size() >= kMaxOutput) {
       return Error{"squeue output exceeds " + std::to_string(kMaxOutput >> 20) + " MiB"};
     }
-    return ParseSqueueJson(result->output);
+    return triage::ParseSqueueJson(result->output);
   }
 
  private:

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "jobmon/monitor/step_series.h"
+#include "jobmon/triage/step_series.h"
 
 namespace jobmon::monitor {
 

@@ -15,8 +15,8 @@
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/heartbeat_classifier.h"
-#include "jobmon/monitor/report.h"
 #include "jobmon/monitor/stall_classifier.h"
+#include "jobmon/triage/report.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -103,8 +103,8 @@ Expected<void> Monitor::Restore(double now) {
   return {};
 }
 
-void Monitor::Track(const SlurmJob& job, const std::string& source, const std::string& log_path,
-                    const std::string& diag_dir, double now) {
+void Monitor::Track(const triage::SlurmJob& job, const std::string& source,
+                    const std::string& log_path, const std::string& diag_dir, double now) {
   JobRecord record;
   record.job_id = job.job_id;
   record.name = job.name;
@@ -131,10 +131,10 @@ void Monitor::Track(const SlurmJob& job, const std::string& source, const std::s
   jobs_.emplace(job.job_id, std::move(t));
 }
 
-Expected<std::vector<SlurmJob>> Monitor::FetchJobs(double now) {
+Expected<std::vector<triage::SlurmJob>> Monitor::FetchJobs(double now) {
   const auto started = std::chrono::steady_clock::now();
   next_slurm_poll_ = now + config_.slurm_poll_interval;
-  Expected<std::vector<SlurmJob>> listed = Error{"not asked"};
+  Expected<std::vector<triage::SlurmJob>> listed = Error{"not asked"};
   for (int attempt = 1; attempt <= config_.slurm_retries; ++attempt) {
     listed = source_.ListJobs();
     if (listed) break;
@@ -150,7 +150,7 @@ Expected<std::vector<SlurmJob>> Monitor::FetchJobs(double now) {
   return listed;
 }
 
-void Monitor::RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& listed) {
+void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJob>>& listed) {
   std::set<uint32_t> watched;
   if (auto w = store_.Watches()) watched.insert(w->begin(), w->end());
   if (!listed) {
@@ -169,7 +169,7 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& lis
   stats_.slurm_reachable = true;
 
   std::set<uint32_t> seen;
-  for (const SlurmJob& job : *listed) {
+  for (const triage::SlurmJob& job : *listed) {
     seen.insert(job.job_id);
     auto found = jobs_.find(job.job_id);
     if (found == jobs_.end()) {
@@ -197,7 +197,7 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& lis
       t.record.slurm_state = job.state;
       Check(store_.UpsertJob(t.record), "upsert job");
     }
-    if (!t.ended && IsTerminalState(job.state)) OnEnded(t, job.state, now);
+    if (!t.ended && triage::IsTerminalState(job.state)) OnEnded(t, job.state, now);
   }
   // Gone from a controller that answered: purged after MinJobAge.
   for (auto& [id, t] : jobs_) {
@@ -271,13 +271,14 @@ Expected<triage::ScanFacts> Monitor::ScanEndOfJob(const Tracked& t) const {
                                           kEndScanHead, kEndScanTail);
 }
 
-void Monitor::ScanEndingJobs(const std::vector<SlurmJob>& listed) {
+void Monitor::ScanEndingJobs(const std::vector<triage::SlurmJob>& listed) {
   // The jobs RefreshJobs is about to end: ended in Slurm, or gone from it.
   std::set<uint32_t> seen;
-  for (const SlurmJob& job : listed) {
+  for (const triage::SlurmJob& job : listed) {
     seen.insert(job.job_id);
     auto found = jobs_.find(job.job_id);
-    if (found == jobs_.end() || found->second.ended || !IsTerminalState(job.state)) continue;
+    if (found == jobs_.end() || found->second.ended || !triage::IsTerminalState(job.state))
+      continue;
     Tracked& t = found->second;
     if (!t.user) {
       t.user = JobUser{job.uid, job.gid};
@@ -294,7 +295,7 @@ void Monitor::Cycle(double now) {
   const auto started = std::chrono::steady_clock::now();
   // Waiting on Slurm and on exporters happens outside the transaction, so
   // `jobmon watch` and `jobmon status` never wait behind it.
-  std::optional<Expected<std::vector<SlurmJob>>> listed;
+  std::optional<Expected<std::vector<triage::SlurmJob>>> listed;
   if (now >= next_slurm_poll_) listed = FetchJobs(now);
   ScrapeDiagJobs(now);
   // So is reading the logs of jobs that ended.

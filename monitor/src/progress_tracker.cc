@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "jobmon/monitor/step_series.h"
+#include "jobmon/triage/step_series.h"
 
 namespace jobmon::monitor {
 

@@ -8,7 +8,7 @@
 
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
-#include "jobmon/monitor/slurm_jobs.h"
+#include "jobmon/triage/slurm_jobs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -29,10 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     default: {
-      if (auto jobs = jobmon::monitor::ParseSqueueJson(text)) {
+      if (auto jobs = jobmon::triage::ParseSqueueJson(text)) {
         for (const auto& job : *jobs) {
           if (job.job_id == 0) __builtin_trap();  // a job without an id is skipped
-          (void)jobmon::monitor::IsTerminalState(job.state);
+          (void)jobmon::triage::IsTerminalState(job.state);
         }
       }
     }

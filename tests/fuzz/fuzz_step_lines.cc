@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "jobmon/monitor/step_lines.h"
+#include "jobmon/triage/step_lines.h"
 
 using namespace jobmon::triage;
 

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "jobmon/monitor/log_scan.h"
-#include "jobmon/monitor/report.h"
-#include "jobmon/monitor/triage.h"
+#include "jobmon/triage/log_scan.h"
+#include "jobmon/triage/report.h"
+#include "jobmon/triage/triage.h"
 
 using namespace jobmon::triage;
 

@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "jobmon/common/run_command.h"
-#include "jobmon/monitor/job_input.h"
 #include "jobmon/monitor/state_store.h"
+#include "jobmon/triage/job_input.h"
 
 namespace jobmon {
 namespace {

@@ -33,6 +33,11 @@
 namespace jobmon::monitor {
 namespace {
 
+using triage::ExpandStdoutPattern;
+using triage::IsTerminalState;
+using triage::ParseSqueueJson;
+using triage::SlurmJob;
+
 namespace fs = std::filesystem;
 
 class TempDir {

@@ -1,4 +1,4 @@
-#include "jobmon/monitor/job_input.h"
+#include "jobmon/triage/job_input.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

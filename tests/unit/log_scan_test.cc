@@ -1,7 +1,7 @@
 // The scanner on hostile input: a correct report or a clear error, never a
 // crash, memory bounded by the read buffer.
 
-#include "jobmon/monitor/log_scan.h"
+#include "jobmon/triage/log_scan.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <random>
 #include <thread>
 
-#include "jobmon/monitor/report.h"
-#include "jobmon/monitor/triage.h"
+#include "jobmon/triage/report.h"
+#include "jobmon/triage/triage.h"
 
 namespace jobmon::triage {
 namespace {

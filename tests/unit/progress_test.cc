@@ -14,12 +14,17 @@
 #include "jobmon/monitor/log_follower.h"
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/progress_tracker.h"
-#include "jobmon/monitor/slurm_jobs.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/monitor/state_store.h"
+#include "jobmon/triage/slurm_jobs.h"
 
 namespace jobmon::monitor {
 namespace {
+
+using triage::ExpandStdoutPattern;
+using triage::IsTerminalState;
+using triage::ParseSqueueJson;
+using triage::SlurmJob;
 
 namespace fs = std::filesystem;
 

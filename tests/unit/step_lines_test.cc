@@ -1,8 +1,8 @@
-#include "jobmon/monitor/step_lines.h"
+#include "jobmon/triage/step_lines.h"
 
 #include <gtest/gtest.h>
 
-#include "jobmon/monitor/step_series.h"
+#include "jobmon/triage/step_series.h"
 
 namespace jobmon::triage {
 namespace {

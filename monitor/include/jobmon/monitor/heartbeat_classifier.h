@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "jobmon/monitor/stall_classifier.h"
-#include "jobmon/monitor/triage.h"
+#include "jobmon/triage/triage.h"
 
 namespace jobmon::monitor {
 

@@ -12,7 +12,7 @@
 #include "jobmon/monitor/log_follower.h"
 #include "jobmon/monitor/progress_tracker.h"
 #include "jobmon/monitor/state_store.h"
-#include "jobmon/monitor/step_lines.h"
+#include "jobmon/triage/step_lines.h"
 
 namespace jobmon::monitor {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
-#include "jobmon/monitor/slurm_jobs.h"
+#include "jobmon/triage/slurm_jobs.h"
 
 namespace jobmon::monitor {
 
@@ -17,7 +17,7 @@ class JobSource {
  public:
   virtual ~JobSource() = default;
   // Every job the controller knows; an error when it did not answer.
-  virtual Expected<std::vector<SlurmJob>> ListJobs() = 0;
+  virtual Expected<std::vector<triage::SlurmJob>> ListJobs() = 0;
 };
 
 std::unique_ptr<JobSource> MakeSqueueJobSource(std::string squeue, double timeout_seconds);

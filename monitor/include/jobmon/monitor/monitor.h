@@ -19,12 +19,12 @@
 #include "jobmon/monitor/event_log.h"
 #include "jobmon/monitor/job_progress.h"
 #include "jobmon/monitor/job_source.h"
-#include "jobmon/monitor/log_scan.h"
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
 #include "jobmon/monitor/state_store.h"
-#include "jobmon/monitor/triage.h"
+#include "jobmon/triage/log_scan.h"
+#include "jobmon/triage/triage.h"
 
 namespace jobmon::monitor {
 
@@ -79,9 +79,9 @@ class Monitor {
     ProgressRecord saved;  // what the store has, to skip unchanged writes
   };
 
-  Expected<std::vector<SlurmJob>> FetchJobs(double now);
-  void RefreshJobs(double now, const Expected<std::vector<SlurmJob>>& listed);
-  void Track(const SlurmJob& job, const std::string& source, const std::string& log_path,
+  Expected<std::vector<triage::SlurmJob>> FetchJobs(double now);
+  void RefreshJobs(double now, const Expected<std::vector<triage::SlurmJob>>& listed);
+  void Track(const triage::SlurmJob& job, const std::string& source, const std::string& log_path,
              const std::string& diag_dir, double now);
   Tracked NewTracked(const JobRecord& record, double job_start) const;
   void ScrapeDiagJobs(double now);
@@ -92,7 +92,7 @@ class Monitor {
   void WarnOnce(Tracked& job, const std::string& event, const std::string& error);
   // The bounded end-of-job scan of the log, as the job's user.
   Expected<triage::ScanFacts> ScanEndOfJob(const Tracked& job) const;
-  void ScanEndingJobs(const std::vector<SlurmJob>& listed);
+  void ScanEndingJobs(const std::vector<triage::SlurmJob>& listed);
   // From the first to the last step of this run: where the power baseline comes from.
   std::pair<double, double> TrainingSpan(const Tracked& job, const ProgressState& state,
                                          double fallback_until) const;

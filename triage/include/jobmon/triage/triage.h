@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "jobmon/monitor/log_scan.h"
-#include "jobmon/monitor/signatures.h"
+#include "jobmon/triage/log_scan.h"
+#include "jobmon/triage/signatures.h"
 
 namespace jobmon::triage {
 

@@ -17,7 +17,7 @@
 
 #include "jobmon/common/expected.h"
 
-namespace jobmon::monitor {
+namespace jobmon::triage {
 
 struct SlurmJob {
   uint32_t job_id = 0;
@@ -47,4 +47,4 @@ std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
 
 bool IsTerminalState(std::string_view state);
 
-}  // namespace jobmon::monitor
+}  // namespace jobmon::triage

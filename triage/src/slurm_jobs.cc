@@ -1,9 +1,9 @@
-#include "jobmon/monitor/slurm_jobs.h"
+#include "jobmon/triage/slurm_jobs.h"
 
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-namespace jobmon::monitor {
+namespace jobmon::triage {
 namespace {
 
 using nlohmann::json;
@@ -137,4 +137,4 @@ bool IsTerminalState(std::string_view state) {
   return false;
 }
 
-}  // namespace jobmon::monitor
+}  // namespace jobmon::triage

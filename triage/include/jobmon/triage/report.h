@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "jobmon/monitor/triage.h"
+#include "jobmon/triage/triage.h"
 
 namespace jobmon::triage {
 

@@ -1,4 +1,4 @@
-#include "jobmon/monitor/log_scan.h"
+#include "jobmon/triage/log_scan.h"
 
 #include <fcntl.h>
 #include <hs/hs.h>
@@ -16,7 +16,7 @@
 #include <iterator>
 
 #include "jobmon/common/user_file.h"
-#include "jobmon/monitor/signatures.h"
+#include "jobmon/triage/signatures.h"
 
 namespace jobmon::triage {
 namespace {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
-#include "jobmon/monitor/step_lines.h"
-#include "jobmon/monitor/step_series.h"
+#include "jobmon/triage/step_lines.h"
+#include "jobmon/triage/step_series.h"
 
 namespace jobmon::triage {
 

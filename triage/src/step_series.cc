@@ -1,4 +1,4 @@
-#include "jobmon/monitor/step_series.h"
+#include "jobmon/triage/step_series.h"
 
 #include <algorithm>
 #include <cmath>

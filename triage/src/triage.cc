@@ -1,4 +1,4 @@
-#include "jobmon/monitor/triage.h"
+#include "jobmon/triage/triage.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "jobmon/monitor/step_lines.h"
+#include "jobmon/triage/step_lines.h"
 
 #include <algorithm>
 #include <charconv>

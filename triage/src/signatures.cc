@@ -1,4 +1,4 @@
-#include "jobmon/monitor/signatures.h"
+#include "jobmon/triage/signatures.h"
 
 namespace jobmon::triage {
 

@@ -1,4 +1,4 @@
-#include "jobmon/monitor/report.h"
+#include "jobmon/triage/report.h"
 
 #include <fmt/format.h>
 

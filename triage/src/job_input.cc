@@ -1,4 +1,4 @@
-#include "jobmon/monitor/job_input.h"
+#include "jobmon/triage/job_input.h"
 
 #include <sys/stat.h>
 
@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "jobmon/common/run_command.h"
-#include "jobmon/monitor/slurm_jobs.h"
+#include "jobmon/triage/slurm_jobs.h"
 
 namespace jobmon::triage {
 namespace fs = std::filesystem;
@@ -132,7 +132,7 @@ Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir) {
 
 std::optional<std::string> JobStateFromSqueueJson(const std::string& text,
                                                   const std::string& job_id) {
-  auto jobs = monitor::ParseSqueueJson(text);
+  auto jobs = ParseSqueueJson(text);
   if (!jobs) return std::nullopt;
   for (const auto& job : *jobs) {
     if (std::to_string(job.job_id) == job_id && !job.state.empty()) return job.state;
