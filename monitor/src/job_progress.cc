@@ -60,14 +60,9 @@ void JobProgress::OnLine(const std::string& line, double now) {
     if (auto sample = triage::ParseStep(*profile_, text)) OnStep(*sample, now);
     return;
   }
-  for (triage::StepProfile p :
-       {triage::StepProfile::kMaxText, triage::StepProfile::kMegatron,
-        triage::StepProfile::kTorchTitan, triage::StepProfile::kHuggingFace}) {
-    if (auto sample = triage::ParseStep(p, text)) {
-      profile_ = p;
-      OnStep(*sample, now);
-      return;
-    }
+  if (auto detected = triage::DetectStep(text)) {
+    profile_ = detected->profile;
+    OnStep(detected->sample, now);
   }
 }
 

@@ -228,4 +228,18 @@ std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line) 
   return std::nullopt;
 }
 
+const std::vector<StepProfile>& AutoDetectedProfiles() {
+  static const std::vector<StepProfile> kProfiles = {StepProfile::kMaxText, StepProfile::kMegatron,
+                                                     StepProfile::kTorchTitan,
+                                                     StepProfile::kHuggingFace};
+  return kProfiles;
+}
+
+std::optional<DetectedStep> DetectStep(std::string_view line) {
+  for (StepProfile profile : AutoDetectedProfiles()) {
+    if (auto sample = ParseStep(profile, line)) return DetectedStep{profile, *sample};
+  }
+  return std::nullopt;
+}
+
 }  // namespace jobmon::triage

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace jobmon::triage {
 
@@ -32,6 +33,15 @@ std::optional<StepSample> ParseTorchTitanStep(std::string_view line);
 std::optional<StepSample> ParseTqdmStep(std::string_view line);
 
 std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line);
+
+// The profiles tried on a log that names none, in the order tried: the first
+// that parses a line is the job's (the monitor then keeps it).
+const std::vector<StepProfile>& AutoDetectedProfiles();
+struct DetectedStep {
+  StepProfile profile;
+  StepSample sample;
+};
+std::optional<DetectedStep> DetectStep(std::string_view line);
 
 // "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" (optional ",mmm"/".frac", "Z"), as UTC.
 std::optional<double> ParseIsoTimestamp(std::string_view text);
