@@ -26,12 +26,13 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p build/fuzz/crashes
 
 # Seeds: fixture logs, their lines, hostlists, a real event file, the
-# shipped config, a target file and recorded squeue --json output.
+# shipped config, a target file and recorded squeue --json and sinfo --json output.
 mkdir -p "$work"/{triage,steps,hostlist,tfevents,exposition,monitor}
 # The monitor's inputs, tagged with the selector byte of fuzz_monitor_inputs.
 { printf '\x00'; cat etc/jobmon.toml; } >"$work/monitor/config"
 { printf '\x01'; printf '[{"targets": ["10.1.0.11:9400"], "labels": {"host": "node1"}}]'; } >"$work/monitor/targets"
 { printf '\x02'; cat tests/fixtures/slurm/squeue-json.json; } >"$work/monitor/squeue"
+{ printf '\x03'; cat tests/fixtures/slurm/sinfo-json.json; } >"$work/monitor/sinfo"
 cp tests/fixtures/exporter/basic.prom "$work/exposition/"
 cp tests/fixtures/logs/*.log tests/fuzz/regressions/triage-* "$work/triage/"
 i=0

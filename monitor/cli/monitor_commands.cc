@@ -1,16 +1,20 @@
 #include "monitor_commands.h"
 
 #include <fmt/format.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/run_command.h"
+#include "jobmon/common/user_file.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/monitor_config.h"
@@ -101,15 +105,28 @@ std::optional<triage::SlurmJob> AskSlurm(const std::string& job_id) {
   return std::nullopt;
 }
 
-json ManifestJson(const std::string& diag_dir) {
-  if (diag_dir.empty()) return nullptr;
-  // The diag dir lies under the job's output dir: its owner could put a FIFO
-  // there, which would block the open.
-  if (!triage::CheckRegularFile(diag_dir + "/manifest.json")) return nullptr;
-  std::ifstream in(diag_dir + "/manifest.json");
-  if (!in) return nullptr;
-  json m = json::parse(in, nullptr, false);
-  return m.is_object() ? m : json(nullptr);
+// The uid and primary gid of a user name (a job Slurm no longer lists, from
+// the daemon's record); nullopt when the name does not resolve here.
+std::optional<JobUser> LookUpUser(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return std::nullopt;
+  }
+  return JobUser{found->pw_uid, found->pw_gid};
+}
+
+// Opens a file of the job (its log) as the daemon does: through the opener
+// (no symlink, FIFO or device; bounded), as the job's user. Without a known
+// user root reads nothing of the job: a log linked to a root-only file
+// would show that file to whoever may run jobmon as root (sudo rules).
+Expected<UserFile> OpenJobFile(const std::string& path, const std::optional<JobUser>& user) {
+  if (!user && geteuid() == 0) {
+    return Error{path + ": not read: the job's user is not known (Slurm no longer lists the job)"};
+  }
+  return OpenUserFile(path, {.user = user});
 }
 
 int RunStatus(const StatusArgs& args) {
@@ -124,6 +141,7 @@ int RunStatus(const StatusArgs& args) {
   std::optional<ProgressRecord> progress;
   std::vector<IncidentRecord> incidents;
   std::string log_path, diag_dir, slurm_state;
+  std::optional<Expected<UserFile>> typed_log;  // a log path given instead of a job id
   uint32_t job_id = 0;
   const bool numeric =
       !args.job.empty() && args.job.find_first_not_of("0123456789") == std::string::npos;
@@ -164,12 +182,17 @@ int RunStatus(const StatusArgs& args) {
     std::string candidate = monitor::DiagDirFor(*slurm, config->diag_dir_pattern);
     if (Exists(candidate + "/manifest.json")) diag_dir = candidate;
   } else if (!numeric && Exists(args.job)) {
-    // A FIFO would block the open until someone writes to it.
-    if (auto regular = triage::CheckRegularFile(args.job); !regular) {
-      std::cerr << "jobmon status: " << regular.error().message << "\n";
+    // A path the caller typed is read with the caller's own rights; its
+    // symlinks are the caller's choice, so they are resolved first (a FIFO
+    // or device behind them is still refused by the opener, unopened).
+    std::error_code ec;
+    const std::string resolved = std::filesystem::canonical(args.job, ec).string();
+    log_path = args.job;
+    typed_log = OpenUserFile(ec ? log_path : resolved);
+    if (!*typed_log) {
+      std::cerr << "jobmon status: " << typed_log->error().message << "\n";
       return kUsageError;
     }
-    log_path = args.job;
   } else {
     std::cerr << "jobmon status: job " << args.job << " is unknown: not in the daemon's database ("
               << db << "), not known to Slurm, and not a log file\n";
@@ -190,14 +213,25 @@ int RunStatus(const StatusArgs& args) {
     out["user"] = slurm->user;
   }
 
+  // The job's user: Slurm's uid (as the daemon reads), else the name the
+  // daemon recorded.
+  std::optional<JobUser> job_user;
+  if (slurm) {
+    job_user = JobUser{slurm->uid, slurm->gid};
+  } else if (record) {
+    job_user = LookUpUser(record->user);
+  }
+
   // The projection from the log itself (as `jobmon triage` computes it).
   std::optional<triage::TriageReport> report;
   // The job's own log path (from the database or Slurm) is the job owner's
-  // to choose: one that is not a regular file is not opened.
-  auto regular_log = Exists(log_path) ? triage::CheckRegularFile(log_path) : Expected<void>();
-  if (!regular_log) std::cerr << "jobmon status: " << regular_log.error().message << "\n";
-  if (auto scanner = triage::LogScanner::Create({}); scanner && Exists(log_path) && regular_log) {
-    auto facts = (*scanner)->ScanHeadAndTail(log_path);
+  // to choose: it is opened as that user, and only if a regular file.
+  Expected<UserFile> log = typed_log          ? std::move(*typed_log)
+                           : Exists(log_path) ? OpenJobFile(log_path, job_user)
+                                              : Expected<UserFile>(Error{"no log"});
+  if (!log && Exists(log_path)) std::cerr << "jobmon status: " << log.error().message << "\n";
+  if (auto scanner = triage::LogScanner::Create({}); scanner && log) {
+    auto facts = (*scanner)->ScanHeadAndTail(log->fd.get());
     if (facts) {
       triage::AnalysisContext context;
       context.stall_min_seconds = args.stall_min_seconds.value_or(config->stall.min_stall_seconds);
@@ -256,13 +290,16 @@ int RunStatus(const StatusArgs& args) {
   out["projection"] = report ? triage::ToJson(*report)["progress"] : json(nullptr);
   out["incidents"] = json::array();
   for (const auto& i : incidents) out["incidents"].push_back(IncidentJson(i));
-  json manifest = ManifestJson(diag_dir);
   out["diag_dir"] = diag_dir.empty() ? json(nullptr) : json(diag_dir);
-  if (manifest.is_object()) {
-    // The manifest is the user's file: the head node is Slurm's, the tunnel
-    // command is rebuilt, and only checked values are shown.
-    const std::string node_list = record ? record->node_list : slurm ? slurm->node_list : "";
-    monitor::ManifestView view = monitor::ManifestFromJson(manifest.dump(), node_list, diag_dir);
+  // The manifest is the user's file: read through the opener as the job's
+  // user; the head node is Slurm's, the tunnel command is rebuilt, and only
+  // checked values are shown.
+  const std::string node_list = record ? record->node_list : slurm ? slurm->node_list : "";
+  auto manifest = diag_dir.empty() || (!job_user && geteuid() == 0)
+                      ? Expected<monitor::ManifestView>(Error{"not read"})
+                      : monitor::ReadDiagManifest(diag_dir, job_user, node_list);
+  if (manifest) {
+    const monitor::ManifestView& view = *manifest;
     out["prometheus"] = {{"head_node", view.head_node},
                          {"url", view.url},
                          {"tunnel_command", view.tunnel_command},

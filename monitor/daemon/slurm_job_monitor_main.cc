@@ -33,8 +33,8 @@ using jobmon::monitor::MonitorConfig;
 constexpr const char* kDefaultConfig = "/etc/jobmon/jobmon.toml";
 
 struct Overrides {
-  std::string state_db, notify_file, metrics_listen, squeue, poll_interval, slurm_poll_interval,
-      log_format;
+  std::string state_db, notify_file, metrics_listen, squeue, sinfo, poll_interval,
+      slurm_poll_interval, log_format;
 };
 
 // Receivers: the JSON-lines file (notify_file, unless empty) and every
@@ -88,6 +88,7 @@ Expected<MonitorConfig> Load(const std::string& path, bool explicit_path, const 
   if (!o.metrics_listen.empty())
     config.metrics_listen = o.metrics_listen == "off" ? "" : o.metrics_listen;
   if (!o.squeue.empty()) config.squeue = o.squeue;
+  if (!o.sinfo.empty()) config.sinfo = o.sinfo;
   if (!o.log_format.empty()) config.log_format = o.log_format;
   if (!o.poll_interval.empty()) {
     auto s = seconds(o.poll_interval, "--poll-interval");
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
                  "Own /metrics on one loopback address, 127.0.0.1:PORT or [::1]:PORT, or 'off' "
                  "(monitor.metrics_listen)");
   app.add_option("--squeue", o.squeue, "squeue to ask for jobs (monitor.squeue)");
+  app.add_option("--sinfo", o.sinfo, "sinfo to ask for the nodes' addresses (monitor.sinfo)");
   app.add_option("--poll-interval", o.poll_interval,
                  "Cycle interval, e.g. 10s (monitor.poll_interval)");
   app.add_option("--slurm-poll-interval", o.slurm_poll_interval,
@@ -169,7 +171,8 @@ int main(int argc, char** argv) {
     log->Error("state_db_unusable", {{"path", config->state_db}, {"error", store.error().message}});
     return 1;
   }
-  auto source = jobmon::monitor::MakeSqueueJobSource(config->squeue, config->slurm_timeout);
+  auto source =
+      jobmon::monitor::MakeSqueueJobSource(config->squeue, config->sinfo, config->slurm_timeout);
   struct stat config_stat {};
   const bool config_exists = stat(config_path.c_str(), &config_stat) == 0;
   auto receivers = LoadReceivers(config_path, config_exists, *config);

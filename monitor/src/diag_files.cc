@@ -137,12 +137,19 @@ DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user) {
   return out;
 }
 
-TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs,
-                              const std::string& node_list) {
+TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs, const std::string& node_list,
+                              const NodeAddresses& known, std::vector<IpAddress> own) {
   TargetPolicy policy;
   policy.allowed = cluster_cidrs.empty() ? Rfc1918Cidrs() : cluster_cidrs;
   policy.excluded = DefaultExcludedCidrs();
   if (auto nodes = ExpandHostlist(node_list)) policy.nodes = std::move(*nodes);
+  for (const std::string& node : policy.nodes) {
+    if (auto found = known.find(node); found != known.end()) {
+      policy.node_addresses.emplace(node, found->second);
+    }
+  }
+  for (IpAddress& ip : own) ip = ip.Unmapped();
+  policy.own = std::move(own);
   // The plugin publishes one exporter per node.
   policy.max_targets = std::min(kMaxTargetsPerJob, std::max<size_t>(policy.nodes.size(), 1));
   return policy;
@@ -170,12 +177,37 @@ CheckedTargets CheckTargets(const std::vector<ScrapeTarget>& targets, const Targ
     auto in = [&](const std::vector<Cidr>& cidrs) {
       return std::any_of(cidrs.begin(), cidrs.end(), [&](const Cidr& c) { return c.Contains(ip); });
     };
+    // Whatever cluster_cidrs says: these never name a node's exporter.
+    if (ip.IsLoopback() || ip.IsUnspecified() || ip.IsLinkLocal()) {
+      drop(t, "a loopback, link-local or unspecified address");
+      continue;
+    }
     if (in(policy.excluded) || !in(policy.allowed)) {
       drop(t, "outside the cluster CIDRs");
       continue;
     }
     if (!nodes.count(t.host)) {
       drop(t, "host label is not one of the job's nodes");
+      continue;
+    }
+    // Its services may trust local connections: a job never gets them scraped.
+    if (std::find(policy.own.begin(), policy.own.end(), ip) != policy.own.end()) {
+      drop(t, "an address of the monitor's own host");
+      continue;
+    }
+    // The label is the user's word; the address must be the one Slurm has
+    // for that node, so a target cannot reach another machine of the cluster.
+    auto slurm = policy.node_addresses.find(t.host);
+    if (slurm == policy.node_addresses.end()) {
+      drop(t, "Slurm's address (NodeAddr) of " + t.host.substr(0, 64) + " is not known");
+      continue;
+    }
+    if (std::find(slurm->second.begin(), slurm->second.end(), ip) == slurm->second.end()) {
+      std::string expected;
+      for (const IpAddress& a : slurm->second)
+        expected += (expected.empty() ? "" : ",") + a.ToString();
+      drop(t, "not the address Slurm has for " + t.host.substr(0, 64) + " (NodeAddr " + expected +
+                  ")");
       continue;
     }
     const std::string canonical = address->ToString();

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "jobmon/common/private_ip.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/exposition.h"
@@ -217,7 +218,10 @@ void Monitor::ScrapeDiagJobs(double now) {
   for (auto& [id, t] : jobs_) {
     if (t.ended || !t.window || !t.user) continue;
     // The targets dir fills as the nodes' prologs run: re-read it for a while.
-    if (t.targets.empty() || now - t.targets_read_at > 60) ReadDiagFiles(t, now);
+    if (t.targets.empty() || now - t.targets_read_at > 60) {
+      RefreshNodeAddresses(now);
+      ReadDiagFiles(t, now);
+    }
     for (const ScrapeTarget& target : t.targets) {
       targets.push_back(target);
       owners.push_back(&t);
@@ -242,6 +246,31 @@ void Monitor::WarnOnce(Tracked& t, const std::string& event, const std::string& 
   log_.Warn(event, {{"job", std::to_string(t.record.job_id)}, {"error", error}});
 }
 
+void Monitor::RefreshNodeAddresses(double now) {
+  if (next_node_poll_ && now < *next_node_poll_) return;
+  auto known = source_.ListNodeAddresses();
+  if (known) {
+    node_addresses_ = std::move(*known);
+    if (!node_addresses_error_.empty() && next_node_poll_) log_.Info("slurm_nodes_known_again");
+    node_addresses_error_.clear();
+    next_node_poll_ = now + 60;
+  } else {
+    // The last known addresses stay; with none, every target is refused.
+    if (node_addresses_error_ != known.error().message) {
+      log_.Warn("slurm_nodes_unknown",
+                {{"error", known.error().message},
+                 {"action", node_addresses_.empty() ? "no exporter target is scraped"
+                                                    : "keeping the last known node addresses"}});
+    }
+    node_addresses_error_ = known.error().message;
+    next_node_poll_ = now + config_.slurm_poll_interval;
+  }
+  if (auto interfaces = ListInterfaceAddresses()) {
+    own_addresses_.clear();
+    for (const InterfaceAddress& i : *interfaces) own_addresses_.push_back(i.address);
+  }
+}
+
 void Monitor::ReadDiagFiles(Tracked& t, double now) {
   t.targets_read_at = now;
   auto manifest = ReadDiagManifest(t.record.diag_dir, t.user, t.record.node_list);
@@ -252,8 +281,9 @@ void Monitor::ReadDiagFiles(Tracked& t, double now) {
   }
   DiagTargets read = ReadDiagTargets(t.record.diag_dir, *t.user);
   for (const std::string& problem : read.problems) WarnOnce(t, "diag_file_refused", problem);
-  CheckedTargets checked =
-      CheckTargets(read.targets, MakeTargetPolicy(config_.cluster_cidrs, t.record.node_list));
+  CheckedTargets checked = CheckTargets(
+      read.targets,
+      MakeTargetPolicy(config_.cluster_cidrs, t.record.node_list, node_addresses_, own_addresses_));
   if (!checked.dropped.empty()) {
     std::string reasons;
     for (const std::string& d : checked.dropped) reasons += (reasons.empty() ? "" : "; ") + d;

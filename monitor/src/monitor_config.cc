@@ -149,6 +149,7 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.Seconds("slurm_timeout", config.slurm_timeout, 0.1);
   r.Integer("slurm_retries", config.slurm_retries, 1, 10);
   r.String("squeue", config.squeue);
+  r.String("sinfo", config.sinfo);
   r.String("diag_dir", config.diag_dir_pattern);
   r.Seconds("scrape_timeout", config.scrape_timeout, 0.1);
   r.Seconds("window", config.window_seconds, 60);

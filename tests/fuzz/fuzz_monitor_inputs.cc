@@ -1,19 +1,20 @@
 // The monitor's other untrusted inputs: its config file (parsed again on
 // every SIGHUP), the file_sd target files a job's prolog writes into a
-// user-writable diag dir, and squeue's JSON job list. The first input byte
-// picks the parser.
+// user-writable diag dir, squeue's JSON job list and sinfo's JSON node list.
+// The first input byte picks the parser.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
+#include "jobmon/monitor/slurm_nodes.h"
 #include "jobmon/triage/slurm_jobs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0: {
       auto config = jobmon::monitor::ParseMonitorConfig(text);
       if (config && config->poll_interval < 0.1) __builtin_trap();  // validated minimum
@@ -25,6 +26,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const auto& t : *targets) {
           if (t.address.empty() && t.host.empty()) continue;
         }
+      }
+      break;
+    }
+    case 3: {
+      if (auto nodes = jobmon::monitor::ParseSinfoJson(text)) {
+        for (const auto& node : *nodes) {
+          if (node.name.empty() || node.address.empty()) __builtin_trap();  // skipped
+        }
+        // Host names are not resolved here: only literal NodeAddr values count.
+        auto known = jobmon::monitor::ResolveNodeAddresses(
+            *nodes, [](const std::string&) { return std::vector<jobmon::IpAddress>{}; });
+        if (known.size() > nodes->size()) __builtin_trap();
       }
       break;
     }

@@ -1,5 +1,7 @@
-// Hardening item 13: `jobmon status` with a job id that does not fit 32 bits
-// and with a FIFO as its log argument, run as the real binary (bounded by
+// Hardening items 13 and 4: `jobmon status` with a job id that does not fit
+// 32 bits, with a FIFO as its log argument, and with a job whose log its
+// user replaced by a symlink to a root-only file or a FIFO (read as the
+// job's user through OpenUserFile), run as the real binary (bounded by
 // RunCommand's deadline: a hang is a failure, not a stuck test).
 
 #include <gtest/gtest.h>
@@ -66,7 +68,66 @@ TEST_F(StatusCliTest, AFifoAsTheLogIsRefusedWithoutOpeningIt) {
   auto result = Status(fifo);
   EXPECT_FALSE(result.timed_out) << "opened the FIFO and waited for a writer";
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("not a regular file"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("refused: a FIFO"), std::string::npos) << result.output;
+  // A symlink the caller typed is followed (the caller's own rights), but
+  // the FIFO behind it is still not opened.
+  const std::string link = (dir_ / "link.log").string();
+  fs::create_symlink(fifo, link);
+  auto linked = Status(link);
+  EXPECT_FALSE(linked.timed_out) << "opened the FIFO behind the symlink";
+  EXPECT_EQ(linked.exit_code, 2) << linked.output;
+  // A symlink to a real log works.
+  std::ofstream(dir_ / "real.log") << "0: completed step: 41, seconds: 1.0\n";
+  fs::remove(link);
+  fs::create_symlink(dir_ / "real.log", link);
+  auto real = Status(link);
+  EXPECT_EQ(real.exit_code, 0) << real.output;
+  EXPECT_NE(real.output.find("last step: 41"), std::string::npos) << real.output;
+}
+
+// The daemon recorded the job (user nobody); its log is what the user left
+// there. `jobmon status` run as root must read it as nobody.
+TEST_F(StatusCliTest, AJobsLogIsReadAsTheJobsUserThroughTheOpener) {
+  fs::permissions(dir_, fs::perms(0755));  // nobody may traverse it
+  const std::string secret = (dir_ / "root-only").string();
+  std::ofstream(secret) << "0: completed step: 987654, seconds: 1.0\n0: SECRET-LINE\n";
+  ASSERT_EQ(chmod(secret.c_str(), 0600), 0);
+  const std::string linked = (dir_ / "linked.out").string();
+  fs::create_symlink(secret, linked);
+  const std::string fifo = (dir_ / "fifo.out").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  {
+    auto store = monitor::StateStore::Open((dir_ / "state.db").string());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    uint32_t id = 10;
+    for (const std::string& log : {linked, secret, fifo, secret}) {
+      monitor::JobRecord job;
+      job.job_id = id++;
+      job.name = "hostile";
+      // Job 13: a user name that does not resolve here.
+      job.user = job.job_id == 13 ? "no-such-user-jobmon" : "nobody";
+      job.log_path = log;
+      job.first_seen = job.last_seen = 1;
+      ASSERT_TRUE((*store)->UpsertJob(job).ok());
+    }
+  }
+  for (const char* id : {"10", "11", "12", "13"}) {
+    auto result = Status(id);
+    EXPECT_FALSE(result.timed_out) << "job " << id << " hung on its log";
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_EQ(result.output.find("987654"), std::string::npos)
+        << "job " << id << " read the secret";
+    EXPECT_NE(result.output.find("no step yet"), std::string::npos) << result.output;
+  }
+  EXPECT_NE(Status("10").output.find("refused: a symlink"), std::string::npos);
+  const std::string direct = Status("11").output;  // the root-only file itself (a hard link)
+  EXPECT_TRUE(direct.find("Permission denied") != std::string::npos ||
+              direct.find("not readable by uid 65534") != std::string::npos)
+      << direct;
+  EXPECT_NE(Status("12").output.find("refused: a FIFO"), std::string::npos);
+  if (geteuid() == 0) {
+    EXPECT_NE(Status("13").output.find("the job's user is not known"), std::string::npos);
+  }
 }
 
 TEST(ParseJobId, DigitsInRangeOnly) {
@@ -79,21 +140,6 @@ TEST(ParseJobId, DigitsInRangeOnly) {
   }
   EXPECT_NE(triage::ParseJobId("4294967297").error().message.find("out of range"),
             std::string::npos);
-}
-
-TEST(CheckRegularFile, RefusesFifosAndDirectories) {
-  const fs::path dir = fs::temp_directory_path() / ("jobmon-regular-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "log") << "x\n";
-  ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);
-  fs::create_symlink(dir / "fifo", dir / "link-to-fifo");
-  EXPECT_TRUE(triage::CheckRegularFile((dir / "log").string()).ok());
-  EXPECT_NE(triage::CheckRegularFile((dir / "fifo").string()).error().message.find("FIFO"),
-            std::string::npos);
-  EXPECT_FALSE(triage::CheckRegularFile((dir / "link-to-fifo").string()).ok());
-  EXPECT_FALSE(triage::CheckRegularFile(dir.string()).ok());
-  EXPECT_FALSE(triage::CheckRegularFile((dir / "missing").string()).ok());
-  fs::remove_all(dir);
 }
 
 }  // namespace

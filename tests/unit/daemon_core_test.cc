@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "jobmon/alerts/notifier.h"
@@ -28,6 +29,7 @@
 #include "jobmon/monitor/monitor.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
+#include "jobmon/monitor/slurm_nodes.h"
 #include "jobmon/monitor/state_store.h"
 
 namespace jobmon::monitor {
@@ -60,8 +62,18 @@ class ScriptedSource : public JobSource {
     if (down) return Error{"scontrol exited with 1 (controller unreachable?)"};
     return jobs;
   }
+  Expected<NodeAddresses> ListNodeAddresses() override {
+    ++node_calls;
+    if (down || nodes_down) return Error{"sinfo exited with 1 (controller unreachable?)"};
+    return nodes;
+  }
   std::vector<SlurmJob> jobs;
+  NodeAddresses nodes = {{"node1", {IpAddress::Parse("10.0.0.11").value()}},
+                         {"node2", {IpAddress::Parse("10.0.0.12").value()}},
+                         {"node3", {IpAddress::Parse("10.0.0.13").value()}}};
   bool down = false;
+  bool nodes_down = false;
+  int node_calls = 0;
   int calls = 0;
 };
 
@@ -711,32 +723,81 @@ TEST_F(HostileDiagTest, TargetFilesLinkedToDevZeroOrHugeOrTooManyAreRefused) {
   EXPECT_TRUE(files.targets.empty());
 }
 
+IpAddress Ip(const char* text) { return IpAddress::Parse(text).value(); }
+
+// Slurm's NodeAddr of a cluster with node1-3 (node3 is not the job's); the
+// daemon runs on 10.0.0.1.
+NodeAddresses ClusterNodes() {
+  return {{"node1", {Ip("10.0.0.11")}}, {"node2", {Ip("10.0.0.12")}}, {"node3", {Ip("10.0.0.13")}}};
+}
+
+// Why CheckTargets refuses `target` alone ("" when it is kept).
+std::string WhyRefused(const ScrapeTarget& target, const TargetPolicy& policy) {
+  auto checked = CheckTargets({target}, policy);
+  return checked.dropped.empty() ? "" : checked.dropped[0];
+}
+
 TEST(DiagTargets, HostileTargetListsAreCutDownToTheJobsOwnNodes) {
-  TargetPolicy policy = MakeTargetPolicy({}, "node[1-2]");
-  std::vector<ScrapeTarget> hostile = {
-      {"node1", "10.0.0.11:9400"},            // kept
-      {"node2", "metadata.internal:80"},      // a host name
-      {"node2", "169.254.169.254:80"},        // link-local: cloud metadata
-      {"node2", "8.8.8.8:9400"},              // public
-      {"node2", "172.17.0.2:9400"},           // the docker bridge
-      {"node9", "10.0.0.19:9400"},            // not the job's node
-      {"node2", "10.0.0.12:9400/admin?x=1"},  // a path
-      {"node2", "user@10.0.0.12:9400"},       // userinfo
-      {"node2", "10.0.0.12:0"},               // no port
-      {"node2", "10.0.0.12:65536"},           // no port
-      {"node2", "fd00::12:9400"},             // IPv6 without brackets
-      {"node2", "10.0.0.11:9400"},            // node1's address again
-      {"node2", "10.0.0.12:9400"},            // kept
-      {"node2", "10.0.0.13:9400"},            // node2 again
+  TargetPolicy policy = MakeTargetPolicy({}, "node[1-2]", ClusterNodes(), {Ip("10.0.0.1")});
+  struct Row {
+    ScrapeTarget target;
+    std::string why;  // a part of the reason; "" = kept
   };
-  for (int i = 0; i < 10000; ++i) hostile.push_back({"node1", "10.1.0.1:" + std::to_string(i)});
-  auto checked = CheckTargets(hostile, policy);
+  const std::vector<Row> rows = {
+      {{"node1", "10.0.0.11:9400"}, ""},
+      {{"node2", "10.0.0.12:9400"}, ""},
+      {{"node2", "metadata.internal:80"}, "not a literal IP:port"},
+      {{"node2", "169.254.169.254:80"}, "link-local"},  // cloud metadata
+      {{"node2", "8.8.8.8:9400"}, "outside the cluster CIDRs"},
+      {{"node2", "172.17.0.2:9400"}, "outside the cluster CIDRs"},  // the docker bridge
+      {{"node3", "10.0.0.13:9400"}, "not one of the job's nodes"},  // real, but not the job's
+      {{"node9", "10.0.0.19:9400"}, "not one of the job's nodes"},
+      {{"node2", "10.0.0.12:9400/admin?x=1"}, "not a literal IP:port"},  // a path
+      {{"node2", "user@10.0.0.12:9400"}, "not a literal IP:port"},       // userinfo
+      {{"node2", "10.0.0.12:0"}, "not a literal IP:port"},
+      {{"node2", "10.0.0.12:65536"}, "not a literal IP:port"},
+      {{"node2", "fd00::12:9400"}, "not a literal IP:port"},  // IPv6 without brackets
+      // The label is a job node but the address is not Slurm's for it.
+      {{"node2", "10.0.0.11:9400"}, "not the address Slurm has for node2 (NodeAddr 10.0.0.12)"},
+      {{"node2", "10.0.0.13:22"}, "not the address Slurm has for node2"},    // another node
+      {{"node1", "10.0.0.50:5432"}, "not the address Slurm has for node1"},  // no node at all
+      {{"node1", "[::ffff:10.0.0.13]:22"}, "not the address Slurm has for node1"},
+      {{"node2", "127.0.0.1:9400"}, "loopback"},
+      {{"node2", "[::1]:9400"}, "loopback"},
+      {{"node2", "0.0.0.0:9400"}, "unspecified"},
+      {{"node1", "10.0.0.1:9400"}, "the monitor's own host"},
+      {{"node1", "[::ffff:10.0.0.1]:9400"}, "the monitor's own host"},
+  };
+  std::vector<ScrapeTarget> all;
+  for (const Row& row : rows) {
+    const std::string why = WhyRefused(row.target, policy);
+    if (row.why.empty()) {
+      EXPECT_EQ(why, "") << row.target.address;
+    } else {
+      EXPECT_NE(why.find(row.why), std::string::npos) << row.target.address << ": " << why;
+    }
+    all.push_back(row.target);
+  }
+  // Together, with duplicates and 10k extras: still only the two real ones.
+  all.push_back({"node2", "10.0.0.12:9401"});  // node2 again
+  for (int i = 0; i < 10000; ++i) all.push_back({"node1", "10.0.0.11:" + std::to_string(i)});
+  auto checked = CheckTargets(all, policy);
   ASSERT_EQ(checked.kept.size(), 2u);
   EXPECT_EQ(checked.kept[0].address, "10.0.0.11:9400");
   EXPECT_EQ(checked.kept[1].address, "10.0.0.12:9400");
   EXPECT_LE(checked.dropped.size(), 17u) << "the reasons stay bounded too";
+  // Loopback is refused even when cluster_cidrs would take it in.
+  TargetPolicy wide = MakeTargetPolicy({Cidr::Parse("0.0.0.0/0").value()}, "node1",
+                                       {{"node1", {Ip("127.0.0.1")}}}, {});
+  EXPECT_NE(WhyRefused({"node1", "127.0.0.1:9400"}, wide).find("loopback"), std::string::npos);
+  // Slurm did not answer (or the node's NodeAddr did not resolve): refused.
+  TargetPolicy unknown = MakeTargetPolicy({}, "node[1-2]", {}, {});
+  EXPECT_NE(WhyRefused({"node1", "10.0.0.11:9400"}, unknown)
+                .find("Slurm's address (NodeAddr) of node1 is not known"),
+            std::string::npos);
   // Configured CIDRs replace RFC1918; IPv6 in brackets works there.
-  TargetPolicy v6 = MakeTargetPolicy({Cidr::Parse("fd00::/8").value()}, "gpu01");
+  TargetPolicy v6 = MakeTargetPolicy({Cidr::Parse("fd00::/8").value()}, "gpu01",
+                                     {{"gpu01", {Ip("fd00::1"), Ip("10.0.0.1")}}}, {});
   auto ok = CheckTargets({{"gpu01", "[fd00::1]:9400"}, {"gpu01", "10.0.0.1:9400"}}, v6);
   ASSERT_EQ(ok.kept.size(), 1u);
   EXPECT_EQ(ok.kept[0].address, "[fd00::1]:9400");
@@ -745,6 +806,75 @@ TEST(DiagTargets, HostileTargetListsAreCutDownToTheJobsOwnNodes) {
   EXPECT_FALSE(results[0].ok);
   EXPECT_EQ(results[0].error, "not a literal IP:port");
   EXPECT_EQ(results[1].error, "not a literal IP:port");
+}
+
+// sinfo-json.json: recorded by tests/fixtures/slurm/record-nodes.sh from the
+// dev cluster (Slurm 22.05): node1 10.219.0.11 running a job, node2
+// 10.219.0.12 with "NodeAddr=8.8.8.8" in its Comment and Reason, node3 whose
+// NodeAddr an admin set to the host name node3.cluster.example.
+TEST(SlurmNodes, NodeAddrFromRecordedSinfoJson) {
+  std::ifstream in(std::string(JOBMON_SOURCE_DIR) + "/tests/fixtures/slurm/sinfo-json.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto nodes = ParseSinfoJson(text.str());
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[0].name, "node1");
+  EXPECT_EQ((*nodes)[0].address, "10.219.0.11");
+  EXPECT_EQ((*nodes)[1].address, "10.219.0.12") << "not the Comment's or Reason's text";
+  EXPECT_EQ((*nodes)[2].address, "node3.cluster.example");
+  std::vector<std::string> asked;
+  auto resolve = [&asked](const std::string& name) {
+    asked.push_back(name);
+    return std::vector<IpAddress>{Ip("10.219.0.13"), Ip("::ffff:10.219.0.13")};
+  };
+  NodeAddresses known = ResolveNodeAddresses(*nodes, resolve);
+  EXPECT_EQ(asked, std::vector<std::string>{"node3.cluster.example"}) << "literals not resolved";
+  EXPECT_EQ(known["node2"], std::vector<IpAddress>{Ip("10.219.0.12")});
+  EXPECT_EQ(known["node3"], std::vector<IpAddress>{Ip("10.219.0.13")}) << "mapped = IPv4, once";
+  // A NodeAddr that does not resolve: the node has no address, its targets are refused.
+  NodeAddresses unresolved =
+      ResolveNodeAddresses(*nodes, [](const std::string&) { return std::vector<IpAddress>{}; });
+  EXPECT_EQ(unresolved.count("node3"), 0u);
+  // A job on node[1-2] of that cluster, its user's target list.
+  TargetPolicy policy = MakeTargetPolicy({}, "node[1-2]", known, {Ip("10.219.0.1")});
+  auto checked = CheckTargets({{"node1", "10.219.0.11:9400"},
+                               {"node2", "8.8.8.8:9400"},
+                               {"node2", "10.219.0.13:9400"},
+                               {"node2", "10.219.0.1:9400"},
+                               {"node2", "10.219.0.12:9400"}},
+                              policy);
+  ASSERT_EQ(checked.kept.size(), 2u);
+  EXPECT_EQ(checked.kept[1].address, "10.219.0.12:9400");
+  ASSERT_EQ(checked.dropped.size(), 3u);
+  EXPECT_NE(checked.dropped[1].find("NodeAddr 10.219.0.12"), std::string::npos);
+  EXPECT_NE(checked.dropped[2].find("own host"), std::string::npos);
+  for (const char* bad : {"", "[]", "{\"nodes\": 3}", "not json"}) {
+    EXPECT_FALSE(ParseSinfoJson(bad).ok()) << bad;
+  }
+}
+
+// The daemon asks Slurm for the addresses, refuses a target at another
+// node's address with a reason in its log, and scrapes nothing when Slurm
+// cannot say where the nodes are.
+TEST_F(HostileDiagTest, ATargetAtAnotherNodesAddressIsRefusedAndNotScraped) {
+  WriteManifest(R"({"prometheus": {"port": 9190}})");
+  std::ofstream(diag + "/targets/node1.json")
+      << R"([{"targets": ["10.0.0.13:22"], "labels": {"host": "node1"}}])";
+  source.nodes_down = true;
+  AddHostile();
+  TrainBounded(0, 3);
+  EXPECT_TRUE(log.Has("slurm_nodes_unknown"));
+  EXPECT_TRUE(log.Has("Slurm's address (NodeAddr) of node1 is not known"));
+  source.nodes_down = false;
+  TrainBounded(4, 10);
+  EXPECT_TRUE(log.Has("targets_dropped job=9"));
+  EXPECT_TRUE(log.Has("not the address Slurm has for node1 (NodeAddr 10.0.0.11)"));
+  EXPECT_TRUE(log.Has("slurm_nodes_known_again"));
+  EXPECT_EQ(monitor->stats().scrapes, 0u) << "nothing fetched";
+  const int asked = source.node_calls;
+  TrainBounded(11, 40);
+  EXPECT_LE(source.node_calls, asked + 1) << "sinfo is asked once a minute, not every cycle";
 }
 
 TEST(Scrape, AnOversizedBodyIsCutOff) {

@@ -58,19 +58,6 @@ Expected<uint32_t> ParseJobId(std::string_view text) {
   return id;
 }
 
-Expected<void> CheckRegularFile(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return Error{path + ": " + std::strerror(errno)};
-  if (!S_ISREG(st.st_mode)) {
-    const char* what = S_ISFIFO(st.st_mode)   ? "a FIFO"
-                       : S_ISDIR(st.st_mode)  ? "a directory"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "a device or other special file";
-    return Error{path + " is " + std::string(what) + ", not a regular file: not read"};
-  }
-  return {};
-}
-
 Expected<JobInput> ResolveJobInput(const std::string& argument, const std::string& outputs_dir) {
   std::error_code ec;
   fs::path path(argument);

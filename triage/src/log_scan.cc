@@ -717,20 +717,20 @@ Expected<ScanFacts> LogScanner::ScanHeadAndTail(const std::string& path, size_t 
                                                 size_t tail_bytes) const {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  auto facts = ScanHeadAndTail(fd, head_bytes, tail_bytes);
+  close(fd);
+  if (!facts) return Error{path + ": " + facts.error().message};
+  return facts;
+}
+
+Expected<ScanFacts> LogScanner::ScanHeadAndTail(int fd, size_t head_bytes,
+                                                size_t tail_bytes) const {
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return Error{path + " is not a regular file"};
-  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Error{"not a regular file"};
   auto size = static_cast<uint64_t>(st.st_size);
-  if (size <= head_bytes + tail_bytes) {  // small: the whole file is head and tail
-    auto facts = ScanFd(fd);
-    close(fd);
-    return facts;
-  }
+  if (size <= head_bytes + tail_bytes) return ScanFd(fd);  // the whole file is head and tail
   auto head = ReadRange(fd, 0, head_bytes);
   auto tail = ReadRange(fd, static_cast<off_t>(size - tail_bytes), tail_bytes);
-  close(fd);
   if (!head) return head.error();
   if (!tail) return tail.error();
   auto facts = MergeHeadAndTail(*head, *tail, size);
@@ -738,7 +738,9 @@ Expected<ScanFacts> LogScanner::ScanHeadAndTail(const std::string& path, size_t 
   if (!facts->exit_code && !facts->last_timestamp) {
     // Without a summary or a timestamp near the end, a stall cannot be
     // measured from the tail alone: fall back to the whole file.
-    return ScanFile(path);
+    if (lseek(fd, 0, SEEK_SET) != 0) return Error{std::string("seek: ") + std::strerror(errno)};
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return ScanFd(fd);
   }
   return facts;
 }

@@ -5,8 +5,9 @@
 // (a FIFO, device or symlink is refused, never waited on), capped in size
 // and count; from the manifest only what can be checked is taken, and the
 // targets are validated before anything is fetched: a literal IP:port in the
-// cluster CIDRs, named after one of the job's own nodes, one per node,
-// path /metrics built here.
+// cluster CIDRs that is the address Slurm has for the node the target names
+// (NodeAddr, from sinfo), that node one of the job's own, one per node,
+// never this daemon's own host, path /metrics built here.
 
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "jobmon/common/ip_address.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/monitor/scrape.h"
+#include "jobmon/monitor/slurm_nodes.h"
 
 namespace jobmon::monitor {
 
@@ -59,9 +61,14 @@ struct TargetPolicy {
   std::vector<Cidr> allowed;       // cluster CIDRs (RFC1918 when none configured)
   std::vector<Cidr> excluded;      // container bridges
   std::vector<std::string> nodes;  // the job's nodes (expanded NodeList)
+  NodeAddresses node_addresses;    // Slurm's NodeAddr of each of the job's nodes
+  std::vector<IpAddress> own;      // this daemon's host: never scraped for a job
   size_t max_targets = kMaxTargetsPerJob;
 };
-TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs, const std::string& node_list);
+// `known`: every node's address from Slurm (ListNodeAddresses); `own`: the
+// addresses of the host the daemon runs on.
+TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs, const std::string& node_list,
+                              const NodeAddresses& known, std::vector<IpAddress> own);
 
 struct CheckedTargets {
   std::vector<ScrapeTarget> kept;    // address normalised: "10.0.0.11:9400", "[fd00::1]:9400"

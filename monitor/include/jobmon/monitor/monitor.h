@@ -87,6 +87,9 @@ class Monitor {
   void ScrapeDiagJobs(double now);
   void PollLog(Tracked& job, double now);        // reads what the log gained; warns if it cannot
   void ReadDiagFiles(Tracked& job, double now);  // manifest and targets, as the job's user
+  // Slurm's node addresses and this host's own, asked again once a minute
+  // (after a failure: at the Slurm poll interval) while targets are read.
+  void RefreshNodeAddresses(double now);
   // Logs a per-job warning the first time only (a refused file is refused
   // again every cycle).
   void WarnOnce(Tracked& job, const std::string& event, const std::string& error);
@@ -121,6 +124,10 @@ class Monitor {
   std::map<uint32_t, Tracked> jobs_;
   double next_slurm_poll_ = 0;
   bool slurm_warned_ = false;
+  NodeAddresses node_addresses_;
+  std::vector<IpAddress> own_addresses_;
+  std::string node_addresses_error_ = "not asked yet";
+  std::optional<double> next_node_poll_;
   MonitorStats stats_;
 
  public:

@@ -41,6 +41,7 @@ struct MonitorConfig {
   double slurm_timeout = 10;        // one squeue call
   int slurm_retries = 3;            // attempts per Slurm poll before a warning
   std::string squeue = "squeue";
+  std::string sinfo = "sinfo";  // the nodes' NodeAddr, to check exporter targets
   std::string diag_dir_pattern = "%o/jobmon-diag-%j";  // as the plugin's diag_dir
   JobSelection select;
   double scrape_timeout = 2;

@@ -29,11 +29,6 @@ Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir);
 // than another job's id.
 Expected<uint32_t> ParseJobId(std::string_view text);
 
-// Ok when `path` (symlinks followed) is a regular file. A FIFO, device or
-// directory is refused before anyone opens it: opening a FIFO blocks until
-// a writer comes, which the job's owner decides.
-Expected<void> CheckRegularFile(const std::string& path);
-
 // The job's state in `squeue --json` output; nullopt if the job is not in it.
 // (Not `scontrol -o`: there a job named "x JobState=COMPLETED" says so.)
 std::optional<std::string> JobStateFromSqueueJson(const std::string& text,

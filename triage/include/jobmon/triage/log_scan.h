@@ -126,6 +126,10 @@ class LogScanner {
   // is scanned.
   Expected<ScanFacts> ScanHeadAndTail(const std::string& path, size_t head_bytes = 64 << 10,
                                       size_t tail_bytes = 256 << 10) const;
+  // The same over a file already open (at its start; e.g. through
+  // OpenUserFile as the job's user).
+  Expected<ScanFacts> ScanHeadAndTail(int fd, size_t head_bytes = 64 << 10,
+                                      size_t tail_bytes = 256 << 10) const;
   // The same over an open file of `size` bytes, never more than head_bytes
   // + tail_bytes and each range bounded in time (kUserReadDeadline): for a
   // log its user controls (the daemon at job end), where a sparse terabyte

@@ -1,0 +1,80 @@
+#include "jobmon/monitor/slurm_nodes.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+namespace jobmon::monitor {
+namespace {
+
+using nlohmann::json;
+
+std::string Text(const json& node, const char* key) {
+  auto it = node.find(key);
+  return it != node.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+Expected<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return Error{"sinfo --json: not a JSON object"};
+  auto nodes = doc.find("nodes");
+  if (nodes == doc.end() || !nodes->is_array()) return Error{"sinfo --json: no \"nodes\" list"};
+  std::vector<SlurmNode> out;
+  out.reserve(nodes->size());
+  for (const json& node : *nodes) {
+    if (!node.is_object()) continue;
+    SlurmNode n{Text(node, "name"), Text(node, "address"), Text(node, "hostname")};
+    if (n.name.empty() || n.address.empty()) continue;
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+NodeAddresses ResolveNodeAddresses(const std::vector<SlurmNode>& nodes,
+                                   const HostResolver& resolve) {
+  NodeAddresses out;
+  for (const SlurmNode& node : nodes) {
+    std::vector<IpAddress> ips;
+    if (auto literal = IpAddress::Parse(node.address)) {
+      ips.push_back(literal->Unmapped());
+    } else {
+      for (const IpAddress& ip : resolve(node.address)) ips.push_back(ip.Unmapped());
+    }
+    std::sort(ips.begin(), ips.end());
+    ips.erase(std::unique(ips.begin(), ips.end()), ips.end());
+    if (!ips.empty()) out[node.name] = std::move(ips);
+  }
+  return out;
+}
+
+std::vector<IpAddress> ResolveHost(const std::string& name) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(name.c_str(), nullptr, &hints, &found) != 0) return {};
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> owned(found, freeaddrinfo);
+  std::vector<IpAddress> out;
+  for (const addrinfo* a = found; a; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = nullptr;
+    if (a->ai_family == AF_INET) {
+      raw = &reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr;
+    } else if (a->ai_family == AF_INET6) {
+      raw = &reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr;
+    } else {
+      continue;
+    }
+    if (!inet_ntop(a->ai_family, raw, text, sizeof text)) continue;
+    if (auto ip = IpAddress::Parse(text)) out.push_back(*ip);
+  }
+  return out;
+}
+
+}  // namespace jobmon::monitor
