@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/triage/job_status.h"
 
 namespace jobmon::triage {
 
@@ -34,11 +35,11 @@ Expected<uint32_t> ParseJobId(std::string_view text);
 // a writer comes, which the job's owner decides.
 Expected<void> CheckRegularFile(const std::string& path);
 
-// The job's state in `squeue --json` output; nullopt if the job is not in it.
-// (Not `scontrol -o`: there a job named "x JobState=COMPLETED" says so.)
-std::optional<std::string> JobStateFromSqueueJson(const std::string& text,
-                                                  const std::string& job_id);
+// The job's state and exit code in `squeue --json` output; nullopt if the
+// job is not in it. (Not `scontrol -o`: there a job named
+// "x JobState=COMPLETED" says so.)
+std::optional<SlurmView> JobStateFromSqueueJson(const std::string& text, const std::string& job_id);
 // Asks squeue (2 s deadline); nullopt when Slurm is unreachable.
-std::optional<std::string> QuerySlurmJobState(const std::string& job_id);
+std::optional<SlurmView> QuerySlurmJobState(const std::string& job_id);
 
 }  // namespace jobmon::triage
