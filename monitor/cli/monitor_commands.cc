@@ -202,6 +202,8 @@ int RunStatus(const StatusArgs& args) {
   if (numeric) out["job_id"] = job_id;
   out["log"] = log_path;
   out["slurm_state"] = slurm_state;
+  out["slurm_exit_code"] =
+      slurm && !slurm->exit_code.empty() ? json(slurm->exit_code) : json(nullptr);
   if (record) {
     out["name"] = record->name;
     out["user"] = record->user;
@@ -238,6 +240,10 @@ int RunStatus(const StatusArgs& args) {
       context.stall_factor = config->stall.k;
       context.wall_clock_now = now;
       if (!slurm_state.empty()) context.slurm_state = slurm_state;
+      if (slurm && slurm->state == slurm_state)
+        context.slurm_exit_code = triage::ParseSlurmExitCode(slurm->exit_code);
+      if (struct stat st{}; stat(log_path.c_str(), &st) == 0)
+        context.log_mtime = static_cast<double>(st.st_mtim.tv_sec);
       report = triage::Analyze(*facts, context);
       report->log_path = log_path;
     }

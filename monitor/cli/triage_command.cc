@@ -1,6 +1,7 @@
 #include "triage_command.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <toml++/toml.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@ struct TriageArgs {
   std::string config_path;
   std::string now;
   std::string slurm_state;
+  std::string slurm_exit_code;
   bool no_slurm = false;
   bool list_signatures = false;
   bool status_only = false;
@@ -112,6 +114,13 @@ int Run(TriageArgs& args) {
     context.now = ParseTime(args.now);
     if (!context.now) return Fail("--now wants an ISO time (2026-11-22T10:00:00Z) or unix seconds");
   }
+  std::optional<triage::SlurmExitCode> slurm_exit_code;
+  if (!args.slurm_exit_code.empty()) {
+    slurm_exit_code = triage::ParseSlurmExitCode(args.slurm_exit_code);
+    if (!slurm_exit_code)
+      return Fail("--slurm-exit-code wants Slurm's ExitCode STATUS:SIGNAL (e.g. 0:0, 143:0, 0:9)");
+    if (args.slurm_state.empty()) return Fail("--slurm-exit-code needs --slurm-state");
+  }
   auto scanner = triage::LogScanner::Create({args.step_regex});
   if (!scanner) return Fail(scanner.error().message);
 
@@ -145,9 +154,21 @@ int Run(TriageArgs& args) {
     AnalysisContext job_context = context;
     if (!args.slurm_state.empty()) {
       job_context.slurm_state = args.slurm_state;
+      job_context.slurm_exit_code = slurm_exit_code;
     } else if (!args.no_slurm) {
       auto id = job.job_id ? job.job_id : facts->job_id;
-      if (id) job_context.slurm_state = triage::QuerySlurmJobState(*id);
+      if (id) {
+        if (auto view = triage::QuerySlurmJobState(*id)) {
+          job_context.slurm_state = view->state;
+          job_context.slurm_exit_code = view->exit_code;
+        }
+      }
+    }
+    // The file's mtime says whether the log still advances (a live job read
+    // without Slurm); never whether training progresses.
+    if (struct stat st{}; stat(job.log_path.c_str(), &st) == 0) {
+      job_context.log_mtime =
+          static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9;
     }
     triage::TriageReport report = triage::Analyze(*facts, job_context);
     report.log_path = job.log_path;
@@ -170,6 +191,8 @@ int Run(TriageArgs& args) {
              {"status_basis", report.status_basis},
              {"slurm_state",
               report.slurm_state ? nlohmann::json(*report.slurm_state) : nlohmann::json()},
+             {"slurm_exit_code",
+              report.slurm_exit_code ? nlohmann::json(*report.slurm_exit_code) : nlohmann::json()},
              {"last_step", p.last_step ? nlohmann::json(*p.last_step) : nlohmann::json()},
              {"total_steps", p.total_steps ? nlohmann::json(*p.total_steps) : nlohmann::json()},
              {"exit_code", triage::ExitCodeFor(report.status)}});
@@ -242,7 +265,10 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
   cmd->add_option("--now", args->now,
                   "Evaluate progress at this time (ISO or unix seconds) instead of now");
   cmd->add_option("--slurm-state", args->slurm_state,
-                  "Use this Slurm job state instead of asking scontrol");
+                  "Use this Slurm job state (RUNNING, COMPLETED, FAILED, TIMEOUT, ...) instead of "
+                  "asking squeue");
+  cmd->add_option("--slurm-exit-code", args->slurm_exit_code,
+                  "With --slurm-state: Slurm's ExitCode STATUS:SIGNAL (scontrol show job, sacct)");
   cmd->add_flag("--no-slurm", args->no_slurm, "Do not ask Slurm for the job state");
   cmd->add_flag(
       "--status-only", args->status_only,
@@ -255,7 +281,8 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->footer(
       "Exit codes: 0 completed, 3 running, 4 hanging, 5 failed, 6 cancelled, 7 unknown-death, "
-      "2 usage or input error; with --all, the code of the worst job.");
+      "8 unknown (log stopped, no Slurm state), 2 usage or input error; with --all, the code of "
+      "the worst job. Status rules: docs/concepts.md (Job status).");
   return [cmd, args] { return cmd->parsed() ? Run(*args) : -1; };
 }
 

@@ -198,6 +198,7 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJo
       t.record.slurm_state = job.state;
       Check(store_.UpsertJob(t.record), "upsert job");
     }
+    t.slurm_exit_code = job.exit_code;
     if (!t.ended && triage::IsTerminalState(job.state)) OnEnded(t, job.state, now);
   }
   // Gone from a controller that answered: purged after MinJobAge.
@@ -459,7 +460,10 @@ std::optional<triage::TriageReport> Monitor::TriageLog(Tracked& t, const std::st
   context.wall_clock_now = now;
   context.stall_min_seconds = config_.stall.min_stall_seconds;
   context.stall_factor = config_.stall.k;
-  if (!slurm_state.empty() && !slurm_state.ends_with("?")) context.slurm_state = slurm_state;
+  if (!slurm_state.empty() && !slurm_state.ends_with("?")) {
+    context.slurm_state = slurm_state;
+    context.slurm_exit_code = triage::ParseSlurmExitCode(t.slurm_exit_code);
+  }
   triage::TriageReport report = triage::Analyze(*facts, context);
   report.log_path = t.record.log_path;
   report.job_id = std::to_string(t.record.job_id);

@@ -101,6 +101,26 @@ def cli_checks(jobmon, corpus):
         [] if "Out of memory: Killed process 4242" in md and "| Last periodic ckpt this run | step 100 |" in md
         else ["evidence or projection row missing"])
 
+    # Slurm's view given on the command line, on real logs (tests/fixtures/real/pytorch):
+    # state and exit code from the `scontrol show job` text recorded beside each.
+    real = os.path.join(os.path.dirname(os.path.abspath(corpus)), "real", "pytorch")
+    for name, status in (("srun-healthy", "completed"), ("srun-sigkill", "failed"),
+                         ("srun-scancel", "cancelled"), ("srun-timelimit", "cancelled"),
+                         ("srun-node-fail", "failed")):
+        with open(os.path.join(real, name + ".slurm.txt")) as f:
+            fields = dict(tok.split("=", 1) for tok in f.read().split() if "=" in tok)
+        r = run("triage", "--json", "--slurm-state", fields["JobState"], "--slurm-exit-code",
+                fields["ExitCode"], os.path.join(real, name + ".log"))
+        report = json.loads(r.stdout) if r.stdout else {}
+        yield f"real {name} with Slurm {fields['JobState']} {fields['ExitCode']} is {status}", (
+            [] if report.get("status") == status and report.get("slurm_exit_code") == fields["ExitCode"]
+            and r.returncode == report.get("exit_code")
+            else [r.stderr.strip(), str(report.get("status")), str(report.get("status_basis"))])
+    r = run("triage", "--slurm-state", "FAILED", "--slurm-exit-code", "nine",
+            os.path.join(real, "srun-sigkill.log"))
+    yield "a malformed --slurm-exit-code is a usage error", (
+        [] if r.returncode == 2 and "--slurm-exit-code" in r.stderr else [r.stderr])
+
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "jobmon.toml")

@@ -73,8 +73,8 @@ TEST(Squeue, JobState) {
       {"job_id": 5, "user_id": 0, "group_id": 0, "name": "x JobState=COMPLETED",
        "job_state": "RUNNING"},
       {"job_id": 6, "user_id": 0, "group_id": 0, "job_state": "FAILED"}]})";
-  EXPECT_EQ(JobStateFromSqueueJson(answer, "5"), "RUNNING") << "the name is only a name";
-  EXPECT_EQ(JobStateFromSqueueJson(answer, "6"), "FAILED");
+  EXPECT_EQ(JobStateFromSqueueJson(answer, "5")->state, "RUNNING") << "the name is only a name";
+  EXPECT_EQ(JobStateFromSqueueJson(answer, "6")->state, "FAILED");
   EXPECT_FALSE(JobStateFromSqueueJson(answer, "7"));
   EXPECT_FALSE(JobStateFromSqueueJson("slurm_load_jobs error: Unable to contact", "5"));
 }

@@ -117,17 +117,18 @@ Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir) {
   return jobs;
 }
 
-std::optional<std::string> JobStateFromSqueueJson(const std::string& text,
-                                                  const std::string& job_id) {
+std::optional<SlurmView> JobStateFromSqueueJson(const std::string& text,
+                                                const std::string& job_id) {
   auto jobs = ParseSqueueJson(text);
   if (!jobs) return std::nullopt;
   for (const auto& job : *jobs) {
-    if (std::to_string(job.job_id) == job_id && !job.state.empty()) return job.state;
+    if (std::to_string(job.job_id) == job_id && !job.state.empty())
+      return SlurmView{job.state, ParseSlurmExitCode(job.exit_code)};
   }
   return std::nullopt;
 }
 
-std::optional<std::string> QuerySlurmJobState(const std::string& job_id) {
+std::optional<SlurmView> QuerySlurmJobState(const std::string& job_id) {
   // Slurm 22.05's squeue --json lists every job whatever -j says.
   auto result = RunCommand({"squeue", "--json"}, std::chrono::seconds(2), size_t{1} << 30);
   if (!result || result->exit_code != 0) return std::nullopt;

@@ -44,6 +44,7 @@ enum class Fact {
   kRestore,
   kFreshStart,
   kTaskKilled,
+  kCompletion,
 };
 
 struct PatternDef {
@@ -94,6 +95,16 @@ std::vector<PatternDef> AllPatterns() {
   fact(R"(restoring from this run's directory step \d)", Fact::kRestore);
   fact(R"(No existing checkpoints found)", Fact::kFreshStart);
   fact(R"(srun: error: \S+: task \d+: (Killed|Segmentation fault|Aborted))", Fact::kTaskKilled);
+  // Frameworks' own "training finished" lines (docs/signature-sources.md):
+  // HF Trainer logs speed_metrics("train", ...) once, after the loop
+  // (transformers src/transformers/trainer.py `_inner_training_loop`;
+  // trainer_utils.py speed_metrics puts "train_runtime" first; printed by
+  // trainer_callback.py ProgressCallback/PrinterCallback.on_log as
+  // str(dict); newer releases quote the numbers), v4.x. Lightning >= 1.7 (ae98031),
+  // loops/fit_loop.py `done`: rank_zero_info(f"`Trainer.fit` stopped: `max_steps={...!r}`
+  // reached.") and the same for max_epochs.
+  fact(R"(\{'train_runtime': '?[0-9])", Fact::kCompletion);
+  fact(R"(`Trainer\.fit` stopped: `max_(steps|epochs)=\d+` reached\.)", Fact::kCompletion);
   return out;
 }
 
@@ -548,6 +559,9 @@ class ScanState {
         break;
       case Fact::kFreshStart:
         facts_.fresh_start_logged = true;
+        break;
+      case Fact::kCompletion:
+        facts_.completion = LineRef{line, Sanitize(text)};
         break;
       case Fact::kTaskKilled:
         if (!facts_.heartbeat) {

@@ -97,7 +97,9 @@ std::string RenderMarkdown(const TriageReport& r) {
   std::string md;
   md += fmt::format("## Job triage: {}\n\n", r.log_path);
   md += fmt::format("**Status:** {}{}  \n", ToString(r.status),
-                    r.slurm_state ? fmt::format(" (Slurm: {})", *r.slurm_state) : "");
+                    r.slurm_state ? fmt::format(" (Slurm: {}{})", *r.slurm_state,
+                                                r.slurm_exit_code ? " " + *r.slurm_exit_code : "")
+                                  : "");
   md += fmt::format("**Primary failure:** {}  \n", r.primary);
   md += fmt::format("**Stage:** {}\n\n", r.stage.empty() ? "-" : r.stage);
   md += "### What happened\n" + r.what_happened + "\n\n";
@@ -190,6 +192,7 @@ nlohmann::json ToJson(const TriageReport& r) {
       {"status", ToString(r.status)},
       {"status_basis", r.status_basis},
       {"slurm_state", Opt(r.slurm_state)},
+      {"slurm_exit_code", Opt(r.slurm_exit_code)},
       {"exit_code", ExitCodeFor(r.status)},
       {"primary_failure", r.primary},
       {"stage", r.stage},

@@ -28,6 +28,52 @@ std::optional<double> Time(const json& job, const char* key) {
   return it->get<double>();
 }
 
+// "RUNNING"; Slurm 23.11+ gives a list, base state first (["RUNNING", "COMPLETING"]).
+std::string State(const json& job) {
+  auto it = job.find("job_state");
+  if (it != job.end() && it->is_array() && !it->empty() && it->front().is_string())
+    return it->front().get<std::string>();
+  return Text(job, "job_state");
+}
+
+// A number, or Slurm 24.05+'s {"set": true, "infinite": false, "number": N}.
+std::optional<uint64_t> NumberOrNoVal(const json& value) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  if (value.is_object() && value.value("set", false) && !value.value("infinite", false)) {
+    auto n = value.find("number");
+    if (n != value.end() && n->is_number_unsigned()) return n->get<uint64_t>();
+  }
+  return std::nullopt;
+}
+
+// Slurm's ExitCode "status:signal", "" when the document has none.
+std::string ExitCode(const json& job) {
+  auto it = job.find("exit_code");
+  if (it == job.end()) return "";
+  if (it->is_number_unsigned()) {
+    // Slurm 22.05/23.02 (openapi v0.0.38 jobs.c `data_set_int(..., job->exit_code)`): the wait
+    // status. scontrol prints it as src/api/job_info.c does: WTERMSIG when
+    // signalled, else WEXITSTATUS.
+    const uint64_t status = it->get<uint64_t>();
+    const uint64_t signal = status & 0x7f;
+    return signal != 0 ? "0:" + std::to_string(signal)
+                       : std::to_string((status >> 8) & 0xff) + ":0";
+  }
+  if (it->is_object()) {
+    // Slurm 24.05+ (data_parser PROCESS_EXIT_CODE_VERBOSE): return_code and signal/id.
+    auto code = it->find("return_code");
+    auto signal = it->find("signal");
+    std::optional<uint64_t> rc = code != it->end() ? NumberOrNoVal(*code) : std::nullopt;
+    std::optional<uint64_t> sig;
+    if (signal != it->end() && signal->is_object()) {
+      if (auto id = signal->find("id"); id != signal->end()) sig = NumberOrNoVal(*id);
+    }
+    if (!rc && !sig) return "";
+    return std::to_string(rc.value_or(0) & 0xff) + ":" + std::to_string(sig.value_or(0) & 0x7f);
+  }
+  return "";
+}
+
 std::string Padded(uint64_t value, unsigned width) {
   std::string digits = std::to_string(value);
   return digits.size() < width ? std::string(width - digits.size(), '0') + digits : digits;
@@ -107,7 +153,7 @@ Expected<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.gid = *gid;
     job.name = Text(j, "name");
     job.user = Text(j, "user_name");
-    job.state = Text(j, "job_state");
+    job.state = State(j);
     job.node_list = Text(j, "nodes");
     job.num_nodes = static_cast<int>(Unsigned<uint32_t>(j, "node_count").value_or(0));
     job.partition = Text(j, "partition");
@@ -121,9 +167,7 @@ Expected<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
           ExpandStdoutPattern(pattern, job, Unsigned<uint32_t>(j, "array_job_id").value_or(0),
                               Unsigned<uint32_t>(j, "array_task_id"));
     }
-    // A wait status: exit code in the high byte, the signal in the low bits.
-    const uint32_t status = Unsigned<uint32_t>(j, "exit_code").value_or(0);
-    job.exit_code = std::to_string((status >> 8) & 0xff) + ":" + std::to_string(status & 0x7f);
+    job.exit_code = ExitCode(j);
     out.push_back(std::move(job));
   }
   return out;

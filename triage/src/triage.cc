@@ -10,60 +10,6 @@
 
 namespace jobmon::triage {
 
-const char* ToString(JobStatus status) {
-  switch (status) {
-    case JobStatus::kCompleted:
-      return "completed";
-    case JobStatus::kFailed:
-      return "failed";
-    case JobStatus::kCancelled:
-      return "cancelled";
-    case JobStatus::kRunning:
-      return "running";
-    case JobStatus::kHanging:
-      return "hanging";
-    case JobStatus::kUnknownDeath:
-      return "unknown-death";
-  }
-  return "?";
-}
-
-int ExitCodeFor(JobStatus status) {
-  switch (status) {
-    case JobStatus::kCompleted:
-      return 0;
-    case JobStatus::kRunning:
-      return 3;
-    case JobStatus::kHanging:
-      return 4;
-    case JobStatus::kFailed:
-      return 5;
-    case JobStatus::kCancelled:
-      return 6;
-    case JobStatus::kUnknownDeath:
-      return 7;
-  }
-  return 1;
-}
-
-int Severity(JobStatus status) {
-  switch (status) {
-    case JobStatus::kHanging:
-      return 6;
-    case JobStatus::kUnknownDeath:
-      return 5;
-    case JobStatus::kFailed:
-      return 4;
-    case JobStatus::kCancelled:
-      return 3;
-    case JobStatus::kRunning:
-      return 2;
-    case JobStatus::kCompleted:
-      return 1;
-  }
-  return 0;
-}
-
 std::string FormatDuration(double seconds) {
   if (seconds < 0) seconds = 0;
   if (seconds < 120) return fmt::format("{:.0f}s", seconds);
@@ -96,12 +42,6 @@ std::string DecodeExitCode(int code) {
 }
 
 namespace {
-
-bool SlurmAlive(const std::string& state) {
-  return state == "RUNNING" || state == "PENDING" || state == "CONFIGURING" ||
-         state == "COMPLETING" || state == "SUSPENDED" || state == "REQUEUED" ||
-         state == "RESIZING";
-}
 
 StepProfile ChooseProfile(const ScanFacts& facts, const AnalysisContext& context) {
   if (context.profile) return *context.profile;
@@ -262,6 +202,43 @@ bool IsGenericTrainingClass(const FailureClass& c) {
   return c.generic && c.category == Category::kTraining;
 }
 
+// The log's own root failure for the status decision, in the order the
+// primary is chosen below: the earliest specific class, else the earliest
+// generic training class, else a job-level one.
+std::pair<std::string, uint64_t> LogRootFailure(const ScanFacts& facts) {
+  auto earliest = [&](auto&& predicate) {
+    std::pair<std::string, uint64_t> best{"", 0};
+    for (const auto& [id, hits] : facts.classes) {
+      const FailureClass* c = FindClass(id);
+      if (!c || !predicate(*c)) continue;
+      if (best.first.empty() || hits.first.line < best.second ||
+          (hits.first.line == best.second && PriorityOf(id) < PriorityOf(best.first))) {
+        best = {id, hits.first.line};
+      }
+    }
+    return best;
+  };
+  auto root = earliest([](const FailureClass& c) {
+    return !c.generic && c.category != Category::kDerived && c.category != Category::kJob;
+  });
+  if (root.first.empty()) root = earliest(IsGenericTrainingClass);
+  for (const char* job_level : {"stage-fail", "node-fail", "cancelled"}) {
+    if (auto it = facts.classes.find(job_level); root.first.empty() && it != facts.classes.end())
+      root = {job_level, it->second.first.line};
+  }
+  return root;
+}
+
+// Seconds since the log last changed: its last line's own time, or its
+// mtime when `now` is the clock.
+std::optional<double> SecondsSilent(const ScanFacts& facts, const AnalysisContext& context,
+                                    double now) {
+  std::optional<double> latest = facts.last_timestamp;
+  if (!context.now && context.log_mtime) latest = std::max(latest.value_or(0), *context.log_mtime);
+  if (!latest) return std::nullopt;
+  return std::max(0.0, now - *latest);
+}
+
 }  // namespace
 
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
@@ -279,38 +256,47 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
         "{} line(s) longer than the read buffer were scanned in pieces", facts.long_lines));
   }
 
-  // Status: the JOB SUMMARY, else step progress and Slurm — never mtime.
+  // Status: one decision over the JOB SUMMARY, Slurm's state and exit code,
+  // the log's failure and completion evidence and its progress
+  // (job_status.h, docs/concepts.md) — mtime only for "still advancing".
   StepProfile profile = ChooseProfile(facts, context);
   bool summary = facts.summary.has_value() || facts.exit_code.has_value();
-  bool slurm_known = context.slurm_state.has_value();
-  bool slurm_alive = slurm_known && SlurmAlive(*context.slurm_state);
-  bool ended = summary || (slurm_known && !slurm_alive);
+  std::optional<SlurmState> slurm_kind;
+  if (context.slurm_state) slurm_kind = ClassifySlurmState(*context.slurm_state);
+  bool ended = summary || (slurm_kind && *slurm_kind != SlurmState::kAlive &&
+                           *slurm_kind != SlurmState::kUnrecognised);
   r.progress = Project(facts, profile, ended, context);
   const Progress& p = r.progress;
-  if (facts.exit_code) {
-    int code = *facts.exit_code;
-    r.status = code == 0                      ? JobStatus::kCompleted
-               : (code == 130 || code == 143) ? JobStatus::kCancelled
-                                              : JobStatus::kFailed;
-    r.status_basis = fmt::format("JOB SUMMARY: exit {}", code);
-  } else if (slurm_alive) {
-    r.status = p.stalled ? JobStatus::kHanging : JobStatus::kRunning;
-    r.status_basis = p.stalled ? fmt::format("Slurm {}, no step for {}", *context.slurm_state,
-                                             FormatDuration(p.seconds_since_last_step.value_or(0)))
-                               : fmt::format("Slurm {}, steps advancing", *context.slurm_state);
-  } else if (slurm_known) {
-    r.status = JobStatus::kUnknownDeath;
-    r.status_basis = fmt::format("no JOB SUMMARY, Slurm state {}", *context.slurm_state);
-  } else if (p.last_step_time && p.now && !p.stalled) {
-    r.status = JobStatus::kRunning;
-    r.status_basis = "no JOB SUMMARY, steps advancing (Slurm state unavailable)";
-  } else {
-    r.status = JobStatus::kUnknownDeath;
-    r.status_basis = p.stalled
-                         ? fmt::format("no JOB SUMMARY, no step for {} (Slurm state unavailable)",
-                                       FormatDuration(p.seconds_since_last_step.value_or(0)))
-                         : "no JOB SUMMARY and no sign of progress (Slurm state unavailable)";
+  if (context.slurm_exit_code) {
+    r.slurm_exit_code =
+        fmt::format("{}:{}", context.slurm_exit_code->status, context.slurm_exit_code->signal);
   }
+  const bool reached_end = p.total_steps && p.last_step && *p.last_step >= *p.total_steps - 1;
+  StatusInputs in;
+  if (context.slurm_state) in.slurm = SlurmView{*context.slurm_state, context.slurm_exit_code};
+  in.summary_exit = facts.exit_code;
+  auto [root, root_line] = LogRootFailure(facts);
+  in.failure_class = root;
+  in.steps_after_failure = !root.empty() && p.last_step_line && *p.last_step_line > root_line;
+  if (facts.completion) {
+    in.completion =
+        fmt::format("the framework's completion summary at line {}", facts.completion->line);
+  } else if (reached_end) {
+    in.completion =
+        fmt::format("the last planned step ({} of {}) reached", *p.last_step, *p.total_steps);
+  }
+  in.has_steps = p.last_step.has_value();
+  in.steps_stalled = p.stalled;
+  in.stopped_short = p.total_steps && p.last_step && !reached_end;
+  in.seconds_since_last_step = p.seconds_since_last_step;
+  const double now = context.now                  ? *context.now
+                     : context.wall_clock_now > 0 ? context.wall_clock_now
+                                                  : static_cast<double>(time(nullptr));
+  in.seconds_silent = SecondsSilent(facts, context, now);
+  in.advancing_within_seconds = p.stall_threshold_seconds.value_or(context.stall_min_seconds);
+  StatusDecision decision = DecideJobStatus(in);
+  r.status = decision.status;
+  r.status_basis = decision.basis;
 
   // Derived classes.
   std::map<std::string, ClassFinding> found;
@@ -333,8 +319,9 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
               (r.status == JobStatus::kCancelled && p.stalled && p.last_step.has_value());
   if (hang) derive("hang", last_step_evidence);
   if (r.status == JobStatus::kUnknownDeath) derive("unknown-death", last_step_evidence);
-  bool reached_end = p.total_steps && p.last_step && *p.last_step == *p.total_steps - 1;
-  if (r.status == JobStatus::kFailed && reached_end) derive("soft-success", last_step_evidence);
+  if (r.status == JobStatus::kFailed && (reached_end || facts.completion))
+    derive("soft-success",
+           facts.completion ? std::vector<LineRef>{*facts.completion} : last_step_evidence);
   if (p.tail_slowdown && *p.tail_slowdown > 1.10) derive("tgs-degradation", {});
   if (r.status == JobStatus::kCancelled && !found.count("cancelled") && facts.status_line) {
     found["cancelled"] = {
@@ -368,9 +355,23 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     for (const char* job_level : {"stage-fail", "node-fail", "unknown-death", "cancelled"}) {
       if (primary.empty() && found.count(job_level)) primary = job_level;
     }
+    // Slurm's word on how the job ended (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY,
+    // CANCELLED, an exit code) when the log names no cause, or only a
+    // generic line that is then its consequence (a traceback from the
+    // SIGTERM, the cancel banner).
+    const std::string& implied = decision.implied_class;
+    const FailureClass* chosen = FindClass(primary);
+    const FailureClass* implied_class = FindClass(implied);
+    if (implied_class &&
+        (primary.empty() || (chosen && chosen->generic && chosen->category != Category::kDerived &&
+                             !IsGenericTrainingClass(*implied_class)))) {
+      primary = implied;
+      if (!found.count(implied)) found[implied] = {implied, implied_class->category, 1, {}, {}};
+    }
     if (primary.empty()) primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
   }
   r.primary = primary;
+  for (const std::string& finding : decision.findings) r.findings.push_back(finding);
 
   for (const FailureClass& c : FailureClasses()) {
     if (auto it = found.find(c.id); it != found.end()) r.classes.push_back(it->second);
@@ -387,11 +388,22 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     r.stage = fmt::format("Training (after step {})", *p.last_step);
   }
   if (primary == "none") {
-    r.what_happened = r.status == JobStatus::kCompleted
-                          ? fmt::format("The job completed{}.",
-                                        p.last_step ? fmt::format(" at step {}", *p.last_step) : "")
-                          : fmt::format("Training is progressing{}.",
-                                        p.last_step ? fmt::format(" (step {})", *p.last_step) : "");
+    if (r.status == JobStatus::kCompleted) {
+      r.what_happened = fmt::format("The job completed{}.",
+                                    p.last_step ? fmt::format(" at step {}", *p.last_step) : "");
+    } else if (r.status == JobStatus::kUnknown) {
+      r.what_happened =
+          "The log stopped without a JOB SUMMARY, a failure or a completion line, and Slurm's "
+          "state is not known: jobmon cannot tell a finished job from a dead or silent one.";
+    } else if (decision.progress_unrecognised) {
+      r.what_happened =
+          "The job is running, but jobmon recognises no training step in its log, so it cannot "
+          "tell progress from a hang (" +
+          r.status_basis + ").";
+    } else {
+      r.what_happened = fmt::format("Training is progressing{}.",
+                                    p.last_step ? fmt::format(" (step {})", *p.last_step) : "");
+    }
   } else if (primary == "hang") {
     r.what_happened = fmt::format(
         "Training stopped after step {} while the job stayed alive: no step for {} (threshold {}), "
@@ -505,6 +517,17 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   if (primary == "none" && r.status == JobStatus::kCompleted) r.next_steps = {"No action needed."};
   if (primary == "none" && r.status == JobStatus::kRunning) {
     r.next_steps = {"Keep watching: `jobmon watch <job>` or let slurm_job_monitor follow it."};
+  }
+  if (primary == "none" && decision.progress_unrecognised &&
+      (r.status == JobStatus::kRunning || r.status == JobStatus::kUnknown)) {
+    r.next_steps.push_back(
+        "Tell jobmon the step line: `--step-regex '(?P<step>\\d+)...'` or [triage] step_regex in "
+        "jobmon.toml.");
+  }
+  if (r.status == JobStatus::kUnknown) {
+    r.next_steps.insert(r.next_steps.begin(),
+                        "Give Slurm's view: run where `squeue` answers, or pass `--slurm-state "
+                        "STATE --slurm-exit-code A:B` (from `scontrol show job <job>` or sacct).");
   }
   if (r.heartbeat && primary != "heartbeat-timeout") {
     r.next_steps.push_back(

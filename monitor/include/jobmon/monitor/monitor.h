@@ -69,7 +69,8 @@ class Monitor {
     std::optional<JobUser> user;
     std::vector<ScrapeTarget> targets;  // validated (CheckTargets)
     double targets_read_at = -1e18;
-    std::string tunnel_command;  // rebuilt from Slurm's head node and the manifest's port
+    std::string tunnel_command;   // rebuilt from Slurm's head node and the manifest's port
+    std::string slurm_exit_code;  // Slurm's ExitCode at the last poll ("" unknown)
     // The end-of-job scan, done before the cycle's transaction.
     std::optional<Expected<triage::ScanFacts>> end_facts;
     std::set<std::string> warned;  // per-job warnings already logged once

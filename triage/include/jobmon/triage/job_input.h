@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/triage/job_status.h"
 
 namespace jobmon::triage {
 
@@ -29,11 +30,11 @@ Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir);
 // than another job's id.
 Expected<uint32_t> ParseJobId(std::string_view text);
 
-// The job's state in `squeue --json` output; nullopt if the job is not in it.
-// (Not `scontrol -o`: there a job named "x JobState=COMPLETED" says so.)
-std::optional<std::string> JobStateFromSqueueJson(const std::string& text,
-                                                  const std::string& job_id);
+// The job's state and exit code in `squeue --json` output; nullopt if the
+// job is not in it. (Not `scontrol -o`: there a job named
+// "x JobState=COMPLETED" says so.)
+std::optional<SlurmView> JobStateFromSqueueJson(const std::string& text, const std::string& job_id);
 // Asks squeue (2 s deadline); nullopt when Slurm is unreachable.
-std::optional<std::string> QuerySlurmJobState(const std::string& job_id);
+std::optional<SlurmView> QuerySlurmJobState(const std::string& job_id);
 
 }  // namespace jobmon::triage

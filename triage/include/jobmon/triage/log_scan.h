@@ -66,6 +66,9 @@ struct ScanFacts {
   std::optional<LineRef> summary;
   std::optional<int> exit_code;
   std::optional<LineRef> status_line;
+  // The last line where a framework says training finished (HF Trainer's
+  // train_runtime metrics, Lightning's "`Trainer.fit` stopped: ...").
+  std::optional<LineRef> completion;
 
   std::map<std::string, ClassHits> classes;  // by class id, harmless lines excluded
   std::vector<NodeExit> node_exits;          // first 4096

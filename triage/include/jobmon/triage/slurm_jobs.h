@@ -31,7 +31,7 @@ struct SlurmJob {
   std::string partition;
   std::string std_out, work_dir;  // std_out expanded as scontrol shows it ("" when none)
   std::optional<double> start_time, end_time;  // unix seconds; nullopt: not (yet) known
-  std::string exit_code;                       // "0:0" (exit status:signal)
+  std::string exit_code;  // "0:0" (exit status:signal) as scontrol shows it; "" when absent
 };
 
 // The "jobs" of `squeue --json`; a job without id, user id or group id is

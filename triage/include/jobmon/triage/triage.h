@@ -9,18 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "jobmon/triage/job_status.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/signatures.h"
 
 namespace jobmon::triage {
-
-enum class JobStatus { kCompleted, kFailed, kCancelled, kRunning, kHanging, kUnknownDeath };
-const char* ToString(JobStatus status);
-// Documented exit codes of `jobmon triage` (README): 0 completed, 3 running,
-// 4 hanging, 5 failed, 6 cancelled, 7 unknown-death; 2 is a usage or input error.
-int ExitCodeFor(JobStatus status);
-// "Worst first" for `--all`: hanging, unknown-death, failed, cancelled, running, completed.
-int Severity(JobStatus status);
 
 struct Progress {
   std::string profile;  // "maxtext", ..., or "" when no step lines
@@ -79,7 +72,8 @@ struct TriageReport {
   JobStatus status = JobStatus::kUnknownDeath;
   std::string status_basis;  // what the status rests on
   std::optional<std::string> slurm_state;
-  std::string primary;  // class id, or "none"
+  std::optional<std::string> slurm_exit_code;  // "status:signal"
+  std::string primary;                         // class id, or "none"
   std::string stage;
   std::string what_happened;
   std::vector<ClassFinding> classes;  // every class found, priority order
@@ -99,7 +93,11 @@ struct TriageReport {
 struct AnalysisContext {
   std::optional<double> now;               // default: the log's end for ended jobs, else the clock
   std::optional<std::string> slurm_state;  // "RUNNING", "COMPLETED", ...; nullopt: unknown
-  std::optional<StepProfile> profile;      // default: the profile with the most step lines
+  std::optional<SlurmExitCode> slurm_exit_code;  // Slurm's ExitCode; nullopt: unknown
+  // The log file's mtime (unix s), for "is it still advancing"; used only
+  // when `now` is the clock (a given --now is another time than the file's).
+  std::optional<double> log_mtime;
+  std::optional<StepProfile> profile;  // default: the profile with the most step lines
   double stall_min_seconds = 120;
   double stall_factor = 10;   // stalled: no step for max(factor * p99, min) seconds
   double wall_clock_now = 0;  // the clock, for live jobs (0: read it)
