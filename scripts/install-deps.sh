@@ -29,6 +29,8 @@ PACKAGES=(
   zstd tar
   # real PyTorch (CPU, gloo) jobs on the dev cluster make the real-program log fixtures
   python3-torch
+  # real tqdm progress bars (tests/fixtures/real/tqdm/make_fixtures.sh)
+  python3-tqdm
 )
 
 APT_GET=${JOBMON_APT_GET:-apt-get}

@@ -4,9 +4,11 @@
 #include "jobmon/triage/log_scan.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -263,6 +265,162 @@ TEST_F(LogScanTest, ErrorsAreClear) {
   auto no_group = LogScanner::Create({"step=(\\d+)"});
   ASSERT_FALSE(no_group.ok());
   EXPECT_NE(no_group.error().message.find("(?P<step>"), std::string::npos);
+}
+
+// Progress from real programs' output: the scanner and Analyze agree.
+class RealStepsTest : public LogScanTest {
+ protected:
+  ScanFacts ScanFixture(const std::string& relative) {
+    auto facts = scanner_->ScanFile(std::string(JOBMON_FIXTURES) + "/real/" + relative);
+    EXPECT_TRUE(facts.ok()) << relative;
+    return facts.ok() ? std::move(facts.value()) : ScanFacts{};
+  }
+  static const StepSeries& Series(const ScanFacts& facts, StepProfile profile) {
+    return facts.steps[static_cast<size_t>(profile)];
+  }
+};
+
+TEST_F(RealStepsTest, PlainPyTorchLoopsUnderSrunAndTorchrun) {
+  // train_ddp.py prints "step N loss X" for N = 1..40 (srun) and
+  // "[default0]:step N loss X" under torchrun --tee.
+  for (const char* name : {"pytorch/srun-healthy.log", "pytorch/torchrun-healthy.log"}) {
+    ScanFacts facts = ScanFixture(name);
+    const StepSeries& series = Series(facts, StepProfile::kGeneric);
+    ASSERT_EQ(series.count(), 40u) << name;
+    EXPECT_EQ(series.first()->step, 0) << name << ": a loop counting from 1, shifted";
+    EXPECT_EQ(series.last()->step, 39) << name << ": step 40, the 40th";
+    EXPECT_EQ(series.repeats(), 0u) << name;
+    Progress progress = Analyze(facts, {}).progress;
+    EXPECT_EQ(progress.profile, "generic") << name;
+    EXPECT_FALSE(progress.restored) << name;
+    EXPECT_EQ(progress.steps_this_run, 40u) << name;
+  }
+  // A rank stopped at step 40 of 50 in srun-gloo-timeout: its last step is there too.
+  ScanFacts stuck = ScanFixture("pytorch/srun-gloo-timeout.log");
+  ASSERT_TRUE(Series(stuck, StepProfile::kGeneric).last());
+}
+
+TEST_F(RealStepsTest, OneStrayStepLineIsNoTraining) {
+  ScanFacts facts = Scan("step 3 of preprocessing loss 0\nloading data\nstep 9 loss 1.5\ndone\n");
+  EXPECT_EQ(Series(facts, StepProfile::kGeneric).count(), 0u)
+      << "fewer than kGenericMinSamples increasing samples";
+  EXPECT_FALSE(Analyze(facts, {}).progress.last_step);
+  ScanFacts decreasing = Scan("step 5 loss 1\nstep 2 loss 1\nstep 3 loss 1\nstep 4 loss 1\n");
+  EXPECT_EQ(Series(decreasing, StepProfile::kGeneric).count(), 3u);
+  EXPECT_EQ(Series(decreasing, StepProfile::kGeneric).first()->step, 2)
+      << "a loop counting from 2: kept as printed";
+}
+
+TEST_F(RealStepsTest, TqdmFixtures) {
+  // tests/fixtures/real/tqdm/make_fixtures.sh: real tqdm, HF-, Lightning-
+  // and accelerate-shaped bars with nested evaluation and 1/1 checkpoint bars.
+  ScanFacts hf = ScanFixture("tqdm/hf.log");
+  const StepSeries& bar = Series(hf, StepProfile::kHuggingFace);
+  ASSERT_TRUE(bar.last());
+  EXPECT_EQ(bar.last()->step, 19);
+  EXPECT_EQ(bar.repeats(), 0u) << "the nested 0/4, 4/4 and 0/1 bars are not steps";
+  EXPECT_EQ(hf.total_steps, 20);
+  Progress hf_progress = Analyze(hf, {}).progress;
+  EXPECT_EQ(hf_progress.profile, "hf");
+  EXPECT_EQ(hf_progress.last_step, 19);
+  EXPECT_EQ(bar.first()->step, 0) << "the bar opened at 0/20 on the line that shows 5/20";
+  EXPECT_FALSE(hf_progress.restored);
+  EXPECT_GT(*hf_progress.steady_step_seconds, 0.0);
+
+  ScanFacts lightning = ScanFixture("tqdm/lightning.log");
+  const StepSeries& epochs = Series(lightning, StepProfile::kLightning);
+  ASSERT_TRUE(epochs.last());
+  EXPECT_EQ(epochs.last()->step, 2 * 8 - 1) << "two epochs of 8 batches";
+  EXPECT_EQ(epochs.first()->step, 0);
+  EXPECT_EQ(epochs.repeats(), 0u) << "validation bars and the per-epoch reset are no restart";
+  EXPECT_EQ(Series(lightning, StepProfile::kHuggingFace).count(), 0u);
+  EXPECT_EQ(Analyze(lightning, {}).progress.profile, "lightning");
+
+  ScanFacts accelerate = ScanFixture("tqdm/accelerate.log");
+  EXPECT_EQ(Series(accelerate, StepProfile::kHuggingFace).last()->step, 11);
+  EXPECT_EQ(accelerate.total_steps, 12);
+}
+
+TEST_F(RealStepsTest, AnUnnestedEvaluationBarIsNotTheTrainingBar) {
+  // HF's prediction bar is tqdm(total=len(eval_dataloader)) with no
+  // description; alone (evaluate() after training) it is not nested.
+  ScanFacts facts = Scan(
+      "\r 50%|#####     | 10/20 [00:01<00:01,  9.50it/s]\n"
+      "\r100%|##########| 20/20 [00:02<00:00,  9.50it/s]\n"
+      "\r 60%|######    | 3/5 [00:00<00:00, 12.00it/s]\n");
+  const StepSeries& bar = Series(facts, StepProfile::kHuggingFace);
+  EXPECT_EQ(bar.last()->step, 19);
+  EXPECT_EQ(bar.repeats(), 0u);
+}
+
+// --step-regex timing (issue 16).
+class CustomStepTest : public ::testing::Test {
+ protected:
+  static ScanFacts ScanWith(const std::string& regex, std::string_view text) {
+    auto scanner = LogScanner::Create({regex});
+    EXPECT_TRUE(scanner.ok()) << (scanner.ok() ? "" : scanner.error().message);
+    if (!scanner.ok()) return {};
+    auto facts = scanner.value()->ScanText(text);
+    EXPECT_TRUE(facts.ok());
+    return facts.ok() ? std::move(facts.value()) : ScanFacts{};
+  }
+  static const StepSeries& Custom(const ScanFacts& facts) {
+    return facts.steps[static_cast<size_t>(StepProfile::kCustom)];
+  }
+};
+
+TEST_F(CustomStepTest, UnitsOfTheSecondsGroup) {
+  std::string text;
+  for (int step = 0; step < 12; ++step) text += fmt::format("it {} took 23 ms\n", step);
+  ScanFacts unit_in_line = ScanWith(R"(it (?P<step>\d+) took (?P<seconds>[\d.]+))", text);
+  EXPECT_NEAR(*Custom(unit_in_line).SteadyStepSeconds(), 0.023, 1e-12) << "not 23 s";
+  ScanFacts unit_in_group = ScanWith(R"(it (?P<step>\d+) took (?P<seconds>[\d.]+ ?m?s))", text);
+  EXPECT_NEAR(*Custom(unit_in_group).SteadyStepSeconds(), 0.023, 1e-12);
+  ScanFacts ms_group = ScanWith(R"(it (?P<step>\d+) took (?P<ms>\d+))", text);
+  EXPECT_NEAR(*Custom(ms_group).SteadyStepSeconds(), 0.023, 1e-12);
+  ScanFacts seconds = ScanWith(R"(s(?P<step>\d+) (?P<seconds>[\d.]+))", "s1 0.5s\ns2 0.5\n");
+  EXPECT_DOUBLE_EQ(Custom(seconds).total_seconds(), 1.0);
+  auto two = LogScanner::Create({R"((?P<step>\d+) (?P<ms>\d+) (?P<seconds>\d+))"});
+  EXPECT_FALSE(two.ok());
+}
+
+TEST_F(CustomStepTest, LastStepTimeIsTheLinesOwnTimestamp) {
+  // Each line stamped; the steps' seconds (2 s) sum to far more than the
+  // 1 s between stamps: the last step's time must be its own stamp.
+  std::string text;
+  for (int step = 0; step < 50; ++step) {
+    text += fmt::format("2026-11-20 10:00:{:02d} step {} time 2s\n", step, step);
+  }
+  ScanFacts facts = ScanWith(R"(step (?P<step>\d+) time (?P<seconds>\d+))", text);
+  EXPECT_EQ(Custom(facts).last()->step, 49);
+  EXPECT_DOUBLE_EQ(*facts.last_step_time[static_cast<size_t>(StepProfile::kCustom)],
+                   1795168800.0 + 49);
+}
+
+TEST_F(CustomStepTest, UnstampedStepsCountFromTheTimestampBeforeThem) {
+  ScanFacts facts = ScanWith(R"(step (?P<step>\d+) time (?P<seconds>[\d.]+))",
+                             "2026-11-20 10:00:00 start\n"
+                             "step 0 time 1.5\nstep 1 time 1.5\n"
+                             "2026-11-20 10:01:00 eval done\n"
+                             "step 2 time 1.5\nstep 3 time 1.5\n"
+                             "unrelated line\n");
+  EXPECT_DOUBLE_EQ(*facts.last_step_time[static_cast<size_t>(StepProfile::kCustom)],
+                   1795168860.0 + 3.0)
+      << "the 10:01:00 anchor plus steps 2 and 3, not 10:01:00 plus all four";
+}
+
+TEST_F(LogScanTest, StepTimeFromTheLinesOwnAbslTimestamp) {
+  // T5X lines carry no step time without timing/steps_per_second: from the stamps.
+  ScanFacts facts = Scan(
+      "I1120 10:00:00.000000 1 logging_writer.py:48] [100] collection=train loss=2.0\n"
+      "I1120 10:00:30.000000 1 logging_writer.py:48] [110] collection=train loss=1.9\n"
+      "I1120 10:01:00.000000 1 logging_writer.py:48] [120] collection=train loss=1.8\n");
+  const StepSeries& series = facts.steps[static_cast<size_t>(StepProfile::kT5x)];
+  EXPECT_EQ(series.last()->step, 120);
+  EXPECT_DOUBLE_EQ(*series.SteadyStepSeconds(), 3.0);
+  auto at = facts.last_step_time[static_cast<size_t>(StepProfile::kT5x)];
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(std::fmod(*at, 86400.0), 10 * 3600 + 60.0) << "the line's stamp, not + 3 s";
 }
 
 }  // namespace

@@ -50,6 +50,137 @@ TEST(StepLines, TqdmLastUpdateOfACarriageReturnLine) {
   EXPECT_FALSE(ParseTqdmStep("progress 5/10 done"));
 }
 
+TEST(StepLines, TqdmSkipsNestedOneItemAndEvaluationBars) {
+  // tqdm 4.64 output captured in tests/fixtures/real/tqdm/hf.log: the nested
+  // bar is followed by ESC[A (tqdm moveto), the main bar comes back after it.
+  EXPECT_FALSE(ParseTqdmStep("\r  0%|          | 0/4 [00:00<?, ?it/s]\x1b[A"));
+  EXPECT_FALSE(ParseTqdmStep("\r100%|##########| 4/4 [00:00<00:00, 36.91it/s]\x1b[A"));
+  auto back = ParseTqdmStep(
+      "\r                     \x1b[A\r 75%|#######5  | 15/20 [00:00<00:00, 29.33it/s]\r      "
+      "   \r{'loss': 0.1333, 'grad_norm': 1.5, 'learning_rate': 1.25e-05, 'epoch': 0.75}");
+  ASSERT_TRUE(back) << "the bar before tqdm.write's cleared line and the dict counts";
+  EXPECT_EQ(back->step, 14);
+  EXPECT_EQ(*back->total_steps, 20);
+  // A checkpoint writer's single-item bar, not nested.
+  EXPECT_FALSE(ParseTqdmStep("Saving checkpoint: 100%|##########| 1/1 [00:02<00:00,  2.01s/it]"));
+  EXPECT_FALSE(ParseTqdmStep("shards: 100%|##########| 1/1 [00:02<00:00,  2.01s/it]"));
+  EXPECT_FALSE(ParseTqdmStep("Evaluating:  40%|####  | 8/20 [00:02<00:03,  4.01it/s]"));
+  EXPECT_FALSE(ParseTqdmStep("Epoch 0:  12%|#  | 1/8 [00:00<00:00, 48.42it/s]"))
+      << "Lightning's bar is the lightning profile's";
+  // accelerate/diffusers: desc="Steps", set_postfix(step_loss=..., lr=...).
+  auto steps = ParseTqdmStep(
+      "\rSteps:  42%|####1     | 5/12 [00:00<00:00, 48.46it/s, lr=0.0001, step_loss=0.2] ");
+  ASSERT_TRUE(steps);
+  EXPECT_EQ(steps->step, 4);
+  EXPECT_NEAR(*steps->seconds, 1 / 48.46, 1e-9);
+}
+
+TEST(StepLines, HfTrainerLogDictCarriesNoStep) {
+  // trainer_callback.py ProgressCallback.on_log: training_bar.write(str(logs)).
+  std::string dict = "{'loss': 0.4, 'grad_norm': 1.5, 'learning_rate': 3.75e-05, 'epoch': 0.25}";
+  EXPECT_FALSE(DetectStep(dict));
+}
+
+TEST(StepLines, LightningBarCountsAcrossEpochs) {
+  // TQDMProgressBar BAR_FORMAT with desc "Epoch {current_epoch}" and the
+  // v_num/loss postfix (tests/fixtures/real/tqdm/lightning.log).
+  auto e0 = ParseLightningStep(
+      "\rEpoch 0:  12%|#2        | 1/8 [00:00<00:00, 48.42it/s]\rEpoch 0:  25%|##5       | 2/8 "
+      "[00:00<00:00, 47.53it/s, v_num=0, loss=0.500]");
+  ASSERT_TRUE(e0);
+  EXPECT_EQ(e0->step, 1);
+  EXPECT_NEAR(*e0->seconds, 1 / 47.53, 1e-9);
+  auto e1 = ParseLightningStep("Epoch 1:  38%|###7      | 3/8 [00:00<00:00, 48.35it/s, v_num=0]");
+  ASSERT_TRUE(e1);
+  EXPECT_EQ(e1->step, 8 + 2) << "the bar restarts every epoch";
+  EXPECT_FALSE(ParseLightningStep("Epoch 1:   0%|          | 0/8 [00:00<?, ?it/s, v_num=0]"));
+  EXPECT_FALSE(ParseLightningStep(
+      "\rValidation DataLoader 0:  67%|######6   | 2/3 [00:00<00:00, 36.53it/s]\x1b[A"));
+  // NeMo MegatronProgressBar: bar_format "{desc} {n_fmt}/{total_fmt}{postfix}".
+  auto nemo = ParseLightningStep("Epoch 0 10/100, reduced_train_loss=2.31, global_step=9");
+  ASSERT_TRUE(nemo);
+  EXPECT_EQ(nemo->step, 9);
+  EXPECT_EQ(DetectStep("Epoch 2:  50%|#####     | 4/8 [00:01<00:01, 3.00it/s, v_num=1]")->profile,
+            StepProfile::kLightning);
+}
+
+TEST(StepLines, DeepSpeed) {
+  // deepspeed/runtime/pipe/engine.py train_batch.
+  auto pipe = ParseDeepSpeedStep("steps: 20 loss: 2.3456 iter time (s): 0.512 samples/sec: 62.500");
+  ASSERT_TRUE(pipe);
+  EXPECT_EQ(pipe->step, 19);
+  EXPECT_DOUBLE_EQ(*pipe->seconds, 0.512);
+  // deepspeed/runtime/engine.py _report_progress via log_dist, logger format
+  // "[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s] %(message)s".
+  auto engine = ParseDeepSpeedStep(
+      "[2025-02-21 12:00:05,250] [INFO] [logging.py:128:log_dist] [Rank 0] step=10, skipped=0, "
+      "lr=[5e-05], mom=[(0.9, 0.999)]");
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(engine->step, 9);
+  EXPECT_DOUBLE_EQ(*engine->timestamp, 1740139205.25);
+  EXPECT_FALSE(ParseDeepSpeedStep("[Rank 0] step=0, skipped=0, lr=[0.0], mom=[0.9]"))
+      << "_report_progress(0) at initialisation";
+  EXPECT_EQ(DetectStep("steps: 5 loss: 1.0 iter time (s): 0.1 samples/sec: 1.0")->profile,
+            StepProfile::kDeepSpeed);
+}
+
+TEST(StepLines, T5xThroughCluLoggingWriter) {
+  // clu/metric_writers/logging_writer.py write_scalars: "[%d]%s %s" under absl.
+  auto s = ParseT5xStep(
+      "I0421 12:24:40.123456 139872 logging_writer.py:48] [1200] collection=train "
+      "accuracy=0.51, cross_ent_loss=2.25, timing/seconds=50.5, timing/steps_per_second=1.98");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->step, 1200);
+  EXPECT_NEAR(*s->seconds, 1 / 1.98, 1e-9);
+  EXPECT_FALSE(ParseT5xStep(
+      "I0421 12:24:40.123456 1 logging_writer.py:64] [1200] Got images: {'x': (1, 2)}."));
+  EXPECT_EQ(DetectStep("I0421 12:00:00.000001 7 logging_writer.py:48] [5] loss=2.0")->profile,
+            StepProfile::kT5x);
+}
+
+TEST(StepLines, TorchTitanWithAndWithoutColour) {
+  // metrics.py: f"{color.red}step: {step:2}  {color.green}loss: {loss:8.5f}  ..."
+  auto coloured = DetectStep(
+      "[rank0]:[titan] 2025-01-01 12:00:01,000 - root - INFO - \x1b[31mstep: 11  "
+      "\x1b[32mloss:  7.01234  \x1b[38;2;180;60;0mgrad_norm:  1.2345  \x1b[39m");
+  ASSERT_TRUE(coloured);
+  EXPECT_EQ(coloured->profile, StepProfile::kTorchTitan);
+  EXPECT_EQ(coloured->sample.step, 11);
+  EXPECT_FALSE(ParseTorchTitanStep(
+      "[titan] 2025-01-01 12:00:01,000 - root - INFO - \x1b[33mvalidate step: 11  "
+      "\x1b[32mloss:  7.0123"))
+      << "evaluation, metrics.py log_validation";
+}
+
+TEST(StepLines, GenericCounter) {
+  // tests/fixtures/real/pytorch/train_ddp.py: f"step {step} loss {loss:.4f}".
+  for (std::string_view line :
+       {"step 7 loss 9.2315", "0: step 7 loss 9.2315", "[default0]:step 7 loss 9.2315",
+        "Step 7/40 | lr 1e-4", "iteration 7, loss=0.3", "Step: 7, Loss: 0.3"}) {
+    auto s = DetectStep(line);
+    ASSERT_TRUE(s) << line;
+    EXPECT_EQ(s->profile, StepProfile::kGeneric) << line;
+    EXPECT_EQ(s->sample.step, 7) << line;
+  }
+  EXPECT_EQ(*ParseGenericStep("Step 7/40 | lr 1e-4")->total_steps, 40);
+  for (std::string_view line :
+       {"step 3 of preprocessing", "max_steps 100 loss", "substep 4 loss 2", "eval step 5 loss 2",
+        "validation step 5 loss 1.0", "step 3.5 loss 1", "steps 10 loss 1", "step3 loss 1"}) {
+    EXPECT_FALSE(ParseGenericStep(line)) << line;
+  }
+}
+
+TEST(StepLines, DurationUnits) {
+  EXPECT_DOUBLE_EQ(*ParseDuration("23", " ms per step", 1.0), 0.023);
+  EXPECT_DOUBLE_EQ(*ParseDuration("23ms", "", 1.0), 0.023);
+  EXPECT_DOUBLE_EQ(*ParseDuration("0.5s", "", 0.001), 0.5);
+  EXPECT_DOUBLE_EQ(*ParseDuration("0.5", "s/it", 1.0), 0.5) << "s/it reads as seconds";
+  EXPECT_DOUBLE_EQ(*ParseDuration("1.5", " min", 1.0), 90.0);
+  EXPECT_DOUBLE_EQ(*ParseDuration("250", ", loss 2", 0.001), 0.25) << "(?P<ms>...) bare";
+  EXPECT_DOUBLE_EQ(*ParseDuration("2", "", 1.0), 2.0);
+  EXPECT_FALSE(ParseDuration("fast", "", 1.0));
+}
+
 TEST(StepLines, Timestamps) {
   EXPECT_DOUBLE_EQ(*ParseIsoTimestamp("2026-11-20T10:00:00Z"), 1795168800.0);
   EXPECT_DOUBLE_EQ(*ParseIsoTimestamp("2026-11-20 10:00:00.5"), 1795168800.5);

@@ -63,13 +63,20 @@ std::vector<PatternDef> AllPatterns() {
     }
   }
   for (const std::string& p : HarmlessPatterns()) out.push_back({p, 0, Kind::kHarmless, 0});
-  auto step = [&](const char* p, StepProfile profile) {
-    out.push_back({p, 0, Kind::kStep, static_cast<int>(profile)});
+  auto step = [&](const char* p, StepProfile profile, unsigned flags = 0) {
+    out.push_back({p, flags, Kind::kStep, static_cast<int>(profile)});
   };
+  // Prefilters only: the parsers in step_lines.cc decide (and name their sources).
   step(R"(completed step: \d)", StepProfile::kMaxText);
   step(R"(iteration[ \t]+\d+/[ \t]*\d+[ \t]*\|)", StepProfile::kMegatron);
-  step(R"(step:[ \t]+\d+[ \t]+loss:)", StepProfile::kTorchTitan);
-  step(R"(\d+/\d+ \[[0-9:]+<[0-9:?]+,[ \t]*[0-9.]+(s/it|it/s)\])", StepProfile::kHuggingFace);
+  step(R"(step:[ \t]+\d+[ \t]+(\x1b\[\d+m)?loss:)", StepProfile::kTorchTitan);
+  step(R"(\d+/\d+ \[[0-9:]+<[0-9:?]+,[ \t]*[0-9.]+(s/it|it/s)[,\]])", StepProfile::kHuggingFace);
+  step(R"(Epoch \d+[: ])", StepProfile::kLightning);
+  step(R"(steps: \d+ loss: )", StepProfile::kDeepSpeed);
+  step(R"(step=\d+, skipped=)", StepProfile::kDeepSpeed);
+  step(R"(logging_writer\.py:\d+\] \[\d+\])", StepProfile::kT5x);
+  step(R"((^|[^A-Za-z0-9_])(step|iteration|iter)[ \t:=#]{1,3}\d)", StepProfile::kGeneric,
+       HS_FLAG_CASELESS | HS_FLAG_MULTILINE);
   auto fact = [&](const char* p, Fact f, unsigned flags = 0) {
     out.push_back({p, flags, Kind::kFact, static_cast<int>(f)});
   };
@@ -322,29 +329,50 @@ class ScanState {
   }
 
   // A configured regex has capture groups, which Hyperscan lacks: RE2 runs
-  // on every line, only when one is configured.
+  // on every line, only when one is configured. This pass runs after the
+  // chunk's lines, so it keeps its own clock in line order: a step's time is
+  // its line's own timestamp, else the last timestamp before it plus the
+  // step seconds since that timestamp (never the chunk's last timestamp).
   void CustomSteps(std::string_view data) {
     uint64_t line = next_line_;
     size_t pos = 0;
+    const RE2& re = *impl_.custom_step;
+    const bool has_seconds = re.NumberOfCapturingGroups() >= 2;
+    // (?P<ms>...) / (?P<milliseconds>...): a bare number is milliseconds.
+    const double bare_scale = re.NamedCapturingGroups().count("seconds") ? 1.0 : 0.001;
     while (pos < data.size()) {
       size_t end = data.find('\n', pos);
       if (end == data.npos) end = data.size();
       std::string_view text = StripCr(data.substr(pos, end - pos));
+      std::optional<double> own_time = FindIsoTimestamp(text);
+      if (!own_time) own_time = AbslTime(text);
+      if (own_time) {
+        custom_anchor_ = own_time;
+        custom_since_anchor_ = 0;
+      }
       int64_t step = 0;
-      std::string seconds_text;
-      const RE2& re = *impl_.custom_step;
-      bool has_seconds = re.NamedCapturingGroups().count("seconds") > 0;
-      bool matched = has_seconds ? RE2::PartialMatch(text, re, &step, &seconds_text)
-                                 : RE2::PartialMatch(text, re, &step);
+      re2::StringPiece seconds_text;
+      bool matched = has_seconds
+                         ? RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), re, &step,
+                                             &seconds_text)
+                         : RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), re, &step);
       if (matched) {
         std::optional<double> seconds;
-        if (has_seconds) {
-          double value = 0;
-          auto [p, ec] = std::from_chars(seconds_text.data(),
-                                         seconds_text.data() + seconds_text.size(), value);
-          if (ec == std::errc()) seconds = value;
+        if (has_seconds && seconds_text.data() != nullptr) {
+          size_t after =
+              static_cast<size_t>(seconds_text.data() - text.data()) + seconds_text.size();
+          seconds = ParseDuration({seconds_text.data(), seconds_text.size()},
+                                  text.substr(std::min(after, text.size())), bare_scale);
         }
-        AddStep(StepProfile::kCustom, {step, seconds, std::nullopt, std::nullopt}, line, text);
+        std::optional<double> at = own_time;
+        if (!at && custom_anchor_)
+          at = *custom_anchor_ + custom_since_anchor_ + seconds.value_or(0);
+        uint64_t before = facts_.steps[static_cast<size_t>(StepProfile::kCustom)].count();
+        AddStep(StepProfile::kCustom, {step, seconds, std::nullopt, own_time}, line, text);
+        if (facts_.steps[static_cast<size_t>(StepProfile::kCustom)].count() != before) {
+          if (!own_time) custom_since_anchor_ += seconds.value_or(0);
+          if (at) facts_.last_step_time[static_cast<size_t>(StepProfile::kCustom)] = at;
+        }
       }
       ++line;
       pos = end + 1;
@@ -362,12 +390,57 @@ class ScanState {
 
   void AddStep(StepProfile profile, StepSample sample, uint64_t line, std::string_view text) {
     size_t p = static_cast<size_t>(profile);
+    if (!sample.timestamp && line_time_ && line_time_->first == line) {
+      sample.timestamp = line_time_->second;  // the line's own absl/ISO stamp
+    }
+    if (profile == StepProfile::kHuggingFace && sample.total_steps) {
+      // The training bar's total is max_steps; a later bar with another
+      // total (an evaluation loop's, when it is not nested) is not training.
+      if (!tqdm_total_) tqdm_total_ = sample.total_steps;
+      if (*tqdm_total_ != *sample.total_steps) return;
+    }
+    if (profile == StepProfile::kGeneric) {
+      if (!GenericConfirmed(sample, line, text)) return;
+      sample.step -= generic_offset_;
+    }
+    RecordStep(profile, p, sample, line, text);
+  }
+
+  // kGenericMinSamples increasing samples (task 0 or unlabelled) before the
+  // generic profile counts; then the held ones are recorded. A loop whose
+  // first counter is 1 counts from 1 (like Megatron's iterations): its steps
+  // are shifted to 0-based, so "step 1" first is no restore from a checkpoint.
+  bool GenericConfirmed(const StepSample& sample, uint64_t line, std::string_view text) {
+    if (generic_confirmed_) return true;
+    auto task = TaskLabel(text);
+    if (task && *task != 0) return false;
+    if (!generic_pending_.empty() && sample.step <= generic_pending_.back().sample.step) {
+      generic_pending_.clear();  // not increasing: start over from here
+    }
+    generic_pending_.push_back({sample, line, std::string(text.substr(0, 64))});
+    if (generic_pending_.size() < static_cast<size_t>(kGenericMinSamples)) return false;
+    generic_confirmed_ = true;
+    generic_offset_ = generic_pending_.front().sample.step == 1 ? 1 : 0;
+    auto pending = std::move(generic_pending_);
+    generic_pending_.clear();
+    for (size_t i = 0; i + 1 < pending.size(); ++i) {
+      StepSample held = pending[i].sample;
+      held.step -= generic_offset_;
+      RecordStep(StepProfile::kGeneric, static_cast<size_t>(StepProfile::kGeneric), held,
+                 pending[i].line, pending[i].text);
+    }
+    return true;
+  }
+
+  void RecordStep(StepProfile profile, size_t p, StepSample sample, uint64_t line,
+                  std::string_view text) {
     auto task = TaskLabel(text);
     if (task &&
         (facts_.last_step_by_task.count(*task) || facts_.last_step_by_task.size() < kMaxTasks)) {
       facts_.last_step_by_task[*task] = sample.step;
     }
     if (task && *task != 0) return;  // one task's view of progress is enough
+    // A step time from the line itself; else from the line timestamps.
     if (!sample.seconds && sample.timestamp && prev_step_[p] && prev_ts_[p] &&
         sample.step > *prev_step_[p]) {
       sample.seconds =
@@ -381,9 +454,19 @@ class ScanState {
     bool checkpoint = facts_.checkpointing && facts_.checkpoint_period &&
                       *facts_.checkpoint_period > 0 && sample.step > 0 &&
                       sample.step % *facts_.checkpoint_period == 0;
+    if ((profile == StepProfile::kHuggingFace || profile == StepProfile::kLightning) &&
+        facts_.steps[p].last() && facts_.steps[p].last()->step == sample.step) {
+      return;  // a bar redrawn at the same count (after tqdm.write): no new step, no restart
+    }
+    if (!facts_.steps[p].last() && sample.step > 0 && BarOpenedAt(profile, text) == 0) {
+      // The bar opened at 0/N on this line: the run began at step 0, though
+      // the line's last update is further on (no restore from a checkpoint).
+      facts_.steps[p].Add(0, std::nullopt, line, false);
+    }
     uint64_t before = facts_.steps[p].count();
     facts_.steps[p].Add(sample.step, sample.seconds, line, checkpoint);
     if (facts_.steps[p].count() == before) return;  // a repeat
+    if (profile == StepProfile::kCustom) return;    // CustomSteps keeps its own clock
     if (sample.timestamp) {
       facts_.last_step_time[p] = sample.timestamp;
       since_anchor_[p] = 0;
@@ -393,7 +476,8 @@ class ScanState {
     }
   }
 
-  void Timestamp(double t) {
+  void Timestamp(double t, uint64_t line) {
+    line_time_ = {line, t};
     if (!facts_.first_timestamp) facts_.first_timestamp = t;
     if (!facts_.last_timestamp || t >= *facts_.last_timestamp) facts_.last_timestamp = t;
     anchor_ = t;
@@ -541,11 +625,11 @@ class ScanState {
           tm utc{};
           gmtime_r(&whole, &utc);
           facts_.timestamp_year = utc.tm_year + 1900;
-          Timestamp(*t);
+          Timestamp(*t, line);
         }
         break;
       case Fact::kAbslTimestamp:
-        if (auto t = AbslTime(text)) Timestamp(*t);
+        if (auto t = AbslTime(text)) Timestamp(*t, line);
         break;
       case Fact::kTunnel:
         if (!facts_.tunnel) facts_.tunnel = LineRef{line, Sanitize(text)};
@@ -585,6 +669,18 @@ class ScanState {
   std::array<double, kStepProfileCount> since_anchor_{};
   std::array<std::optional<double>, kStepProfileCount> prev_ts_{};
   std::array<std::optional<int64_t>, kStepProfileCount> prev_step_{};
+  std::optional<std::pair<uint64_t, double>> line_time_;  // the last stamped line, its time
+  std::optional<int64_t> tqdm_total_;
+  struct HeldStep {
+    StepSample sample;
+    uint64_t line;
+    std::string text;  // enough for the task label
+  };
+  std::vector<HeldStep> generic_pending_;  // at most kGenericMinSamples
+  bool generic_confirmed_ = false;
+  int64_t generic_offset_ = 0;
+  std::optional<double> custom_anchor_;
+  double custom_since_anchor_ = 0;
 };
 
 class Scratch {
@@ -634,12 +730,16 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
       return Error{"bad step regex: " + impl->custom_step->error()};
     }
     const auto& groups = impl->custom_step->NamedCapturingGroups();
-    if (!groups.count("step") || groups.at("step") != 1 ||
-        (groups.count("seconds") && groups.at("seconds") != 2) ||
+    int time_groups = 0;
+    for (const char* name : {"seconds", "ms", "milliseconds"}) {
+      if (groups.count(name)) time_groups += groups.at(name) == 2 ? 1 : 100;
+    }
+    if (!groups.count("step") || groups.at("step") != 1 || time_groups > 1 ||
         impl->custom_step->NumberOfCapturingGroups() != static_cast<int>(groups.size())) {
       return Error{
-          "the step regex needs the named group (?P<step>...) first and optionally "
-          "(?P<seconds>...) second, and no other capturing groups"};
+          "the step regex needs the named group (?P<step>...) first and optionally one of "
+          "(?P<seconds>...), (?P<ms>...) or (?P<milliseconds>...) second (a unit written after "
+          "the number, like \"23 ms\" or \"0.5s\", is honoured), and no other capturing groups"};
     }
   }
   return std::unique_ptr<LogScanner>(new LogScanner(std::move(impl)));

@@ -41,6 +41,107 @@ std::optional<std::string_view> After(std::string_view line, std::string_view ke
 
 int TwoDigits(std::string_view s, size_t at) { return (s[at] - '0') * 10 + (s[at + 1] - '0'); }
 
+bool IsAlnum(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// `word` is lower case.
+size_t FindNoCase(std::string_view text, std::string_view word, size_t from) {
+  for (size_t i = from; i + word.size() <= text.size(); ++i) {
+    size_t k = 0;
+    while (k < word.size() && Lower(text[i + k]) == word[k]) ++k;
+    if (k == word.size()) return i;
+  }
+  return text.npos;
+}
+
+bool ContainsNoCase(std::string_view text, std::string_view word) {
+  return FindNoCase(text, word, 0) != text.npos;
+}
+
+// tqdm redraws a bar with "\r" + bar (tqdm/std.py print_status), so a log
+// line holds every update; a bar at position > 0 (nested: an evaluation or a
+// checkpoint writer under the training bar) is written after "\n" and
+// followed by ESC[A to move back up (tqdm/std.py moveto, _term_move_up).
+// Calls `parse` on the \r-separated pieces from the last, skipping nested
+// ones, and returns the first that parses.
+template <typename Parse>
+std::optional<StepSample> LastBarUpdate(std::string_view line, Parse parse) {
+  size_t end = line.size();
+  while (end > 0 && (line[end - 1] == '\r' || line[end - 1] == '\n')) --end;
+  line = line.substr(0, end);
+  for (;;) {
+    size_t cr = line.rfind('\r');
+    std::string_view piece = cr == line.npos ? line : line.substr(cr + 1);
+    if (piece.find("\x1b[A") == piece.npos) {
+      if (auto sample = parse(piece)) return sample;
+    }
+    if (cr == line.npos) return std::nullopt;
+    line = line.substr(0, cr);
+  }
+}
+
+// A bar's description names what it counts; these are not training steps
+// (Lightning's "Validation DataLoader 0", "Sanity Checking", "Testing",
+// "Predicting"; datasets' "Map"; checkpoint writers and loaders).
+bool NotTrainingBar(std::string_view description) {
+  for (std::string_view word : {"valid", "eval", "test", "predict", "sanity", "saving",
+                                "checkpoint", "loading", "download", "map"}) {
+    if (ContainsNoCase(description, word)) return true;
+  }
+  return false;
+}
+
+// "k/n" in a bar piece: where it starts, k and n (n empty for "?").
+struct BarCount {
+  size_t start = 0;
+  int64_t done = 0;
+  std::optional<int64_t> total;
+  std::string_view after;
+};
+
+std::optional<BarCount> FindBarCount(std::string_view piece, size_t from) {
+  for (size_t slash = piece.find('/', from); slash != piece.npos;
+       slash = piece.find('/', slash + 1)) {
+    size_t start = slash;
+    while (start > from && IsDigit(piece[start - 1])) --start;
+    if (start == slash || (start > 0 && piece[start - 1] != ' ' && piece[start - 1] != '|'))
+      continue;
+    std::string_view rest = piece.substr(start);
+    auto done = TakeInt(rest);
+    if (!done || rest.empty() || rest.front() != '/') continue;
+    rest.remove_prefix(1);
+    BarCount count{start, *done, std::nullopt, rest};
+    if (!rest.empty() && rest.front() == '?') {
+      count.after = rest.substr(1);
+      return count;
+    }
+    if (rest.empty() || !IsDigit(rest.front())) continue;
+    count.total = TakeInt(rest);
+    count.after = rest;
+    return count;
+  }
+  return std::nullopt;
+}
+
+// Seconds per step from tqdm's rate "1.23s/it" or "10.8it/s" after ", " in
+// the bracket; nullopt without one ("?it/s" at the start).
+std::optional<double> BarSeconds(std::string_view after) {
+  size_t bracket = after.find('[');
+  if (bracket == after.npos) return std::nullopt;
+  std::string_view timing = after.substr(bracket + 1);
+  size_t comma = timing.find(',');
+  if (comma == timing.npos) return std::nullopt;
+  timing.remove_prefix(comma + 1);
+  auto rate = TakeDouble(timing);
+  if (!rate || *rate <= 0) return std::nullopt;
+  if (timing.substr(0, 4) == "s/it") return *rate;
+  if (timing.substr(0, 4) == "it/s") return 1.0 / *rate;
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* ToString(StepProfile profile) {
@@ -55,14 +156,21 @@ const char* ToString(StepProfile profile) {
       return "hf";
     case StepProfile::kCustom:
       return "custom";
+    case StepProfile::kLightning:
+      return "lightning";
+    case StepProfile::kDeepSpeed:
+      return "deepspeed";
+    case StepProfile::kT5x:
+      return "t5x";
+    case StepProfile::kGeneric:
+      return "generic";
   }
   return "?";
 }
 
 std::optional<StepProfile> ParseStepProfile(std::string_view name) {
-  for (StepProfile p : {StepProfile::kMaxText, StepProfile::kMegatron, StepProfile::kTorchTitan,
-                        StepProfile::kHuggingFace, StepProfile::kCustom}) {
-    if (name == ToString(p)) return p;
+  for (int p = 0; p < kStepProfileCount; ++p) {
+    if (name == ToString(static_cast<StepProfile>(p))) return static_cast<StepProfile>(p);
   }
   return std::nullopt;
 }
@@ -141,6 +249,8 @@ std::string_view WithoutTaskLabel(std::string_view line) {
   return line.substr(line.find(": ") + 2);
 }
 
+// MaxText MaxText/train.py (2024-2025), max_logging.log:
+//   f"completed step: {step}, seconds: {t:.3f}, TFLOP/s/device: ..., loss: ..."
 std::optional<StepSample> ParseMaxTextStep(std::string_view line) {
   auto rest = After(line, "completed step:");
   if (!rest) return std::nullopt;
@@ -154,6 +264,9 @@ std::optional<StepSample> ParseMaxTextStep(std::string_view line) {
   return sample;
 }
 
+// Megatron-LM megatron/training/training.py training_log (core 0.x):
+//   log_string = f" [{time}] iteration {iteration:8d}/{train_iters:8d} |" ... " elapsed time per
+//   iteration (ms): {t:.1f} |"; NeMo 2 launches Megatron's loop and prints the same.
 std::optional<StepSample> ParseMegatronStep(std::string_view line) {
   auto rest = After(line, "iteration");
   if (!rest) return std::nullopt;
@@ -171,45 +284,197 @@ std::optional<StepSample> ParseMegatronStep(std::string_view line) {
   return sample;
 }
 
+// torchtitan torchtitan/components/metrics.py MetricsProcessor.log (2025):
+//   f"{color.red}step: {step:2}  {color.green}loss: {loss:8.5f}  ..." with ANSI
+// colours (utils.Color) unless disable_color_printing (utils.NoColor); older
+// train.py printed the same without grad_norm. "validate step:" is evaluation.
 std::optional<StepSample> ParseTorchTitanStep(std::string_view line) {
-  auto rest = After(line, "step:");
-  if (!rest) return std::nullopt;
+  size_t at = line.find("step:");
+  if (at == line.npos) return std::nullopt;
+  if (ContainsNoCase(line.substr(0, at).substr(at > 10 ? at - 10 : 0), "validat"))
+    return std::nullopt;
+  std::optional<std::string_view> rest = line.substr(at + 5);
   auto step = TakeInt(*rest);
   if (!step || *step < 0 || rest->find("loss:") == rest->npos) return std::nullopt;
   return StepSample{*step, std::nullopt, std::nullopt, FindIsoTimestamp(line)};
 }
 
-std::optional<StepSample> ParseTqdmStep(std::string_view line) {
-  // tqdm rewrites its bar with \r: only the last update counts.
-  size_t cr = line.find_last_of('\r', line.size() >= 2 ? line.size() - 2 : 0);
-  if (cr != line.npos && cr + 1 < line.size()) line = line.substr(cr + 1);
-  size_t bracket = line.rfind(" [");
-  if (bracket == line.npos) return std::nullopt;
-  size_t slash = line.rfind('/', bracket);
-  if (slash == line.npos) return std::nullopt;
-  size_t start = slash;
-  while (start > 0 && IsDigit(line[start - 1])) --start;
-  std::string_view counts = line.substr(start);
-  auto step = TakeInt(counts);
-  if (!step || counts.empty() || counts.front() != '/') return std::nullopt;
-  counts.remove_prefix(1);
-  auto total = TakeInt(counts);
-  std::string_view timing = line.substr(bracket + 2);
-  size_t comma = timing.find(',');
-  if (comma == timing.npos) return std::nullopt;
-  timing.remove_prefix(comma + 1);
-  auto rate = TakeDouble(timing);
-  if (!rate || *rate <= 0 || *step < 1) return std::nullopt;
-  // tqdm shows how many are done ("60/400"): the last finished step is 59.
-  StepSample sample{*step - 1, std::nullopt, total, std::nullopt};
-  if (timing.substr(0, 4) == "s/it") {
-    sample.seconds = *rate;
-  } else if (timing.substr(0, 4) == "it/s") {
-    sample.seconds = 1.0 / *rate;
-  } else {
+// tqdm's default bar: "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining},
+// {rate_fmt}{postfix}]" (tqdm/std.py format_meter, tqdm 4.x). HF Trainer's ProgressCallback opens
+// it as tqdm(total=state.max_steps) with no description and writes its log
+// dicts with training_bar.write(str(logs)); those dicts carry no step (the
+// step goes only to state.log_history: transformers trainer.py `log`,
+// trainer_callback.py ProgressCallback.on_log, 4.x), so the bar is the step.
+// accelerate/diffusers example scripts: tqdm(range(max_train_steps),
+// desc="Steps") with set_postfix(step_loss=..., lr=...) (diffusers
+// examples/*/train_*.py).
+// `done` may be 0 only with allow_zero (a bar just opened: step -1).
+std::optional<StepSample> TqdmPiece(std::string_view piece, bool allow_zero) {
+  auto count = FindBarCount(piece, 0);
+  if (!count || !count->total || *count->total <= 1 || count->done < (allow_zero ? 0 : 1))
     return std::nullopt;
+  std::string_view description = piece.substr(0, count->start);
+  if (NotTrainingBar(description) || description.find("Epoch ") != description.npos)
+    return std::nullopt;
+  auto seconds = BarSeconds(count->after);
+  // A bar has its rate bracket ("?it/s" when just opened); "5/10 done" is no bar.
+  if (!seconds && !(count->done == 0 && count->after.find("?it/s") != count->after.npos))
+    return std::nullopt;
+  // tqdm shows how many are done ("60/400"): the last finished step is 59.
+  return StepSample{count->done - 1, seconds, count->total, std::nullopt};
+}
+
+std::optional<StepSample> ParseTqdmStep(std::string_view line) {
+  return LastBarUpdate(line, [](std::string_view piece) { return TqdmPiece(piece, false); });
+}
+
+// Lightning TQDMProgressBar (lightning/pytorch/callbacks/progress/tqdm_progress.py,
+// 1.x-2.x): BAR_FORMAT "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining},
+// {rate_noinv_fmt}{postfix}]", set_description(f"Epoch {trainer.current_epoch}")
+// in on_train_epoch_start, which also resets the bar to the epoch's batches;
+// n = batch_idx + 1. NeMo's MegatronProgressBar (nemo/utils/callbacks,
+// 1.x) keeps the description with bar_format "{desc} {n_fmt}/{total_fmt}{postfix}".
+std::optional<StepSample> LightningPiece(std::string_view piece, bool allow_zero) {
+  size_t at = piece.find("Epoch ");
+  if (at == piece.npos || (at > 0 && IsAlnum(piece[at - 1]))) return std::nullopt;
+  std::string_view rest = piece.substr(at + 6);
+  auto epoch = TakeInt(rest);
+  if (!epoch || *epoch < 0 || rest.empty() || (rest.front() != ':' && rest.front() != ' '))
+    return std::nullopt;
+  size_t from = piece.size() - rest.size();
+  auto count = FindBarCount(piece, from);
+  if (!count || count->done < (allow_zero ? 0 : 1)) return std::nullopt;
+  if (count->total && *count->total < count->done) return std::nullopt;
+  int64_t offset = count->total ? *epoch * *count->total : 0;
+  return StepSample{offset + count->done - 1, BarSeconds(count->after), std::nullopt, std::nullopt};
+}
+
+std::optional<StepSample> ParseLightningStep(std::string_view line) {
+  return LastBarUpdate(line, [](std::string_view piece) { return LightningPiece(piece, false); });
+}
+
+std::optional<int64_t> BarOpenedAt(StepProfile profile, std::string_view line) {
+  if (profile != StepProfile::kHuggingFace && profile != StepProfile::kLightning)
+    return std::nullopt;
+  size_t pos = 0;
+  while (pos <= line.size()) {
+    size_t cr = line.find('\r', pos);
+    std::string_view piece = line.substr(pos, cr == line.npos ? line.npos : cr - pos);
+    if (piece.find("\x1b[A") == piece.npos) {
+      auto sample = profile == StepProfile::kHuggingFace ? TqdmPiece(piece, true)
+                                                         : LightningPiece(piece, true);
+      if (sample) return sample->step + 1;
+    }
+    if (cr == line.npos) break;
+    pos = cr + 1;
+  }
+  return std::nullopt;
+}
+
+// DeepSpeed (deepspeed/runtime/pipe/engine.py train_batch, 0.3-0.16):
+//   f'steps: {self.global_steps} loss: {loss:0.4f} ... iter time (s): {t:0.3f} samples/sec: ...'
+// printed after global_steps counted the step; and deepspeed/runtime/engine.py
+// _report_progress (0.3-0.16), called with global_steps + 1, through log_dist:
+//   "[Rank 0] step={step}, skipped={self.skipped_steps}, lr={lr}, mom={mom}"
+std::optional<StepSample> ParseDeepSpeedStep(std::string_view line) {
+  std::optional<int64_t> done;
+  std::optional<double> seconds;
+  size_t pipe = line.find("steps: ");
+  size_t engine = line.find("step=");
+  if (pipe != line.npos && line.find(" loss: ", pipe) != line.npos) {
+    std::string_view rest = line.substr(pipe + 7);
+    done = TakeInt(rest);
+    if (auto t = After(rest, "iter time (s):")) {
+      if (auto value = TakeDouble(*t); value && *value >= 0) seconds = value;
+    }
+  } else if (engine != line.npos && (engine == 0 || !IsAlnum(line[engine - 1])) &&
+             line.find(", skipped=", engine) != line.npos) {
+    std::string_view rest = line.substr(engine + 5);
+    done = TakeInt(rest);
+  }
+  if (!done || *done < 1) return std::nullopt;
+  return StepSample{*done - 1, seconds, std::nullopt, FindIsoTimestamp(line)};
+}
+
+// CLU metric_writers/logging_writer.py LoggingWriter.write_scalars (CLU
+// 0.0.x, used by T5X t5x/trainer.py and the Flax examples):
+//   logging.info("[%d]%s %s", step, collection_str, "k=v, k=v")
+// under absl's "I0101 12:00:00.123456 pid logging_writer.py:NN] " prefix.
+// Seconds per step from "timing/steps_per_second" (T5X models.py).
+std::optional<StepSample> ParseT5xStep(std::string_view line) {
+  auto rest = After(line, "logging_writer.py:");
+  if (!rest) return std::nullopt;
+  auto body = After(*rest, "] [");
+  if (!body) return std::nullopt;
+  auto step = TakeInt(*body);
+  if (!step || *step < 0 || body->empty() || body->front() != ']') return std::nullopt;
+  if (body->find('=') == body->npos || body->find("Got ") != body->npos) return std::nullopt;
+  StepSample sample{*step, std::nullopt, std::nullopt, std::nullopt};
+  if (auto rate_text = After(*body, "timing/steps_per_second=")) {
+    if (auto rate = TakeDouble(*rate_text); rate && *rate > 0) sample.seconds = 1.0 / *rate;
   }
   return sample;
+}
+
+// A plain loop's own print, e.g. tests/fixtures/real/pytorch/train_ddp.py's
+// f"step {step} loss {loss:.4f}". The keyword stands alone (not "substep",
+// "max_steps") and not after eval/valid/test; the line needs a metric or a
+// total so that "step 3 of preprocessing" is no step.
+std::optional<StepSample> ParseGenericStep(std::string_view line) {
+  for (std::string_view keyword : {"step", "iteration", "iter"}) {
+    for (size_t at = FindNoCase(line, keyword, 0); at != line.npos;
+         at = FindNoCase(line, keyword, at + 1)) {
+      if (at > 0 && IsAlnum(line[at - 1])) continue;
+      std::string_view rest = line.substr(at + keyword.size());
+      size_t separators = 0;
+      while (separators < rest.size() && separators < 3 &&
+             (rest[separators] == ' ' || rest[separators] == ':' || rest[separators] == '=' ||
+              rest[separators] == '#' || rest[separators] == '\t')) {
+        ++separators;
+      }
+      if (separators == 0 || separators == rest.size() || !IsDigit(rest[separators])) continue;
+      std::string_view before = line.substr(0, at);
+      if (NotTrainingBar(before.substr(before.size() > 12 ? before.size() - 12 : 0))) continue;
+      rest.remove_prefix(separators);
+      auto step = TakeInt(rest);
+      if (!step || *step < 0 || (!rest.empty() && (IsAlnum(rest.front()) || rest.front() == '.')))
+        continue;
+      StepSample sample{*step, std::nullopt, std::nullopt, FindIsoTimestamp(line)};
+      if (!rest.empty() && rest.front() == '/') {
+        std::string_view total_text = rest.substr(1);
+        if (auto total = TakeInt(total_text); total && *total >= *step) sample.total_steps = total;
+      }
+      bool metric = false;
+      for (std::string_view word : {"loss", "lr", "learning", "ppl", "perplexity", "acc", "grad",
+                                    "tok", "throughput", "samples"}) {
+        metric |= ContainsNoCase(rest, word);
+      }
+      if (!metric && !sample.total_steps) continue;
+      return sample;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> ParseDuration(std::string_view number, std::string_view after,
+                                    double bare_scale) {
+  std::string_view text = number;
+  auto value = TakeDouble(text);
+  if (!value || *value < 0) return std::nullopt;
+  SkipSpaces(text);
+  if (text.empty()) {
+    text = after;
+    SkipSpaces(text);
+  }
+  auto unit_is = [&](std::string_view unit) {
+    return text.substr(0, unit.size()) == unit &&
+           (text.size() == unit.size() || !IsAlnum(text[unit.size()]));
+  };
+  if (unit_is("ms") || unit_is("msec") || unit_is("milliseconds")) return *value / 1000.0;
+  if (unit_is("us") || unit_is("µs")) return *value / 1e6;
+  if (unit_is("min") || unit_is("minutes")) return *value * 60.0;
+  if (unit_is("s") || unit_is("sec") || unit_is("secs") || unit_is("seconds")) return *value;
+  return *value * bare_scale;
 }
 
 std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line) {
@@ -224,14 +489,25 @@ std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line) 
       return ParseTqdmStep(line);
     case StepProfile::kCustom:
       return std::nullopt;  // handled with the configured regex
+    case StepProfile::kLightning:
+      return ParseLightningStep(line);
+    case StepProfile::kDeepSpeed:
+      return ParseDeepSpeedStep(line);
+    case StepProfile::kT5x:
+      return ParseT5xStep(line);
+    case StepProfile::kGeneric:
+      return ParseGenericStep(line);
   }
   return std::nullopt;
 }
 
 const std::vector<StepProfile>& AutoDetectedProfiles() {
-  static const std::vector<StepProfile> kProfiles = {StepProfile::kMaxText, StepProfile::kMegatron,
-                                                     StepProfile::kTorchTitan,
-                                                     StepProfile::kHuggingFace};
+  // Specific formats first; tqdm bars after Lightning's (whose "Epoch N" bars
+  // the tqdm parser leaves alone); the generic counter last, as the weakest.
+  static const std::vector<StepProfile> kProfiles = {
+      StepProfile::kMaxText,     StepProfile::kMegatron, StepProfile::kTorchTitan,
+      StepProfile::kDeepSpeed,   StepProfile::kT5x,      StepProfile::kLightning,
+      StepProfile::kHuggingFace, StepProfile::kGeneric};
   return kProfiles;
 }
 

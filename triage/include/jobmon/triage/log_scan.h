@@ -96,7 +96,8 @@ struct ScanFacts {
 };
 
 struct ScanOptions {
-  std::string custom_step_regex;  // RE2 with named groups `step` and optional `seconds`
+  // RE2 with named groups `step` and optional `seconds`, `ms` or `milliseconds`.
+  std::string custom_step_regex;
   size_t buffer_bytes = 1 << 20;
 };
 

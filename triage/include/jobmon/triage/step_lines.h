@@ -10,8 +10,24 @@
 
 namespace jobmon::triage {
 
-enum class StepProfile { kMaxText, kMegatron, kTorchTitan, kHuggingFace, kCustom };
-inline constexpr int kStepProfileCount = 5;
+// New profiles go at the end: the value indexes per-profile arrays, and
+// "hf" (tqdm bars) and "custom" keep their old positions.
+enum class StepProfile {
+  kMaxText,
+  kMegatron,
+  kTorchTitan,
+  kHuggingFace,  // tqdm bars: HF Trainer, accelerate/diffusers "Steps:", plain tqdm loops
+  kCustom,
+  kLightning,
+  kDeepSpeed,
+  kT5x,      // T5X/Flax through CLU's LoggingWriter
+  kGeneric,  // a plain loop's "step N" / "iteration N" / "Step N/M"
+};
+inline constexpr int kStepProfileCount = 9;
+// The generic profile counts only after this many increasing samples: one
+// stray "step 3 ..." line (a preprocessing stage, a test) must not make a
+// job "training", while a real loop prints its counter again and again.
+inline constexpr int kGenericMinSamples = 3;
 const char* ToString(StepProfile profile);
 std::optional<StepProfile> ParseStepProfile(std::string_view name);  // "maxtext", ...
 
@@ -30,7 +46,33 @@ std::optional<StepSample> ParseMegatronStep(std::string_view line);
 std::optional<StepSample> ParseTorchTitanStep(std::string_view line);
 // tqdm: " 10%|█ | 100/1000 [02:03<18:27,  1.23s/it]" (the last update of a \r-joined
 // line; 100 done: step 99)
+// Nested bars (tqdm position > 0, followed by ESC[A), bars of one item
+// ("1/1": a checkpoint writer) and evaluation/validation bars are skipped;
+// the "Epoch N" bars are Lightning's.
 std::optional<StepSample> ParseTqdmStep(std::string_view line);
+// Lightning TQDMProgressBar "Epoch E:  4%|▎ | 40/1095 [00:03<01:37, 10.84it/s, v_num=10]":
+// the bar restarts every epoch, so the step is E * total + 40 - 1.
+std::optional<StepSample> ParseLightningStep(std::string_view line);
+// A bar line holds every update since the last newline, and the parsers
+// read its last: the first update tells where the bar opened, as the step
+// to run next (0 for "0/N": a fresh start). hf and lightning only.
+std::optional<int64_t> BarOpenedAt(StepProfile profile, std::string_view line);
+// DeepSpeed "steps: N loss: X ... iter time (s): T ..." (pipeline engine) and
+// "[Rank 0] step=N, skipped=K, lr=..." (engine): N steps done, step N-1.
+std::optional<StepSample> ParseDeepSpeedStep(std::string_view line);
+// CLU LoggingWriter (T5X, Flax examples) "I0101 12:00:00.1 1 logging_writer.py:48] [N] k=v, ...".
+std::optional<StepSample> ParseT5xStep(std::string_view line);
+// "step N", "Step N/M", "iteration N" with a metric (loss, lr, ...) or a
+// total on the same line; the number as printed (the scanner shifts loops
+// that count from 1).
+std::optional<StepSample> ParseGenericStep(std::string_view line);
+
+// A duration written as a number and an optional unit ("23 ms", "0.5s",
+// "1.5 min", "2"): seconds, with `bare_scale` for a number without a unit
+// (1 for seconds, 0.001 for milliseconds). `after` is the text right after
+// the number, where a unit may stand when the number was captured alone.
+std::optional<double> ParseDuration(std::string_view number, std::string_view after,
+                                    double bare_scale);
 
 std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line);
 
