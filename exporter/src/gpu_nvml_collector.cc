@@ -3,6 +3,9 @@
 
 #include <dlfcn.h>
 
+#include <optional>
+#include <vector>
+
 #include "nvml_api.h"
 
 namespace jobmon::exporter {
@@ -16,7 +19,11 @@ class NvmlLibrary {
   nvml::GetPowerUsageFn power = nullptr;
   nvml::GetTemperatureFn temperature = nullptr;
   nvml::GetClockInfoFn clock = nullptr;
+  nvml::GetClockInfoFn max_clock = nullptr;
   nvml::GetMemoryInfoFn memory = nullptr;
+  nvml::GetMemoryInfoV2Fn memory_v2 = nullptr;    // null: driver older than the v2 call
+  nvml::GetProcessesV2Fn processes_v2 = nullptr;  // _v3, else _v2: nvmlProcessInfo_v2_t
+  nvml::GetProcessesV1Fn processes_v1 = nullptr;  // unversioned: nvmlProcessInfo_v1_t
   nvml::GetTotalEccErrorsFn ecc = nullptr;
   nvml::GetPcieReplayCounterFn pcie_replay = nullptr;
   nvml::GetThrottleReasonsFn throttle = nullptr;
@@ -55,11 +62,28 @@ Expected<std::shared_ptr<NvmlLibrary>> LoadNvml(const std::string& path) {
   lib->power = Symbol<nvml::GetPowerUsageFn>(handle, "nvmlDeviceGetPowerUsage");
   lib->temperature = Symbol<nvml::GetTemperatureFn>(handle, "nvmlDeviceGetTemperature");
   lib->clock = Symbol<nvml::GetClockInfoFn>(handle, "nvmlDeviceGetClockInfo");
+  lib->max_clock = Symbol<nvml::GetClockInfoFn>(handle, "nvmlDeviceGetMaxClockInfo");
   lib->memory = Symbol<nvml::GetMemoryInfoFn>(handle, "nvmlDeviceGetMemoryInfo");
+  lib->memory_v2 = Symbol<nvml::GetMemoryInfoV2Fn>(handle, "nvmlDeviceGetMemoryInfo_v2");
+  lib->processes_v2 =
+      Symbol<nvml::GetProcessesV2Fn>(handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!lib->processes_v2) {
+    lib->processes_v2 =
+        Symbol<nvml::GetProcessesV2Fn>(handle, "nvmlDeviceGetComputeRunningProcesses_v2");
+  }
+  if (!lib->processes_v2) {
+    lib->processes_v1 =
+        Symbol<nvml::GetProcessesV1Fn>(handle, "nvmlDeviceGetComputeRunningProcesses");
+  }
   lib->ecc = Symbol<nvml::GetTotalEccErrorsFn>(handle, "nvmlDeviceGetTotalEccErrors");
   lib->pcie_replay = Symbol<nvml::GetPcieReplayCounterFn>(handle, "nvmlDeviceGetPcieReplayCounter");
+  // Renamed in NVML 12.x; the old name is deprecated, and may go.
   lib->throttle =
-      Symbol<nvml::GetThrottleReasonsFn>(handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+      Symbol<nvml::GetThrottleReasonsFn>(handle, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (!lib->throttle) {
+    lib->throttle =
+        Symbol<nvml::GetThrottleReasonsFn>(handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  }
   if (nvml::Return rc = init(); rc != nvml::kSuccess) {
     return Error{"nvmlInit: " + lib->Describe(rc)};
   }
@@ -70,6 +94,76 @@ Expected<std::shared_ptr<NvmlLibrary>> LoadNvml(const std::string& path) {
   if (count == 0) return Error{"no NVIDIA GPU"};
   return lib;
 }
+
+namespace {
+
+struct GpuProcess {
+  unsigned int pid;
+  unsigned long long used_bytes;
+};
+
+// NVML's two-call pattern: ask with room for none, then with the count it
+// gave (plus headroom: processes start between the calls); INSUFFICIENT_SIZE
+// again means more started, so ask again, a few times at most.
+template <typename Info, typename Fn>
+std::optional<std::vector<GpuProcess>> QueryProcesses(Fn fn, nvml::Device device) {
+  unsigned int count = 0;
+  nvml::Return rc = fn(device, &count, nullptr);
+  if (rc == nvml::kSuccess) return std::vector<GpuProcess>{};
+  for (int attempt = 0; attempt < 3 && rc == nvml::kInsufficientSize; ++attempt) {
+    std::vector<Info> infos(count + 4);
+    count = static_cast<unsigned int>(infos.size());
+    rc = fn(device, &count, infos.data());
+    if (rc == nvml::kSuccess) {
+      std::vector<GpuProcess> out;
+      for (unsigned int i = 0; i < count && i < infos.size(); ++i) {
+        out.push_back({infos[i].pid, infos[i].usedGpuMemory});
+      }
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<GpuProcess>> ComputeProcesses(const NvmlLibrary& lib,
+                                                        nvml::Device device) {
+  if (lib.processes_v2) return QueryProcesses<nvml::ProcessInfoV2>(lib.processes_v2, device);
+  if (lib.processes_v1) return QueryProcesses<nvml::ProcessInfoV1>(lib.processes_v1, device);
+  return std::nullopt;
+}
+
+// VRAM from nvmlDeviceGetMemoryInfo_v2, whose `used` leaves out the
+// driver's reserved memory (the v1 call counts it: ~480 MiB more than
+// nvidia-smi shows on an H100). A driver without the v2 call, or one that
+// refuses its version, gets v1, and the series say so with source="v1".
+void ExportMemory(const NvmlLibrary& lib, nvml::Device device, const Labels& gpu,
+                  FamilyBuilder& b) {
+  if (lib.memory_v2) {
+    nvml::MemoryV2 memory{};
+    memory.version = nvml::kMemoryV2Version;
+    nvml::Return rc = lib.memory_v2(device, &memory);
+    if (rc == nvml::kSuccess) {
+      b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", gpu, static_cast<double>(memory.used));
+      b.Gauge("hw_gpu_vram_total_bytes", "VRAM total", gpu, static_cast<double>(memory.total));
+      b.Gauge("hw_gpu_vram_reserved_bytes", "VRAM reserved by the driver and firmware", gpu,
+              static_cast<double>(memory.reserved));
+      return;
+    }
+    if (rc != nvml::kNotSupported && rc != nvml::kFunctionNotFound &&
+        rc != nvml::kArgumentVersionMismatch) {
+      return;  // a real failure (GPU lost): v1 would not do better
+    }
+  }
+  nvml::Memory memory{};
+  if (lib.memory && lib.memory(device, &memory) == nvml::kSuccess) {
+    Labels l = gpu;
+    l["source"] = "v1";
+    b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", l, static_cast<double>(memory.used));
+    b.Gauge("hw_gpu_vram_total_bytes", "VRAM total", l, static_cast<double>(memory.total));
+  }
+}
+
+}  // namespace
 
 Expected<Families> GpuNvmlCollector::Collect() {
   if (!nvml_) return Error{"NVML is not loaded"};
@@ -108,11 +202,22 @@ Expected<Families> GpuNvmlCollector::Collect() {
         l["type"] = type;
         b.Gauge("hw_gpu_clock_mhz", "Clock (sclk=SM/core, mclk=memory)", l, mhz);
       }
+      if (lib.max_clock && ok(lib.max_clock(device, nvml_clock, &mhz))) {
+        Labels l = gpu;
+        l["type"] = type;
+        b.Gauge("hw_gpu_clock_max_mhz", "Maximum clock (sclk=SM/core, mclk=memory)", l, mhz);
+      }
     }
-    nvml::Memory memory{};
-    if (lib.memory && ok(lib.memory(device, &memory))) {
-      b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", gpu, static_cast<double>(memory.used));
-      b.Gauge("hw_gpu_vram_total_bytes", "VRAM total", gpu, static_cast<double>(memory.total));
+    ExportMemory(lib, device, gpu, b);
+    if (auto processes = ComputeProcesses(lib, device)) {
+      b.Gauge("hw_gpu_compute_processes", "Processes with a compute context on the GPU", gpu,
+              static_cast<double>(processes->size()));
+      for (const GpuProcess& p : *processes) {
+        Labels l = gpu;
+        l["pid"] = std::to_string(p.pid);
+        b.Gauge("hw_gpu_process_vram_used_bytes", "VRAM used by one compute process", l,
+                static_cast<double>(p.used_bytes));
+      }
     }
     for (auto [error, error_type] :
          {std::pair{"corrected", nvml::kCorrected}, {"uncorrected", nvml::kUncorrected}}) {
@@ -135,8 +240,12 @@ Expected<Families> GpuNvmlCollector::Collect() {
     }
     unsigned long long reasons = 0;
     if (lib.throttle && ok(lib.throttle(device, &reasons))) {
-      b.Gauge("hw_gpu_throttle_reasons", "nvmlClocksThrottleReasons bitmask", gpu,
+      b.Gauge("hw_gpu_throttle_reasons", "nvmlClocksEventReasons bitmask", gpu,
               static_cast<double>(reasons));
+      const bool capped =
+          (reasons & (nvml::kReasonSwPowerCap | nvml::kReasonHwPowerBrakeSlowdown)) != 0;
+      b.Gauge("hw_gpu_power_capped", "1 while the power cap or power brake holds the clocks back",
+              gpu, capped ? 1 : 0);
       for (const auto& reason : nvml::kThrottleReasons) {
         Labels l = gpu;
         l["reason"] = reason.name;

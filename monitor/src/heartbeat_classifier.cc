@@ -34,6 +34,12 @@ std::optional<bool> AliveIn(const StallEvidence& evidence, const std::string& ho
     if (h.baseline_power && *h.baseline_power > 0) {
       line += fmt::format(" ({:.0f}% of its training baseline)", 100 * power / *h.baseline_power);
     }
+    // NVIDIA: a crashed rank leaves its GPUs at 71-121 W, never 0 W; NVML's
+    // process list says it is gone.
+    if (h.job_gpu_processes && *h.job_gpu_processes == 0) {
+      line += ", no process of the job left on its GPUs";
+      return false;
+    }
     return power >= kDeadWatts;
   }
   return std::nullopt;

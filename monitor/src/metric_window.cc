@@ -11,6 +11,12 @@ bool IsWindowSeries(const std::string& name) {
   static const char* const kKept[] = {
       "hw_gpu_utilization_percent",
       "hw_gpu_power_watts",
+      // NVIDIA (gpu_nvml): the busy-wait and dead-process signals.
+      "hw_gpu_clock_mhz",  // type="sclk" only
+      "hw_gpu_clock_max_mhz",
+      "hw_gpu_power_capped",
+      "hw_gpu_memory_utilization_percent",
+      "hw_gpu_compute_processes",
       "hw_tcp_retransmits_total",
       "hw_rdma_tx_retx_pkts_total",
       "hw_rdma_tx_ack_timeout_total",
@@ -33,6 +39,18 @@ void TrimDeque(std::deque<T>& items, double now, double horizon, size_t max_item
   }
 }
 
+// One series per (host, name, gpu): of the clocks only the SM clock is kept.
+bool KeptLabels(const Sample& sample) {
+  if (sample.name != "hw_gpu_clock_mhz" && sample.name != "hw_gpu_clock_max_mhz") return true;
+  auto type = sample.labels.find("type");
+  return type != sample.labels.end() && type->second == "sclk";
+}
+
+template <typename T>
+void KeepLowest(std::optional<T>& lowest, T value) {
+  if (!lowest || value < *lowest) lowest = value;
+}
+
 // The last point at or before `at`, if it is no older than `max_age`.
 template <typename T>
 const T* LatestAt(const std::deque<T>& items, double at, double max_age) {
@@ -40,6 +58,16 @@ const T* LatestAt(const std::deque<T>& items, double at, double max_age) {
     if (it->t <= at) return it->t >= at - max_age ? &*it : nullptr;
   }
   return nullptr;
+}
+
+// (max - min) / mean; nullopt from fewer than two samples.
+std::optional<double> Spread(const std::vector<double>& values) {
+  if (values.size() < 2) return std::nullopt;
+  auto [low, high] = std::minmax_element(values.begin(), values.end());
+  double mean = 0;
+  for (double v : values) mean += v / static_cast<double>(values.size());
+  if (mean <= 0) return std::nullopt;
+  return (*high - *low) / mean;
 }
 
 }  // namespace
@@ -55,7 +83,7 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
   // Counters summed over devices (RDMA ports, NICs) per host; gauges per GPU.
   std::map<std::string, double> sums;
   for (const Sample& sample : scrape.samples) {
-    if (!IsWindowSeries(sample.name)) continue;
+    if (!IsWindowSeries(sample.name) || !KeptLabels(sample)) continue;
     auto gpu = sample.labels.find("gpu");
     if (gpu != sample.labels.end()) {
       auto& points = series_[{host, sample.name, gpu->second}];
@@ -78,6 +106,35 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
     points.push_back({t, value});
     Trim(points, t);
   }
+  LearnFloors(host, scrape);
+}
+
+void MetricWindow::LearnFloors(const std::string& host, const Exposition& scrape) {
+  struct Now {
+    std::optional<double> power, utilization, processes;
+  };
+  std::map<std::string, Now> gpus;
+  for (const Sample& sample : scrape.samples) {
+    auto gpu = sample.labels.find("gpu");
+    if (gpu == sample.labels.end()) continue;
+    if (sample.name == "hw_gpu_power_watts") gpus[gpu->second].power = sample.value;
+    if (sample.name == "hw_gpu_utilization_percent") gpus[gpu->second].utilization = sample.value;
+    if (sample.name == "hw_gpu_compute_processes") gpus[gpu->second].processes = sample.value;
+  }
+  for (const auto& [gpu, now] : gpus) {
+    if (!now.processes) continue;  // not NVML
+    if (*now.processes > 0) had_processes_.insert(host);
+    if (!now.power || !now.utilization || *now.utilization > kIdleUtilization) continue;
+    Floors& floors = floors_[{host, gpu}];
+    KeepLowest(*now.processes > 0 ? floors.with_context : floors.device, *now.power);
+  }
+}
+
+std::optional<double> MetricWindow::IdleFloor(const std::string& host,
+                                              const std::string& gpu) const {
+  auto it = floors_.find({host, gpu});
+  if (it == floors_.end()) return std::nullopt;
+  return it->second.with_context ? it->second.with_context : it->second.device;
 }
 
 void MetricWindow::AddFailedScrape(const std::string& host, double t) {
@@ -126,6 +183,12 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
     }
     std::vector<double> baseline_samples;
     std::set<double> baseline_times;
+    std::vector<double> floors;
+    std::optional<int> processes;
+    // Power flatness over the later half of the stall: a stall is declared
+    // after >= 10 step times, so the hung step's own compute (training
+    // power, then the spin) stays out of it.
+    const double spread_from = training_until + (at - training_until) / 2;
     std::optional<double> retx_before, retx_start, retx_end;
     double retx_before_t = 0, retx_start_t = 0, retx_end_t = 0;
     // (retx_start: the oldest point, for the baseline rate)
@@ -139,8 +202,27 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
         if (current) h.io_pressure_some = current->value;
       } else if (name == "hw_procs_blocked") {
         if (current) h.procs_blocked = current->value;
+      } else if (name == "hw_gpu_clock_mhz") {
+        if (current) h.sm_clock_mhz.push_back(current->value);
+      } else if (name == "hw_gpu_clock_max_mhz") {
+        // The highest maximum: a mixed host must reach the higher one.
+        if (current) h.sm_clock_max_mhz = std::max(h.sm_clock_max_mhz.value_or(0), current->value);
+      } else if (name == "hw_gpu_power_capped") {
+        if (current) h.power_capped = h.power_capped.value_or(false) || current->value >= 1;
+      } else if (name == "hw_gpu_memory_utilization_percent") {
+        if (current) h.memory_utilization.push_back(current->value);
+      } else if (name == "hw_gpu_compute_processes") {
+        if (current) processes = processes.value_or(0) + static_cast<int>(current->value);
       } else if (name == "hw_gpu_power_watts") {
         if (current) h.gpu_power.push_back(current->value);
+        if (auto floor = IdleFloor(host, gpu)) floors.push_back(*floor);
+        std::vector<double> stalled;
+        for (const Point& p : points) {
+          if (p.t >= spread_from && p.t <= at) stalled.push_back(p.value);
+        }
+        if (auto spread = Spread(stalled)) {
+          h.power_spread = std::max(h.power_spread.value_or(0), *spread);
+        }
         for (const Point& p : points) {
           if (p.t >= training_from && p.t <= training_until) {
             baseline_samples.push_back(p.value);
@@ -170,6 +252,12 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
     if (baseline_times.size() >= kMinBaselineScrapes) {
       h.baseline_power = triage::Percentile(baseline_samples, 0.5);
     }
+    if (!floors.empty()) {
+      double sum = 0;
+      for (double f : floors) sum += f;
+      h.idle_power_floor = sum / static_cast<double>(floors.size());
+    }
+    if (processes && had_processes_.count(host)) h.job_gpu_processes = processes;
     if (retx_before && retx_end && retx_end_t > retx_before_t) {
       h.tcp_retransmit_rate = (*retx_end - *retx_before) / (retx_end_t - retx_before_t);
       if (retx_before_t > retx_start_t) {

@@ -9,6 +9,14 @@
 //   gpu util=93 mem_util=41 power_mw=352000 temp=71 sm_mhz=1980 ...
 //   gpu lost=1                      (nvmlDeviceGetHandleByIndex: GPU_IS_LOST)
 //   gpu unsupported=power,ecc       (those calls: NOT_SUPPORTED)
+//   gpu pids=4242:1073741824,4243:0 (compute processes, pid:used bytes;
+//                                    pids=none: no process; absent: NOT_SUPPORTED)
+//   gpu mem_reserved=503316480      (v1 counts it in used, v2 apart)
+// Built twice: as a current driver (every symbol), and with
+// FAKE_NVML_OLD_DRIVER as one that predates nvmlDeviceGetMemoryInfo_v2,
+// nvmlDeviceGetComputeRunningProcesses_v2/_v3 and the ClocksEvent rename,
+// so the collector's fallbacks meet a symbol that is really missing.
+// Layouts and codes follow nvml.h (NVIDIA/go-nvml gen/nvml/nvml.h).
 // No file: nvmlInit_v2 fails with DRIVER_NOT_LOADED, as on a node without
 // the NVIDIA driver.
 
@@ -17,6 +25,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -29,13 +38,21 @@ enum : int {
   kUninitialized = 1,
   kInvalidArgument = 2,
   kNotSupported = 3,
+  kInsufficientSize = 7,
   kDriverNotLoaded = 9,
   kGpuIsLost = 15,
+  kArgumentVersionMismatch = 25,
+};
+
+struct Process {
+  unsigned int pid;
+  unsigned long long used;
 };
 
 struct FakeGpu {
   std::map<std::string, unsigned long long> values;
   std::set<std::string> unsupported;
+  std::optional<std::vector<Process>> processes;
   bool lost = false;
 };
 
@@ -63,6 +80,17 @@ bool LoadState(bool fresh) {
       if (key == "unsupported") {
         std::istringstream list(value);
         for (std::string field; std::getline(list, field, ',');) gpu.unsupported.insert(field);
+      } else if (key == "pids") {
+        gpu.processes.emplace();
+        std::istringstream list(value);
+        for (std::string item; std::getline(list, item, ',');) {
+          if (item == "none") continue;
+          auto colon = item.find(':');
+          gpu.processes->push_back(
+              {static_cast<unsigned int>(std::strtoul(item.c_str(), nullptr, 10)),
+               colon == std::string::npos ? 0
+                                          : std::strtoull(item.c_str() + colon + 1, nullptr, 0)});
+        }
       } else if (key == "lost") {
         gpu.lost = value == "1";
       } else {
@@ -72,7 +100,7 @@ bool LoadState(bool fresh) {
     loaded.push_back(std::move(gpu));
   }
   if (!fresh && loaded.size() < gpus.size()) {
-    for (size_t i = loaded.size(); i < gpus.size(); ++i) loaded.push_back({{}, {}, true});
+    for (size_t i = loaded.size(); i < gpus.size(); ++i) loaded.push_back({{}, {}, {}, true});
   }
   gpus = std::move(loaded);
   return true;
@@ -102,9 +130,59 @@ int Field(void* handle, const char* field, const char* key, T* out) {
 struct Utilization {
   unsigned int gpu, memory;
 };
-struct Memory {
+struct Memory {  // nvmlMemory_t
   unsigned long long total, free, used;
 };
+struct MemoryV2 {  // nvmlMemory_v2_t
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+};
+struct ProcessInfoV1 {  // nvmlProcessInfo_v1_t
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+};
+struct ProcessInfoV2 {  // nvmlProcessInfo_v2_t
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+};
+
+// Used and reserved bytes as the v2 call reports them.
+int MemoryFields(void* device, unsigned long long* total, unsigned long long* used,
+                 unsigned long long* reserved) {
+  if (int rc = Field(device, "memory", "mem_total", total); rc != kSuccess) return rc;
+  if (int rc = Field(device, "memory", "mem_used", used); rc != kSuccess) return rc;
+  if (Field(device, "memory", "mem_reserved", reserved) != kSuccess) *reserved = 0;
+  return kSuccess;
+}
+
+// nvmlDeviceGetComputeRunningProcesses*: *count too small (0 included, with
+// infos NULL) is INSUFFICIENT_SIZE with the count needed; none is SUCCESS.
+template <typename Info>
+int Processes(void* device, unsigned int* count, Info* infos) {
+  std::lock_guard lock(mutex);
+  if (init_count == 0) return kUninitialized;
+  FakeGpu* gpu = Lookup(device);
+  if (!gpu || !count) return kInvalidArgument;
+  if (gpu->lost) return kGpuIsLost;
+  if (gpu->unsupported.count("processes") || !gpu->processes) return kNotSupported;
+  const auto& list = *gpu->processes;
+  if (*count < list.size()) {
+    *count = static_cast<unsigned int>(list.size());
+    return list.empty() ? kSuccess : kInsufficientSize;
+  }
+  if (!list.empty() && !infos) return kInvalidArgument;
+  for (size_t i = 0; i < list.size(); ++i) {
+    infos[i] = Info{};
+    infos[i].pid = list[i].pid;
+    infos[i].usedGpuMemory = list[i].used;
+    if constexpr (sizeof(Info) == sizeof(ProcessInfoV2)) {
+      infos[i].gpuInstanceId = infos[i].computeInstanceId = 0xFFFFFFFF;  // not MIG
+    }
+  }
+  *count = static_cast<unsigned int>(list.size());
+  return kSuccess;
+}
 
 }  // namespace
 
@@ -138,6 +216,10 @@ __attribute__((visibility("default"))) const char* nvmlErrorString(int result) {
       return "Driver Not Loaded";
     case kGpuIsLost:
       return "GPU is lost";
+    case kInsufficientSize:
+      return "Insufficient Size";
+    case kArgumentVersionMismatch:
+      return "Argument Version Mismatch";
     default:
       return "Unknown Error";
   }
@@ -199,15 +281,67 @@ __attribute__((visibility("default"))) int nvmlDeviceGetClockInfo(void* device, 
   }
 }
 
+__attribute__((visibility("default"))) int nvmlDeviceGetMaxClockInfo(void* device, int type,
+                                                                     unsigned int* mhz) {
+  switch (type) {
+    case 0:
+      return Field(device, "max_clock", "graphics_max_mhz", mhz);
+    case 1:
+      return Field(device, "max_clock", "sm_max_mhz", mhz);
+    case 2:
+      return Field(device, "max_clock", "mem_max_mhz", mhz);
+    case 3:
+      return Field(device, "max_clock", "video_max_mhz", mhz);
+    default:
+      return kInvalidArgument;
+  }
+}
+
+// v1 counts the reserved memory as used.
 __attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void* device, Memory* out) {
   if (!out) return kInvalidArgument;
-  Memory m{};
-  if (int rc = Field(device, "memory", "mem_total", &m.total); rc != kSuccess) return rc;
-  if (int rc = Field(device, "memory", "mem_used", &m.used); rc != kSuccess) return rc;
-  m.free = m.total - m.used;
-  *out = m;
+  unsigned long long total = 0, used = 0, reserved = 0;
+  if (int rc = MemoryFields(device, &total, &used, &reserved); rc != kSuccess) return rc;
+  *out = Memory{total, total - used - reserved, used + reserved};
   return kSuccess;
 }
+
+__attribute__((visibility("default"))) int nvmlDeviceGetComputeRunningProcesses(
+    void* device, unsigned int* count, ProcessInfoV1* infos) {
+  return Processes(device, count, infos);
+}
+
+#ifndef FAKE_NVML_OLD_DRIVER
+__attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo_v2(void* device, MemoryV2* out) {
+  if (!out) return kInvalidArgument;
+  // nvmlMemory_v2 = NVML_STRUCT_VERSION(Memory, 2)
+  if (out->version != (static_cast<unsigned int>(sizeof(MemoryV2)) | (2u << 24))) {
+    return kArgumentVersionMismatch;
+  }
+  unsigned long long total = 0, used = 0, reserved = 0;
+  if (int rc = MemoryFields(device, &total, &used, &reserved); rc != kSuccess) return rc;
+  out->total = total;
+  out->reserved = reserved;
+  out->used = used;
+  out->free = total - used - reserved;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetComputeRunningProcesses_v2(
+    void* device, unsigned int* count, ProcessInfoV2* infos) {
+  return Processes(device, count, infos);
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetComputeRunningProcesses_v3(
+    void* device, unsigned int* count, ProcessInfoV2* infos) {
+  return Processes(device, count, infos);
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetCurrentClocksEventReasons(
+    void* device, unsigned long long* reasons) {
+  return Field(device, "throttle", "throttle", reasons);
+}
+#endif
 
 __attribute__((visibility("default"))) int nvmlDeviceGetTotalEccErrors(void* device, int error_type,
                                                                        int counter_type,

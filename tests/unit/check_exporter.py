@@ -158,7 +158,8 @@ def with_nvml(args):
         state = os.path.join(tmp, "nvml-state")
         with open(state, "w") as f:
             f.write("gpu util=97 mem_util=41 power_mw=352500 temp=71 sm_mhz=1980 mem_mhz=2619 "
-                    "mem_total=85899345920 mem_used=79456894976 pcie_replay=3 throttle=0x4\n")
+                    "mem_total=85899345920 mem_used=79456894976 pcie_replay=3 throttle=0x4 "
+                    "sm_max_mhz=1980 mem_reserved=503316480 pids=4242:1610612736\n")
         env = dict(os.environ, LD_LIBRARY_PATH=args.fake_nvml_dir, JOBMON_FAKE_NVML_STATE=state)
         r = subprocess.run([args.exporter, "--list-collectors"], capture_output=True, text=True, env=env)
         check("--list-collectors: gpu_nvml on with the library on the search path",

@@ -514,6 +514,17 @@ TEST(HeartbeatVerdict, SystemEvidenceDecidesAndTheChecklistIsQuoted) {
             std::string::npos);
   in.at_accusation = Window("node2", false, 0);  // gone when accused: a real death
   EXPECT_EQ(ClassifyHeartbeat(in).klass, "heartbeat/true-positive");
+  // NVIDIA: the node answers and its GPUs idle at 121 W, but NVML lists no
+  // process of the job on them: the accused rank died.
+  in.at_accusation = Window("node2", true, 121);
+  in.at_accusation->hosts[0].job_gpu_processes = 0;
+  HeartbeatVerdict gone = ClassifyHeartbeat(in);
+  EXPECT_EQ(gone.klass, "heartbeat/true-positive");
+  bool said = false;
+  for (const auto& line : gone.evidence) said |= line.find("no process of the job") != line.npos;
+  EXPECT_TRUE(said);
+  in.at_accusation->hosts[0].job_gpu_processes = 1;
+  EXPECT_EQ(ClassifyHeartbeat(in).klass, "heartbeat/false-positive") << "121 W with its process";
   in.at_silence.reset();
   in.at_accusation.reset();  // a log-only job: the checklist decides
   HeartbeatVerdict log_only = ClassifyHeartbeat(in);

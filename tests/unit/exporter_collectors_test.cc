@@ -310,6 +310,18 @@ const char* kTwoGpus =
     "gpu util=0 mem_util=0 power_mw=61000 temp=34 sm_mhz=345 mem_mhz=2619 "
     "mem_total=85899345920 mem_used=0 pcie_replay=0 throttle=0x1 unsupported=ecc\n";
 
+// The H100 figures of issue 16: a rank spinning in a collective (100% util,
+// SM clock at its 1980 MHz maximum, no power cap) with two processes on the
+// GPU (the rank and a dataloader worker with a context), and a GPU whose
+// process is gone (context released, idle clock).
+const char* kH100 =
+    "gpu util=100 mem_util=0 power_mw=131000 sm_mhz=1980 sm_max_mhz=1980 mem_mhz=2619 "
+    "mem_max_mhz=2619 mem_total=85520809984 mem_used=2147483648 mem_reserved=503316480 "
+    "throttle=0x0 pids=4242:1610612736,4301:536870912\n"
+    "gpu util=0 mem_util=0 power_mw=71000 sm_mhz=345 sm_max_mhz=1980 mem_total=85520809984 "
+    "mem_used=0 mem_reserved=503316480 throttle=0x1 pids=none\n"
+    "gpu util=100 mem_util=38 power_mw=697000 sm_mhz=1372 sm_max_mhz=1980 throttle=0x4\n";
+
 TEST_F(NvmlTest, ExportsTheSameNamesAsGpuAmdPlusNvidiaOnlyCounters) {
   WriteState(kTwoGpus);
   auto nvml = LoadNvml(library_);
@@ -340,6 +352,68 @@ TEST_F(NvmlTest, ExportsTheSameNamesAsGpuAmdPlusNvidiaOnlyCounters) {
       text.find("hw_gpu_ecc_errors_total{counter=\"aggregate\",error=\"corrected\",gpu=\"1\""),
       std::string::npos)
       << "NOT_SUPPORTED values are skipped";
+}
+
+TEST_F(NvmlTest, ClockCeilingPowerCapProcessesAndV2MemoryForTheStallClassifier) {
+  WriteState(kH100);
+  auto nvml = LoadNvml(library_);
+  ASSERT_TRUE(nvml.ok()) << nvml.error().message;
+  GpuNvmlCollector collector(*nvml);
+  std::string text = Text(collector.Collect().value());
+  for (const char* line : {
+           "hw_gpu_clock_max_mhz{gpu=\"0\",type=\"sclk\"} 1980\n",
+           "hw_gpu_clock_max_mhz{gpu=\"0\",type=\"mclk\"} 2619\n",
+           "hw_gpu_clock_mhz{gpu=\"2\",type=\"sclk\"} 1372\n",
+           "hw_gpu_power_capped{gpu=\"0\"} 0\n",
+           "hw_gpu_power_capped{gpu=\"1\"} 0\n",
+           "hw_gpu_power_capped{gpu=\"2\"} 1\n",
+           "hw_gpu_compute_processes{gpu=\"0\"} 2\n",
+           "hw_gpu_compute_processes{gpu=\"1\"} 0\n",
+           // The second entry read at the v2 stride (24 bytes), not v1's 16.
+           "hw_gpu_process_vram_used_bytes{gpu=\"0\",pid=\"4242\"} 1610612736\n",
+           "hw_gpu_process_vram_used_bytes{gpu=\"0\",pid=\"4301\"} 536870912\n",
+           // v2: used leaves the driver's reserved memory out.
+           "hw_gpu_vram_used_bytes{gpu=\"0\"} 2147483648\n",
+           "hw_gpu_vram_reserved_bytes{gpu=\"0\"} 503316480\n",
+           "hw_gpu_vram_used_bytes{gpu=\"1\"} 0\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+  }
+  EXPECT_EQ(text.find("hw_gpu_process_vram_used_bytes{gpu=\"1\""), std::string::npos);
+  EXPECT_EQ(text.find("hw_gpu_compute_processes{gpu=\"2\""), std::string::npos)
+      << "a GPU that cannot list processes has no count (not a false 0)";
+  EXPECT_EQ(text.find("source=\"v1\""), std::string::npos);
+
+  // A third process starts: the two-call pattern sizes the list again.
+  std::string state = kH100;
+  state.replace(state.find("pids=4242:1610612736,4301:536870912"), 35,
+                "pids=4242:1610612736,4301:536870912,4302:1,4303:2,4304:3,4305:4,4306:5");
+  WriteState(state);
+  text = Text(collector.Collect().value());
+  EXPECT_NE(text.find("hw_gpu_compute_processes{gpu=\"0\"} 7\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("hw_gpu_process_vram_used_bytes{gpu=\"0\",pid=\"4306\"} 5\n"),
+            std::string::npos);
+}
+
+TEST_F(NvmlTest, ADriverWithoutTheV2CallsFallsBackToV1AndSaysSo) {
+  WriteState(kH100);
+  auto nvml = LoadNvml(std::string(FAKE_NVML_DIR) + "/libnvidia-ml-old.so.1");
+  ASSERT_TRUE(nvml.ok()) << nvml.error().message;
+  GpuNvmlCollector collector(*nvml);
+  std::string text = Text(collector.Collect().value());
+  for (const char* line : {
+           // v1 counts the reserved memory: 2 GiB + 480 MiB.
+           "hw_gpu_vram_used_bytes{gpu=\"0\",source=\"v1\"} 2650800128\n",
+           "hw_gpu_vram_total_bytes{gpu=\"0\",source=\"v1\"} 85520809984\n",
+           "hw_gpu_compute_processes{gpu=\"0\"} 2\n",
+           // The unversioned call's nvmlProcessInfo_v1_t stride.
+           "hw_gpu_process_vram_used_bytes{gpu=\"0\",pid=\"4301\"} 536870912\n",
+           // nvmlDeviceGetCurrentClocksThrottleReasons, the old name.
+           "hw_gpu_power_capped{gpu=\"2\"} 1\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+  }
+  EXPECT_EQ(text.find("hw_gpu_vram_reserved_bytes"), std::string::npos);
 }
 
 TEST_F(NvmlTest, AGpuLostMidJobDropsOutWhileTheOthersReport) {

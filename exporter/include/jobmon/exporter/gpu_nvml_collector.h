@@ -19,9 +19,13 @@ Expected<std::shared_ptr<NvmlLibrary>> LoadNvml(const std::string& path);
 // the same (hw_gpu_utilization_percent, hw_gpu_power_watts,
 // hw_gpu_temperature_celsius, hw_gpu_clock_mhz{type="sclk"|"mclk"} for SM and
 // memory clocks, hw_gpu_vram_{used,total}_bytes), plus
-// hw_gpu_memory_utilization_percent, hw_gpu_ecc_errors_total{error,counter},
-// hw_gpu_pcie_replay_total, hw_gpu_throttle_reasons (the bitmask) and
-// hw_gpu_throttle_active{reason}. A value the GPU does not support is skipped.
+// hw_gpu_memory_utilization_percent, hw_gpu_clock_max_mhz{type},
+// hw_gpu_vram_reserved_bytes (v2 memory call; v1 fallback labelled
+// source="v1"), hw_gpu_compute_processes and
+// hw_gpu_process_vram_used_bytes{pid}, hw_gpu_ecc_errors_total{error,counter},
+// hw_gpu_pcie_replay_total, hw_gpu_throttle_reasons (the bitmask),
+// hw_gpu_throttle_active{reason} and hw_gpu_power_capped. A value the GPU
+// does not support is skipped.
 class GpuNvmlCollector : public Collector {
  public:
   explicit GpuNvmlCollector(std::shared_ptr<NvmlLibrary> nvml) : nvml_(std::move(nvml)) {}

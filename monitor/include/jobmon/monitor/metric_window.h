@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,11 @@ class MetricWindow {
   // past such as crash_time - heartbeat_timeout): only samples and scrapes
   // at or before `at` count. Each host's training power baseline comes from
   // samples between the first and the last step's times (the compile phase
-  // and the stall itself stay out of it).
+  // and the stall itself stay out of it). On NVIDIA hosts it adds the SM
+  // clock and its maximum, the power cap, memory utilization, the power
+  // spread over the later half of the stall, the job's compute processes
+  // and the learned idle floor (see IdleFloor).
+
   StallEvidence Evidence(double at, double training_from, double training_until,
                          double stale_after_seconds) const;
 
@@ -47,6 +52,16 @@ class MetricWindow {
   // Scrapes of training needed before a host's power baseline counts.
   static constexpr size_t kMinBaselineScrapes = 5;
   size_t series_count() const { return series_.size(); }
+
+  // A GPU's idle power, learned from every scrape (not trimmed with the
+  // window): the lowest power seen while a compute process was on it and
+  // its utilization was at most kIdleUtilization (a context open, no work:
+  // ~120 W on an H100), else the lowest seen with no process and no work
+  // (the device's own idle, 71 W on an H100, which only makes power look
+  // further above the floor, towards "active"). Only GPUs that report
+  // hw_gpu_compute_processes (NVML) learn one: AMD keeps its measured rules.
+  static constexpr double kIdleUtilization = 5;
+  std::optional<double> IdleFloor(const std::string& host, const std::string& gpu) const;
   std::vector<std::string> hosts() const;
 
  private:
@@ -65,6 +80,15 @@ class MetricWindow {
   // (host, name, gpu/device label) -> points
   std::map<std::tuple<std::string, std::string, std::string>, std::deque<Point>> series_;
   std::map<std::string, std::deque<Scrape>> hosts_;  // scrape outcomes per host
+  struct Floors {
+    std::optional<double> with_context;  // a process on the GPU, idle
+    std::optional<double> device;        // no process, idle
+  };
+  void LearnFloors(const std::string& host, const Exposition& scrape);
+  std::map<std::pair<std::string, std::string>, Floors> floors_;  // (host, gpu)
+  // Hosts whose GPUs have carried a compute process: only there does a
+  // count of 0 mean the job's process is gone (not "not started yet").
+  std::set<std::string> had_processes_;
 };
 
 }  // namespace jobmon::monitor
