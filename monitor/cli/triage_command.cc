@@ -89,8 +89,10 @@ int Fail(const std::string& message) {
 int Run(TriageArgs& args) {
   if (args.list_signatures) {
     for (const auto& p : triage::ScanPatterns()) {
-      std::cout << p.kind << "\t" << (p.name.empty() ? "-" : p.name) << "\t" << p.expression
-                << "\n";
+      // kind, class, expression, then for classes the weight and the source.
+      std::cout << p.kind << "\t" << (p.name.empty() ? "-" : p.name) << "\t" << p.expression;
+      if (!p.weight.empty()) std::cout << "\t" << p.weight << "\t" << p.source;
+      std::cout << "\n";
     }
     return 0;
   }
@@ -275,7 +277,8 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       "Status alone, from the head and tail of the log (no full scan unless the tail cannot "
       "date the last step)");
   cmd->add_flag("--list-signatures", args->list_signatures,
-                "Print every pattern the scan uses (kind, class or profile, expression) and exit");
+                "Print every pattern the scan uses (kind, class or profile, expression; for "
+                "classes also weight and source) and exit");
   cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
                   "No step for max(10 x p99 step time, this) means stalled")
       ->capture_default_str();

@@ -438,7 +438,10 @@ void Monitor::OnStall(Tracked& t, const ProgressState& state, double now) {
   const auto& tail = t.progress->tail();
   size_t from = tail.size() > 5 ? tail.size() - 5 : 0;
   for (size_t i = from; i < tail.size(); ++i) evidence.push_back("log tail: " + tail[i]);
-  Open(t, klass, summary, evidence, hosts, now);
+  // The alert carries the triage of the log as it stands (a bounded read of
+  // its head and tail), so whoever is paged sees the job's own lines.
+  auto report = TriageLog(t, t.record.slurm_state, now);
+  Open(t, klass, summary, evidence, hosts, now, report ? triage::RenderMarkdown(*report) : "");
 }
 
 std::optional<triage::TriageReport> Monitor::TriageLog(Tracked& t, const std::string& slurm_state,

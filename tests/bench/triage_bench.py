@@ -88,7 +88,7 @@ def main():
         listing = subprocess.run([args.jobmon, "triage", "--list-signatures"], capture_output=True, text=True,
                                  check=True).stdout
         patterns = os.path.join(tmp, "signatures.ere")
-        expressions = [line.split("\t", 2)[2] for line in listing.splitlines()]
+        expressions = [line.split("\t")[2] for line in listing.splitlines()]  # then weight, source
         with open(patterns, "w") as f:
             f.write("\n".join(ere(e) for e in expressions) + "\n")
         subprocess.run(["cat", log], stdout=subprocess.DEVNULL, check=True)  # same page-cache state for both

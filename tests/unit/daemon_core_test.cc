@@ -186,6 +186,9 @@ TEST_F(MonitorTest, StallOpensOneIncidentAndResumeClosesIt) {
   ASSERT_EQ(notifier.sent.size(), 1u);
   EXPECT_EQ(notifier.sent[0].status, "firing");
   EXPECT_EQ(notifier.sent[0].key, "cluster/7/hang");
+  // The alert carries the triage of the log as it stands.
+  EXPECT_NE(notifier.sent[0].report.find("Last step"), std::string::npos) << notifier.sent[0].report;
+  EXPECT_NE(notifier.sent[0].report.find("40"), std::string::npos) << notifier.sent[0].report;
   Train(41, 42);
   incidents = Incidents();
   ASSERT_EQ(incidents.size(), 1u);

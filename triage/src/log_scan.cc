@@ -45,21 +45,27 @@ enum class Fact {
   kFreshStart,
   kTaskKilled,
   kCompletion,
+  kSlurmEnd,
+  kExceptionLine,
+  kTaskExit,
 };
 
 struct PatternDef {
   std::string expression;
   unsigned flags;
   Kind kind;
-  int arg;  // class index, StepProfile, or Fact
+  int arg;                           // class index, StepProfile, or Fact
+  Weight weight = Weight::kAsClass;  // classes: resolved, never kAsClass
+  std::string source;                // classes: where the text comes from
 };
 
 std::vector<PatternDef> AllPatterns() {
   std::vector<PatternDef> out;
   const auto& classes = FailureClasses();
   for (size_t i = 0; i < classes.size(); ++i) {
-    for (const std::string& p : classes[i].patterns) {
-      out.push_back({p, HS_FLAG_MULTILINE, Kind::kClass, static_cast<int>(i)});
+    for (const Signature& p : classes[i].patterns) {
+      out.push_back({p.expression, HS_FLAG_MULTILINE, Kind::kClass, static_cast<int>(i),
+                     WeightOf(classes[i], p), p.source});
     }
   }
   for (const std::string& p : HarmlessPatterns()) out.push_back({p, 0, Kind::kHarmless, 0});
@@ -112,6 +118,12 @@ std::vector<PatternDef> AllPatterns() {
   // reached.") and the same for max_epochs.
   fact(R"(\{'train_runtime': '?[0-9])", Fact::kCompletion);
   fact(R"(`Trainer\.fit` stopped: `max_(steps|epochs)=\d+` reached\.)", Fact::kCompletion);
+  // Slurm ending the job or step (slurmstepd req.c, 22.05..HEAD): what
+  // follows is teardown.
+  fact(R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT )", Fact::kSlurmEnd);
+  fact(kPythonExceptionLine, Fact::kExceptionLine, HS_FLAG_MULTILINE);
+  // srun's per-task end (src/srun/launch.c _task_finish, 22.05..HEAD).
+  fact(R"(srun: error: \S+: tasks? [0-9,-]+: )", Fact::kTaskExit);
   return out;
 }
 
@@ -195,6 +207,7 @@ std::optional<int> TaskOf(std::string_view line) {
 
 constexpr size_t kMaxTasks = 4096;
 constexpr uint64_t kAccusedWindowLines = 50;
+constexpr size_t kMaxOpenTracebacks = 1024;
 
 const char* KindName(Kind kind) {
   switch (kind) {
@@ -218,7 +231,8 @@ std::vector<ScanPattern> ScanPatterns() {
     std::string name = def.kind == Kind::kClass  ? FailureClasses()[static_cast<size_t>(def.arg)].id
                        : def.kind == Kind::kStep ? ToString(static_cast<StepProfile>(def.arg))
                                                  : "";
-    out.push_back({KindName(def.kind), name, def.expression});
+    out.push_back({KindName(def.kind), name, def.expression,
+                   def.kind == Kind::kClass ? ToString(def.weight) : "", def.source});
   }
   return out;
 }
@@ -292,6 +306,9 @@ class ScanState {
   }
 
   void Finish() {
+    // A traceback cut before its exception line (the process was killed
+    // while printing it) still says a Python exception happened.
+    while (!open_tracebacks_.empty()) CloseTraceback(Weight::kGeneric);
     if (!facts_.last_timestamp && facts_.first_timestamp)
       facts_.last_timestamp = facts_.first_timestamp;
   }
@@ -379,9 +396,36 @@ class ScanState {
     }
   }
 
-  void AddClassHit(const std::string& id, uint64_t line, std::string_view text) {
+  // A class's weight on this line: a consequence pattern is the most
+  // specific statement ("connection reset by peer" inside an NCCL WARN),
+  // then root, then generic.
+  Weight LineWeight(int class_index) const {
+    bool root = false, generic = false;
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind != Kind::kClass || def.arg != class_index) continue;
+      if (def.weight == Weight::kConsequence) return Weight::kConsequence;
+      if (def.weight == Weight::kTraceback) return Weight::kTraceback;
+      root |= def.weight == Weight::kRoot;
+      generic |= def.weight == Weight::kGeneric;
+    }
+    return root ? Weight::kRoot : generic ? Weight::kGeneric : Weight::kConsequence;
+  }
+
+  void AddClassHit(const std::string& id, uint64_t line, std::string_view text,
+                   Weight weight = Weight::kGeneric) {
     ClassHits& hits = facts_.classes[id];
     LineRef ref{line, Sanitize(text)};
+    if (weight == Weight::kTraceback) {
+      // Weighed when its exception line arrives (ExceptionLine), in order.
+      if (open_tracebacks_.size() >= kMaxOpenTracebacks) CloseTraceback(Weight::kGeneric);
+      open_tracebacks_.push_back(line);
+    } else {
+      auto& first = weight == Weight::kRoot      ? hits.first_root
+                    : weight == Weight::kGeneric ? hits.first_generic
+                                                 : hits.first_consequence;
+      if (!first) first = line;
+    }
     if (hits.count == 0) hits.first = ref;
     if (hits.examples.size() < kEvidencePerClass) hits.examples.push_back(ref);
     hits.last = std::move(ref);
@@ -501,6 +545,22 @@ class ScanState {
     bool harmless = false;
     for (unsigned id : ids_) harmless |= impl_.patterns[id].kind == Kind::kHarmless;
     if (harmless) ++facts_.harmless_lines;
+    // srun's end of a task that already logged its own error is that
+    // error's last link, not a second failure (checked before the facts
+    // below record this line as the task's error).
+    bool folded_exit = false;
+    bool exception_line = false;
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind != Kind::kFact) continue;
+      if (static_cast<Fact>(def.arg) == Fact::kTaskExit) {
+        auto task = IntAfter(text, ": task ");
+        auto it =
+            task ? facts_.task_errors.find(static_cast<int>(*task)) : facts_.task_errors.end();
+        folded_exit = it != facts_.task_errors.end() && !it->second.empty();
+      }
+      exception_line |= static_cast<Fact>(def.arg) == Fact::kExceptionLine;
+    }
     // Facts first (timestamps anchor the steps on the same line), then classes.
     for (unsigned id : ids_) {
       const PatternDef& def = impl_.patterns[id];
@@ -521,6 +581,22 @@ class ScanState {
     }
     std::sort(classes.begin(), classes.end());
     classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+    if (folded_exit) {
+      std::erase_if(classes, [](int index) {
+        const std::string& id = FailureClasses()[static_cast<size_t>(index)].id;
+        return id == "signal-kill" || id == "subprocess-fail";
+      });
+    }
+    if (exception_line) {
+      // The oldest open traceback ends here: a Python exception of its own,
+      // or the text of another class (then a consequence or that class).
+      bool other = std::any_of(classes.begin(), classes.end(), [](int index) {
+        return FailureClasses()[static_cast<size_t>(index)].id != "python-exception";
+      });
+      if (!open_tracebacks_.empty())
+        CloseTraceback(other ? Weight::kConsequence : Weight::kGeneric);
+      if (!other && !facts_.first_exception) facts_.first_exception = LineRef{line, Sanitize(text)};
+    }
     for (int index : classes) {
       const FailureClass& c = FailureClasses()[static_cast<size_t>(index)];
       bool suppressed = false;
@@ -530,11 +606,19 @@ class ScanState {
       }
       if (suppressed) continue;
       const std::string& id = c.id;
-      AddClassHit(id, line, text);
+      AddClassHit(id, line, text, LineWeight(index));
       if (id == "heartbeat-timeout" && !facts_.heartbeat)
         facts_.heartbeat = LineRef{line, Sanitize(text)};
       if (!facts_.heartbeat && IsRealTaskError(id)) RecordTaskError(text, line);
     }
+  }
+
+  void CloseTraceback(Weight weight) {
+    uint64_t start = open_tracebacks_.front();
+    open_tracebacks_.pop_front();
+    ClassHits& hits = facts_.classes["python-exception"];
+    auto& first = weight == Weight::kGeneric ? hits.first_generic : hits.first_consequence;
+    if (!first || start < *first) first = start;
   }
 
   void RecordTaskError(std::string_view text, uint64_t line) {
@@ -647,6 +731,12 @@ class ScanState {
       case Fact::kCompletion:
         facts_.completion = LineRef{line, Sanitize(text)};
         break;
+      case Fact::kExceptionLine:  // handled in Line()
+      case Fact::kTaskExit:
+        break;
+      case Fact::kSlurmEnd:
+        if (!facts_.slurm_end) facts_.slurm_end = LineRef{line, Sanitize(text)};
+        break;
       case Fact::kTaskKilled:
         if (!facts_.heartbeat) {
           if (auto task = IntAfter(text, ": task ")) {
@@ -663,6 +753,7 @@ class ScanState {
   std::vector<Event> events_;
   std::vector<unsigned> ids_;
   std::vector<int> classes_;
+  std::deque<uint64_t> open_tracebacks_;  // first lines of tracebacks awaiting their exception
   uint64_t next_line_ = 1;
   bool seen_passthrough_ = false;
   std::optional<double> anchor_;

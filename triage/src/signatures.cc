@@ -18,7 +18,91 @@ const char* ToString(Category category) {
   return "?";
 }
 
+const char* ToString(Weight weight) {
+  switch (weight) {
+    case Weight::kAsClass:
+      return "as-class";
+    case Weight::kRoot:
+      return "root";
+    case Weight::kGeneric:
+      return "generic";
+    case Weight::kConsequence:
+      return "consequence";
+    case Weight::kTraceback:
+      return "traceback";
+  }
+  return "?";
+}
+
+Weight WeightOf(const FailureClass& c, const Signature& signature) {
+  if (signature.weight != Weight::kAsClass) return signature.weight;
+  return c.generic ? Weight::kGeneric : Weight::kRoot;
+}
+
 namespace {
+
+using W = Weight;
+
+// Sources (project, file, versions), named once where several patterns share
+// them. "verified" means the format string was read in that source (or the
+// text is in a fixture that program printed here); docs/signature-sources.md
+// has the format strings themselves.
+constexpr const char* kRef = "jobmon launcher scripts (shared/reference/job-log-triage.md wording)";
+constexpr const char* kSlurmStepd =
+    "SchedMD/slurm src/slurmd/slurmstepd/req.c _handle_signal_container, 22.05..HEAD "
+    "(verified; tests/fixtures/real/pytorch, 22.05.8)";
+constexpr const char* kSrunTask =
+    "SchedMD/slurm src/srun/launch.c _task_finish (22.05: plugins/launch/slurm/launch_slurm.c), "
+    "22.05..HEAD (verified; tests/fixtures/real/pytorch, 22.05.8)";
+constexpr const char* kSlurmOom =
+    "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c: 'oom-kill event(s)' 22.05, "
+    "'oom_kill event%s' 23.02..HEAD (verified)";
+constexpr const char* kElasticErrors =
+    "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py "
+    "ProcessFailure/ChildFailedError, 1.9..2.x (verified 1.13.1 and a 2.5-era copy)";
+constexpr const char* kElasticApi =
+    "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py, 1.9..2.x "
+    "(verified 1.13.1)";
+constexpr const char* kGlooPair =
+    "pytorch/gloo gloo/transport/tcp/pair.cc, 2018-11..HEAD (f834c75 2026-02 appends a hint; "
+    "verified, and tests/fixtures/real/pytorch)";
+constexpr const char* kGlooBuffer =
+    "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (also uv/), 3dac0ef 2018-11..HEAD "
+    "(verified, and tests/fixtures/real/pytorch)";
+constexpr const char* kPgNccl = "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp";
+constexpr const char* kNcclErr =
+    "NVIDIA/nccl src/init.cc ncclGetErrorString (ncclRemoteError 2.13.4+); "
+    "torch/csrc/distributed/c10d/NCCLUtils.hpp 'NCCL error in:' 1.x..2.x";
+constexpr const char* kNcclSocket =
+    "NVIDIA/nccl src/include/socket.h, src/misc/socket.cc: 'Net : Connection closed by remote "
+    "peer' v2.3..2.15, 'socketProgress: Connection closed by remote peer' v2.16..HEAD (verified)";
+constexpr const char* kCudaOom =
+    "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp 'CUDA out of memory. Tried to allocate' "
+    "1.x..2.x; python type torch.cuda.OutOfMemoryError 1.13+ (verified 1.13.1 torch/cuda), "
+    "torch.OutOfMemoryError 2.5+ (unverified)";
+constexpr const char* kCudaErr =
+    "pytorch/pytorch c10/cuda/CUDAException.h C10_CUDA_CHECK 'CUDA error: ' + "
+    "cudaGetErrorString() (CUDA runtime's strings), 1.x..2.x (format unverified in source)";
+constexpr const char* kKernelOom =
+    "torvalds/linux mm/oom_kill.c __oom_kill_process '%s: Killed process %d (%s)' with "
+    "'Out of memory' / 'Memory cgroup out of memory' (mm/memcontrol.c), 4.x..6.x "
+    "(verified: tests/fixtures/real/pytorch/*.dmesg.txt, kernel 6.18)";
+}  // namespace
+
+// CPython's exception line, `<module>.<qualname>: <str>` (kPython), after an
+// optional rank/task label: torchrun tee `[default0]:` (1.x) / `[rank0]:`
+// (2.x), srun -l `0: `.
+const char* const kPythonExceptionLine =
+    R"(^(\[(default|rank)\d+\]:|[ \t]*\d+: )?([A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(Error|Exception|Interrupt|Exit|Failure)(: |:?$))";
+
+namespace {
+
+constexpr const char* kPython =
+    "CPython Lib/traceback.py TracebackException.format / format_exception_only "
+    "('<module>.<qualname>: <str>'), 3.x (verified 3.11)";
+constexpr const char* kXlaCoord =
+    "openxla/xla xla/pjrt/distributed/client.h missed_heartbeat_callback, 2023..2026 "
+    "(tsl-era wording; see docs/signature-sources.md 6)";
 
 // Next-step texts follow the reference's templates; where jobmon does the
 // step itself, they name the jobmon command.
@@ -30,8 +114,9 @@ std::vector<FailureClass> BuildTable() {
        C::kInfrastructure,
        "Docker pull",
        "Image pull or registry auth failed.",
-       {R"(\[ERROR\] Pull failed for)", R"(\[ERROR\] Authenticated pull failed)",
-        R"(\[ERROR\] Login to .* failed)"},
+       {{R"(\[ERROR\] Pull failed for)", kRef},
+        {R"(\[ERROR\] Authenticated pull failed)", kRef},
+        {R"(\[ERROR\] Login to .* failed)", kRef}},
        false,
        {"Verify the image name in container_env.sh.", "Check registry credentials.",
         "Try a manual docker pull."}},
@@ -39,14 +124,14 @@ std::vector<FailureClass> BuildTable() {
        C::kInfrastructure,
        "Docker pull",
        "Tarball load failed.",
-       {R"(\[ERROR\] Unable to determine image name or ID from docker load output)"},
+       {{R"(\[ERROR\] Unable to determine image name or ID from docker load output)", kRef}},
        false,
        {"Check the image tarball and re-run docker load by hand."}},
       {"no-gpu",
        C::kInfrastructure,
        "Container start",
        "No GPU devices visible.",
-       {R"(WARNING: No GPU devices detected)"},
+       {{R"(WARNING: No GPU devices detected)", kRef}},
        false,
        {"Check that the node has GPUs (rocm-smi or nvidia-smi).",
         "Check the container device flags in _container.sh."}},
@@ -54,7 +139,7 @@ std::vector<FailureClass> BuildTable() {
        C::kInfrastructure,
        "Container start",
        "Multi-node: no suitable NIC for NCCL.",
-       {R"(NCCL FATAL.*Failed to auto-detect NCCL_SOCKET_IFNAME)"},
+       {{R"(NCCL FATAL.*Failed to auto-detect NCCL_SOCKET_IFNAME)", kRef}},
        false,
        {"Run `ip link show` on the compute nodes to verify NIC availability.",
         "Check the choose_nccl_socket_ifname.sh logic."}},
@@ -62,15 +147,15 @@ std::vector<FailureClass> BuildTable() {
        C::kInfrastructure,
        "Job start",
        "Port allocation failed.",
-       {R"(FATAL: Could not find a free port for JAX coordinator)",
-        R"(FATAL: Could not find a free port for Ray)"},
+       {{R"(FATAL: Could not find a free port for JAX coordinator)", kRef},
+        {R"(FATAL: Could not find a free port for Ray)", kRef}},
        false,
        {"Check for stale processes holding ports on the head node.", "Resubmit the job."}},
       {"model-not-found",
        C::kInfrastructure,
        "Training start",
        "Config file missing or ambiguous model name.",
-       {R"(!!! Unknown model:)", R"(!!! Model name resolution failed)"},
+       {{R"(!!! Unknown model:)", kRef}, {R"(!!! Model name resolution failed)", kRef}},
        false,
        {"List available configs: ls configs/*.gpu.yml.",
         "Create a new config per docs/model-configs.md."}},
@@ -78,14 +163,16 @@ std::vector<FailureClass> BuildTable() {
        C::kInfrastructure,
        "Container start",
        "MaxText hotfix branch checkout failed.",
-       {R"(\[FAIL\] Failed to check out)"},
+       {{R"(\[FAIL\] Failed to check out)", kRef}},
        false,
        {"Check that the hotfix branch exists and is reachable from the nodes."}},
       {"ray-start-fail",
        C::kInfrastructure,
        "Ray init",
        "Ray cluster bootstrap failed (training falls back to non-Ray).",
-       {R"(\[Ray\] HEAD failed to start)", R"(\[Ray\] HEAD timeout)", R"(\[Ray\] WORKER failed)"},
+       {{R"(\[Ray\] HEAD failed to start)", kRef},
+        {R"(\[Ray\] HEAD timeout)", kRef},
+        {R"(\[Ray\] WORKER failed)", kRef}},
        false,
        {"Non-critical: training falls back to non-Ray mode.", "Check port conflicts.",
         "Check the Ray logs in the job dir."}},
@@ -94,7 +181,7 @@ std::vector<FailureClass> BuildTable() {
        C::kStageTimeout,
        "Preflight",
        "Preflight checks hung (stale GPU processes, NFS, NUMA).",
-       {R"(== Preflight TIMEOUT)"},
+       {{R"(== Preflight TIMEOUT)", kRef}},
        false,
        {"Check for stuck GPU processes: rocm-smi / nvidia-smi.",
         "Increase the timeout: STAGE_TIMEOUTS=\"preflight:1800\"."}},
@@ -102,7 +189,7 @@ std::vector<FailureClass> BuildTable() {
        C::kStageTimeout,
        "Docker pull",
        "Image pull took too long (slow registry or large image).",
-       {R"(== Docker pull TIMEOUT)"},
+       {{R"(== Docker pull TIMEOUT)", kRef}},
        false,
        {"Check network/registry speed.", "Pre-pull the image.",
         "Increase the timeout: STAGE_TIMEOUTS=\"pull:1800\"."}},
@@ -110,7 +197,7 @@ std::vector<FailureClass> BuildTable() {
        C::kStageTimeout,
        "ECC check",
        "ECC memory check hung (GPU driver issue).",
-       {R"(== ECC check TIMEOUT)"},
+       {{R"(== ECC check TIMEOUT)", kRef}},
        false,
        {"Check the GPU driver state on the node (dmesg, rocm-smi / nvidia-smi).",
         "Drain the node if the ECC check keeps hanging."}},
@@ -118,7 +205,8 @@ std::vector<FailureClass> BuildTable() {
        C::kStageTimeout,
        "Training",
        "Training exceeded the configured wall-clock limit.",
-       {R"(== Training TIMEOUT)"},
+       {{R"(== Training TIMEOUT)", kRef},
+        {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO TIME LIMIT)", kSlurmStepd}},
        false,
        {"Increase the timeout: STAGE_TIMEOUTS=\"train:<seconds>\".",
         "Verify it is not a hang: check the progress projection below (`jobmon triage`)."}},
@@ -127,8 +215,14 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Training",
        "JAX coordination heartbeat timeout — a known bug; the accused tasks are usually alive.",
-       {R"(The following tasks are unhealthy \(stopped sending heartbeats\))",
-        R"(The tasks have crashed)"},
+       {{R"(The following tasks are unhealthy \(stopped sending heartbeats\))",
+         "openxla/xla coordination_service.cc CheckHeartbeatTimeout (also tsl), 2023..2026"},
+        {R"(The tasks have crashed)", kRef},
+        {R"(Terminating process because the coordinator detected missing heartbeats)", kXlaCoord},
+        {R"(Terminating process because of missing heartbeat response from the coordinator)",
+         kXlaCoord},
+        {R"(heartbeat timeout\. This indicates that the remote task has failed)",
+         "openxla/xla coordination_service.cc per-task heartbeat error, 2025..2026"}},
        false,
        {"Known bug — almost certainly a false positive (see "
         "docs/jax-heartbeat-false-positive-postmortem.md); the checklist above gives the verdict.",
@@ -139,7 +233,12 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Training",
        "Host OOM: a process was killed by the Linux OOM killer.",
-       {R"(Killed \(from OOM killer\))", R"(oom-kill)", R"(Out of memory)"},
+       {{R"(Killed \(from OOM killer\))", kRef},
+        {R"(oom-kill)", kRef},
+        {R"(Out of memory)", kRef},
+        {R"((Out of memory|Memory cgroup out of memory): Killed process \d+)", kKernelOom},
+        {R"(Detected \d+ oom[-_]kill event)", kSlurmOom},
+        {R"(srun: error: \S+: tasks? [0-9,-]+: Out Of Memory)", kSrunTask}},
        false,
        {"Reduce per_device_batch_size.", "Enable remat_policy=full.",
         "Check for a checkpoint memory spike (DP replica #0 pattern)."},
@@ -148,8 +247,17 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Training",
        "GPU memory exhausted during compilation or execution.",
-       {R"(OUT_OF_MEMORY)", R"(XLA_ERROR)", R"(ResourceExhausted)", R"(RESOURCE_EXHAUSTED)",
-        R"(out of memory)"},
+       {{R"(OUT_OF_MEMORY)", kRef},
+        {R"(XLA_ERROR)", kRef},
+        {R"(ResourceExhausted)", kRef},
+        {R"(RESOURCE_EXHAUSTED)",
+         "openxla/xla absl::StatusCode name in XlaRuntimeError text, 2022..2026"},
+        {R"((CUDA|HIP) out of memory\. Tried to allocate)", kCudaOom},
+        {R"(torch\.(cuda\.)?OutOfMemoryError)", kCudaOom},
+        {R"(CUDA error: out of memory)", kCudaErr},
+        {R"(Out of memory while trying to allocate)",
+         "openxla/xla BFC allocator / PJRT 'Out of memory while trying to allocate N bytes' "
+         "(unverified in source)"}},
        false,
        {"Reduce per_device_batch_size or max_target_length.", "Try remat_policy=full.",
         "Check the XLA buffer assignment for memory usage."}},
@@ -157,7 +265,32 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Training",
        "NCCL/RCCL collective timeout — a network or GPU issue.",
-       {R"(NCCL WARN)", R"(NCCL error)", R"(Timeout waiting for)", R"(ncclSystemError)"},
+       {{R"(NCCL WARN)", "NVIDIA/nccl src/debug.cc WARN header, v2.3.7..HEAD"},
+        {R"(NCCL error)", kNcclErr},
+        {R"(Timeout waiting for)", kRef},
+        {R"(ncclSystemError)", kNcclErr},
+        {R"(ncclRemoteError|remote process exited or there was a network error)", kNcclErr},
+        {R"(Watchdog caught collective operation timeout)",
+         "pytorch/pytorch ProcessGroupNCCL.cpp workCleanupLoop / WorkNCCL::checkTimeout, "
+         "1.12..2.x (verified)"},
+        {R"(Caught collective operation timeout)",
+         "pytorch/pytorch ProcessGroupNCCL.cpp WorkNCCL::synchronizeInternal (blocking wait), "
+         "1.12..2.1"},
+        {R"(Exception \(either an error or timeout\) detected by watchdog)",
+         "pytorch/pytorch ProcessGroupNCCL.cpp watchdogHandler, 2.2+ (unverified in source)"},
+        {R"(Heartbeat monitor timed out)",
+         "pytorch/pytorch ProcessGroupNCCL.cpp heartbeatMonitor, 2.3+"},
+        {R"(ProcessGroupNCCL's watchdog got stuck for)",
+         "pytorch/pytorch ProcessGroupNCCL.cpp heartbeatMonitor exit message, 2.3+"},
+        {R"(Timed out waiting \d+ms for (recv|send) operation to complete)", kGlooBuffer},
+        {R"(Some NCCL operations have failed or timed out)",
+         "pytorch/pytorch ProcessGroupNCCL.cpp WorkNCCL::handleException, 1.12..2.x (follows the "
+         "watchdog line)",
+         W::kConsequence},
+        {R"(Connection closed by peer)", kGlooPair, W::kConsequence},
+        {R"(Read error .*Connection reset by peer)", kGlooPair, W::kConsequence},
+        {R"(Application timeout caused pair closure)", kGlooBuffer, W::kConsequence},
+        {R"(Connection closed by remote peer)", kNcclSocket, W::kConsequence}},
        false,
        {"Check network health (ip link, ethtool, RDMA counters): "
         "`jobmon diagnose <job> --playbook network`.",
@@ -167,7 +300,9 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Compilation",
        "XLA/GPU compiler failure.",
-       {R"(INTERNAL: Failed to compile)", R"(XLA compilation failed)", R"(HloModule.*[Ee]rror)"},
+       {{R"(INTERNAL: Failed to compile)", kRef},
+        {R"(XLA compilation failed)", kRef},
+        {R"(HloModule.*[Ee]rror)", kRef}},
        false,
        {"Check the XLA flags in train_env.sh for conflicting settings.",
         "Try _env_ENABLE_XLA_DUMP=1 to capture the failing HLO.",
@@ -176,15 +311,39 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Training",
        "Unhandled Python exception.",
-       {R"(Traceback \(most recent call last\):)"},
+       {{R"(Traceback \(most recent call last\):)", kPython, W::kTraceback},
+        // CUDA/HIP runtime errors reach the log as the text of a Python
+        // exception (c10::Error) or of a C++ terminate; the taxonomy has no
+        // GPU-fault class, so they are this generic one.
+        {R"(CUDA error: (an illegal memory access was encountered|unspecified launch failure|uncorrectable ECC error encountered|misaligned address|an illegal instruction was encountered|device-side assert triggered))",
+         kCudaErr},
+        {R"(HIP error: an illegal memory access was encountered)",
+         "ROCm/pytorch c10/hip (hipified C10_CUDA_CHECK), unverified in source"}},
        true,
        {"Read the full traceback (quoted below).", "Check whether it is a known MaxText issue.",
         "Verify the config parameters."}},
+
       {"signal-kill",
        C::kTraining,
        "Training",
        "Training process killed by a signal (SIGSEGV, SIGABRT, ...).",
-       {R"(Training subprocess killed by)"},
+       {{R"(Training subprocess killed by)", kRef},
+        {R"(srun: error: \S+: tasks? [0-9,-]+: (Killed|Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception))",
+         kSrunTask, W::kRoot},
+        {R"(Signal \d+ \(SIG(KILL|SEGV|ABRT|BUS|ILL|FPE)\) received by PID)", kElasticErrors,
+         W::kRoot},
+        {R"(failed \(exitcode: -(9|11|6|7|4|8)\) local_rank)", kElasticApi, W::kRoot},
+        {R"(exits with return code = -(9|11|6|7|4|8)\b)",
+         "microsoft/DeepSpeed deepspeed/launcher/launch.py sigkill_handler, 499800c 2021-11..HEAD",
+         W::kRoot},
+        {R"(died with <Signals\.SIG(KILL|SEGV|ABRT|BUS|ILL|FPE): \d+>)",
+         "CPython Lib/subprocess.py CalledProcessError.__str__ (accelerate simple launcher), 3.x "
+         "(verified 3.11)",
+         W::kRoot},
+        // The SIGTERM of a cancel, a time limit or srun --kill-on-bad-exit.
+        {R"(srun: error: \S+: tasks? [0-9,-]+: Terminated)", kSrunTask, W::kConsequence},
+        {R"(Signal \d+ \(SIG(TERM|INT|HUP)\) received by PID)", kElasticErrors, W::kConsequence},
+        {R"(SignalException: Process \d+ got signal: \d+)", kElasticApi, W::kConsequence}},
        true,
        {"Check for core dumps: <job_dir>/core*, <outputs_root>/core*, COREDUMP_EXTRA_DIRS.",
         "Inspect with gdb python3 <core_file> inside the container.", "See docs/debugging.md."}},
@@ -192,14 +351,28 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Training",
        "Training process exited non-zero (read the preceding output).",
-       {R"(Training subprocess exited with code)"},
+       {{R"(Training subprocess exited with code)", kRef},
+        {R"(srun: error: \S+: tasks? [0-9,-]+: Exited with exit code [1-9])", kSrunTask},
+        {R"(failed \(exitcode: [1-9]\d*\) local_rank)", kElasticApi},
+        {R"(^\s*exitcode\s*: [1-9]\d* \(pid)", kElasticErrors},
+        {R"(exits with return code = [1-9])",
+         "microsoft/DeepSpeed deepspeed/launcher/launch.py, 499800c 2021-11..HEAD"},
+        {R"(Command '.*' returned non-zero exit status \d+)",
+         "CPython Lib/subprocess.py CalledProcessError.__str__ (accelerate simple launcher), 3.x "
+         "(verified 3.11)"},
+        // The launcher's summary of a worker's failure: the Root Cause block
+        // names the class (exitcode / Signal lines above).
+        {R"(ChildFailedError)", kElasticErrors, W::kConsequence},
+        {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO TASK FAILURE)", kSlurmStepd,
+         W::kConsequence},
+        {R"(\*\*\* (JOB|STEP) \S+ ON \S+ FAILED \(non-zero exit code)", kSlurmStepd}},
        true,
        {"Read the output preceding the exit (evidence below)."}},
       {"actor-fail",
        C::kTraining,
        "Training",
        "Ray actor exception.",
-       {R"(Actor failed:)"},
+       {{R"(Actor failed:)", kRef}},
        true,
        {"Read the actor traceback (evidence below).", "Check the Ray logs in the job dir."}},
       // Job-level status.
@@ -207,7 +380,14 @@ std::vector<FailureClass> BuildTable() {
        C::kJob,
        "Job",
        "User or scheduler cancelled the job.",
-       {R"(CANCELLED)"},
+       {{R"(CANCELLED)", kRef},
+        {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT)", kSlurmStepd},
+        {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO PREEMPTION)", kSlurmStepd,
+         W::kRoot},
+        {R"(Received \d+ death signal, shutting down workers)",
+         "pytorch/pytorch torch/distributed/elastic/agent/server/api.py, 1.9..2.x (verified "
+         "1.13.1)",
+         W::kConsequence}},
        true,
        {"Cancellation is the mechanism, not the root cause: check the progress projection — a "
         "last step far behind the expected step means a hang was cancelled.",
@@ -217,7 +397,13 @@ std::vector<FailureClass> BuildTable() {
        C::kJob,
        "Job",
        "One or more nodes exited with errors.",
-       {},  // from NODE_EXIT lines with a non-143 exit code, decoded by the scanner
+       // Also NODE_EXIT lines with a non-143 exit code, decoded by the scanner.
+       {{R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO NODE FAILURE)", kSlurmStepd,
+         W::kRoot},
+        {R"(\*\*\* (JOB|STEP) \S+ ON \S+ UNCORRECTABLE MEMORY ERROR AT)",
+         "SchedMD/slurm slurmstepd req.c, 22.05..25.05", W::kRoot},
+        {R"(Heartbeat: Incarnation ID mismatch)",
+         "openxla/xla coordination_service.cc TaskState::RecordHeartbeat, 2025..2026", W::kRoot}},
        true,
        {"Identify which nodes failed (below) and read their task output.",
         "Exit 137: likely OOM. Exit 134/139: check core dumps."}},
@@ -225,7 +411,7 @@ std::vector<FailureClass> BuildTable() {
        C::kJob,
        "Job",
        "A non-timeout stage failure (check the exit code).",
-       {R"(^(\d+: )?== .* FAILED \(exit=)"},
+       {{R"(^(\d+: )?== .* FAILED \(exit=)", kRef}},
        true,
        {"Read the stage's output before the failure line."}},
       // Derived from progress and status; no signature.

@@ -198,35 +198,53 @@ HeartbeatChecklist CheckHeartbeat(const ScanFacts& facts, const Progress& progre
   return h;
 }
 
+bool IsTrainingClass(const FailureClass& c) { return c.category == Category::kTraining; }
+
 bool IsGenericTrainingClass(const FailureClass& c) {
   return c.generic && c.category == Category::kTraining;
 }
 
-// The log's own root failure for the status decision, in the order the
-// primary is chosen below: the earliest specific class, else the earliest
-// generic training class, else a job-level one.
-std::pair<std::string, uint64_t> LogRootFailure(const ScanFacts& facts) {
-  auto earliest = [&](auto&& predicate) {
-    std::pair<std::string, uint64_t> best{"", 0};
-    for (const auto& [id, hits] : facts.classes) {
-      const FailureClass* c = FindClass(id);
-      if (!c || !predicate(*c)) continue;
-      if (best.first.empty() || hits.first.line < best.second ||
-          (hits.first.line == best.second && PriorityOf(id) < PriorityOf(best.first))) {
-        best = {id, hits.first.line};
-      }
+// The earliest class whose `weight` of signature matched and that
+// `predicate` accepts (ties by priority). What follows Slurm's cancel
+// banner is teardown: only a consequence may come from there.
+template <typename Predicate>
+std::pair<std::string, std::optional<uint64_t>> EarliestOf(const ScanFacts& facts, Weight weight,
+                                                           Predicate&& predicate) {
+  std::optional<uint64_t> end_line;
+  if (facts.slurm_end) end_line = facts.slurm_end->line;
+  std::string best;
+  std::optional<uint64_t> best_line;
+  for (const auto& [id, hits] : facts.classes) {
+    const FailureClass* c = FindClass(id);
+    if (!c || c->category == Category::kDerived || !predicate(*c)) continue;
+    const std::optional<uint64_t>& line = weight == Weight::kRoot      ? hits.first_root
+                                          : weight == Weight::kGeneric ? hits.first_generic
+                                                                       : hits.first_consequence;
+    if (!line || (weight != Weight::kConsequence && end_line && *line > *end_line)) continue;
+    if (best.empty() || *line < *best_line ||
+        (*line == *best_line && PriorityOf(id) < PriorityOf(best))) {
+      best = id;
+      best_line = line;
     }
-    return best;
-  };
-  auto root = earliest([](const FailureClass& c) {
-    return !c.generic && c.category != Category::kDerived && c.category != Category::kJob;
-  });
-  if (root.first.empty()) root = earliest(IsGenericTrainingClass);
+  }
+  return {best, best_line};
+}
+
+bool AnyClass(const FailureClass&) { return true; }
+
+// The log's own root failure for the status decision, in the order the
+// primary is chosen in Analyze: the earliest root signature, else the
+// earliest generic training one, else a job-level class, else the earliest
+// consequence.
+std::pair<std::string, uint64_t> LogRootFailure(const ScanFacts& facts) {
+  auto root = EarliestOf(facts, Weight::kRoot, AnyClass);
+  if (root.first.empty()) root = EarliestOf(facts, Weight::kGeneric, IsTrainingClass);
   for (const char* job_level : {"stage-fail", "node-fail", "cancelled"}) {
     if (auto it = facts.classes.find(job_level); root.first.empty() && it != facts.classes.end())
       root = {job_level, it->second.first.line};
   }
-  return root;
+  if (root.first.empty()) root = EarliestOf(facts, Weight::kConsequence, AnyClass);
+  return {root.first, root.second.value_or(0)};
 }
 
 // Seconds since the log last changed: its last line's own time, or its
@@ -328,31 +346,28 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
         "cancelled", Category::kJob, 1, facts.status_line->line, {*facts.status_line}};
   }
 
-  // Primary: the earliest specific signature (the root of a cascade), then a
-  // hang, then soft-success, then generic signatures, then job-level.
-  auto earliest = [&](auto&& predicate) -> std::string {
-    std::string best;
-    for (const auto& [id, finding] : found) {
-      const FailureClass* c = FindClass(id);
-      if (!c || !predicate(*c) || !finding.first_line) continue;
-      if (best.empty() || *finding.first_line < *found[best].first_line ||
-          (*finding.first_line == *found[best].first_line && PriorityOf(id) < PriorityOf(best))) {
-        best = id;
-      }
-    }
+  // Primary: the earliest root signature (the first real failure of a
+  // cascade), then a hang, then soft-success, then the earliest generic
+  // training signature, then job-level classes, then consequences (a peer's
+  // lost connection explains the end better than nothing), and
+  // unknown-death only when nothing in the log explains the end. What
+  // follows Slurm's cancel banner is teardown and never a root.
+  std::optional<uint64_t> primary_line;
+  auto earliest = [&](Weight weight, auto&& predicate) -> std::string {
+    auto [best, best_line] = EarliestOf(facts, weight, predicate);
+    if (!best.empty()) primary_line = best_line;
     return best;
   };
+  auto any = [](const FailureClass&) { return true; };
   std::string primary;
   if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning) {
     primary = found.count("tgs-degradation") ? "tgs-degradation" : "none";
   } else {
-    primary = earliest([](const FailureClass& c) {
-      return !c.generic && c.category != Category::kDerived && c.category != Category::kJob;
-    });
+    primary = earliest(Weight::kRoot, any);
     if (primary.empty() && hang) primary = "hang";
     if (primary.empty() && found.count("soft-success")) primary = "soft-success";
-    if (primary.empty()) primary = earliest(IsGenericTrainingClass);
-    for (const char* job_level : {"stage-fail", "node-fail", "unknown-death", "cancelled"}) {
+    if (primary.empty()) primary = earliest(Weight::kGeneric, IsTrainingClass);
+    for (const char* job_level : {"stage-fail", "node-fail", "cancelled"}) {
       if (primary.empty() && found.count(job_level)) primary = job_level;
     }
     // Slurm's word on how the job ended (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY,
@@ -368,6 +383,8 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
       primary = implied;
       if (!found.count(implied)) found[implied] = {implied, implied_class->category, 1, {}, {}};
     }
+    if (primary.empty()) primary = earliest(Weight::kConsequence, any);
+    if (primary.empty() && found.count("unknown-death")) primary = "unknown-death";
     if (primary.empty()) primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
   }
   r.primary = primary;
@@ -414,8 +431,12 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   } else {
     const auto& finding = found[primary];
     r.what_happened = primary_class ? primary_class->what : primary;
-    if (finding.first_line)
-      r.what_happened += fmt::format(" First sign at line {}.", *finding.first_line);
+    std::optional<uint64_t> line = primary_line ? primary_line : finding.first_line;
+    if (line) r.what_happened += fmt::format(" First sign at line {}.", *line);
+    if (primary == "python-exception" && facts.first_exception) {
+      r.what_happened += fmt::format(" The exception (line {}): {}", facts.first_exception->line,
+                                     WithoutTaskLabel(facts.first_exception->text));
+    }
   }
   if (r.status == JobStatus::kCancelled && primary != "cancelled") {
     r.what_happened += " The job was then cancelled: cancellation is the mechanism, not the cause.";

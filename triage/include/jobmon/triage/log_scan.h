@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/triage/signatures.h"
 #include "jobmon/triage/step_lines.h"
 #include "jobmon/triage/step_series.h"
 
@@ -36,6 +37,8 @@ struct ClassHits {
   LineRef first;
   LineRef last;
   std::vector<LineRef> examples;  // first kEvidencePerClass
+  // First line per weight (signatures.h Weight): what the primary rests on.
+  std::optional<uint64_t> first_root, first_generic, first_consequence;
 };
 
 struct NodeExit {
@@ -72,6 +75,11 @@ struct ScanFacts {
 
   std::map<std::string, ClassHits> classes;  // by class id, harmless lines excluded
   std::vector<NodeExit> node_exits;          // first 4096
+  // Slurm's first `*** JOB|STEP ... CANCELLED AT` banner: what follows it is
+  // teardown (SIGTERM tracebacks, peers' connection errors), not a root.
+  std::optional<LineRef> slurm_end;
+  // The first exception line of a traceback that is no other class's.
+  std::optional<LineRef> first_exception;
   uint64_t harmless_lines = 0;
 
   // Steps, one series per profile; only task 0 (or unlabelled lines) counts.
@@ -107,6 +115,8 @@ struct ScanPattern {
   std::string kind;  // class | harmless | step | fact
   std::string name;  // class id or step profile; empty for the others
   std::string expression;
+  std::string weight;  // classes: root | generic | consequence
+  std::string source;  // classes: project, file, versions
 };
 std::vector<ScanPattern> ScanPatterns();
 

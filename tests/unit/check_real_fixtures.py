@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""Runs `jobmon triage --json --no-slurm` over every real-program log in a
+fixture folder, compares each primary class with the folder's
+expected-primary.json (taken from the folder's README table), prints a
+per-class table (fixtures, correct primary, precision, recall) and fails
+when a primary is wrong. A log without an expectation fails too, so a new
+fixture cannot be skipped silently. Entries marked `pending` (an answer that
+depends on work outside the classifier) are counted in the table but only
+reported, not failed.
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobmon", required=True)
+    parser.add_argument("--fixtures", required=True)
+    args = parser.parse_args()
+    with open(os.path.join(args.fixtures, "expected-primary.json")) as f:
+        expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+    logs = sorted(glob.glob(os.path.join(args.fixtures, "*.log")))
+    if not logs:
+        print(f"FAIL no logs in {args.fixtures}")
+        return 1
+    failures, pending = [], []
+    truth, said = collections.Counter(), collections.Counter()
+    correct = collections.Counter()
+    for log in logs:
+        name = os.path.basename(log)[:-4]
+        if name not in expected:
+            failures.append(f"{name}: no expectation in expected-primary.json")
+            continue
+        want = expected[name]["primary"]
+        run = subprocess.run([args.jobmon, "triage", "--json", "--no-slurm", log],
+                             capture_output=True, text=True, timeout=60)
+        try:
+            got = json.loads(run.stdout)["primary_failure"]
+        except (ValueError, KeyError):
+            failures.append(f"{name}: no JSON report (exit {run.returncode}): {run.stderr[:300]}")
+            continue
+        truth[want] += 1
+        said[got] += 1
+        ok = got == want
+        correct[want] += ok
+        mark = "ok  " if ok else ("PEND" if "pending" in expected[name] else "FAIL")
+        print(f"{mark} {name:28} expected {want:18} got {got}")
+        if not ok:
+            line = f"{name}: expected {want}, got {got}"
+            (pending if "pending" in expected[name] else failures).append(
+                line + (f" (pending: {expected[name]['pending']})" if "pending" in expected[name] else ""))
+    missing = sorted(set(expected) - {os.path.basename(l)[:-4] for l in logs})
+    failures += [f"{name}: expectation without a log" for name in missing]
+
+    print()
+    print(f"{'class':20} {'fixtures':>8} {'correct':>8} {'precision':>10} {'recall':>8}")
+    for cls in sorted(set(truth) | set(said)):
+        precision = f"{correct[cls] / said[cls]:.2f}" if said[cls] else "-"
+        recall = f"{correct[cls] / truth[cls]:.2f}" if truth[cls] else "-"
+        print(f"{cls:20} {truth[cls]:8} {correct[cls]:8} {precision:>10} {recall:>8}")
+    total = sum(truth.values())
+    print(f"{'all':20} {total:8} {sum(correct.values()):8}")
+    for line in pending:
+        print(f"PENDING {line}")
+    for line in failures:
+        print(f"FAIL {line}")
+    print(f"{sum(correct.values())} correct, {len(failures)} wrong, {len(pending)} pending")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
