@@ -440,12 +440,12 @@ void Monitor::OnStall(Tracked& t, const ProgressState& state, double now) {
   for (size_t i = from; i < tail.size(); ++i) evidence.push_back("log tail: " + tail[i]);
   // The alert carries the triage of the log as it stands (a bounded read of
   // its head and tail), so whoever is paged sees the job's own lines.
-  auto report = TriageLog(t, t.record.slurm_state, now);
+  auto report = TriageLog(t, t.record.slurm_state, now, &state);
   Open(t, klass, summary, evidence, hosts, now, report ? triage::RenderMarkdown(*report) : "");
 }
 
 std::optional<triage::TriageReport> Monitor::TriageLog(Tracked& t, const std::string& slurm_state,
-                                                       double now) {
+                                                       double now, const ProgressState* stall) {
   if (!scanner_) return std::nullopt;
   Expected<triage::ScanFacts> facts = Error{""};
   if (t.end_facts) {
@@ -463,6 +463,10 @@ std::optional<triage::TriageReport> Monitor::TriageLog(Tracked& t, const std::st
   context.wall_clock_now = now;
   context.stall_min_seconds = config_.stall.min_stall_seconds;
   context.stall_factor = config_.stall.k;
+  if (stall) {  // the monitor's own verdict: its triage must not say "progressing"
+    context.last_step_seen_at = stall->last_step_time;
+    context.stall_threshold_seconds = stall->threshold_seconds;
+  }
   if (!slurm_state.empty() && !slurm_state.ends_with("?")) {
     context.slurm_state = slurm_state;
     context.slurm_exit_code = triage::ParseSlurmExitCode(t.slurm_exit_code);

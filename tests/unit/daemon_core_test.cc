@@ -189,6 +189,9 @@ TEST_F(MonitorTest, StallOpensOneIncidentAndResumeClosesIt) {
   // The alert carries the triage of the log as it stands.
   EXPECT_NE(notifier.sent[0].report.find("Last step"), std::string::npos) << notifier.sent[0].report;
   EXPECT_NE(notifier.sent[0].report.find("40"), std::string::npos) << notifier.sent[0].report;
+  EXPECT_NE(notifier.sent[0].report.find("**Status:** hanging"), std::string::npos)
+      << "the triage agrees with the monitor's stall verdict\n"
+      << notifier.sent[0].report;
   Train(41, 42);
   incidents = Incidents();
   ASSERT_EQ(incidents.size(), 1u);

@@ -83,6 +83,7 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
   p.recent_p99_seconds = series.RecentP99();
   p.tail_slowdown = series.TailSlowdown();
   p.last_step_time = facts.last_step_time[static_cast<size_t>(profile)];
+  if (!p.last_step_time && !ended) p.last_step_time = context.last_step_seen_at;
 
   // "now": given, else the log's end for a finished job, else the clock.
   if (context.now) {
@@ -101,8 +102,8 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
           *p.last_step + static_cast<int64_t>(std::floor(*p.seconds_since_last_step / step_time));
     }
     double reference = p.recent_p99_seconds.value_or(step_time);
-    p.stall_threshold_seconds =
-        std::max(context.stall_factor * reference, context.stall_min_seconds);
+    p.stall_threshold_seconds = context.stall_threshold_seconds.value_or(
+        std::max(context.stall_factor * reference, context.stall_min_seconds));
     p.stalled = *p.seconds_since_last_step > *p.stall_threshold_seconds;
   }
   if (p.checkpointing && p.checkpoint_period && *p.checkpoint_period > 0) {

@@ -104,8 +104,9 @@ class Monitor {
   void OnStall(Tracked& job, const ProgressState& state, double now);
   void OnHeartbeat(Tracked& job, double now);
   void OnEnded(Tracked& job, const std::string& slurm_state, double now);
+  // `stall`: the monitor's stall verdict, when triaging a live job it judged stalled.
   std::optional<triage::TriageReport> TriageLog(Tracked& job, const std::string& slurm_state,
-                                                double now);
+                                                double now, const ProgressState* stall = nullptr);
 
   void Open(Tracked& job, const std::string& klass, const std::string& summary,
             const std::vector<std::string>& evidence, const std::vector<std::string>& hosts,

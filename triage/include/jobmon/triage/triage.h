@@ -101,6 +101,11 @@ struct AnalysisContext {
   double stall_min_seconds = 120;
   double stall_factor = 10;   // stalled: no step for max(factor * p99, min) seconds
   double wall_clock_now = 0;  // the clock, for live jobs (0: read it)
+  // A follower's own view of a live job (the monitor): when it read the
+  // last step line and the stall threshold it judges by. They date steps
+  // whose lines carry no time, so its triage agrees with its own verdict.
+  std::optional<double> last_step_seen_at;
+  std::optional<double> stall_threshold_seconds;
 };
 
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context);
