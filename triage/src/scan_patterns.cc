@@ -5,6 +5,7 @@
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/signatures.h"
 #include "jobmon/triage/step_lines.h"
+#include "line_fact_patterns.h"
 
 namespace jobmon::triage {
 
@@ -32,47 +33,10 @@ std::vector<PatternDef> AllPatterns() {
   step(R"(logging_writer\.py:\d+\] \[\d+\])", StepProfile::kT5x);
   step(R"((^|[^A-Za-z0-9_])(step|iteration|iter)[ \t:=#]{1,3}\d)", StepProfile::kGeneric,
        HS_FLAG_CASELESS | HS_FLAG_MULTILINE);
-  auto fact = [&](const char* p, Fact f, unsigned flags = 0) {
-    out.push_back({p, flags, Kind::kFact, static_cast<int>(f)});
-  };
-  fact(R"(JOB SUMMARY)", Fact::kSummary);
-  fact(R"(Status: SUCCESS \(exit 0\))", Fact::kStatusSuccess);
-  fact(R"(Status: FAILED \(exit \d)", Fact::kStatusFailed);
-  fact(R"(NODE_EXIT host=\S+ exit=\d)", Fact::kNodeExit);
-  fact(R"(PASSTHROUGH_ARGS=)", Fact::kPassthrough);
-  fact(R"(Config param checkpoint_period: \d)", Fact::kCheckpointPeriod);
-  fact(R"(^(\d+: )?NNODES=\d)", Fact::kNnodes, HS_FLAG_MULTILINE);
-  fact(R"(^(\d+: )?NODE_LIST=\S)", Fact::kNodeList, HS_FLAG_MULTILINE);
-  fact(R"(SLURM_JOB_ID=\d)", Fact::kJobId);
-  fact(R"(/job:jax_worker/replica:\d+/task:\d)", Fact::kAccusedTask);
-  fact(R"(\[fake-trainer\] task \d+ on host \S)", Fact::kTaskHostFake);
-  fact(R"(process_id=\d+ num_processes=\d+ host=\S)", Fact::kTaskHostJax);
-  fact(R"(Polled error from coordination service)", Fact::kSelfDeath);
-  fact(R"(Terminating process because the JAX distributed service detected fatal errors)",
-       Fact::kSelfDeath);
-  fact(R"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)", Fact::kIsoTimestamp);
-  fact(R"(^(\d+: )?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} )", Fact::kAbslTimestamp, HS_FLAG_MULTILINE);
-  fact(R"(ssh -[LJ] )", Fact::kTunnel);
-  fact(R"(\[Prometheus\] Started on port \d)", Fact::kPrometheusPort);
-  fact(R"(restoring from this run's directory step \d)", Fact::kRestore);
-  fact(R"(No existing checkpoints found)", Fact::kFreshStart);
-  fact(R"(srun: error: \S+: task \d+: (Killed|Segmentation fault|Aborted))", Fact::kTaskKilled);
-  // Frameworks' own "training finished" lines (docs/signature-sources.md):
-  // HF Trainer logs speed_metrics("train", ...) once, after the loop
-  // (transformers src/transformers/trainer.py `_inner_training_loop`;
-  // trainer_utils.py speed_metrics puts "train_runtime" first; printed by
-  // trainer_callback.py ProgressCallback/PrinterCallback.on_log as
-  // str(dict); newer releases quote the numbers), v4.x. Lightning >= 1.7 (ae98031),
-  // loops/fit_loop.py `done`: rank_zero_info(f"`Trainer.fit` stopped: `max_steps={...!r}`
-  // reached.") and the same for max_epochs.
-  fact(R"(\{'train_runtime': '?[0-9])", Fact::kCompletion);
-  fact(R"(`Trainer\.fit` stopped: `max_(steps|epochs)=\d+` reached\.)", Fact::kCompletion);
-  // Slurm ending the job or step (slurmstepd req.c, 22.05..HEAD): what
-  // follows is teardown.
-  fact(R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT )", Fact::kSlurmEnd);
-  fact(kPythonExceptionLine, Fact::kExceptionLine, HS_FLAG_MULTILINE);
-  // srun's per-task end (src/srun/launch.c _task_finish, 22.05..HEAD).
-  fact(R"(srun: error: \S+: tasks? [0-9,-]+: )", Fact::kTaskExit);
+  for (const FactPattern& f : FactPatterns()) {
+    out.push_back({f.expression, f.line_start ? HS_FLAG_MULTILINE : 0u, Kind::kFact,
+                   static_cast<int>(f.fact)});
+  }
   return out;
 }
 

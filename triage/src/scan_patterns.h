@@ -7,43 +7,17 @@
 #include <vector>
 
 #include "jobmon/triage/signatures.h"
+#include "line_fact_patterns.h"
 
 namespace jobmon::triage {
 
 enum class Kind { kClass, kHarmless, kStep, kFact };
 
-enum class Fact {
-  kSummary,
-  kStatusSuccess,
-  kStatusFailed,
-  kNodeExit,
-  kPassthrough,
-  kCheckpointPeriod,
-  kNnodes,
-  kNodeList,
-  kJobId,
-  kAccusedTask,
-  kTaskHostFake,
-  kTaskHostJax,
-  kSelfDeath,
-  kIsoTimestamp,
-  kAbslTimestamp,
-  kTunnel,
-  kPrometheusPort,
-  kRestore,
-  kFreshStart,
-  kTaskKilled,
-  kCompletion,
-  kSlurmEnd,
-  kExceptionLine,
-  kTaskExit,
-};
-
 struct PatternDef {
   std::string expression;
   unsigned flags;
   Kind kind;
-  int arg;                           // class index, StepProfile, or Fact
+  int arg;                           // class index, StepProfile, or Fact (line_fact_patterns.h)
   Weight weight = Weight::kAsClass;  // classes: resolved, never kAsClass
   std::string source = {};           // classes: where the text comes from
 };

@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstring>
 #include <ctime>
 #include <deque>
 #include <iterator>
 
+#include "jobmon/triage/line_facts.h"
 #include "jobmon/triage/signatures.h"
+#include "line_fact_patterns.h"
 
 namespace jobmon::triage {
 namespace {
@@ -47,50 +48,6 @@ std::string Sanitize(std::string_view text) {
 std::string_view StripCr(std::string_view line) {
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
   return line;
-}
-
-std::optional<int64_t> IntAfter(std::string_view line, std::string_view key) {
-  size_t pos = line.find(key);
-  if (pos == line.npos) return std::nullopt;
-  std::string_view rest = line.substr(pos + key.size());
-  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
-  if (ec != std::errc()) return std::nullopt;
-  return value;
-}
-
-// Tokens taken from the log (hosts, job ids, node lists) end up in reports
-// like evidence does, so they are sanitised the same way.
-std::string TokenAfter(std::string_view line, std::string_view key) {
-  size_t pos = line.find(key);
-  if (pos == line.npos) return "";
-  std::string_view rest = line.substr(pos + key.size());
-  size_t end = rest.find_first_of(" \t\r\n)");
-  return Sanitize(rest.substr(0, end));
-}
-
-// "steps=N" as a whole key (not max_steps=), and enable_checkpointing=true.
-void ParsePassthrough(std::string_view line, ScanFacts& facts) {
-  for (size_t pos = line.find("steps="); pos != line.npos; pos = line.find("steps=", pos + 1)) {
-    if (pos > 0 && line[pos - 1] != ' ' && line[pos - 1] != '=') continue;
-    if (auto steps = IntAfter(line.substr(pos), "steps=")) {
-      facts.total_steps = *steps;
-      break;
-    }
-  }
-  size_t ckpt = line.find("enable_checkpointing=");
-  if (ckpt != line.npos) {
-    std::string value = TokenAfter(line, "enable_checkpointing=");
-    facts.checkpointing = value == "true" || value == "True" || value == "1";
-  }
-}
-
-// Task a line belongs to: the srun label, else "(task N)" in the text.
-std::optional<int> TaskOf(std::string_view line) {
-  if (auto label = TaskLabel(line)) return label;
-  if (auto task = IntAfter(line, "(task ")) return static_cast<int>(*task);
-  return std::nullopt;
 }
 
 constexpr size_t kMaxTasks = 4096;
@@ -402,9 +359,8 @@ class ScanState : public ChunkSink {
       const PatternDef& def = impl_.patterns[id];
       if (def.kind != Kind::kFact) continue;
       if (static_cast<Fact>(def.arg) == Fact::kTaskExit) {
-        auto task = IntAfter(text, ": task ");
-        auto it =
-            task ? facts_.task_errors.find(static_cast<int>(*task)) : facts_.task_errors.end();
+        auto task = ParseTaskExit(text);
+        auto it = task ? facts_.task_errors.find(*task) : facts_.task_errors.end();
         folded_exit = it != facts_.task_errors.end() && !it->second.empty();
       }
       exception_line |= static_cast<Fact>(def.arg) == Fact::kExceptionLine;
@@ -478,6 +434,8 @@ class ScanState : public ChunkSink {
     }
   }
 
+  // The wording of each fact, and its parser, are in line_facts.cc; here
+  // what the scan keeps of it (first or last, bounded, sanitised).
   void FactLine(Fact fact, uint64_t line, std::string_view text) {
     switch (fact) {
       case Fact::kSummary:
@@ -488,60 +446,59 @@ class ScanState : public ChunkSink {
         facts_.status_line = LineRef{line, Sanitize(text)};
         break;
       case Fact::kStatusFailed:
-        if (auto code = IntAfter(text, "Status: FAILED (exit ")) {
-          facts_.exit_code = static_cast<int>(*code);
+        if (auto code = ParseFailedStatus(text)) {
+          facts_.exit_code = *code;
           facts_.status_line = LineRef{line, Sanitize(text)};
         }
         break;
       case Fact::kNodeExit: {
-        std::string host = TokenAfter(text, "NODE_EXIT host=");
-        auto code = IntAfter(text, " exit=");
-        if (!code) break;
+        auto exit = ParseNodeExit(text);
+        if (!exit) break;
         if (facts_.node_exits.size() < kMaxTasks) {
-          facts_.node_exits.push_back({host, static_cast<int>(*code), {line, Sanitize(text)}});
+          facts_.node_exits.push_back({Sanitize(exit->host), exit->code, {line, Sanitize(text)}});
         }
         // exit=143 on a node is the clean SIGTERM of a cancellation.
-        if (*code != 0 && *code != 143) AddClassHit("node-fail", line, text);
+        if (exit->code != 0 && exit->code != 143) AddClassHit("node-fail", line, text);
         break;
       }
       case Fact::kPassthrough:
-        if (!seen_passthrough_) ParsePassthrough(text, facts_);
+        if (!seen_passthrough_) {
+          if (auto args = ParsePassthroughArgs(text)) {
+            if (args->total_steps) facts_.total_steps = args->total_steps;
+            if (args->checkpointing) facts_.checkpointing = *args->checkpointing;
+          }
+        }
         seen_passthrough_ = true;
         break;
       case Fact::kCheckpointPeriod:
-        if (auto period = IntAfter(text, "checkpoint_period:"); period && *period > 0) {
-          facts_.checkpoint_period = *period;
-        }
+        if (auto period = ParseCheckpointPeriod(text)) facts_.checkpoint_period = *period;
         break;
       case Fact::kNnodes:
-        if (!facts_.nnodes) {
-          if (auto n = IntAfter(text, "NNODES=")) facts_.nnodes = static_cast<int>(*n);
-        }
+        if (!facts_.nnodes) facts_.nnodes = ParseNnodes(text);
         break;
       case Fact::kNodeList:
-        if (!facts_.node_list) facts_.node_list = TokenAfter(text, "NODE_LIST=");
+        if (!facts_.node_list) {
+          if (auto list = ParseNodeList(text)) facts_.node_list = Sanitize(*list);
+        }
         break;
       case Fact::kJobId:
-        if (!facts_.job_id) facts_.job_id = TokenAfter(text, "SLURM_JOB_ID=");
+        if (!facts_.job_id) {
+          if (auto id = ParseHeaderJobId(text)) facts_.job_id = Sanitize(*id);
+        }
         break;
       case Fact::kAccusedTask:
         if (facts_.heartbeat && line <= facts_.heartbeat->line + kAccusedWindowLines) {
-          for (size_t pos = text.find("/task:"); pos != text.npos;
-               pos = text.find("/task:", pos + 1)) {
-            if (auto task = IntAfter(text.substr(pos), "/task:")) {
-              if (facts_.accused_tasks.size() < kMaxTasks)
-                facts_.accused_tasks.insert(static_cast<int>(*task));
-            }
+          for (int task : ParseAccusedTasks(text)) {
+            if (facts_.accused_tasks.size() < kMaxTasks) facts_.accused_tasks.insert(task);
           }
         }
         break;
       case Fact::kTaskHostFake:
       case Fact::kTaskHostJax: {
-        bool fake = fact == Fact::kTaskHostFake;
-        auto task = IntAfter(text, fake ? "] task " : "process_id=");
-        std::string host = TokenAfter(text, fake ? " on host " : " host=");
-        if (task && !host.empty() && facts_.task_hosts.size() < kMaxTasks) {
-          facts_.task_hosts[static_cast<int>(*task)] = host;
+        auto host =
+            fact == Fact::kTaskHostFake ? ParseFakeTrainerTaskHost(text) : ParseJaxTaskHost(text);
+        if (host && facts_.task_hosts.size() < kMaxTasks) {
+          facts_.task_hosts[host->task] = Sanitize(host->host);
         }
         break;
       }
@@ -567,11 +524,10 @@ class ScanState : public ChunkSink {
         if (!facts_.tunnel) facts_.tunnel = LineRef{line, Sanitize(text)};
         break;
       case Fact::kPrometheusPort:
-        if (auto port = IntAfter(text, "Started on port"))
-          facts_.prometheus_port = static_cast<int>(*port);
+        if (auto port = ParsePrometheusPort(text)) facts_.prometheus_port = *port;
         break;
       case Fact::kRestore:
-        if (auto step = IntAfter(text, "directory step")) facts_.restore_step = *step;
+        if (auto step = ParseRestoreStep(text)) facts_.restore_step = *step;
         break;
       case Fact::kFreshStart:
         facts_.fresh_start_logged = true;
@@ -587,8 +543,8 @@ class ScanState : public ChunkSink {
         break;
       case Fact::kTaskKilled:
         if (!facts_.heartbeat) {
-          if (auto task = IntAfter(text, ": task ")) {
-            auto& list = facts_.task_errors[static_cast<int>(*task)];
+          if (auto task = ParseKilledTask(text)) {
+            auto& list = facts_.task_errors[*task];
             if (list.size() < kEvidencePerClass) list.push_back({line, Sanitize(text)});
           }
         }
