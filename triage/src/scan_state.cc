@@ -11,6 +11,7 @@
 
 #include "jobmon/triage/line_facts.h"
 #include "jobmon/triage/signatures.h"
+#include "jobmon/triage/stall_rule.h"
 #include "line_fact_patterns.h"
 
 namespace jobmon::triage {
@@ -300,9 +301,8 @@ class ScanState : public ChunkSink {
       prev_step_[p] = sample.step;
     }
     if (sample.total_steps && !facts_.total_steps) facts_.total_steps = sample.total_steps;
-    bool checkpoint = facts_.checkpointing && facts_.checkpoint_period &&
-                      *facts_.checkpoint_period > 0 && sample.step > 0 &&
-                      sample.step % *facts_.checkpoint_period == 0;
+    bool checkpoint =
+        facts_.checkpointing && IsCheckpointStep(sample.step, facts_.checkpoint_period);
     if ((profile == StepProfile::kHuggingFace || profile == StepProfile::kLightning) &&
         facts_.steps[p].last() && facts_.steps[p].last()->step == sample.step) {
       return;  // a bar redrawn at the same count (after tqdm.write): no new step, no restart

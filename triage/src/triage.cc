@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "jobmon/common/hostlist.h"
+#include "jobmon/triage/stall_rule.h"
 
 namespace jobmon::triage {
 
@@ -100,9 +101,14 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
       p.expected_step_now =
           *p.last_step + static_cast<int64_t>(std::floor(*p.seconds_since_last_step / step_time));
     }
-    double reference = p.recent_p99_seconds.value_or(step_time);
-    p.stall_threshold_seconds =
-        std::max(context.stall_factor * reference, context.stall_min_seconds);
+    // The projection learns no checkpoint pauses from one read of the log:
+    // it applies no checkpoint grace.
+    StallRule rule;
+    rule.k = context.stall_factor;
+    rule.min_stall_seconds = context.stall_min_seconds;
+    std::optional<double> reference =
+        p.recent_p99_seconds ? p.recent_p99_seconds : p.steady_step_seconds;
+    p.stall_threshold_seconds = StallThreshold(rule, {reference, false, std::nullopt}).seconds;
     p.stalled = *p.seconds_since_last_step > *p.stall_threshold_seconds;
   }
   if (p.checkpointing && p.checkpoint_period && *p.checkpoint_period > 0) {
