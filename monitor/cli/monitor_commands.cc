@@ -23,6 +23,7 @@
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/report.h"
 #include "jobmon/triage/slurm_jobs.h"
+#include "jobmon/triage/stall_rule.h"
 #include "jobmon/triage/triage.h"
 
 namespace jobmon::cli {
@@ -276,6 +277,17 @@ int RunStatus(const StatusArgs& args) {
     p["median_step_seconds"] =
         progress->median_interval ? json(*progress->median_interval) : json(nullptr);
     p["p99_step_seconds"] = progress->p99_interval ? json(*progress->p99_interval) : json(nullptr);
+    if (progress->last_step && !(record && record->ended_at)) {
+      // The daemon's threshold at `now`: the one stall rule, the daemon's
+      // policy, what its tracker learned (persisted in the record).
+      triage::StallLimit limit = triage::StallThreshold(
+          config->stall.rule(),
+          {progress->p99_interval,
+           triage::IsCheckpointStep(*progress->last_step, progress->checkpoint_period),
+           progress->longest_checkpoint_pause});
+      p["stall_threshold_seconds"] = limit.seconds;
+      p["stall_threshold_reason"] = limit.reason;
+    }
     if (progress->last_step && progress->last_step_time && progress->median_interval &&
         *progress->median_interval > 0 && !(record && record->ended_at)) {
       p["expected_step_now"] =
@@ -336,6 +348,11 @@ int RunStatus(const StatusArgs& args) {
     text += "\n";
     if (p.contains("expected_step_now") && !p["expected_step_now"].is_null()) {
       text += fmt::format("  expected step now: {}\n", p["expected_step_now"].get<int64_t>());
+    }
+    if (p.contains("stall_threshold_seconds")) {
+      text += fmt::format("  stall threshold: {} ({})\n",
+                          triage::FormatDuration(p["stall_threshold_seconds"].get<double>()),
+                          p["stall_threshold_reason"].get<std::string>());
     }
   } else {
     text += "  no step yet\n";

@@ -1,8 +1,9 @@
 #include "jobmon/monitor/job_progress.h"
 
-#include <charconv>
 #include <chrono>
 #include <ctime>
+
+#include "jobmon/triage/line_facts.h"
 
 namespace jobmon::monitor {
 
@@ -26,44 +27,21 @@ void JobProgress::OnTensorBoardStep(int64_t step, double observed_at) {
 void JobProgress::OnLine(const std::string& line, double now) {
   tail_.push_back(line.size() > 4096 ? line.substr(0, 4096) : line);
   while (tail_.size() > kTailLines) tail_.pop_front();
-  std::string_view text = triage::WithoutTaskLabel(line);
-  if (!heartbeat_seen_at_ && text.find("(stopped sending heartbeats)") != std::string_view::npos) {
+  triage::LineFacts facts = triage::RecogniseLine(line, {profile_, year_});
+  if (!heartbeat_seen_at_ && facts.heartbeat_accusation) {
     // When the coordinator accused, from the line's own absl stamp where it
     // has one: by the time a poll reads it, the epilog may be stopping the
     // exporters, and the window at that later moment would lie.
     heartbeat_seen_at_ = now;
-    time_t whole = static_cast<time_t>(now);
-    tm utc{};
-    gmtime_r(&whole, &utc);
-    if (auto stamped = triage::ParseAbslTimestamp(text, utc.tm_year + 1900);
-        stamped && *stamped <= now + 60 && *stamped >= now - 3600) {
-      heartbeat_seen_at_ = *stamped;
+    if (facts.line_time && *facts.line_time <= now + 60 && *facts.line_time >= now - 3600) {
+      heartbeat_seen_at_ = *facts.line_time;
     }
   }
-  constexpr std::string_view kTimeout = "jax_distributed_heartbeat_timeout_seconds=";
-  if (auto at = text.find(kTimeout); at != std::string_view::npos) {
-    std::string_view rest = text.substr(at + kTimeout.size());
-    double seconds = 0;
-    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), seconds);
-    if (ec == std::errc() && seconds > 0) heartbeat_timeout_ = seconds;
-    return;
-  }
-  constexpr std::string_view kPeriod = "Config param checkpoint_period: ";
-  if (auto at = text.find(kPeriod); at != std::string_view::npos) {
-    std::string_view rest = text.substr(at + kPeriod.size());
-    int64_t period = 0;
-    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), period);
-    if (ec == std::errc() && period > 0) tracker_.SetCheckpointPeriod(period);
-    return;
-  }
-  if (profile_) {
-    if (auto sample = triage::ParseStep(*profile_, text)) OnStep(*sample, now);
-    return;
-  }
-  if (auto detected = triage::DetectStep(text)) {
-    profile_ = detected->profile;
-    OnStep(detected->sample, now);
-  }
+  if (facts.heartbeat_timeout) heartbeat_timeout_ = *facts.heartbeat_timeout;
+  if (facts.checkpoint_period) tracker_.SetCheckpointPeriod(*facts.checkpoint_period);
+  if (!facts.step) return;
+  if (!profile_) profile_ = facts.step->profile;
+  OnStep(facts.step->sample, now);
 }
 
 Expected<void> JobProgress::Poll(double now) {
@@ -72,6 +50,10 @@ Expected<void> JobProgress::Poll(double now) {
   // (a sparse file of zeros is one long line after another) does not hold
   // up the cycle for every other job: the rest is read next cycle.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  time_t whole = static_cast<time_t>(now);
+  tm utc{};
+  gmtime_r(&whole, &utc);
+  year_ = utc.tm_year + 1900;  // for absl stamps, which carry none
   for (int reads = 0; reads < 64; ++reads) {
     auto chunk = follower_.Poll();
     if (!chunk) return chunk.error();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "jobmon/triage/stall_rule.h"
 #include "jobmon/triage/step_series.h"
 
 namespace jobmon::monitor {
@@ -22,8 +23,7 @@ const char* ToString(Phase phase) {
 
 bool ProgressTracker::IsCheckpointStep(int64_t step) const {
   if (last_checkpoint_step_ && *last_checkpoint_step_ == step) return true;
-  return checkpoint_period_ && *checkpoint_period_ > 0 && step > 0 &&
-         step % *checkpoint_period_ == 0;
+  return triage::IsCheckpointStep(step, checkpoint_period_);
 }
 
 void ProgressTracker::AddInterval(double seconds) {
@@ -97,29 +97,16 @@ ProgressState ProgressTracker::Evaluate(double now) const {
   }
   state.idle_seconds = std::max(0.0, now - *last_time_);
   std::vector<double> values(intervals_.begin(), intervals_.end());
-  double scaled = 0;
   if (!values.empty()) {
     state.median_interval = triage::Percentile(values, 0.5);
     state.p99_interval = triage::Percentile(values, 0.99);
-    scaled = policy_.k * *state.p99_interval;
   }
-  state.threshold_seconds = std::max(scaled, policy_.min_stall_seconds);
-  state.threshold_reason =
-      scaled > policy_.min_stall_seconds
-          ? "k x p99 step interval"
-          : (values.empty() ? "min_stall (no steady steps yet)" : "min_stall (above k x p99)");
-  if (IsCheckpointStep(*last_step_)) {
-    double grace = longest_checkpoint_pause_
-                       ? policy_.checkpoint_grace_factor * *longest_checkpoint_pause_
-                       : policy_.first_checkpoint_grace_seconds;
-    if (grace > state.threshold_seconds) {
-      state.threshold_seconds = grace;
-      state.threshold_reason = longest_checkpoint_pause_
-                                   ? "checkpoint grace (learned from earlier checkpoints)"
-                                   : "checkpoint grace (first checkpoint)";
-    }
-    state.checkpoint_grace = true;
-  }
+  triage::StallLimit limit = triage::StallThreshold(
+      policy_.rule(),
+      {state.p99_interval, IsCheckpointStep(*last_step_), longest_checkpoint_pause_});
+  state.threshold_seconds = limit.seconds;
+  state.threshold_reason = limit.reason;
+  state.checkpoint_grace = limit.checkpoint_grace;
   if (state.median_interval && *state.median_interval > 0) {
     state.expected_step_now =
         *last_step_ + static_cast<int64_t>(std::floor(state.idle_seconds / *state.median_interval));

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "jobmon/common/hostlist.h"
+#include "jobmon/triage/stall_rule.h"
 
 namespace jobmon::triage {
 
@@ -101,9 +102,16 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
       p.expected_step_now =
           *p.last_step + static_cast<int64_t>(std::floor(*p.seconds_since_last_step / step_time));
     }
-    double reference = p.recent_p99_seconds.value_or(step_time);
+    // The projection learns no checkpoint pauses from one read of the log:
+    // it applies no checkpoint grace.
+    StallRule rule;
+    rule.k = context.stall_factor;
+    rule.min_stall_seconds = context.stall_min_seconds;
+    std::optional<double> reference =
+        p.recent_p99_seconds ? p.recent_p99_seconds : p.steady_step_seconds;
+    // A follower (the monitor) that judged the stall passes its own threshold.
     p.stall_threshold_seconds = context.stall_threshold_seconds.value_or(
-        std::max(context.stall_factor * reference, context.stall_min_seconds));
+        StallThreshold(rule, {reference, false, std::nullopt}).seconds);
     p.stalled = *p.seconds_since_last_step > *p.stall_threshold_seconds;
   }
   if (p.checkpointing && p.checkpoint_period && *p.checkpoint_period > 0) {

@@ -1,7 +1,8 @@
 #pragma once
-// One job's progress from its log: follows the file, recognises step lines
-// with the triage library's profiles (the first profile that matches is kept),
-// learns the checkpoint period, keeps a bounded tail for evidence, and feeds
+// One job's progress from its log: follows the file, reads each new line
+// with the triage library's recogniser (step lines: the first profile that
+// matches is kept; the checkpoint period; the heartbeat accusation and
+// timeout), keeps a bounded tail for evidence, and feeds
 // the ProgressTracker. Its state round-trips through ProgressRecord, so a
 // restarted daemon continues where it stopped.
 
@@ -58,6 +59,7 @@ class JobProgress {
   std::optional<triage::StepProfile> profile_;
   std::deque<std::string> tail_;
   std::optional<double> first_step_time_, heartbeat_seen_at_, heartbeat_timeout_;
+  int year_ = 1970;  // of the poll's clock
 };
 
 }  // namespace jobmon::monitor

@@ -1,7 +1,7 @@
 #pragma once
 // Per-job progress against expectation (DESIGN.md "Progress and incidents"):
-// starting (no step yet, startup grace) -> training -> stalled when
-//   now - last_step_time > max(k * p99_step_time, min_stall)
+// starting (no step yet, startup grace) -> training -> stalled by the one
+// stall rule (triage::StallThreshold): max(k * p99_step_time, min_stall),
 // with extra grace after a checkpoint step, learned from the job's own
 // earlier checkpoint pauses. Pure: fed with observations and a clock value,
 // so it is tested without waiting.
@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "jobmon/triage/stall_rule.h"
+
 namespace jobmon::monitor {
 
 struct StallPolicy {
@@ -20,6 +22,11 @@ struct StallPolicy {
   double startup_grace_seconds = 1800;   // no first step yet (compile, data loading)
   double checkpoint_grace_factor = 1.5;  // times the longest pause after a checkpoint seen so far
   double first_checkpoint_grace_seconds = 600;  // before any checkpoint pause was seen
+
+  // The part the one stall rule (triage/stall_rule.h) applies once a step came.
+  triage::StallRule rule() const {
+    return {k, min_stall_seconds, checkpoint_grace_factor, first_checkpoint_grace_seconds};
+  }
 };
 
 enum class Phase { kStarting, kTraining, kStalled };

@@ -1,0 +1,44 @@
+#pragma once
+// The scanner's prefilter for line facts: one expression per wording, in the
+// order the scanner's database lists them. Defined next to the parsers that
+// read the same wording (line_facts.cc). Private to the scanner.
+
+#include <vector>
+
+namespace jobmon::triage {
+
+enum class Fact {
+  kSummary,
+  kStatusSuccess,
+  kStatusFailed,
+  kNodeExit,
+  kPassthrough,
+  kCheckpointPeriod,
+  kNnodes,
+  kNodeList,
+  kJobId,
+  kAccusedTask,
+  kTaskHostFake,
+  kTaskHostJax,
+  kSelfDeath,
+  kIsoTimestamp,
+  kAbslTimestamp,
+  kTunnel,
+  kPrometheusPort,
+  kRestore,
+  kFreshStart,
+  kTaskKilled,
+  kCompletion,
+  kSlurmEnd,
+  kExceptionLine,
+  kTaskExit,
+};
+
+struct FactPattern {
+  const char* expression;  // Hyperscan syntax
+  bool line_start;         // `^` anchors at a line start (multiline)
+  Fact fact;
+};
+const std::vector<FactPattern>& FactPatterns();
+
+}  // namespace jobmon::triage

@@ -1,0 +1,225 @@
+#include "jobmon/triage/line_facts.h"
+
+#include <charconv>
+
+#include "jobmon/triage/signatures.h"
+#include "line_fact_patterns.h"
+
+namespace jobmon::triage {
+
+// Sources of the wordings: the reference job script's header and JOB
+// SUMMARY (../shared/reference/job-log-triage.md; contrib/fake-trainer's
+// log_lines.cc prints the same lines), MaxText's pyconfig ("Config param
+// <key>: <value>") and checkpointing messages, the JAX/XLA coordination
+// service (docs/signature-sources.md section 6), Slurm's srun.
+const std::vector<FactPattern>& FactPatterns() {
+  static const std::vector<FactPattern> patterns = {
+      {R"(JOB SUMMARY)", false, Fact::kSummary},
+      {R"(Status: SUCCESS \(exit 0\))", false, Fact::kStatusSuccess},
+      {R"(Status: FAILED \(exit \d)", false, Fact::kStatusFailed},
+      {R"(NODE_EXIT host=\S+ exit=\d)", false, Fact::kNodeExit},
+      {R"(PASSTHROUGH_ARGS=)", false, Fact::kPassthrough},
+      {R"(Config param checkpoint_period: \d)", false, Fact::kCheckpointPeriod},
+      {R"(^(\d+: )?NNODES=\d)", true, Fact::kNnodes},
+      {R"(^(\d+: )?NODE_LIST=\S)", true, Fact::kNodeList},
+      {R"(SLURM_JOB_ID=\d)", false, Fact::kJobId},
+      {R"(/job:jax_worker/replica:\d+/task:\d)", false, Fact::kAccusedTask},
+      {R"(\[fake-trainer\] task \d+ on host \S)", false, Fact::kTaskHostFake},
+      {R"(process_id=\d+ num_processes=\d+ host=\S)", false, Fact::kTaskHostJax},
+      // The accused task's own report of the coordination service's error.
+      {R"(Polled error from coordination service)", false, Fact::kSelfDeath},
+      {R"(Terminating process because the JAX distributed service detected fatal errors)", false,
+       Fact::kSelfDeath},
+      {R"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)", false, Fact::kIsoTimestamp},
+      {R"(^(\d+: )?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} )", true, Fact::kAbslTimestamp},
+      {R"(ssh -[LJ] )", false, Fact::kTunnel},
+      {R"(\[Prometheus\] Started on port \d)", false, Fact::kPrometheusPort},
+      {R"(restoring from this run's directory step \d)", false, Fact::kRestore},
+      {R"(No existing checkpoints found)", false, Fact::kFreshStart},
+      {R"(srun: error: \S+: task \d+: (Killed|Segmentation fault|Aborted))", false,
+       Fact::kTaskKilled},
+      // Frameworks' own "training finished" lines (docs/signature-sources.md):
+      // HF Trainer logs speed_metrics("train", ...) once, after the loop
+      // (transformers src/transformers/trainer.py `_inner_training_loop`;
+      // trainer_utils.py speed_metrics puts "train_runtime" first; printed by
+      // trainer_callback.py ProgressCallback/PrinterCallback.on_log as
+      // str(dict); newer releases quote the numbers), v4.x. Lightning >= 1.7 (ae98031),
+      // loops/fit_loop.py `done`: rank_zero_info(f"`Trainer.fit` stopped: `max_steps={...!r}`
+      // reached.") and the same for max_epochs.
+      {R"(\{'train_runtime': '?[0-9])", false, Fact::kCompletion},
+      {R"(`Trainer\.fit` stopped: `max_(steps|epochs)=\d+` reached\.)", false, Fact::kCompletion},
+      // Slurm ending the job or step (slurmstepd req.c, 22.05..HEAD): what
+      // follows is teardown.
+      {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT )", false, Fact::kSlurmEnd},
+      // The exception line that ends a Python traceback (signatures.cc names
+      // its source; the traceback signature weighs on it).
+      {kPythonExceptionLine, true, Fact::kExceptionLine},
+      // srun's per-task end (src/srun/launch.c _task_finish, 22.05..HEAD).
+      {R"(srun: error: \S+: tasks? [0-9,-]+: )", false, Fact::kTaskExit},
+  };
+  return patterns;
+}
+
+namespace {
+
+template <typename Int>
+std::optional<Int> IntAfter(std::string_view line, std::string_view key) {
+  size_t pos = line.find(key);
+  if (pos == line.npos) return std::nullopt;
+  std::string_view rest = line.substr(pos + key.size());
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+  if (ec != std::errc()) return std::nullopt;
+  return static_cast<Int>(value);
+}
+
+// The token after `key` up to a blank or ')'; nullopt without the key.
+std::optional<std::string_view> TokenAfter(std::string_view line, std::string_view key) {
+  size_t pos = line.find(key);
+  if (pos == line.npos) return std::nullopt;
+  std::string_view rest = line.substr(pos + key.size());
+  return rest.substr(0, rest.find_first_of(" \t\r\n)"));
+}
+
+bool Contains(std::string_view line, std::string_view text) { return line.find(text) != line.npos; }
+
+}  // namespace
+
+std::optional<int> ParseFailedStatus(std::string_view line) {
+  return IntAfter<int>(line, "Status: FAILED (exit ");
+}
+
+std::optional<NodeExitLine> ParseNodeExit(std::string_view line) {
+  auto host = TokenAfter(line, "NODE_EXIT host=");
+  if (!host) return std::nullopt;
+  auto code = IntAfter<int>(line, " exit=");
+  if (!code) return std::nullopt;
+  return NodeExitLine{*host, *code};
+}
+
+std::optional<PassthroughArgs> ParsePassthroughArgs(std::string_view line) {
+  if (!Contains(line, "PASSTHROUGH_ARGS=")) return std::nullopt;
+  PassthroughArgs args;
+  for (size_t pos = line.find("steps="); pos != line.npos; pos = line.find("steps=", pos + 1)) {
+    if (pos > 0 && line[pos - 1] != ' ' && line[pos - 1] != '=') continue;
+    if (auto steps = IntAfter<int64_t>(line.substr(pos), "steps=")) {
+      args.total_steps = *steps;
+      break;
+    }
+  }
+  if (auto value = TokenAfter(line, "enable_checkpointing=")) {
+    args.checkpointing = *value == "true" || *value == "True" || *value == "1";
+  }
+  return args;
+}
+
+std::optional<int64_t> ParseCheckpointPeriod(std::string_view line) {
+  auto period = IntAfter<int64_t>(line, "Config param checkpoint_period:");
+  if (!period || *period <= 0) return std::nullopt;
+  return period;
+}
+
+std::optional<double> ParseHeartbeatTimeout(std::string_view line) {
+  constexpr std::string_view kKey = "jax_distributed_heartbeat_timeout_seconds=";
+  size_t at = line.find(kKey);
+  if (at == line.npos) return std::nullopt;
+  std::string_view rest = line.substr(at + kKey.size());
+  double seconds = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), seconds);
+  if (ec != std::errc() || !(seconds > 0)) return std::nullopt;
+  return seconds;
+}
+
+bool IsHeartbeatAccusation(std::string_view line) {
+  return Contains(line, "(stopped sending heartbeats)");
+}
+
+std::vector<int> ParseAccusedTasks(std::string_view line) {
+  std::vector<int> tasks;
+  if (!Contains(line, "/job:jax_worker/replica:")) return tasks;
+  for (size_t pos = line.find("/task:"); pos != line.npos; pos = line.find("/task:", pos + 1)) {
+    if (auto task = IntAfter<int>(line.substr(pos), "/task:")) tasks.push_back(*task);
+  }
+  return tasks;
+}
+
+std::optional<int> ParseNnodes(std::string_view line) {
+  std::string_view text = WithoutTaskLabel(line);
+  if (!text.starts_with("NNODES=")) return std::nullopt;
+  return IntAfter<int>(text, "NNODES=");
+}
+
+std::optional<std::string_view> ParseNodeList(std::string_view line) {
+  std::string_view text = WithoutTaskLabel(line);
+  if (!text.starts_with("NODE_LIST=")) return std::nullopt;
+  return TokenAfter(text, "NODE_LIST=");
+}
+
+std::optional<std::string_view> ParseHeaderJobId(std::string_view line) {
+  return TokenAfter(line, "SLURM_JOB_ID=");
+}
+
+std::optional<TaskHost> ParseFakeTrainerTaskHost(std::string_view line) {
+  auto task = IntAfter<int>(line, "[fake-trainer] task ");
+  auto host = TokenAfter(line, " on host ");
+  if (!task || !host || host->empty()) return std::nullopt;
+  return TaskHost{*task, *host};
+}
+
+std::optional<TaskHost> ParseJaxTaskHost(std::string_view line) {
+  auto task = IntAfter<int>(line, "process_id=");
+  auto host = TokenAfter(line, " host=");
+  if (!task || !host || host->empty()) return std::nullopt;
+  return TaskHost{*task, *host};
+}
+
+std::optional<int> TaskOf(std::string_view line) {
+  if (auto label = TaskLabel(line)) return label;
+  return IntAfter<int>(line, "(task ");
+}
+
+std::optional<int> ParsePrometheusPort(std::string_view line) {
+  return IntAfter<int>(line, "[Prometheus] Started on port");
+}
+
+std::optional<int64_t> ParseRestoreStep(std::string_view line) {
+  return IntAfter<int64_t>(line, "restoring from this run's directory step");
+}
+
+std::optional<int> ParseKilledTask(std::string_view line) {
+  size_t at = line.find("srun: error: ");
+  if (at == line.npos) return std::nullopt;
+  return IntAfter<int>(line.substr(at), ": task ");
+}
+
+std::optional<int> ParseTaskExit(std::string_view line) {
+  if (!Contains(line, "srun: error: ")) return std::nullopt;
+  return IntAfter<int>(line, ": task ");
+}
+
+LineFacts RecogniseLine(std::string_view line, const LineContext& context) {
+  LineFacts facts;
+  std::string_view text = WithoutTaskLabel(line);
+  if (IsHeartbeatAccusation(text)) {
+    facts.heartbeat_accusation = true;
+    facts.line_time = ParseAbslTimestamp(text, context.year);
+  }
+  facts.heartbeat_timeout = ParseHeartbeatTimeout(text);
+  facts.checkpoint_period = ParseCheckpointPeriod(text);
+  facts.passthrough = ParsePassthroughArgs(text);
+  facts.restore_step = ParseRestoreStep(text);
+  facts.job_id = ParseHeaderJobId(text);
+  // A configuration line is not a step line, whatever it contains.
+  if (facts.heartbeat_timeout || facts.checkpoint_period) return facts;
+  if (context.profile) {
+    if (auto sample = ParseStep(*context.profile, text)) {
+      facts.step = DetectedStep{*context.profile, *sample};
+    }
+  } else {
+    facts.step = DetectStep(text);
+  }
+  return facts;
+}
+
+}  // namespace jobmon::triage

@@ -1,0 +1,69 @@
+#include "scan_patterns.h"
+
+#include <hs/hs.h>
+
+#include "jobmon/triage/log_scan.h"
+#include "jobmon/triage/signatures.h"
+#include "jobmon/triage/step_lines.h"
+#include "line_fact_patterns.h"
+
+namespace jobmon::triage {
+
+std::vector<PatternDef> AllPatterns() {
+  std::vector<PatternDef> out;
+  const auto& classes = FailureClasses();
+  for (size_t i = 0; i < classes.size(); ++i) {
+    for (const Signature& p : classes[i].patterns) {
+      out.push_back({p.expression, HS_FLAG_MULTILINE, Kind::kClass, static_cast<int>(i),
+                     WeightOf(classes[i], p), p.source});
+    }
+  }
+  for (const std::string& p : HarmlessPatterns()) out.push_back({p, 0, Kind::kHarmless, 0});
+  auto step = [&](const char* p, StepProfile profile, unsigned flags = 0) {
+    out.push_back({p, flags, Kind::kStep, static_cast<int>(profile)});
+  };
+  // Prefilters only: the parsers in step_lines.cc decide (and name their sources).
+  step(R"(completed step: \d)", StepProfile::kMaxText);
+  step(R"(iteration[ \t]+\d+/[ \t]*\d+[ \t]*\|)", StepProfile::kMegatron);
+  step(R"(step:[ \t]+\d+[ \t]+(\x1b\[\d+m)?loss:)", StepProfile::kTorchTitan);
+  step(R"(\d+/\d+ \[[0-9:]+<[0-9:?]+,[ \t]*[0-9.]+(s/it|it/s)[,\]])", StepProfile::kHuggingFace);
+  step(R"(Epoch \d+[: ])", StepProfile::kLightning);
+  step(R"(steps: \d+ loss: )", StepProfile::kDeepSpeed);
+  step(R"(step=\d+, skipped=)", StepProfile::kDeepSpeed);
+  step(R"(logging_writer\.py:\d+\] \[\d+\])", StepProfile::kT5x);
+  step(R"((^|[^A-Za-z0-9_])(step|iteration|iter)[ \t:=#]{1,3}\d)", StepProfile::kGeneric,
+       HS_FLAG_CASELESS | HS_FLAG_MULTILINE);
+  for (const FactPattern& f : FactPatterns()) {
+    out.push_back({f.expression, f.line_start ? HS_FLAG_MULTILINE : 0u, Kind::kFact,
+                   static_cast<int>(f.fact)});
+  }
+  return out;
+}
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kClass:
+      return "class";
+    case Kind::kHarmless:
+      return "harmless";
+    case Kind::kStep:
+      return "step";
+    case Kind::kFact:
+      return "fact";
+  }
+  return "?";
+}
+
+std::vector<ScanPattern> ScanPatterns() {
+  std::vector<ScanPattern> out;
+  for (const PatternDef& def : AllPatterns()) {
+    std::string name = def.kind == Kind::kClass  ? FailureClasses()[static_cast<size_t>(def.arg)].id
+                       : def.kind == Kind::kStep ? ToString(static_cast<StepProfile>(def.arg))
+                                                 : "";
+    out.push_back({KindName(def.kind), name, def.expression,
+                   def.kind == Kind::kClass ? ToString(def.weight) : "", def.source});
+  }
+  return out;
+}
+
+}  // namespace jobmon::triage

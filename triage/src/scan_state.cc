@@ -1,0 +1,587 @@
+#include "scan_state.h"
+
+#include <utf8.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <iterator>
+
+#include "jobmon/triage/line_facts.h"
+#include "jobmon/triage/signatures.h"
+#include "jobmon/triage/stall_rule.h"
+#include "line_fact_patterns.h"
+
+namespace jobmon::triage {
+namespace {
+
+// Classes whose lines on a task count as "a real error" for the heartbeat
+// checklist (reference: tracebacks, NCCL errors, SIGKILL before the timeout).
+bool IsRealTaskError(const std::string& id) {
+  return id == "python-exception" || id == "nccl-timeout" || id == "oom-host" || id == "oom-gpu" ||
+         id == "signal-kill" || id == "xla-compile-fail";
+}
+
+// Evidence is quoted verbatim, but control characters and invalid UTF-8
+// would corrupt a terminal, Markdown or JSON: those bytes become U+FFFD.
+std::string Sanitize(std::string_view text) {
+  std::string_view cut = text.substr(0, kEvidenceChars);
+  std::string valid;
+  valid.reserve(cut.size() + 8);
+  // A multi-byte character cut at the limit is invalid too, and replaced.
+  utf8::replace_invalid(cut.begin(), cut.end(), std::back_inserter(valid), 0xFFFD);
+  std::string out;
+  out.reserve(valid.size() + 8);
+  for (char c : valid) {
+    auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && byte != '\t') || byte == 0x7f) {
+      out += "\xef\xbf\xbd";
+    } else {
+      out.push_back(c);
+    }
+  }
+  if (text.size() > kEvidenceChars) out += "…";
+  return out;
+}
+
+std::string_view StripCr(std::string_view line) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  return line;
+}
+
+constexpr size_t kMaxTasks = 4096;
+constexpr uint64_t kAccusedWindowLines = 50;
+constexpr size_t kMaxOpenTracebacks = 1024;
+
+}  // namespace
+
+namespace {
+
+struct Event {
+  unsigned long long to;
+  unsigned id;
+};
+
+int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
+            void* context) {
+  static_cast<std::vector<Event>*>(context)->push_back({to, id});
+  return 0;
+}
+
+// The state of one scan; everything it keeps is bounded.
+class ScanState : public ChunkSink {
+ public:
+  ScanState(const LogScanner::Impl& impl, ScanFacts& facts) : impl_(impl), facts_(facts) {}
+
+  void Chunk(std::string_view data, hs_scratch_t* scratch) override {
+    events_.clear();
+    hs_scan(impl_.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch, OnMatch,
+            &events_);
+    auto by_end = [](const Event& a, const Event& b) { return a.to < b.to; };
+    if (!std::is_sorted(events_.begin(), events_.end(), by_end)) {
+      std::stable_sort(events_.begin(), events_.end(), by_end);
+    }
+    if (facts_.head.size() < kHeadLines) CaptureHead(data);
+    size_t cursor = 0;  // newlines counted up to here
+    uint64_t line_no = next_line_;
+    size_t i = 0;
+    while (i < events_.size()) {
+      size_t at = static_cast<size_t>(events_[i].to == 0 ? 0 : events_[i].to - 1);
+      const void* nl_before = at == 0 ? nullptr : memrchr(data.data(), '\n', at);
+      size_t start = nl_before ? static_cast<const char*>(nl_before) - data.data() + 1 : 0;
+      if (start < cursor) start = cursor;  // cannot happen for sorted events; stay safe
+      line_no += static_cast<uint64_t>(std::count(data.data() + cursor, data.data() + start, '\n'));
+      cursor = start;
+      const void* nl_after = std::memchr(data.data() + at, '\n', data.size() - at);
+      size_t end = nl_after ? static_cast<const char*>(nl_after) - data.data() : data.size();
+      ids_.clear();
+      while (i < events_.size() && events_[i].to <= end + 1) {
+        ids_.push_back(events_[i].id);
+        ++i;
+      }
+      Line(line_no, StripCr(data.substr(start, end - start)));
+    }
+    if (impl_.custom_step) CustomSteps(data);
+    line_no +=
+        static_cast<uint64_t>(std::count(data.data() + cursor, data.data() + data.size(), '\n'));
+    CaptureTail(data, line_no);
+    next_line_ = line_no;
+    facts_.lines = next_line_ - 1;
+  }
+
+  void Finish() override {
+    // A traceback cut before its exception line (the process was killed
+    // while printing it) still says a Python exception happened.
+    while (!open_tracebacks_.empty()) CloseTraceback(Weight::kGeneric);
+    if (!facts_.last_timestamp && facts_.first_timestamp)
+      facts_.last_timestamp = facts_.first_timestamp;
+  }
+
+ private:
+  void CaptureHead(std::string_view data) {
+    uint64_t line = next_line_;
+    size_t pos = 0;
+    while (facts_.head.size() < kHeadLines && pos < data.size()) {
+      size_t end = data.find('\n', pos);
+      if (end == data.npos) break;
+      facts_.head.push_back({line++, Sanitize(StripCr(data.substr(pos, end - pos)))});
+      pos = end + 1;
+    }
+  }
+
+  // The last lines of this chunk, numbered; the deque keeps kTailLines.
+  void CaptureTail(std::string_view data, uint64_t last_line_number_plus_one) {
+    std::vector<LineRef> lines;
+    size_t end = data.size();
+    if (end > 0 && data[end - 1] == '\n')
+      --end;
+    else
+      return;  // a piece of an over-long line: no complete line ends here
+    uint64_t number = last_line_number_plus_one - 1;
+    while (lines.size() < kTailLines) {
+      const void* nl = end == 0 ? nullptr : memrchr(data.data(), '\n', end);
+      size_t start = nl ? static_cast<const char*>(nl) - data.data() + 1 : 0;
+      lines.push_back({number--, Sanitize(StripCr(data.substr(start, end - start)))});
+      if (!nl) break;
+      end = start - 1;
+    }
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) facts_.tail.push_back(std::move(*it));
+    while (facts_.tail.size() > kTailLines) facts_.tail.pop_front();
+  }
+
+  // A configured regex has capture groups, which Hyperscan lacks: RE2 runs
+  // on every line, only when one is configured. This pass runs after the
+  // chunk's lines, so it keeps its own clock in line order: a step's time is
+  // its line's own timestamp, else the last timestamp before it plus the
+  // step seconds since that timestamp (never the chunk's last timestamp).
+  void CustomSteps(std::string_view data) {
+    uint64_t line = next_line_;
+    size_t pos = 0;
+    const RE2& re = *impl_.custom_step;
+    const bool has_seconds = re.NumberOfCapturingGroups() >= 2;
+    // (?P<ms>...) / (?P<milliseconds>...): a bare number is milliseconds.
+    const double bare_scale = re.NamedCapturingGroups().count("seconds") ? 1.0 : 0.001;
+    while (pos < data.size()) {
+      size_t end = data.find('\n', pos);
+      if (end == data.npos) end = data.size();
+      std::string_view text = StripCr(data.substr(pos, end - pos));
+      std::optional<double> own_time = FindIsoTimestamp(text);
+      if (!own_time) own_time = AbslTime(text);
+      if (own_time) {
+        custom_anchor_ = own_time;
+        custom_since_anchor_ = 0;
+      }
+      int64_t step = 0;
+      re2::StringPiece seconds_text;
+      bool matched = has_seconds
+                         ? RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), re, &step,
+                                             &seconds_text)
+                         : RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), re, &step);
+      if (matched) {
+        std::optional<double> seconds;
+        if (has_seconds && seconds_text.data() != nullptr) {
+          size_t after =
+              static_cast<size_t>(seconds_text.data() - text.data()) + seconds_text.size();
+          seconds = ParseDuration({seconds_text.data(), seconds_text.size()},
+                                  text.substr(std::min(after, text.size())), bare_scale);
+        }
+        std::optional<double> at = own_time;
+        if (!at && custom_anchor_)
+          at = *custom_anchor_ + custom_since_anchor_ + seconds.value_or(0);
+        uint64_t before = facts_.steps[static_cast<size_t>(StepProfile::kCustom)].count();
+        AddStep(StepProfile::kCustom, {step, seconds, std::nullopt, own_time}, line, text);
+        if (facts_.steps[static_cast<size_t>(StepProfile::kCustom)].count() != before) {
+          if (!own_time) custom_since_anchor_ += seconds.value_or(0);
+          if (at) facts_.last_step_time[static_cast<size_t>(StepProfile::kCustom)] = at;
+        }
+      }
+      ++line;
+      pos = end + 1;
+    }
+  }
+
+  // A class's weight on this line: a consequence pattern is the most
+  // specific statement ("connection reset by peer" inside an NCCL WARN),
+  // then root, then generic.
+  Weight LineWeight(int class_index) const {
+    bool root = false, generic = false;
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind != Kind::kClass || def.arg != class_index) continue;
+      if (def.weight == Weight::kConsequence) return Weight::kConsequence;
+      if (def.weight == Weight::kTraceback) return Weight::kTraceback;
+      root |= def.weight == Weight::kRoot;
+      generic |= def.weight == Weight::kGeneric;
+    }
+    return root ? Weight::kRoot : generic ? Weight::kGeneric : Weight::kConsequence;
+  }
+
+  void AddClassHit(const std::string& id, uint64_t line, std::string_view text,
+                   Weight weight = Weight::kGeneric) {
+    ClassHits& hits = facts_.classes[id];
+    LineRef ref{line, Sanitize(text)};
+    if (weight == Weight::kTraceback) {
+      // Weighed when its exception line arrives (ExceptionLine), in order.
+      if (open_tracebacks_.size() >= kMaxOpenTracebacks) CloseTraceback(Weight::kGeneric);
+      open_tracebacks_.push_back(line);
+    } else {
+      auto& first = weight == Weight::kRoot      ? hits.first_root
+                    : weight == Weight::kGeneric ? hits.first_generic
+                                                 : hits.first_consequence;
+      if (!first) first = line;
+    }
+    if (hits.count == 0) hits.first = ref;
+    if (hits.examples.size() < kEvidencePerClass) hits.examples.push_back(ref);
+    hits.last = std::move(ref);
+    ++hits.count;
+  }
+
+  void AddStep(StepProfile profile, StepSample sample, uint64_t line, std::string_view text) {
+    size_t p = static_cast<size_t>(profile);
+    if (!sample.timestamp && line_time_ && line_time_->first == line) {
+      sample.timestamp = line_time_->second;  // the line's own absl/ISO stamp
+    }
+    if (profile == StepProfile::kHuggingFace && sample.total_steps) {
+      // The training bar's total is max_steps; a later bar with another
+      // total (an evaluation loop's, when it is not nested) is not training.
+      if (!tqdm_total_) tqdm_total_ = sample.total_steps;
+      if (*tqdm_total_ != *sample.total_steps) return;
+    }
+    if (profile == StepProfile::kGeneric) {
+      if (!GenericConfirmed(sample, line, text)) return;
+      sample.step -= generic_offset_;
+    }
+    RecordStep(profile, p, sample, line, text);
+  }
+
+  // kGenericMinSamples increasing samples (task 0 or unlabelled) before the
+  // generic profile counts; then the held ones are recorded. A loop whose
+  // first counter is 1 counts from 1 (like Megatron's iterations): its steps
+  // are shifted to 0-based, so "step 1" first is no restore from a checkpoint.
+  bool GenericConfirmed(const StepSample& sample, uint64_t line, std::string_view text) {
+    if (generic_confirmed_) return true;
+    auto task = TaskLabel(text);
+    if (task && *task != 0) return false;
+    if (!generic_pending_.empty() && sample.step <= generic_pending_.back().sample.step) {
+      generic_pending_.clear();  // not increasing: start over from here
+    }
+    generic_pending_.push_back({sample, line, std::string(text.substr(0, 64))});
+    if (generic_pending_.size() < static_cast<size_t>(kGenericMinSamples)) return false;
+    generic_confirmed_ = true;
+    generic_offset_ = generic_pending_.front().sample.step == 1 ? 1 : 0;
+    auto pending = std::move(generic_pending_);
+    generic_pending_.clear();
+    for (size_t i = 0; i + 1 < pending.size(); ++i) {
+      StepSample held = pending[i].sample;
+      held.step -= generic_offset_;
+      RecordStep(StepProfile::kGeneric, static_cast<size_t>(StepProfile::kGeneric), held,
+                 pending[i].line, pending[i].text);
+    }
+    return true;
+  }
+
+  void RecordStep(StepProfile profile, size_t p, StepSample sample, uint64_t line,
+                  std::string_view text) {
+    auto task = TaskLabel(text);
+    if (task &&
+        (facts_.last_step_by_task.count(*task) || facts_.last_step_by_task.size() < kMaxTasks)) {
+      facts_.last_step_by_task[*task] = sample.step;
+    }
+    if (task && *task != 0) return;  // one task's view of progress is enough
+    // A step time from the line itself; else from the line timestamps.
+    if (!sample.seconds && sample.timestamp && prev_step_[p] && prev_ts_[p] &&
+        sample.step > *prev_step_[p]) {
+      sample.seconds =
+          (*sample.timestamp - *prev_ts_[p]) / static_cast<double>(sample.step - *prev_step_[p]);
+    }
+    if (sample.timestamp) {
+      prev_ts_[p] = sample.timestamp;
+      prev_step_[p] = sample.step;
+    }
+    if (sample.total_steps && !facts_.total_steps) facts_.total_steps = sample.total_steps;
+    bool checkpoint =
+        facts_.checkpointing && IsCheckpointStep(sample.step, facts_.checkpoint_period);
+    if ((profile == StepProfile::kHuggingFace || profile == StepProfile::kLightning) &&
+        facts_.steps[p].last() && facts_.steps[p].last()->step == sample.step) {
+      return;  // a bar redrawn at the same count (after tqdm.write): no new step, no restart
+    }
+    if (!facts_.steps[p].last() && sample.step > 0 && BarOpenedAt(profile, text) == 0) {
+      // The bar opened at 0/N on this line: the run began at step 0, though
+      // the line's last update is further on (no restore from a checkpoint).
+      facts_.steps[p].Add(0, std::nullopt, line, false);
+    }
+    uint64_t before = facts_.steps[p].count();
+    facts_.steps[p].Add(sample.step, sample.seconds, line, checkpoint);
+    if (facts_.steps[p].count() == before) return;  // a repeat
+    if (profile == StepProfile::kCustom) return;    // CustomSteps keeps its own clock
+    if (sample.timestamp) {
+      facts_.last_step_time[p] = sample.timestamp;
+      since_anchor_[p] = 0;
+    } else if (anchor_) {
+      since_anchor_[p] += sample.seconds.value_or(0);
+      facts_.last_step_time[p] = *anchor_ + since_anchor_[p];
+    }
+  }
+
+  void Timestamp(double t, uint64_t line) {
+    line_time_ = {line, t};
+    if (!facts_.first_timestamp) facts_.first_timestamp = t;
+    if (!facts_.last_timestamp || t >= *facts_.last_timestamp) facts_.last_timestamp = t;
+    anchor_ = t;
+    since_anchor_.fill(0);
+  }
+
+  std::optional<double> AbslTime(std::string_view text) {
+    int year = facts_.timestamp_year.value_or(0);
+    if (year == 0) {
+      time_t now = time(nullptr);
+      tm utc{};
+      gmtime_r(&now, &utc);
+      year = utc.tm_year + 1900;
+    }
+    return ParseAbslTimestamp(text, year);
+  }
+
+  void Line(uint64_t line, std::string_view text) {
+    std::sort(ids_.begin(), ids_.end());
+    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+    bool harmless = false;
+    for (unsigned id : ids_) harmless |= impl_.patterns[id].kind == Kind::kHarmless;
+    if (harmless) ++facts_.harmless_lines;
+    // srun's end of a task that already logged its own error is that
+    // error's last link, not a second failure (checked before the facts
+    // below record this line as the task's error).
+    bool folded_exit = false;
+    bool exception_line = false;
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind != Kind::kFact) continue;
+      if (static_cast<Fact>(def.arg) == Fact::kTaskExit) {
+        auto task = ParseTaskExit(text);
+        auto it = task ? facts_.task_errors.find(*task) : facts_.task_errors.end();
+        folded_exit = it != facts_.task_errors.end() && !it->second.empty();
+      }
+      exception_line |= static_cast<Fact>(def.arg) == Fact::kExceptionLine;
+    }
+    // Facts first (timestamps anchor the steps on the same line), then classes.
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind == Kind::kFact) FactLine(static_cast<Fact>(def.arg), line, text);
+    }
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind == Kind::kStep) {
+        auto profile = static_cast<StepProfile>(def.arg);
+        if (auto sample = ParseStep(profile, text)) AddStep(profile, *sample, line, text);
+      }
+    }
+    if (harmless) return;
+    std::vector<int>& classes = classes_;
+    classes.clear();
+    for (unsigned id : ids_) {
+      if (impl_.patterns[id].kind == Kind::kClass) classes.push_back(impl_.patterns[id].arg);
+    }
+    std::sort(classes.begin(), classes.end());
+    classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+    if (folded_exit) {
+      std::erase_if(classes, [](int index) {
+        const std::string& id = FailureClasses()[static_cast<size_t>(index)].id;
+        return id == "signal-kill" || id == "subprocess-fail";
+      });
+    }
+    if (exception_line) {
+      // The oldest open traceback ends here: a Python exception of its own,
+      // or the text of another class (then a consequence or that class).
+      bool other = std::any_of(classes.begin(), classes.end(), [](int index) {
+        return FailureClasses()[static_cast<size_t>(index)].id != "python-exception";
+      });
+      if (!open_tracebacks_.empty())
+        CloseTraceback(other ? Weight::kConsequence : Weight::kGeneric);
+      if (!other && !facts_.first_exception) facts_.first_exception = LineRef{line, Sanitize(text)};
+    }
+    for (int index : classes) {
+      const FailureClass& c = FailureClasses()[static_cast<size_t>(index)];
+      bool suppressed = false;
+      for (int other : classes) {
+        const std::string& other_id = FailureClasses()[static_cast<size_t>(other)].id;
+        suppressed |= std::find(c.not_with.begin(), c.not_with.end(), other_id) != c.not_with.end();
+      }
+      if (suppressed) continue;
+      const std::string& id = c.id;
+      AddClassHit(id, line, text, LineWeight(index));
+      if (id == "heartbeat-timeout" && !facts_.heartbeat)
+        facts_.heartbeat = LineRef{line, Sanitize(text)};
+      if (!facts_.heartbeat && IsRealTaskError(id)) RecordTaskError(text, line);
+    }
+  }
+
+  void CloseTraceback(Weight weight) {
+    uint64_t start = open_tracebacks_.front();
+    open_tracebacks_.pop_front();
+    ClassHits& hits = facts_.classes["python-exception"];
+    auto& first = weight == Weight::kGeneric ? hits.first_generic : hits.first_consequence;
+    if (!first || start < *first) first = start;
+  }
+
+  void RecordTaskError(std::string_view text, uint64_t line) {
+    auto task = TaskOf(text);
+    if (!task) return;
+    auto& list = facts_.task_errors[*task];
+    if (list.size() < kEvidencePerClass && facts_.task_errors.size() <= kMaxTasks) {
+      list.push_back({line, Sanitize(text)});
+    }
+  }
+
+  // The wording of each fact, and its parser, are in line_facts.cc; here
+  // what the scan keeps of it (first or last, bounded, sanitised).
+  void FactLine(Fact fact, uint64_t line, std::string_view text) {
+    switch (fact) {
+      case Fact::kSummary:
+        facts_.summary = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kStatusSuccess:
+        facts_.exit_code = 0;
+        facts_.status_line = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kStatusFailed:
+        if (auto code = ParseFailedStatus(text)) {
+          facts_.exit_code = *code;
+          facts_.status_line = LineRef{line, Sanitize(text)};
+        }
+        break;
+      case Fact::kNodeExit: {
+        auto exit = ParseNodeExit(text);
+        if (!exit) break;
+        if (facts_.node_exits.size() < kMaxTasks) {
+          facts_.node_exits.push_back({Sanitize(exit->host), exit->code, {line, Sanitize(text)}});
+        }
+        // exit=143 on a node is the clean SIGTERM of a cancellation.
+        if (exit->code != 0 && exit->code != 143) AddClassHit("node-fail", line, text);
+        break;
+      }
+      case Fact::kPassthrough:
+        if (!seen_passthrough_) {
+          if (auto args = ParsePassthroughArgs(text)) {
+            if (args->total_steps) facts_.total_steps = args->total_steps;
+            if (args->checkpointing) facts_.checkpointing = *args->checkpointing;
+          }
+        }
+        seen_passthrough_ = true;
+        break;
+      case Fact::kCheckpointPeriod:
+        if (auto period = ParseCheckpointPeriod(text)) facts_.checkpoint_period = *period;
+        break;
+      case Fact::kNnodes:
+        if (!facts_.nnodes) facts_.nnodes = ParseNnodes(text);
+        break;
+      case Fact::kNodeList:
+        if (!facts_.node_list) {
+          if (auto list = ParseNodeList(text)) facts_.node_list = Sanitize(*list);
+        }
+        break;
+      case Fact::kJobId:
+        if (!facts_.job_id) {
+          if (auto id = ParseHeaderJobId(text)) facts_.job_id = Sanitize(*id);
+        }
+        break;
+      case Fact::kAccusedTask:
+        if (facts_.heartbeat && line <= facts_.heartbeat->line + kAccusedWindowLines) {
+          for (int task : ParseAccusedTasks(text)) {
+            if (facts_.accused_tasks.size() < kMaxTasks) facts_.accused_tasks.insert(task);
+          }
+        }
+        break;
+      case Fact::kTaskHostFake:
+      case Fact::kTaskHostJax: {
+        auto host =
+            fact == Fact::kTaskHostFake ? ParseFakeTrainerTaskHost(text) : ParseJaxTaskHost(text);
+        if (host && facts_.task_hosts.size() < kMaxTasks) {
+          facts_.task_hosts[host->task] = Sanitize(host->host);
+        }
+        break;
+      }
+      case Fact::kSelfDeath:
+        if (auto task = TaskOf(text);
+            task && !facts_.self_death.count(*task) && facts_.self_death.size() < kMaxTasks) {
+          facts_.self_death[*task] = LineRef{line, Sanitize(text)};
+        }
+        break;
+      case Fact::kIsoTimestamp:
+        if (auto t = FindIsoTimestamp(text)) {
+          time_t whole = static_cast<time_t>(*t);
+          tm utc{};
+          gmtime_r(&whole, &utc);
+          facts_.timestamp_year = utc.tm_year + 1900;
+          Timestamp(*t, line);
+        }
+        break;
+      case Fact::kAbslTimestamp:
+        if (auto t = AbslTime(text)) Timestamp(*t, line);
+        break;
+      case Fact::kTunnel:
+        if (!facts_.tunnel) facts_.tunnel = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kPrometheusPort:
+        if (auto port = ParsePrometheusPort(text)) facts_.prometheus_port = *port;
+        break;
+      case Fact::kRestore:
+        if (auto step = ParseRestoreStep(text)) facts_.restore_step = *step;
+        break;
+      case Fact::kFreshStart:
+        facts_.fresh_start_logged = true;
+        break;
+      case Fact::kCompletion:
+        facts_.completion = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kExceptionLine:  // handled in Line()
+      case Fact::kTaskExit:
+        break;
+      case Fact::kSlurmEnd:
+        if (!facts_.slurm_end) facts_.slurm_end = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kTaskKilled:
+        if (!facts_.heartbeat) {
+          if (auto task = ParseKilledTask(text)) {
+            auto& list = facts_.task_errors[*task];
+            if (list.size() < kEvidencePerClass) list.push_back({line, Sanitize(text)});
+          }
+        }
+        break;
+    }
+  }
+
+  const LogScanner::Impl& impl_;
+  ScanFacts& facts_;
+  std::vector<Event> events_;
+  std::vector<unsigned> ids_;
+  std::vector<int> classes_;
+  std::deque<uint64_t> open_tracebacks_;  // first lines of tracebacks awaiting their exception
+  uint64_t next_line_ = 1;
+  bool seen_passthrough_ = false;
+  std::optional<double> anchor_;
+  std::array<double, kStepProfileCount> since_anchor_{};
+  std::array<std::optional<double>, kStepProfileCount> prev_ts_{};
+  std::array<std::optional<int64_t>, kStepProfileCount> prev_step_{};
+  std::optional<std::pair<uint64_t, double>> line_time_;  // the last stamped line, its time
+  std::optional<int64_t> tqdm_total_;
+  struct HeldStep {
+    StepSample sample;
+    uint64_t line;
+    std::string text;  // enough for the task label
+  };
+  std::vector<HeldStep> generic_pending_;  // at most kGenericMinSamples
+  bool generic_confirmed_ = false;
+  int64_t generic_offset_ = 0;
+  std::optional<double> custom_anchor_;
+  double custom_since_anchor_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ChunkSink> NewScanState(const LogScanner::Impl& impl, ScanFacts& facts) {
+  return std::make_unique<ScanState>(impl, facts);
+}
+
+}  // namespace jobmon::triage

@@ -1,0 +1,42 @@
+#pragma once
+// The state of one scan over line-aligned chunks (what the Hyperscan
+// database matched, parsed into ScanFacts), and the compiled scanner it
+// reads. Private to the scanner: log_scan.cc feeds it from a file.
+
+#include <hs/hs.h>
+#include <re2/re2.h>
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "jobmon/triage/log_scan.h"
+#include "scan_patterns.h"
+
+namespace jobmon::triage {
+
+struct LogScanner::Impl {
+  std::vector<PatternDef> patterns;
+  hs_database_t* database = nullptr;
+  hs_scratch_t* prototype_scratch = nullptr;
+  std::unique_ptr<RE2> custom_step;
+  ScanOptions options;
+
+  ~Impl() {
+    if (prototype_scratch) hs_free_scratch(prototype_scratch);
+    if (database) hs_free_database(database);
+  }
+};
+
+class ChunkSink {
+ public:
+  virtual ~ChunkSink() = default;
+  // `data` ends at a line end, or is a piece of a line longer than the buffer.
+  virtual void Chunk(std::string_view data, hs_scratch_t* scratch) = 0;
+  virtual void Finish() = 0;
+};
+
+// A scan's state writing into `facts`; both must outlive it.
+std::unique_ptr<ChunkSink> NewScanState(const LogScanner::Impl& impl, ScanFacts& facts);
+
+}  // namespace jobmon::triage
