@@ -15,7 +15,17 @@ JobProgress::JobProgress(uint32_t job_id, std::string log_path, StallPolicy poli
 
 void JobProgress::OnStep(const triage::StepSample& sample, double now) {
   if (!first_step_time_) first_step_time_ = now;
-  tracker_.OnStep(sample.step, now, sample.seconds);
+  // A step time from the line when it has one, else from the lines' own
+  // stamps (per step between two stamped lines), else the tracker uses the
+  // arrival times.
+  std::optional<double> seconds = sample.seconds;
+  if (!seconds && sample.timestamp && last_stamp_ && sample.step > last_stamp_->step &&
+      *sample.timestamp >= last_stamp_->at) {
+    seconds = (*sample.timestamp - last_stamp_->at) /
+              static_cast<double>(sample.step - last_stamp_->step);
+  }
+  if (sample.timestamp) last_stamp_ = StampedStep{sample.step, *sample.timestamp};
+  tracker_.OnStep(sample.step, now, seconds);
 }
 
 void JobProgress::OnTensorBoardStep(int64_t step, double observed_at) {

@@ -65,8 +65,11 @@ check "live triage: primary failure hang at step 19" \
 check "live triage: both tasks stopped at the same step" \
   grep -q "All 2 tasks stopped at the same step 19" <<<"$(field "$STATE/live.json" "'\n'.join(r['findings'])")"
 "$JOBMON" triage "$hang_log" --json --no-slurm --stall-min-seconds 2 >"$STATE/noslurm.json"
-check "without Slurm the same log is unknown-death (the reference's rule)" \
-  test "$(field "$STATE/noslurm.json" "r['status']")" = unknown-death
+# Without Slurm the steps' silence decides: the log is still written, so
+# the process lives and makes no progress (issue 16: unknown-death only on
+# positive evidence of an abrupt end).
+check "without Slurm the same log is hanging (steps stopped, log still written)" \
+  test "$(field "$STATE/noslurm.json" "r['status']")" = hanging
 
 echo "# scancel it"
 scancel "$hang_job"

@@ -144,6 +144,13 @@ std::vector<Row> Table() {
        JobStatus::kRunning, "", "steps advancing"},
       {"no Slurm, stopped short of the planned steps and silent", With(std::nullopt, kStalledShort),
        JobStatus::kUnknownDeath, "", "stopped short of its planned steps"},
+      {"no Slurm, steps stopped while the log is still written",
+       With(std::nullopt,
+            [](auto& in) {
+              kStalledShort(in);
+              in.seconds_silent = 1;  // a peer's warnings keep it growing
+            }),
+       JobStatus::kHanging, "", "while the log is still written"},
       {"no Slurm, silent log without steps", With(std::nullopt, kSilentNoSteps),
        JobStatus::kUnknown, "", "ended or silent?"},
       {"no Slurm, stalled steps, total unknown",

@@ -407,6 +407,25 @@ TEST(JobProgressTest, FollowsTheLogLearnsCheckpointsAndResumesAfterARestart) {
   EXPECT_EQ(restarted.Evaluate(now + 1 + 11).phase, Phase::kStalled);
 }
 
+TEST(JobProgressTest, StepTimesComeFromTheLinesOwnStampsNotTheirArrival) {
+  // torchtitan's line (torchtitan/components/metrics.py logger.info, Python
+  // logging's default asctime) carries no step time, only its stamp: a
+  // backlog read in one poll must not make every step take 0 s.
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  for (int step = 1; step <= 12; ++step) {
+    Append(log, "2025-01-01 12:00:" + std::string(step * 4 < 10 ? "0" : "") +
+                    std::to_string(step * 4) + ",000 - root - INFO - step: " +
+                    std::to_string(step) + "  loss: 7.1234  memory: 10.00GiB(12.34%)\n");
+  }
+  JobProgress job(9, log.string(), Policy(), 0);
+  ASSERT_TRUE(job.Poll(500).ok());
+  EXPECT_EQ(job.profile(), triage::StepProfile::kTorchTitan);
+  ProgressState s = job.Evaluate(500);
+  ASSERT_TRUE(s.p99_interval.has_value());
+  EXPECT_NEAR(*s.p99_interval, 4.0, 1e-9) << "4 s between the lines' stamps";
+}
+
 TEST(JobProgressTest, RecognisesMegatronFromTheCorpus) {
   JobProgress job(8, std::string(JOBMON_FIXTURES) + "/logs/megatron-profile.log", Policy(), 0);
   ASSERT_TRUE(job.Poll(50).ok());

@@ -237,6 +237,13 @@ void LogAlone(const StatusInputs& in, bool failure, StatusDecision& d) {
   } else if (in.has_steps && in.seconds_since_last_step && !in.steps_stalled) {
     d.status = JobStatus::kRunning;
     d.basis = fmt::format("no JOB SUMMARY, steps advancing ({})", no_slurm);
+  } else if (in.has_steps && in.steps_stalled && advancing) {
+    // Progress is judged by the steps where there are any: a log still
+    // written (warnings, a peer's retries) whose steps stopped is a live
+    // process that makes no progress, neither running nor dead.
+    d.status = JobStatus::kHanging;
+    d.basis = fmt::format("no JOB SUMMARY, no step for {} while the log is still written ({})",
+                          FormatDuration(in.seconds_since_last_step.value_or(0)), no_slurm);
   } else if (advancing) {
     d.status = JobStatus::kRunning;
     d.basis = fmt::format("no JOB SUMMARY, log still advancing (last written {} ago){} ({})",

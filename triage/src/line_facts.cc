@@ -219,6 +219,13 @@ LineFacts RecogniseLine(std::string_view line, const LineContext& context) {
   } else {
     facts.step = DetectStep(text);
   }
+  // The step line's own time, where it carries one (ISO or absl stamp): a
+  // follower dates lines only to its poll, a backlog all to one moment.
+  if (facts.step && !facts.step->sample.timestamp) {
+    auto& stamp = facts.step->sample.timestamp;
+    stamp = FindIsoTimestamp(text);
+    if (!stamp) stamp = ParseAbslTimestamp(text, context.year);
+  }
   return facts;
 }
 

@@ -57,6 +57,11 @@ class JobProgress {
   LogFollower follower_;
   ProgressTracker tracker_;
   std::optional<triage::StepProfile> profile_;
+  struct StampedStep {
+    int64_t step;
+    double at;  // the line's own time
+  };
+  std::optional<StampedStep> last_stamp_;
   std::deque<std::string> tail_;
   std::optional<double> first_step_time_, heartbeat_seen_at_, heartbeat_timeout_;
   int year_ = 1970;  // of the poll's clock
