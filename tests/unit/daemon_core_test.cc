@@ -187,7 +187,8 @@ TEST_F(MonitorTest, StallOpensOneIncidentAndResumeClosesIt) {
   EXPECT_EQ(notifier.sent[0].status, "firing");
   EXPECT_EQ(notifier.sent[0].key, "cluster/7/hang");
   // The alert carries the triage of the log as it stands.
-  EXPECT_NE(notifier.sent[0].report.find("Last step"), std::string::npos) << notifier.sent[0].report;
+  EXPECT_NE(notifier.sent[0].report.find("Last step"), std::string::npos)
+      << notifier.sent[0].report;
   EXPECT_NE(notifier.sent[0].report.find("40"), std::string::npos) << notifier.sent[0].report;
   EXPECT_NE(notifier.sent[0].report.find("**Status:** hanging"), std::string::npos)
       << "the triage agrees with the monitor's stall verdict\n"
