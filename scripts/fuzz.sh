@@ -42,6 +42,7 @@ for log in tests/fixtures/logs/{megatron-profile,torchtitan-profile,hf-tqdm-prof
     printf '%s' "$line" >"$work/steps/$i"
   done < <(grep -m 5 -E 'step|iteration|it\]' "$log")
 done
+cp tests/fuzz/regressions/steps-* "$work/steps/"
 for expression in 'node[01-04,7],gpu-a[1-2]' 'rack[1-2]-n[1-2]' 'n[001-010,100]' 'login'; do
   i=$((i + 1))
   printf '%s' "$expression" >"$work/hostlist/$i"

@@ -94,6 +94,9 @@ TEST(StepLines, LightningBarCountsAcrossEpochs) {
   ASSERT_TRUE(e1);
   EXPECT_EQ(e1->step, 8 + 2) << "the bar restarts every epoch";
   EXPECT_FALSE(ParseLightningStep("Epoch 1:   0%|          | 0/8 [00:00<?, ?it/s, v_num=0]"));
+  // Junk whose epoch x batches overflows is not a step (fuzz_step_lines
+  // found it: tests/fuzz/regressions/steps-lightning-epoch-overflow).
+  EXPECT_FALSE(ParseLightningStep("Epoch 4611686018427387904:  50%|#  | 1/4 [00:00<00:00, 1it/s]"));
   EXPECT_FALSE(ParseLightningStep(
       "\rValidation DataLoader 0:  67%|######6   | 2/3 [00:00<00:00, 36.53it/s]\x1b[A"));
   // NeMo MegatronProgressBar: bar_format "{desc} {n_fmt}/{total_fmt}{postfix}".

@@ -69,7 +69,6 @@ constexpr const char* kGlooPair =
 constexpr const char* kGlooBuffer =
     "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (also uv/), 3dac0ef 2018-11..HEAD "
     "(verified, and tests/fixtures/real/pytorch)";
-constexpr const char* kPgNccl = "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp";
 constexpr const char* kNcclErr =
     "NVIDIA/nccl src/init.cc ncclGetErrorString (ncclRemoteError 2.13.4+); "
     "torch/csrc/distributed/c10d/NCCLUtils.hpp 'NCCL error in:' 1.x..2.x";

@@ -345,8 +345,11 @@ std::optional<StepSample> LightningPiece(std::string_view piece, bool allow_zero
   auto count = FindBarCount(piece, from);
   if (!count || count->done < (allow_zero ? 0 : 1)) return std::nullopt;
   if (count->total && *count->total < count->done) return std::nullopt;
-  int64_t offset = count->total ? *epoch * *count->total : 0;
-  return StepSample{offset + count->done - 1, BarSeconds(count->after), std::nullopt, std::nullopt};
+  // Huge epoch or batch counts (junk, not a bar) must not overflow the step.
+  int64_t offset = 0, step = 0;
+  if (count->total && __builtin_mul_overflow(*epoch, *count->total, &offset)) return std::nullopt;
+  if (__builtin_add_overflow(offset, count->done - 1, &step)) return std::nullopt;
+  return StepSample{step, BarSeconds(count->after), std::nullopt, std::nullopt};
 }
 
 std::optional<StepSample> ParseLightningStep(std::string_view line) {
