@@ -1,15 +1,28 @@
 #include "jobmon/common/user_file.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "jobmon/common/fs_identity.h"
 
 namespace jobmon {
+
+std::optional<JobUser> LookUpJobUser(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return std::nullopt;
+  }
+  return JobUser{found->pw_uid, found->pw_gid};
+}
 namespace {
 
 std::string Describe(mode_t mode) {

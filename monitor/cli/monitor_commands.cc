@@ -1,7 +1,6 @@
 #include "monitor_commands.h"
 
 #include <fmt/format.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,19 +103,6 @@ std::optional<triage::SlurmJob> AskSlurm(const std::string& job_id) {
     if (std::to_string(job.job_id) == job_id) return job;
   }
   return std::nullopt;
-}
-
-// The uid and primary gid of a user name (a job Slurm no longer lists, from
-// the daemon's record); nullopt when the name does not resolve here.
-std::optional<JobUser> LookUpUser(const std::string& name) {
-  if (name.empty()) return std::nullopt;
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  std::vector<char> buffer(16384);
-  if (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
-    return std::nullopt;
-  }
-  return JobUser{found->pw_uid, found->pw_gid};
 }
 
 // Opens a file of the job (its log) as the daemon does: through the opener
@@ -222,7 +208,7 @@ int RunStatus(const StatusArgs& args) {
   if (slurm) {
     job_user = JobUser{slurm->uid, slurm->gid};
   } else if (record) {
-    job_user = LookUpUser(record->user);
+    job_user = LookUpJobUser(record->user);
   }
 
   // The projection from the log itself (as `jobmon triage` computes it).

@@ -1,7 +1,6 @@
 #include "jobmon/monitor/monitor.h"
 
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,19 +20,6 @@
 
 namespace jobmon::monitor {
 namespace {
-
-// The uid and primary gid of a user name (a restored job before Slurm
-// answers); nullopt when the name does not resolve here.
-std::optional<JobUser> LookUpUser(const std::string& name) {
-  if (name.empty()) return std::nullopt;
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  std::vector<char> buffer(16384);
-  if (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
-    return std::nullopt;
-  }
-  return JobUser{found->pw_uid, found->pw_gid};
-}
 
 bool NotThere(const Error& error) {
   return error.message.find(std::strerror(ENOENT)) != std::string::npos;
@@ -86,7 +72,7 @@ Expected<void> Monitor::Restore(double now) {
     if (record.ended_at) continue;
     Tracked t = NewTracked(record, record.start_time.value_or(record.first_seen));
     // Slurm's uid arrives with the first answer; until then the name says it.
-    if ((t.user = LookUpUser(record.user))) t.progress->SetUser(*t.user);
+    if ((t.user = LookUpJobUser(record.user))) t.progress->SetUser(*t.user);
     if (auto progress = store_.GetProgress(record.job_id); progress && *progress) {
       t.progress->Restore(**progress);
       t.saved = **progress;

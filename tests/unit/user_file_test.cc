@@ -130,3 +130,18 @@ TEST_F(UserFileTest, RootReadsOnlyWhatTheUserCould) {
 }
 
 }  // namespace
+
+namespace jobmon {
+namespace {
+
+TEST(LookUpJobUser, ResolvesANameToItsUidAndPrimaryGid) {
+  auto root = LookUpJobUser("root");
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->uid, 0u);
+  EXPECT_EQ(root->gid, 0u);
+  EXPECT_FALSE(LookUpJobUser(""));
+  EXPECT_FALSE(LookUpJobUser("no-such-user-jobmon-test"));
+}
+
+}  // namespace
+}  // namespace jobmon

@@ -38,6 +38,10 @@ struct JobUser {
   gid_t gid = 0;
 };
 
+// The uid and primary gid of a user name (a job Slurm no longer lists, known
+// by the name in a record); nullopt when the name does not resolve here.
+std::optional<JobUser> LookUpJobUser(const std::string& name);
+
 enum class UserFileKind { kRegular, kDirectory };
 
 struct UserFileOptions {
