@@ -13,4 +13,6 @@ std::string FormatIsoUtc(double unix_seconds) {
   return buffer;
 }
 
+std::string IsoNow() { return FormatIsoUtc(static_cast<double>(std::time(nullptr))); }
+
 }  // namespace jobmon

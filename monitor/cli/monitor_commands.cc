@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "jobmon/common/diag_dir.h"
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/run_command.h"
 #include "jobmon/common/user_file.h"
@@ -167,7 +168,7 @@ int RunStatus(const StatusArgs& args) {
     log_path = slurm->std_out;
     slurm_state = slurm->state;
     std::string candidate = monitor::DiagDirFor(*slurm, config->diag_dir_pattern);
-    if (Exists(candidate + "/manifest.json")) diag_dir = candidate;
+    if (Exists(DiagLayout{candidate}.manifest())) diag_dir = candidate;
   } else if (!numeric && Exists(args.job)) {
     // A path the caller typed is read with the caller's own rights; its
     // symlinks are the caller's choice, so they are resolved first (a FIFO

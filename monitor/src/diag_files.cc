@@ -6,17 +6,15 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <set>
 
+#include "jobmon/common/diag_dir.h"
 #include "jobmon/common/hostlist.h"
 #include "jobmon/common/private_ip.h"
 #include "jobmon/common/tunnel.h"
 
 namespace jobmon::monitor {
 namespace {
-
-using nlohmann::json;
 
 bool PlainWord(const std::string& text) {
   if (text.empty() || text.size() > 32) return false;
@@ -43,52 +41,50 @@ std::string FirstNode(const std::string& node_list) {
 
 }  // namespace
 
-ManifestView ManifestFromJson(std::string_view text, const std::string& node_list,
-                              const std::string& diag_dir) {
+ManifestView CheckManifest(const Manifest& fields, const std::string& node_list,
+                           const std::string& diag_dir) {
   ManifestView view;
   // The head node is where the plugin started Prometheus: the first node of
   // the job's allocation, as Slurm (not the file) says.
   const std::string head = FirstNode(node_list);
   if (IsPlainNodeName(head)) view.head_node = head;
-  json m = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (m.is_discarded() || !m.is_object()) return view;
-  if (auto p = m.find("prometheus"); p != m.end() && p->is_object()) {
-    if (auto port = p->find("port");
-        port != p->end() && port->is_number_integer() && IsTunnelPort(port->get<int64_t>())) {
-      view.prometheus_port = static_cast<int>(port->get<int64_t>());
-    }
-  }
-  if (view.prometheus_port) {
+  if (IsTunnelPort(fields.prometheus_port)) {
+    view.prometheus_port = fields.prometheus_port;
     view.url = "http://127.0.0.1:" + std::to_string(*view.prometheus_port);
     if (!view.head_node.empty()) {
       view.tunnel_command = TunnelCommand(view.head_node, *view.prometheus_port);
     }
   }
-  if (auto s = m.find("state"); s != m.end() && s->is_string() && PlainWord(*s)) view.state = *s;
-  if (auto a = m.find("archive"); a != m.end() && a->is_object()) {
-    if (auto path = a->find("path");
-        path != a->end() && path->is_string() && PlainPathIn(*path, diag_dir)) {
-      view.archive_path = *path;
-    }
+  if (PlainWord(fields.state)) view.state = fields.state;
+  if (fields.archive && PlainPathIn(fields.archive->path, diag_dir)) {
+    view.archive_path = fields.archive->path;
   }
   return view;
+}
+
+ManifestView ManifestFromJson(std::string_view text, const std::string& node_list,
+                              const std::string& diag_dir) {
+  // A manifest without the schema or with some fields of the wrong type
+  // still gives what can be checked (ParseManifestFields leaves out the rest).
+  auto fields = ParseManifestFields(text);
+  return CheckManifest(fields ? fields->manifest : Manifest{}, node_list, diag_dir);
 }
 
 Expected<ManifestView> ReadDiagManifest(const std::string& diag_dir,
                                         const std::optional<JobUser>& user,
                                         const std::string& node_list) {
-  auto text = ReadUserFile(diag_dir + "/manifest.json", kMaxManifestBytes, {.user = user});
+  auto text = ReadUserFile(DiagLayout{diag_dir}.manifest(), kMaxManifestBytes, {.user = user});
   if (!text) return text.error();
   return ManifestFromJson(*text, node_list, diag_dir);
 }
 
 bool HasReadableManifest(const std::string& diag_dir, const JobUser& user) {
-  return OpenUserFile(diag_dir + "/manifest.json", {.user = user}).ok();
+  return OpenUserFile(DiagLayout{diag_dir}.manifest(), {.user = user}).ok();
 }
 
 DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user) {
   DiagTargets out;
-  const std::string dir = diag_dir + "/targets";
+  const std::string dir = DiagLayout{diag_dir}.targets_dir();
   auto opened = OpenUserFile(dir, {.user = user, .kind = UserFileKind::kDirectory});
   if (!opened) {
     // Not there yet (the prolog has not run): not a problem worth a warning.
@@ -107,7 +103,7 @@ DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user) {
   size_t seen = 0;
   while (dirent* entry = readdir(listing.get())) {
     std::string name = entry->d_name;
-    if (name.size() <= 5 || !name.ends_with(".json")) continue;
+    if (name.size() <= kTargetFileSuffix.size() || !name.ends_with(kTargetFileSuffix)) continue;
     // A directory with millions of names costs a bounded walk, not memory.
     if (++seen > kMaxTargetFiles * 4) break;
     names.push_back(std::move(name));

@@ -1,10 +1,12 @@
 #pragma once
-// Where a job's diagnostics live: the diag dir on the shared filesystem and
-// the node-local run dir (pids, ports).
+// Where a job's diagnostics live: the diag dir on the shared filesystem (its
+// path from the plugin's pattern; the layout inside is common/diag_dir.h)
+// and the node-local run dir (pids, ports).
 
 #include <map>
 #include <string>
 
+#include "jobmon/common/diag_dir.h"  // DiagLayout: the layout inside the dir
 #include "jobmon/common/expected.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/plugin_config.h"
@@ -20,19 +22,6 @@ Expected<std::string> ExpandPattern(const std::string& pattern,
 // (%j %u %x %N %A %%) expanded; the work dir when there is no stdout file
 // or its directory still holds a step-level pattern.
 std::string StdoutDirectory(const JobEnv& job);
-
-struct DiagLayout {
-  std::string dir;  // absolute
-  std::string manifest() const { return dir + "/manifest.json"; }
-  std::string targets_dir() const { return dir + "/targets"; }
-  std::string target_file(const std::string& node) const {
-    return targets_dir() + "/" + node + ".json";
-  }
-  std::string prometheus_config() const { return dir + "/prometheus.yml"; }
-  std::string tsdb_dir() const { return dir + "/prometheus"; }
-  std::string logs_dir() const { return dir + "/logs"; }
-  std::string archive() const { return dir + "/tsdb.tar.zst"; }
-};
 
 Expected<DiagLayout> DiagLayoutFor(const PluginConfig& config, const JobEnv& job);
 

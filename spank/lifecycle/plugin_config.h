@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "jobmon/common/diag_dir.h"
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
 
@@ -21,7 +22,7 @@ struct PluginConfig {
   std::string prometheus = "/usr/bin/prometheus";
   // %j job id, %u user, %x job name, %o the directory of the job's stdout
   // file (its working directory when it has none).
-  std::string diag_dir = "%o/jobmon-diag-%j";
+  std::string diag_dir{kDefaultDiagDirPattern};
   std::vector<Cidr> private_cidrs;  // empty: RFC1918
   int exporter_port = 9400;
   int prometheus_port = 9190;

@@ -12,9 +12,10 @@
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/daemon.h"
 #include "jobmon/common/fs_identity.h"
+#include "jobmon/common/iso_time.h"
+#include "jobmon/common/manifest.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
-#include "lifecycle/manifest.h"
 #include "lifecycle/plugin_config.h"
 #include "spank/job_script.h"
 #include "spank/node_files.h"
@@ -26,9 +27,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // The manifest lives in the user's diag dir: written with their rights.
-void WriteAsUser(const lc::DiagLayout& layout, const lc::Manifest& m, uid_t uid, gid_t gid) {
+void WriteAsUser(const DiagLayout& layout, const Manifest& m, uid_t uid, gid_t gid) {
   FsIdentity as_user(uid, gid);
-  (void)lc::WriteManifest(layout.manifest(), m);
+  (void)WriteManifest(layout.manifest(), m);
 }
 
 // Stops one recorded daemon; says what happened, for the log.
@@ -40,17 +41,17 @@ std::string Stop(const std::string& pid_file, const char* what, std::chrono::mil
   return std::string(what) + " " + ToString(*outcome);
 }
 
-void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::DiagLayout& layout,
+void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const DiagLayout& layout,
              const lc::RunDir& run, bool prometheus_clean, gid_t gid) {
   // Everything in the diag dir is the user's: read as them, never as root.
   const UserFileOptions as_user{.user = JobUser{job.uid, gid}, .kind = UserFileKind::kRegular};
-  auto manifest = lc::ReadManifest(layout.manifest(), as_user);
+  auto manifest = ReadManifest(layout.manifest(), as_user);
   if (!manifest) {
     slurm_error("[diag] job %u: %s; not archiving", job.job_id, manifest.error().message.c_str());
     return;
   }
-  lc::Manifest m = *manifest;
-  m.ended_at = lc::IsoNow();
+  Manifest m = *manifest;
+  m.ended_at = IsoNow();
   // What every node noted (an exporter that gave up, ...), once each.
   for (const NodeNote& note : ReadDegradedNotes(layout, *as_user.user)) {
     std::string noted = note.node == job.node ? note.line : note.node + ": " + note.line;
@@ -106,7 +107,7 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const lc::Di
                archiver->pid, layout.manifest().c_str());
     return;
   }
-  auto after = lc::ReadManifest(layout.manifest(), as_user);
+  auto after = ReadManifest(layout.manifest(), as_user);
   slurm_info("[diag] job %u: TSDB %s (%s)", job.job_id,
              after ? after->state.c_str() : "state unknown", layout.archive().c_str());
 }
@@ -126,7 +127,7 @@ int JobEpilog(spank_t /*sp*/, const std::vector<std::string>& args) {
   std::error_code ec;
   if (!fs::is_directory(run.dir, ec)) return 0;
   std::string diag_dir = ReadFirstLine(run.diag_dir());
-  lc::DiagLayout layout{diag_dir};
+  DiagLayout layout{diag_dir};
   gid_t gid = JobGroup(*job);
 
   std::string exporter = Stop(run.exporter_pid(), "exporter", std::chrono::seconds(5));

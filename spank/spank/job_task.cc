@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "jobmon/common/manifest.h"
 #include "lifecycle/diag_paths.h"
-#include "lifecycle/manifest.h"
 #include "lifecycle/plugin_config.h"
 #include "spank/node_files.h"
 
@@ -19,7 +19,7 @@ constexpr uint32_t kBatchStep = 0xfffffffb;  // SLURM_BATCH_SCRIPT in <slurm/slu
 
 struct Where {
   std::string diag_dir;
-  std::optional<lc::Manifest> manifest;
+  std::optional<Manifest> manifest;
   std::vector<std::string> degraded;  // every node's
 };
 
@@ -46,9 +46,9 @@ std::optional<Where> Find(spank_t sp, const std::vector<std::string>& args) {
   if (!fs::is_directory(run.dir, ec)) return std::nullopt;
   Where where;
   where.diag_dir = ReadFirstLine(run.diag_dir());
-  lc::DiagLayout layout{where.diag_dir};
+  DiagLayout layout{where.diag_dir};
   if (auto manifest =
-          lc::ReadManifest(layout.manifest(), {.user = user, .kind = UserFileKind::kRegular})) {
+          ReadManifest(layout.manifest(), {.user = user, .kind = UserFileKind::kRegular})) {
     where.manifest = *manifest;
   }
   // This node's notes (kept even when the diag dir was unwritable), then
@@ -86,7 +86,7 @@ int TaskInit(spank_t sp, const std::vector<std::string>& args) {
   if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != kBatchStep) return 0;
   std::string line = "[diag] ";
   if (where->manifest && where->manifest->prometheus_port) {
-    const lc::Manifest& m = *where->manifest;
+    const Manifest& m = *where->manifest;
     line += "Prometheus for job " + std::to_string(m.job_id) + " on " + m.head_node +
             " at 127.0.0.1:" + std::to_string(m.prometheus_port) + " (tunnel: " + m.tunnel_command +
             "); diag dir " + where->diag_dir;

@@ -131,11 +131,11 @@ std::vector<std::string> NonEmptyLines(const std::string& text) {
   return lines;
 }
 
-std::string DegradedNotesPath(const lifecycle::DiagLayout& layout, const std::string& node) {
+std::string DegradedNotesPath(const DiagLayout& layout, const std::string& node) {
   return layout.logs_dir() + "/degraded-" + node + ".txt";
 }
 
-std::vector<NodeNote> ReadDegradedNotes(const lifecycle::DiagLayout& layout, const JobUser& user) {
+std::vector<NodeNote> ReadDegradedNotes(const DiagLayout& layout, const JobUser& user) {
   constexpr std::string_view kPrefix = "degraded-", kSuffix = ".txt";
   std::vector<NodeNote> notes;
   auto dir = OpenUserFile(layout.logs_dir(), {.user = user, .kind = UserFileKind::kDirectory});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jobmon/common/daemon.h"
+#include "jobmon/common/diag_dir.h"
 #include "jobmon/common/expected.h"
 #include "jobmon/common/user_file.h"
 #include "lifecycle/diag_paths.h"
@@ -63,11 +64,11 @@ inline constexpr size_t kMaxNoteFileBytes = 64 << 10;
 inline constexpr size_t kMaxNoteFiles = 512;
 inline constexpr size_t kMaxNotes = 256;
 inline constexpr size_t kMaxNoteLineBytes = 1024;
-std::string DegradedNotesPath(const lifecycle::DiagLayout& layout, const std::string& node);
+std::string DegradedNotesPath(const DiagLayout& layout, const std::string& node);
 struct NodeNote {
   std::string node;
   std::string line;
 };
-std::vector<NodeNote> ReadDegradedNotes(const lifecycle::DiagLayout& layout, const JobUser& user);
+std::vector<NodeNote> ReadDegradedNotes(const DiagLayout& layout, const JobUser& user);
 
 }  // namespace jobmon::spank

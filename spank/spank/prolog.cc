@@ -10,10 +10,12 @@
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/daemon.h"
 #include "jobmon/common/fs_identity.h"
+#include "jobmon/common/iso_time.h"
+#include "jobmon/common/manifest.h"
 #include "jobmon/common/private_ip.h"
+#include "jobmon/common/tunnel.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
-#include "lifecycle/manifest.h"
 #include "lifecycle/plugin_config.h"
 #include "lifecycle/port_reservation.h"
 #include "lifecycle/prometheus_config.h"
@@ -29,7 +31,7 @@ namespace {
 struct Prolog {
   const lc::PluginConfig& config;
   const lc::JobEnv& job;
-  lc::DiagLayout layout;
+  DiagLayout layout;
   lc::RunDir run;
   gid_t job_gid;
   std::vector<std::string> degraded;
@@ -133,7 +135,7 @@ struct Prolog {
   }
 
   // Head node only.
-  void StartPrometheus(lc::Manifest& manifest) {
+  void StartPrometheus(Manifest& manifest) {
     Expected<void> written = [&] {
       FsIdentity as_user(job.uid, job_gid);
       return WriteFileAtomically(layout.prometheus_config(),
@@ -206,7 +208,7 @@ struct Prolog {
         break;
       }
     }
-    lc::Manifest manifest;
+    Manifest manifest;
     if (dir_ok) {
       StartExporter();
       if (job.is_head()) {
@@ -219,13 +221,13 @@ struct Prolog {
         manifest.targets_dir = layout.targets_dir();
         manifest.jobmon_version = JOBMON_VERSION;
         manifest.remote_write = config.remote_write;
-        manifest.started_at = lc::IsoNow();
+        manifest.started_at = IsoNow();
         StartPrometheus(manifest);
         manifest.state = "running";
         manifest.degraded = degraded;
         Expected<void> written = [&] {
           FsIdentity as_user(job.uid, job_gid);
-          return lc::WriteManifest(layout.manifest(), manifest);
+          return WriteManifest(layout.manifest(), manifest);
         }();
         if (!written) {
           Degrade("manifest not written: " + written.error().message);

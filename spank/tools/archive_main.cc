@@ -8,11 +8,10 @@
 #include <iostream>
 
 #include "archive/tsdb_archive.h"
+#include "jobmon/common/iso_time.h"
+#include "jobmon/common/manifest.h"
 #include "jobmon/common/run_command.h"
 #include "lifecycle/diag_paths.h"
-#include "lifecycle/manifest.h"
-
-namespace lc = jobmon::lifecycle;
 
 int main(int argc, char** argv) {
   std::string dir;
@@ -32,8 +31,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  lc::DiagLayout layout{dir};
-  auto manifest = lc::ReadManifest(layout.manifest());
+  jobmon::DiagLayout layout{dir};
+  auto manifest = jobmon::ReadManifest(layout.manifest());
   if (!manifest) {
     std::cerr << "jobmon-archive: error: " << manifest.error().message << "\n";
     return 1;
@@ -49,12 +48,12 @@ int main(int argc, char** argv) {
           reported = bytes;
         }
       });
-  manifest = lc::ReadManifest(layout.manifest());  // the epilog may have written since
+  manifest = jobmon::ReadManifest(layout.manifest());  // the epilog may have written since
   if (!manifest) {
     std::cerr << "jobmon-archive: error: " << manifest.error().message << "\n";
     return 1;
   }
-  lc::Manifest m = *manifest;
+  jobmon::Manifest m = *manifest;
   if (!prometheus.empty() && m.prometheus_version.empty()) {
     // "prometheus, version 2.42.0+ds (branch: ...)": the prolog leaves this
     // to us, since it must not wait for a subprocess. Printed on stderr or
@@ -70,7 +69,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  m.ended_at = m.ended_at.empty() ? lc::IsoNow() : m.ended_at;
+  m.ended_at = m.ended_at.empty() ? jobmon::IsoNow() : m.ended_at;
   if (!result) {
     m.state = "archive_failed";
     m.archive_error = result.error().message;
@@ -79,12 +78,12 @@ int main(int argc, char** argv) {
     std::error_code ec;
     if (!keep_tsdb) std::filesystem::remove_all(layout.tsdb_dir(), ec);
     m.state = "archived";
-    m.archive = lc::ArchiveInfo{layout.archive(), result->sha256, result->bytes, level,
-                                keep_tsdb || static_cast<bool>(ec)};
+    m.archive = jobmon::ArchiveInfo{layout.archive(), result->sha256, result->bytes, level,
+                                    keep_tsdb || static_cast<bool>(ec)};
     std::cerr << "jobmon-archive: " << result->files << " files, " << result->input_bytes
               << " bytes -> " << result->bytes << " bytes, sha256 " << result->sha256 << "\n";
   }
-  if (auto written = lc::WriteManifest(layout.manifest(), m); !written) {
+  if (auto written = jobmon::WriteManifest(layout.manifest(), m); !written) {
     std::cerr << "jobmon-archive: error: " << written.error().message << "\n";
     return 1;
   }

@@ -18,10 +18,10 @@
 
 #include "archive/tsdb_archive.h"
 #include "jobmon/common/fs_identity.h"
+#include "jobmon/common/manifest.h"
 #include "jobmon/common/tunnel.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
-#include "lifecycle/manifest.h"
 #include "lifecycle/plugin_config.h"
 #include "lifecycle/port_reservation.h"
 #include "lifecycle/prometheus_config.h"
@@ -404,7 +404,7 @@ struct UserDir {
     }
   }
   ~UserDir() { fs::remove_all(path); }
-  lc::DiagLayout layout() const { return lc::DiagLayout{path.string()}; }
+  DiagLayout layout() const { return DiagLayout{path.string()}; }
 };
 
 JobUser Me() { return JobUser{geteuid(), getegid()}; }
@@ -486,33 +486,33 @@ TEST(UserControlledFiles, FifosDevicesAndHugeNotesNeitherHangNorExhaust) {
 
 TEST(UserControlledFiles, TheManifestIsReadThroughTheOpener) {
   UserDir user("manifest");
-  lc::Manifest m;
+  Manifest m;
   m.job_id = 7;
   m.state = "running";
   // A note with invalid UTF-8 (a line cut mid-character) is written, not thrown.
   m.degraded = {std::string("cut \xc3")};
-  ASSERT_TRUE(lc::WriteManifest(user.layout().manifest(), m).ok());
+  ASSERT_TRUE(WriteManifest(user.layout().manifest(), m).ok());
   if (geteuid() == 0) (void)!chown(user.layout().manifest().c_str(), kNobody.uid, kNobody.gid);
   UserFileOptions as_user{.user = TheUser(), .kind = UserFileKind::kRegular};
-  auto read = lc::ReadManifest(user.layout().manifest(), as_user);
+  auto read = ReadManifest(user.layout().manifest(), as_user);
   ASSERT_TRUE(read.ok()) << read.error().message;
   EXPECT_EQ(read->job_id, 7u);
 
   fs::remove(user.layout().manifest());
   ASSERT_EQ(mkfifo(user.layout().manifest().c_str(), 0666), 0);
   auto started = steady_clock::now();
-  auto fifo = lc::ReadManifest(user.layout().manifest(), as_user);
+  auto fifo = ReadManifest(user.layout().manifest(), as_user);
   ASSERT_FALSE(fifo.ok());
   EXPECT_NE(fifo.error().message.find("FIFO"), std::string::npos) << fifo.error().message;
   EXPECT_LT(steady_clock::now() - started, std::chrono::seconds(2));
 
   fs::remove(user.layout().manifest());
   fs::create_symlink("/dev/zero", user.layout().manifest());
-  EXPECT_FALSE(lc::ReadManifest(user.layout().manifest(), as_user).ok());
+  EXPECT_FALSE(ReadManifest(user.layout().manifest(), as_user).ok());
 
   fs::remove(user.layout().manifest());
-  std::ofstream(user.layout().manifest()) << std::string(lc::kMaxManifestBytes + 1, ' ');
-  EXPECT_FALSE(lc::ReadManifest(user.layout().manifest(), as_user).ok());
+  std::ofstream(user.layout().manifest()) << std::string(kMaxManifestBytes + 1, ' ');
+  EXPECT_FALSE(ReadManifest(user.layout().manifest(), as_user).ok());
 }
 
 // A non-root job's supervisor could not write its status into the

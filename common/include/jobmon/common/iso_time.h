@@ -8,4 +8,7 @@ namespace jobmon {
 
 std::string FormatIsoUtc(double unix_seconds);
 
+// The current time, to the second.
+std::string IsoNow();
+
 }  // namespace jobmon

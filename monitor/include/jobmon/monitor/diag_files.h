@@ -16,13 +16,13 @@
 
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
+#include "jobmon/common/manifest.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/monitor/scrape.h"
 #include "jobmon/monitor/slurm_nodes.h"
 
 namespace jobmon::monitor {
 
-inline constexpr size_t kMaxManifestBytes = size_t{1} << 20;
 inline constexpr size_t kMaxTargetFileBytes = size_t{64} << 10;
 inline constexpr size_t kMaxTargetFiles = 256;
 inline constexpr size_t kMaxTargetsPerJob = 256;
@@ -37,7 +37,12 @@ struct ManifestView {
   std::string archive_path;            // only a plain path inside the diag dir, else ""
 };
 
-// Pure: `text` is the manifest, `node_list` Slurm's NodeList of the job.
+// Pure: what the daemon takes from the manifest's fields (ParseManifestFields:
+// the wrong-typed ones are already left out), `node_list` Slurm's NodeList
+// of the job.
+ManifestView CheckManifest(const Manifest& fields, const std::string& node_list,
+                           const std::string& diag_dir);
+// Pure: CheckManifest of the manifest's text (not JSON: nothing but the head node).
 ManifestView ManifestFromJson(std::string_view text, const std::string& node_list,
                               const std::string& diag_dir);
 
@@ -54,7 +59,7 @@ struct DiagTargets {
   std::vector<ScrapeTarget> targets;  // as the files say: not validated yet
   std::vector<std::string> problems;  // a file refused, malformed, over a cap
 };
-// Every targets/*.json of a diag dir (sorted, at most kMaxTargetFiles), as `user`.
+// Every targets/<node>.json of a diag dir (sorted, at most kMaxTargetFiles), as `user`.
 DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user);
 
 struct TargetPolicy {

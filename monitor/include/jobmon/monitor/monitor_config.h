@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobmon/common/diag_dir.h"
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
 #include "jobmon/common/socket_address.h"
@@ -42,7 +43,7 @@ struct MonitorConfig {
   int slurm_retries = 3;            // attempts per Slurm poll before a warning
   std::string squeue = "squeue";
   std::string sinfo = "sinfo";  // the nodes' NodeAddr, to check exporter targets
-  std::string diag_dir_pattern = "%o/jobmon-diag-%j";  // as the plugin's diag_dir
+  std::string diag_dir_pattern{kDefaultDiagDirPattern};  // as the plugin's diag_dir
   JobSelection select;
   double scrape_timeout = 2;
   // Where a job's exporters may be: a target outside these is never fetched.
