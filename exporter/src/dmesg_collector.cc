@@ -9,6 +9,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "jobmon/common/metric_names.h"
+
 namespace jobmon::exporter {
 
 namespace {
@@ -134,7 +136,7 @@ Expected<Families> DmesgCollector::Collect() {
     if (pending_.size() > kReadBuffer) pending_.clear();  // not kmsg records at all
   }
   FamilyBuilder families;
-  families.Counter("hw_dmesg_gpu_errors_total",
+  families.Counter(metric_names::kDmesgGpuErrorsTotal,
                    "GPU/driver errors in the kernel log since the exporter started", {},
                    gpu_errors_);
   families.Counter("hw_dmesg_lost_records_total",

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <filesystem>
 
+#include "jobmon/common/metric_names.h"
+
 namespace jobmon::exporter {
 namespace fs = std::filesystem;
 
@@ -92,7 +94,7 @@ Expected<Families> GpuAmdCollector::Collect() {
     const fs::path& device = gpus[index].second;
     Labels gpu{{"gpu", std::to_string(index)}};
     if (auto busy = ReadNumber(device / "gpu_busy_percent")) {
-      b.Gauge("hw_gpu_utilization_percent", "GPU busy percent", gpu, *busy);
+      b.Gauge(metric_names::kGpuUtilizationPercent, "GPU busy percent", gpu, *busy);
     }
     if (auto used = ReadNumber(device / "mem_info_vram_used")) {
       b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", gpu, *used);
@@ -103,7 +105,7 @@ Expected<Families> GpuAmdCollector::Collect() {
     if (auto hwmon = Hwmon(device)) {
       auto power = ReadNumber(*hwmon / "power1_average");
       if (!power) power = ReadNumber(*hwmon / "power1_input");  // newer kernels
-      if (power) b.Gauge("hw_gpu_power_watts", "Power draw", gpu, *power / 1e6);
+      if (power) b.Gauge(metric_names::kGpuPowerWatts, "Power draw", gpu, *power / 1e6);
       auto temp = ReadNumber(*hwmon / "temp2_input");        // junction
       if (!temp) temp = ReadNumber(*hwmon / "temp1_input");  // edge
       if (temp)
@@ -116,7 +118,7 @@ Expected<Families> GpuAmdCollector::Collect() {
       if (auto mhz = ParseCurrentDpmMhz(*text)) {
         Labels l = gpu;
         l["type"] = type;
-        b.Gauge("hw_gpu_clock_mhz", "Clock (sclk=core, mclk=memory)", l, *mhz);
+        b.Gauge(metric_names::kGpuClockMhz, "Clock (sclk=core, mclk=memory)", l, *mhz);
       }
     }
     const std::pair<const char*, const char*> ras[] = {{"umc", "umc_err_count"},

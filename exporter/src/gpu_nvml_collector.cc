@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "jobmon/common/metric_names.h"
 #include "nvml_api.h"
 
 namespace jobmon::exporter {
@@ -183,13 +184,13 @@ Expected<Families> GpuNvmlCollector::Collect() {
     auto ok = [](nvml::Return rc) { return rc == nvml::kSuccess; };
     nvml::Utilization utilization{};
     if (lib.utilization && ok(lib.utilization(device, &utilization))) {
-      b.Gauge("hw_gpu_utilization_percent", "GPU busy percent", gpu, utilization.gpu);
-      b.Gauge("hw_gpu_memory_utilization_percent", "Percent of time device memory was accessed",
-              gpu, utilization.memory);
+      b.Gauge(metric_names::kGpuUtilizationPercent, "GPU busy percent", gpu, utilization.gpu);
+      b.Gauge(metric_names::kGpuMemoryUtilizationPercent,
+              "Percent of time device memory was accessed", gpu, utilization.memory);
     }
     unsigned int milliwatts = 0;
     if (lib.power && ok(lib.power(device, &milliwatts))) {
-      b.Gauge("hw_gpu_power_watts", "Power draw", gpu, milliwatts / 1000.0);
+      b.Gauge(metric_names::kGpuPowerWatts, "Power draw", gpu, milliwatts / 1000.0);
     }
     unsigned int celsius = 0;
     if (lib.temperature && ok(lib.temperature(device, nvml::kTemperatureGpu, &celsius))) {
@@ -200,18 +201,18 @@ Expected<Families> GpuNvmlCollector::Collect() {
       if (lib.clock && ok(lib.clock(device, nvml_clock, &mhz))) {
         Labels l = gpu;
         l["type"] = type;
-        b.Gauge("hw_gpu_clock_mhz", "Clock (sclk=SM/core, mclk=memory)", l, mhz);
+        b.Gauge(metric_names::kGpuClockMhz, "Clock (sclk=SM/core, mclk=memory)", l, mhz);
       }
       if (lib.max_clock && ok(lib.max_clock(device, nvml_clock, &mhz))) {
         Labels l = gpu;
         l["type"] = type;
-        b.Gauge("hw_gpu_clock_max_mhz", "Maximum clock (sclk=SM/core, mclk=memory)", l, mhz);
+        b.Gauge(metric_names::kGpuClockMaxMhz, "Maximum clock (sclk=SM/core, mclk=memory)", l, mhz);
       }
     }
     ExportMemory(lib, device, gpu, b);
     if (auto processes = ComputeProcesses(lib, device)) {
-      b.Gauge("hw_gpu_compute_processes", "Processes with a compute context on the GPU", gpu,
-              static_cast<double>(processes->size()));
+      b.Gauge(metric_names::kGpuComputeProcesses, "Processes with a compute context on the GPU",
+              gpu, static_cast<double>(processes->size()));
       for (const GpuProcess& p : *processes) {
         Labels l = gpu;
         l["pid"] = std::to_string(p.pid);
@@ -244,8 +245,8 @@ Expected<Families> GpuNvmlCollector::Collect() {
               static_cast<double>(reasons));
       const bool capped =
           (reasons & (nvml::kReasonSwPowerCap | nvml::kReasonHwPowerBrakeSlowdown)) != 0;
-      b.Gauge("hw_gpu_power_capped", "1 while the power cap or power brake holds the clocks back",
-              gpu, capped ? 1 : 0);
+      b.Gauge(metric_names::kGpuPowerCapped,
+              "1 while the power cap or power brake holds the clocks back", gpu, capped ? 1 : 0);
       for (const auto& reason : nvml::kThrottleReasons) {
         Labels l = gpu;
         l["reason"] = reason.name;

@@ -1,6 +1,7 @@
 // host: /proc/stat, /proc/vmstat, /proc/meminfo, /proc/pressure/io.
 #include "jobmon/exporter/host_collector.h"
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/exporter/proc_parsers.h"
 
 namespace jobmon::exporter {
@@ -12,7 +13,7 @@ Expected<Families> HostCollector::Collect() {
   auto stat = ParseSystemStat(*stat_text);
   if (!stat) return stat.error();
   b.Gauge("hw_procs_running", "Runnable processes", {}, static_cast<double>(stat->procs_running));
-  b.Gauge("hw_procs_blocked", "Processes blocked on I/O", {},
+  b.Gauge(metric_names::kProcsBlocked, "Processes blocked on I/O", {},
           static_cast<double>(stat->procs_blocked));
   b.Counter("hw_context_switches_total", "Context switches", {},
             static_cast<double>(stat->context_switches));
@@ -41,7 +42,8 @@ Expected<Families> HostCollector::Collect() {
   if (auto psi_text = ReadSmallFile(procfs_ + "/pressure/io")) {
     auto psi = ParsePressure(*psi_text);
     if (!psi) return psi.error();
-    b.Gauge("hw_io_pressure_some_pct", "I/O pressure, some, 10 s average", {}, psi->some->avg10);
+    b.Gauge(metric_names::kIoPressureSomePct, "I/O pressure, some, 10 s average", {},
+            psi->some->avg10);
     b.Gauge("hw_io_pressure_some_avg300_pct", "I/O pressure, some, 300 s average", {},
             psi->some->avg300);
     // The reference's hw_io_pressure_*_total_us, in base units: promtool
@@ -49,7 +51,8 @@ Expected<Families> HostCollector::Collect() {
     b.Counter("hw_io_pressure_some_stall_seconds_total", "Cumulative I/O stall time, some", {},
               static_cast<double>(psi->some->total_us) / 1e6);
     if (psi->full) {
-      b.Gauge("hw_io_pressure_full_pct", "I/O pressure, full, 10 s average", {}, psi->full->avg10);
+      b.Gauge(metric_names::kIoPressureFullPct, "I/O pressure, full, 10 s average", {},
+              psi->full->avg10);
       b.Gauge("hw_io_pressure_full_avg300_pct", "I/O pressure, full, 300 s average", {},
               psi->full->avg300);
       b.Counter("hw_io_pressure_full_stall_seconds_total", "Cumulative I/O stall time, full", {},

@@ -1,6 +1,7 @@
 // net: /proc/net/dev; tcp: /proc/net/snmp, /proc/net/netstat.
 #include "jobmon/exporter/net_collector.h"
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/exporter/proc_parsers.h"
 
 namespace jobmon::exporter {
@@ -38,7 +39,7 @@ Expected<Families> TcpCollector::Collect() {
     const char* name;
     const char* help;
   } counters[] = {
-      {"Tcp:RetransSegs", "hw_tcp_retransmits_total", "TCP segments retransmitted"},
+      {"Tcp:RetransSegs", metric_names::kTcpRetransmitsTotal, "TCP segments retransmitted"},
       {"TcpExt:ListenOverflows", "hw_tcp_listen_overflows_total", "Listen queue overflows"},
       {"TcpExt:ListenDrops", "hw_tcp_listen_drops_total", "Listen queue drops"},
       {"Tcp:EstabResets", "hw_tcp_estab_resets_total", "Established connections reset"},

@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 
+#include "jobmon/common/metric_names.h"
+
 namespace jobmon::exporter {
 namespace fs = std::filesystem;
 
@@ -40,10 +42,10 @@ const std::vector<Series>& Catalog() {
       {"hw_rdma_tx_retx_bytes_total",
        "RDMA bytes retransmitted",
        {{"hw_counters/tx_retx_bytes", 1}}},
-      {"hw_rdma_tx_retx_pkts_total",
+      {metric_names::kRdmaTxRetxPktsTotal,
        "RDMA packets retransmitted",
        {{"hw_counters/tx_retx_pkts", 1}}},
-      {"hw_rdma_tx_ack_timeout_total",
+      {metric_names::kRdmaTxAckTimeoutTotal,
        "RDMA ACK timeouts",
        {{"hw_counters/tx_ack_timeout", 1}, {"hw_counters/local_ack_timeout_err", 1}}},
       {"hw_rdma_rx_cnp_pkts_total",
@@ -108,7 +110,7 @@ Expected<Families> RdmaCollector::Collect() {
       Labels labels{{"device", device.filename().string()}, {"port", port.filename().string()}};
       if (auto state = ReadSmallFile((port / "state").string(), 256)) {
         // "4: ACTIVE"
-        b.Gauge("hw_rdma_port_state", "1 if the port is ACTIVE", labels,
+        b.Gauge(metric_names::kRdmaPortState, "1 if the port is ACTIVE", labels,
                 state->find("ACTIVE") != std::string::npos ? 1 : 0);
       }
       std::set<std::string> present;

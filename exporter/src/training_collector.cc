@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/tfevents/event.h"
 #include "jobmon/tfevents/record.h"
 
@@ -103,7 +104,8 @@ Expected<Families> TrainingCollector::Collect() {
   }
   FamilyBuilder b;
   if (step_)
-    b.Gauge("tb_step", "Current training step (TensorBoard)", {}, static_cast<double>(*step_));
+    b.Gauge(metric_names::kTbStep, "Current training step (TensorBoard)", {},
+            static_cast<double>(*step_));
   for (const auto& [name, value] : latest_) b.Gauge(name, "Latest TensorBoard scalar", {}, value);
   return b.Take();
 }

@@ -3,29 +3,30 @@
 #include <algorithm>
 #include <set>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/triage/step_series.h"
 
 namespace jobmon::monitor {
 
 bool IsWindowSeries(const std::string& name) {
   static const char* const kKept[] = {
-      "hw_gpu_utilization_percent",
-      "hw_gpu_power_watts",
+      metric_names::kGpuUtilizationPercent,
+      metric_names::kGpuPowerWatts,
       // NVIDIA (gpu_nvml): the busy-wait and dead-process signals.
-      "hw_gpu_clock_mhz",  // type="sclk" only
-      "hw_gpu_clock_max_mhz",
-      "hw_gpu_power_capped",
-      "hw_gpu_memory_utilization_percent",
-      "hw_gpu_compute_processes",
-      "hw_tcp_retransmits_total",
-      "hw_rdma_tx_retx_pkts_total",
-      "hw_rdma_tx_ack_timeout_total",
-      "hw_rdma_port_state",
-      "hw_io_pressure_some_pct",
-      "hw_io_pressure_full_pct",
-      "hw_procs_blocked",
-      "hw_dmesg_gpu_errors_total",
-      "tb_step",
+      metric_names::kGpuClockMhz,  // type="sclk" only
+      metric_names::kGpuClockMaxMhz,
+      metric_names::kGpuPowerCapped,
+      metric_names::kGpuMemoryUtilizationPercent,
+      metric_names::kGpuComputeProcesses,
+      metric_names::kTcpRetransmitsTotal,
+      metric_names::kRdmaTxRetxPktsTotal,
+      metric_names::kRdmaTxAckTimeoutTotal,
+      metric_names::kRdmaPortState,
+      metric_names::kIoPressureSomePct,
+      metric_names::kIoPressureFullPct,
+      metric_names::kProcsBlocked,
+      metric_names::kDmesgGpuErrorsTotal,
+      metric_names::kTbStep,
   };
   return std::find(std::begin(kKept), std::end(kKept), name) != std::end(kKept);
 }
@@ -41,7 +42,9 @@ void TrimDeque(std::deque<T>& items, double now, double horizon, size_t max_item
 
 // One series per (host, name, gpu): of the clocks only the SM clock is kept.
 bool KeptLabels(const Sample& sample) {
-  if (sample.name != "hw_gpu_clock_mhz" && sample.name != "hw_gpu_clock_max_mhz") return true;
+  if (sample.name != metric_names::kGpuClockMhz && sample.name != metric_names::kGpuClockMaxMhz) {
+    return true;
+  }
   auto type = sample.labels.find("type");
   return type != sample.labels.end() && type->second == "sclk";
 }
@@ -96,7 +99,7 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
   for (auto& [name, value] : sums) {
     // The step is a position, not a quantity: several event files on one
     // host report the same run, so the furthest one counts.
-    if (name == "tb_step") {
+    if (name == metric_names::kTbStep) {
       value = 0;
       for (const Sample& sample : scrape.samples) {
         if (sample.name == name) value = std::max(value, sample.value);
@@ -117,9 +120,13 @@ void MetricWindow::LearnFloors(const std::string& host, const Exposition& scrape
   for (const Sample& sample : scrape.samples) {
     auto gpu = sample.labels.find("gpu");
     if (gpu == sample.labels.end()) continue;
-    if (sample.name == "hw_gpu_power_watts") gpus[gpu->second].power = sample.value;
-    if (sample.name == "hw_gpu_utilization_percent") gpus[gpu->second].utilization = sample.value;
-    if (sample.name == "hw_gpu_compute_processes") gpus[gpu->second].processes = sample.value;
+    if (sample.name == metric_names::kGpuPowerWatts) gpus[gpu->second].power = sample.value;
+    if (sample.name == metric_names::kGpuUtilizationPercent) {
+      gpus[gpu->second].utilization = sample.value;
+    }
+    if (sample.name == metric_names::kGpuComputeProcesses) {
+      gpus[gpu->second].processes = sample.value;
+    }
   }
   for (const auto& [gpu, now] : gpus) {
     if (!now.processes) continue;  // not NVML
@@ -196,24 +203,24 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
       const auto& [series_host, name, gpu] = key;
       if (series_host != host || points.empty()) continue;
       const Point* current = LatestAt(points, at, stale_after_seconds);
-      if (name == "hw_gpu_utilization_percent") {
+      if (name == metric_names::kGpuUtilizationPercent) {
         if (current) h.gpu_utilization.push_back(current->value);
-      } else if (name == "hw_io_pressure_some_pct") {
+      } else if (name == metric_names::kIoPressureSomePct) {
         if (current) h.io_pressure_some = current->value;
-      } else if (name == "hw_procs_blocked") {
+      } else if (name == metric_names::kProcsBlocked) {
         if (current) h.procs_blocked = current->value;
-      } else if (name == "hw_gpu_clock_mhz") {
+      } else if (name == metric_names::kGpuClockMhz) {
         if (current) h.sm_clock_mhz.push_back(current->value);
-      } else if (name == "hw_gpu_clock_max_mhz") {
+      } else if (name == metric_names::kGpuClockMaxMhz) {
         // The highest maximum: a mixed host must reach the higher one.
         if (current) h.sm_clock_max_mhz = std::max(h.sm_clock_max_mhz.value_or(0), current->value);
-      } else if (name == "hw_gpu_power_capped") {
+      } else if (name == metric_names::kGpuPowerCapped) {
         if (current) h.power_capped = h.power_capped.value_or(false) || current->value >= 1;
-      } else if (name == "hw_gpu_memory_utilization_percent") {
+      } else if (name == metric_names::kGpuMemoryUtilizationPercent) {
         if (current) h.memory_utilization.push_back(current->value);
-      } else if (name == "hw_gpu_compute_processes") {
+      } else if (name == metric_names::kGpuComputeProcesses) {
         if (current) processes = processes.value_or(0) + static_cast<int>(current->value);
-      } else if (name == "hw_gpu_power_watts") {
+      } else if (name == metric_names::kGpuPowerWatts) {
         if (current) h.gpu_power.push_back(current->value);
         if (auto floor = IdleFloor(host, gpu)) floors.push_back(*floor);
         std::vector<double> stalled;
@@ -229,7 +236,7 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
             baseline_times.insert(p.t);
           }
         }
-      } else if (name == "hw_tcp_retransmits_total" && points.size() >= 2) {
+      } else if (name == metric_names::kTcpRetransmitsTotal && points.size() >= 2) {
         // Rate over the last minute before the stall began, against the
         // rate over the window before that.
         for (const Point& p : points) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/common/private_ip.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
@@ -360,7 +361,8 @@ void Monitor::PollJob(Tracked& t, double now) {
   if (!t.user) return;
   PollLog(t, now);
   if (t.window) {
-    if (auto tb = t.window->LatestOf("tb_step"); tb && tb->t >= now - config_.stale_after) {
+    if (auto tb = t.window->LatestOf(metric_names::kTbStep);
+        tb && tb->t >= now - config_.stale_after) {
       t.progress->OnTensorBoardStep(static_cast<int64_t>(tb->value), tb->t);
     }
   }
