@@ -2,60 +2,39 @@
 
 #include <toml++/toml.h>
 
-#include <algorithm>
-#include <initializer_list>
 #include <set>
-#include <string_view>
 
-#include "jobmon/common/duration.h"
+#include "jobmon/common/toml_config.h"
 
 namespace jobmon::alerts {
 namespace {
 
 Expected<double> Seconds(const toml::node_view<const toml::node>& node, const std::string& where) {
-  if (auto text = node.value<std::string>()) {
-    auto parsed = ParseDurationSeconds(*text);
-    if (!parsed) return Error{where + ": " + parsed.error().message};
-    return *parsed;
-  }
-  if (auto number = node.value<double>()) return *number;
-  return Error{where + " must be a duration (\"30s\") or a number of seconds"};
+  auto seconds = TomlDurationSeconds(*node.node());
+  if (!seconds) return Error{where + " " + seconds.error().message};
+  return seconds;
 }
 
 bool IsHttpUrl(const std::string& url) {
   return url.starts_with("http://") || url.starts_with("https://");
 }
 
-// A key this parser does not read is a typo or a key of another version; it
-// would otherwise leave a default (no auth header, no chat) in force silently.
-Expected<void> RejectUnknown(const toml::table& table,
-                             std::initializer_list<std::string_view> known,
-                             const std::string& where) {
-  for (const auto& [key, node] : table) {
-    if (std::find(known.begin(), known.end(), key.str()) == known.end())
-      return Error{where + "." + std::string(key.str()) + " is not a known key"};
-  }
-  return {};
-}
-
 }  // namespace
 
 Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    return Error{path + ": " + std::string(e.description()) + " (line " +
-                 std::to_string(e.source().begin.line) + ")"};
-  }
+  auto parsed = ParseTomlConfig(text, path);
+  if (!parsed) return parsed.error();
+  const toml::table& root = *parsed;
   AlertsConfig config;
   if (root.contains("alerts") && !root["alerts"].is_table())
     return Error{path + ": alerts must be a table ([alerts])"};
   const toml::table* section = root["alerts"].as_table();
   if (!section) return config;
-  if (auto known = RejectUnknown(
-          *section, {"secrets_file", "max_backoff", "webhook", "alertmanager", "telegram"},
-          path + ": alerts");
+  // A key nobody reads would leave a default (no auth header, no chat) in
+  // force silently.
+  if (auto known = RejectUnknownKeys(
+          *section, {"secrets_file", "max_backoff", "webhook", "alertmanager", "telegram"}, path,
+          "alerts");
       !known) {
     return known.error();
   }
@@ -108,18 +87,19 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
                        "_secret) kept in the secrets file or the environment"};
         }
       }
+      const std::string table_name = std::string("[alerts.") + kind + "]";  // [[alerts.kind]]
       auto known = rc.kind == "telegram"
-                       ? RejectUnknown(*t,
-                                       {"name", "url", "timeout", "min_interval", "resend_interval",
-                                        "runbook_url", "bearer_token_secret", "basic_user",
-                                        "basic_password_secret", "headers", "bot_token_secret",
-                                        "chat_ids", "message_thread_id"},
-                                       where)
-                       : RejectUnknown(*t,
-                                       {"name", "url", "timeout", "min_interval", "resend_interval",
-                                        "runbook_url", "bearer_token_secret", "basic_user",
-                                        "basic_password_secret", "headers"},
-                                       where);
+                       ? RejectUnknownKeys(*t,
+                                           {"name", "url", "timeout", "min_interval",
+                                            "resend_interval", "runbook_url", "bearer_token_secret",
+                                            "basic_user", "basic_password_secret", "headers",
+                                            "bot_token_secret", "chat_ids", "message_thread_id"},
+                                           path, table_name)
+                       : RejectUnknownKeys(*t,
+                                           {"name", "url", "timeout", "min_interval",
+                                            "resend_interval", "runbook_url", "bearer_token_secret",
+                                            "basic_user", "basic_password_secret", "headers"},
+                                           path, table_name);
       if (!known) return known.error();
       if (rc.kind == "telegram") {
         rc.bot_token_secret = r["bot_token_secret"].value_or(std::string());

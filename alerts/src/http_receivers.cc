@@ -2,7 +2,7 @@
 #include <ctime>
 
 #include "jobmon/alerts/alerts_config.h"
-#include "jobmon/alerts/http.h"
+#include "jobmon/common/http_client.h"
 #include "jobmon/common/iso_time.h"
 
 namespace jobmon::alerts {

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "jobmon/alerts/alerts_config.h"
-#include "jobmon/alerts/http.h"
 #include "jobmon/alerts/telegram_format.h"
+#include "jobmon/common/http_client.h"
 
 namespace jobmon::alerts {
 namespace {

@@ -3,17 +3,15 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "jobmon/alerts/alerts_config.h"
 #include "jobmon/alerts/receiver.h"
 #include "jobmon/alerts/secrets.h"
-#include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/jobmon_config.h"
 
 namespace jobmon::cli {
 namespace {
@@ -25,28 +23,14 @@ struct AlertTestArgs {
 };
 
 int RunAlertTest(const AlertTestArgs& args) {
-  std::string path = args.config_path;
-  if (path.empty()) {
-    if (const char* env = std::getenv("JOBMON_CONFIG"); env && *env) path = env;
-  }
-  if (path.empty()) path = "/etc/jobmon/jobmon.toml";
-  std::ifstream in(path);
-  if (!in) {
-    std::cerr << "jobmon alert test: cannot read " << path << " (--config names another)\n";
+  const ConfigPath where = ResolveConfigPath(args.config_path);
+  auto loaded = monitor::LoadJobmonConfig(where);
+  if (!loaded) {
+    std::cerr << "jobmon alert test: " << loaded.error().message << "\n";
     return 2;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto monitor_config = monitor::ParseMonitorConfig(text.str(), path);
-  if (!monitor_config) {
-    std::cerr << "jobmon alert test: " << monitor_config.error().message << "\n";
-    return 2;
-  }
-  auto config = alerts::ParseAlertsConfig(text.str(), path);
-  if (!config) {
-    std::cerr << "jobmon alert test: " << config.error().message << "\n";
-    return 2;
-  }
+  const monitor::MonitorConfig* monitor_config = &loaded->monitor;
+  const alerts::AlertsConfig* config = &loaded->alerts;
   auto secrets = alerts::Secrets::Load(config->secrets_file);
   if (!secrets) {
     std::cerr << "jobmon alert test: " << secrets.error().message << "\n";
@@ -62,7 +46,8 @@ int RunAlertTest(const AlertTestArgs& args) {
     receivers.value().push_back(alerts::MakeFileReceiver(monitor_config->notify_file));
   }
   if (receivers->empty()) {
-    std::cerr << "jobmon alert test: no receiver configured in " << path
+    std::cerr << "jobmon alert test: no receiver configured in " << where.path
+              << (loaded->path.empty() ? " (absent; --config names another)" : "")
               << " ([[alerts.webhook]], [[alerts.alertmanager]], monitor.notify_file)\n";
     return 2;
   }
@@ -119,8 +104,7 @@ std::function<int()> AddAlertCommand(CLI::App& app) {
   CLI::App* test = alert->add_subcommand(
       "test", "Send one test alert through every configured receiver and report each result");
   alert->require_subcommand(1);
-  test->add_option("-c,--config", args->config_path,
-                   "jobmon.toml (default $JOBMON_CONFIG, else /etc/jobmon/jobmon.toml)");
+  test->add_option("-c,--config", args->config_path, kConfigOptionHelp);
   test->add_flag("--json", args->json, "Machine-readable results");
   test->add_option("--evidence-lines", args->evidence_lines,
                    "Evidence lines in the test alert (many: a long alert, split where a receiver "

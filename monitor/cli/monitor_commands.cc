@@ -17,7 +17,7 @@
 #include "jobmon/common/user_file.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
-#include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/monitor/state_store.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/log_scan.h"
@@ -45,8 +45,7 @@ struct CommonArgs {
 
 void AddCommon(CLI::App* cmd, CommonArgs& args) {
   cmd->add_option("--db", args.db, "The daemon's state database (default: monitor.state_db)");
-  cmd->add_option("-c,--config", args.config_path,
-                  "jobmon.toml (default $JOBMON_CONFIG, else /etc/jobmon/jobmon.toml if present)");
+  cmd->add_option("-c,--config", args.config_path, kConfigOptionHelp);
   cmd->add_flag("--json", args.json, "Machine-readable output");
 }
 
@@ -60,13 +59,9 @@ bool Exists(const std::string& path) {
 }
 
 Expected<monitor::MonitorConfig> Config(const CommonArgs& args) {
-  std::string path = args.config_path;
-  if (path.empty()) {
-    if (const char* env = std::getenv("JOBMON_CONFIG"); env && *env) path = env;
-  }
-  if (path.empty() && Exists("/etc/jobmon/jobmon.toml")) path = "/etc/jobmon/jobmon.toml";
-  if (path.empty()) return monitor::MonitorConfig{};
-  return monitor::LoadMonitorConfig(path);
+  auto loaded = monitor::LoadJobmonConfig(args.config_path);
+  if (!loaded) return loaded.error();
+  return loaded->monitor;
 }
 
 std::string DbPath(const CommonArgs& args, const monitor::MonitorConfig& config) {

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <iostream>
 #include <memory>
 
+#include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/report.h"
 #include "jobmon/triage/triage.h"
@@ -36,6 +36,7 @@ struct TriageArgs {
   bool list_signatures = false;
   bool status_only = false;
   double stall_min_seconds = 120;
+  bool stall_min_seconds_given = false;  // the flag, which wins over the config
 };
 
 std::optional<double> ParseTime(const std::string& text) {
@@ -52,32 +53,13 @@ std::optional<double> ParseTime(const std::string& text) {
 // [triage] profile / step_regex / stall_min_seconds from jobmon.toml;
 // command-line options win.
 Expected<void> LoadConfig(TriageArgs& args) {
-  std::string path = args.config_path;
-  if (path.empty()) {
-    if (const char* env = std::getenv("JOBMON_CONFIG")) path = env;
-  }
-  if (path.empty()) return {};
-  toml::table config;
-  try {
-    config = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    return Error{
-        fmt::format("config {}: {} (line {})", path, e.description(), e.source().begin.line)};
-  }
-  const toml::table* section = config["triage"].as_table();
-  if (!section) return {};
-  for (const auto& [key, value] : *section) {
-    std::string name(key.str());
-    if (name == "profile" && value.is_string()) {
-      if (args.profile.empty()) args.profile = *value.value<std::string>();
-    } else if (name == "step_regex" && value.is_string()) {
-      if (args.step_regex.empty()) args.step_regex = *value.value<std::string>();
-    } else if (name == "stall_min_seconds" && (value.is_integer() || value.is_floating_point())) {
-      args.stall_min_seconds = *value.value<double>();
-    } else {
-      return Error{fmt::format("config {}: unknown or mistyped key triage.{}", path, name)};
-    }
-  }
+  auto config = monitor::LoadJobmonConfig(args.config_path);
+  if (!config) return config.error();
+  const monitor::TriageConfig& triage = config->triage;
+  if (args.profile.empty()) args.profile = triage.profile;
+  if (args.step_regex.empty()) args.step_regex = triage.step_regex;
+  if (!args.stall_min_seconds_given && triage.stall_min_seconds)
+    args.stall_min_seconds = *triage.stall_min_seconds;
   return {};
 }
 
@@ -261,9 +243,9 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
   cmd->add_option(
       "--step-regex", args->step_regex,
       "Custom step regex (RE2) with (?P<step>\\d+) and optionally (?P<seconds>[0-9.]+)");
-  cmd->add_option(
-      "--config", args->config_path,
-      "jobmon.toml ([triage] profile, step_regex, stall_min_seconds); default $JOBMON_CONFIG");
+  cmd->add_option("-c,--config", args->config_path,
+                  std::string(kConfigOptionHelp) +
+                      "; its [triage] profile, step_regex, stall_min_seconds are defaults");
   cmd->add_option("--now", args->now,
                   "Evaluate progress at this time (ISO or unix seconds) instead of now");
   cmd->add_option("--slurm-state", args->slurm_state,
@@ -279,14 +261,19 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
   cmd->add_flag("--list-signatures", args->list_signatures,
                 "Print every pattern the scan uses (kind, class or profile, expression; for "
                 "classes also weight and source) and exit");
-  cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
-                  "No step for max(10 x p99 step time, this) means stalled")
-      ->capture_default_str();
+  CLI::Option* stall_flag =
+      cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
+                      "No step for max(10 x p99 step time, this) means stalled")
+          ->capture_default_str();
   cmd->footer(
       "Exit codes: 0 completed, 3 running, 4 hanging, 5 failed, 6 cancelled, 7 unknown-death, "
       "8 unknown (log stopped, no Slurm state), 2 usage or input error; with --all, the code of "
       "the worst job. Status rules: docs/concepts.md (Job status).");
-  return [cmd, args] { return cmd->parsed() ? Run(*args) : -1; };
+  return [cmd, args, stall_flag] {
+    if (!cmd->parsed()) return -1;
+    args->stall_min_seconds_given = stall_flag->count() > 0;
+    return Run(*args);
+  };
 }
 
 }  // namespace jobmon::cli

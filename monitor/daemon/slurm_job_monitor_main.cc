@@ -3,17 +3,14 @@
 // Thin: configuration, signals and the loop; the work is jobmon::monitor.
 
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 
 #include "daemon_metrics.h"
 #include "jobmon/alerts/alerts_config.h"
@@ -21,16 +18,15 @@
 #include "jobmon/alerts/secrets.h"
 #include "jobmon/common/duration.h"
 #include "jobmon/monitor/job_source.h"
+#include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/monitor/monitor.h"
-#include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/state_store.h"
 
 namespace {
 
 using jobmon::Expected;
+using jobmon::monitor::JobmonConfig;
 using jobmon::monitor::MonitorConfig;
-
-constexpr const char* kDefaultConfig = "/etc/jobmon/jobmon.toml";
 
 struct Overrides {
   std::string state_db, notify_file, metrics_listen, squeue, sinfo, poll_interval,
@@ -45,24 +41,18 @@ struct Receivers {
   double max_backoff = 600;
 };
 
-Expected<Receivers> LoadReceivers(const std::string& path, bool config_exists,
+Expected<Receivers> LoadReceivers(const jobmon::alerts::AlertsConfig& alerts,
                                   const MonitorConfig& config) {
   Receivers out;
   if (!config.notify_file.empty())
     out.owned.push_back(jobmon::alerts::MakeFileReceiver(config.notify_file));
-  if (!config_exists) return out;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto alerts = jobmon::alerts::ParseAlertsConfig(text.str(), path);
-  if (!alerts) return alerts.error();
-  auto secrets = jobmon::alerts::Secrets::Load(alerts->secrets_file);
+  auto secrets = jobmon::alerts::Secrets::Load(alerts.secrets_file);
   if (!secrets) return secrets.error();
   out.secrets = *secrets;
-  auto built = jobmon::alerts::BuildReceivers(*alerts, out.secrets);
+  auto built = jobmon::alerts::BuildReceivers(alerts, out.secrets);
   if (!built) return built.error();
   for (auto& r : built.value()) out.owned.push_back(std::move(r));
-  out.max_backoff = alerts->max_backoff;
+  out.max_backoff = alerts.max_backoff;
   return out;
 }
 
@@ -70,14 +60,12 @@ double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-Expected<MonitorConfig> Load(const std::string& path, bool explicit_path, const Overrides& o) {
-  MonitorConfig config;
-  struct stat st {};
-  if (explicit_path || stat(path.c_str(), &st) == 0) {
-    auto loaded = jobmon::monitor::LoadMonitorConfig(path);
-    if (!loaded) return loaded.error();
-    config = *loaded;
-  }
+// The file (config_path.h's rule), then the flags over its [monitor].
+Expected<JobmonConfig> Load(const jobmon::ConfigPath& where, const Overrides& o) {
+  auto loaded = jobmon::monitor::LoadJobmonConfig(where);
+  if (!loaded) return loaded.error();
+  JobmonConfig file = *loaded;
+  MonitorConfig& config = file.monitor;
   auto seconds = [](const std::string& text, const char* flag) -> Expected<double> {
     auto d = jobmon::ParseDurationSeconds(text);
     if (!d) return jobmon::Error{std::string(flag) + ": " + d.error().message};
@@ -106,7 +94,7 @@ Expected<MonitorConfig> Load(const std::string& path, bool explicit_path, const 
     if (auto listen = jobmon::monitor::ParseMetricsListen(config.metrics_listen); !listen)
       return jobmon::Error{"--metrics-listen / monitor.metrics_listen: " + listen.error().message};
   }
-  return config;
+  return file;
 }
 
 }  // namespace
@@ -120,9 +108,7 @@ int main(int argc, char** argv) {
   Overrides o;
   bool once = false;
   app.add_option("-c,--config", config_path,
-                 std::string("Configuration file ([monitor] section; default $JOBMON_CONFIG, "
-                             "else ") +
-                     kDefaultConfig + " when it exists, else built-in defaults)");
+                 std::string(jobmon::kConfigOptionHelp) + "; its [monitor] and [alerts]");
   app.add_option("--state-db", o.state_db, "SQLite state database (monitor.state_db)");
   app.add_option("--notify-file", o.notify_file,
                  "Append alerts as JSON lines here, '-' for stdout (monitor.notify_file)");
@@ -143,20 +129,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  bool explicit_path = !config_path.empty();
-  if (!explicit_path) {
-    if (const char* env = std::getenv("JOBMON_CONFIG"); env && *env) {
-      config_path = env;
-      explicit_path = true;
-    } else {
-      config_path = kDefaultConfig;
-    }
-  }
-  auto config = Load(config_path, explicit_path, o);
-  if (!config) {
-    std::cerr << "slurm_job_monitor: " << config.error().message << "\n";
+  const jobmon::ConfigPath where = jobmon::ResolveConfigPath(config_path);
+  auto loaded = Load(where, o);
+  if (!loaded) {
+    std::cerr << "slurm_job_monitor: " << loaded.error().message << "\n";
     return 2;
   }
+  const MonitorConfig* config = &loaded->monitor;
   auto log = jobmon::monitor::MakeStderrEventLog(config->log_format);
 
   // Signals are taken synchronously by the loop; blocked before any thread
@@ -173,9 +152,7 @@ int main(int argc, char** argv) {
   }
   auto source =
       jobmon::monitor::MakeSqueueJobSource(config->squeue, config->sinfo, config->slurm_timeout);
-  struct stat config_stat {};
-  const bool config_exists = stat(config_path.c_str(), &config_stat) == 0;
-  auto receivers = LoadReceivers(config_path, config_exists, *config);
+  auto receivers = LoadReceivers(loaded->alerts, *config);
   if (!receivers) {
     log->Error("alerts_config", {{"error", receivers.error().message}});
     return 2;
@@ -204,7 +181,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   log->Info("started",
-            {{"config", explicit_path ? config_path : "(defaults)"},
+            {{"config", loaded->path.empty() ? "(defaults)" : loaded->path},
              {"state_db", config->state_db},
              {"poll_interval_s", std::to_string(config->poll_interval)},
              {"receivers", receiver_names.empty() ? std::string("none") : [&] {
@@ -246,12 +223,13 @@ int main(int argc, char** argv) {
       break;
     }
     if (sig == SIGHUP) {
-      auto reloaded = Load(config_path, explicit_path, o);
+      auto reloaded = Load(where, o);
       if (!reloaded) {
         log->Error("config_reload_failed",
                    {{"error", reloaded.error().message}, {"action", "keeping the running config"}});
       } else {
-        MonitorConfig next = *reloaded;
+        // Receivers stay as started ([alerts] is checked, not applied).
+        MonitorConfig next = reloaded->monitor;
         if (next.state_db != monitor.config().state_db ||
             next.metrics_listen != monitor.config().metrics_listen ||
             next.notify_file != monitor.config().notify_file) {
@@ -263,7 +241,7 @@ int main(int argc, char** argv) {
           next.notify_file = monitor.config().notify_file;
         }
         monitor.Reconfigure(next);
-        log->Info("config_reloaded", {{"config", config_path}});
+        log->Info("config_reloaded", {{"config", where.path}});
       }
     }
   }

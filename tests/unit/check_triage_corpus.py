@@ -134,7 +134,7 @@ def cli_checks(jobmon, corpus):
             f.write("[triage]\nstep_regexp = 'x'\n")
         r = run("triage", "--no-slurm", "--config", config, os.path.join(corpus, "oom-gpu.log"))
         yield "unknown config key is a clear error", (
-            [] if r.returncode == 2 and "unknown or mistyped key triage.step_regexp" in r.stderr else [r.stderr])
+            [] if r.returncode == 2 and "jobmon.toml:2: unknown key 'step_regexp' in [triage]" in r.stderr else [r.stderr])
         r = run("triage", os.path.join(tmp, "missing.log"))
         yield "missing input is a clear error", (
             [] if r.returncode == 2 and "no such file or directory" in r.stderr else [r.stderr])

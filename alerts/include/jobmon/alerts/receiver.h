@@ -9,6 +9,7 @@
 #include <string>
 
 #include "jobmon/alerts/alert.h"
+#include "jobmon/common/http_client.h"
 
 namespace jobmon::alerts {
 
@@ -34,7 +35,6 @@ class Receiver {
 
 // Classifies an HTTP answer: 2xx ok; 408, 429, 5xx and no answer retried
 // (429 with its Retry-After); other 4xx permanent.
-struct HttpResponse;
 Delivery FromHttp(const HttpResponse& response);
 
 std::unique_ptr<Receiver> MakeFileReceiver(const std::string& path);

@@ -1,0 +1,167 @@
+#include "jobmon/common/http_client.h"
+
+#include <curl/curl.h>
+#include <strings.h>
+
+#include <cstdlib>
+#include <memory>
+
+namespace jobmon {
+namespace {
+
+// One request's handle, its header list and its answer so far.
+struct Transfer {
+  Transfer() = default;
+  Transfer(const Transfer&) = delete;  // owns libcurl handles
+  Transfer& operator=(const Transfer&) = delete;
+
+  const HttpRequest* request = nullptr;
+  HttpResponse response;
+  bool too_big = false;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  curl_mime* mime = nullptr;
+
+  ~Transfer() {
+    curl_mime_free(mime);
+    curl_slist_free_all(headers);
+    if (easy) curl_easy_cleanup(easy);
+  }
+};
+
+size_t OnBody(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t n = size * count;
+  if (t->response.body.size() + n > t->request->max_body) {
+    t->too_big = true;
+    return 0;  // aborts the transfer
+  }
+  t->response.body.append(data, n);
+  return n;
+}
+
+size_t OnHeader(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string line(data, size * count);
+  if (line.size() > 12 && strncasecmp(line.c_str(), "retry-after:", 12) == 0) {
+    char* end = nullptr;
+    double seconds = std::strtod(line.c_str() + 12, &end);
+    if (end != line.c_str() + 12 && seconds >= 0) t->response.retry_after = seconds;
+  }
+  return size * count;
+}
+
+bool CurlReady() {
+  static const bool initialized = curl_global_init(CURL_GLOBAL_DEFAULT) == 0;
+  return initialized;
+}
+
+// The options every request gets; a POST's body on top.
+void Prepare(Transfer& t, const HttpRequest& request, bool post) {
+  t.request = &request;
+  t.easy = curl_easy_init();
+  CURL* curl = t.easy;
+  for (const std::string& header : request.headers)
+    t.headers = curl_slist_append(t.headers, header.c_str());
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, request.protocols.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout_seconds * 1000));
+  if (request.connect_timeout_seconds > 0) {
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(request.connect_timeout_seconds * 1000));
+  }
+  if (!request.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, request.ca_file.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  if (post) {
+    if (!request.multipart.empty()) {
+      t.mime = curl_mime_init(curl);
+      for (const HttpPart& part : request.multipart) {
+        curl_mimepart* field = curl_mime_addpart(t.mime);
+        curl_mime_name(field, part.name.c_str());
+        curl_mime_data(field, part.data.data(), part.data.size());
+        if (!part.filename.empty()) curl_mime_filename(field, part.filename.c_str());
+        if (!part.content_type.empty()) curl_mime_type(field, part.content_type.c_str());
+      }
+      curl_easy_setopt(curl, CURLOPT_MIMEPOST, t.mime);
+    } else {
+      t.headers = curl_slist_append(t.headers, ("Content-Type: " + request.content_type).c_str());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(request.body.size()));
+    }
+    t.headers = curl_slist_append(t.headers, "Expect:");  // no 100-continue round trip
+  }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, t.headers);
+  if (!request.basic_user.empty()) {
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    curl_easy_setopt(curl, CURLOPT_USERNAME, request.basic_user.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, request.basic_password.c_str());
+  }
+}
+
+void Finish(Transfer& t, CURLcode rc) {
+  if (rc != CURLE_OK) {
+    t.response.error = t.too_big ? kHttpBodyTooLarge : curl_easy_strerror(rc);
+  } else {
+    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &t.response.status);
+  }
+}
+
+}  // namespace
+
+HttpResponse HttpPost(const HttpRequest& request) {
+  if (!CurlReady()) {
+    HttpResponse failed;
+    failed.error = "libcurl did not initialize";
+    return failed;
+  }
+  Transfer t;
+  Prepare(t, request, /*post=*/true);
+  Finish(t, curl_easy_perform(t.easy));
+  return std::move(t.response);
+}
+
+std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests) {
+  std::vector<HttpResponse> out(requests.size());
+  if (requests.empty()) return out;
+  if (!CurlReady()) {
+    for (auto& r : out) r.error = "libcurl did not initialize";
+    return out;
+  }
+  std::vector<Transfer> transfers(requests.size());
+  CURLM* multi = curl_multi_init();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Prepare(transfers[i], requests[i], /*post=*/false);
+    curl_easy_setopt(transfers[i].easy, CURLOPT_PRIVATE, reinterpret_cast<void*>(i));
+    curl_multi_add_handle(multi, transfers[i].easy);
+  }
+  std::vector<bool> done(requests.size(), false);
+  int running = 0;
+  do {
+    if (curl_multi_perform(multi, &running) != CURLM_OK) break;
+    if (running > 0) curl_multi_poll(multi, nullptr, 0, 200, nullptr);
+  } while (running > 0);
+  int queued = 0;
+  while (CURLMsg* message = curl_multi_info_read(multi, &queued)) {
+    if (message->msg != CURLMSG_DONE) continue;
+    void* index_ptr = nullptr;
+    curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &index_ptr);
+    const size_t i = reinterpret_cast<size_t>(index_ptr);
+    Finish(transfers[i], message->data.result);
+    done[i] = true;
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    curl_multi_remove_handle(multi, transfers[i].easy);
+    out[i] = std::move(transfers[i].response);
+    if (!done[i]) out[i].error = "no answer";
+  }
+  curl_multi_cleanup(multi);
+  return out;
+}
+
+}  // namespace jobmon
