@@ -69,7 +69,6 @@ std::string DbPath(const CommonArgs& args, const monitor::MonitorConfig& config)
 }
 
 json IncidentJson(const IncidentRecord& i) {
-  json evidence = json::parse(i.evidence_json, nullptr, false);
   return {{"id", i.id},
           {"class", i.klass},
           {"state", i.state},
@@ -77,9 +76,8 @@ json IncidentJson(const IncidentRecord& i) {
           {"closed_at", i.closed_at ? json(*i.closed_at) : json(nullptr)},
           {"close_reason", i.close_reason},
           {"summary", i.summary},
-          {"evidence",
-           evidence.is_object() ? evidence.value("evidence", json::array()) : json::array()},
-          {"hosts", evidence.is_object() ? evidence.value("hosts", json::array()) : json::array()}};
+          {"evidence", i.evidence},
+          {"hosts", i.hosts}};
 }
 
 // ------------------------------------------------------------------ status

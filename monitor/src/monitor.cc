@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
@@ -16,8 +15,9 @@
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/heartbeat_classifier.h"
+#include "jobmon/monitor/incident_alert.h"
+#include "jobmon/monitor/incident_policy.h"
 #include "jobmon/monitor/stall_classifier.h"
-#include "jobmon/triage/report.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -28,9 +28,9 @@ bool NotThere(const Error& error) {
 
 std::string Seconds(double s) { return fmt::format("{:.1f}", s); }
 
-// Incidents a new step ends (the job moves again).
-bool EndsOnProgress(const std::string& klass) {
-  return klass.starts_with("hang") || klass == "slow-not-hung";
+std::optional<OpenIncidentFacts> FactsOf(const std::optional<IncidentRecord>& open) {
+  if (!open) return std::nullopt;
+  return OpenIncidentFacts{open->klass, open->opened_at};
 }
 
 }  // namespace
@@ -311,20 +311,32 @@ void Monitor::ScanEndingJobs(const std::vector<triage::SlurmJob>& listed) {
 
 void Monitor::Cycle(double now) {
   const auto started = std::chrono::steady_clock::now();
-  // Waiting on Slurm and on exporters happens outside the transaction, so
-  // `jobmon watch` and `jobmon status` never wait behind it.
-  std::optional<Expected<std::vector<triage::SlurmJob>>> listed;
-  if (now >= next_slurm_poll_) listed = FetchJobs(now);
+  // Waiting on Slurm and on exporters, and reading the logs of jobs that
+  // ended, happen outside the transaction, so `jobmon watch` and `jobmon
+  // status` never wait behind it.
+  auto listed = FetchJobsIfDue(now);
   ScrapeDiagJobs(now);
-  // So is reading the logs of jobs that ended.
   if (listed && *listed) ScanEndingJobs(**listed);
   Check(store_.Begin(), "begin");
   if (listed) RefreshJobs(now, *listed);
-  size_t diag = 0;
+  PollJobs(now);
+  ForgetEndedJobs(now);
+  Check(store_.Commit(), "commit");
+  RecordCycle(started);
+}
+
+std::optional<Expected<std::vector<triage::SlurmJob>>> Monitor::FetchJobsIfDue(double now) {
+  if (now < next_slurm_poll_) return std::nullopt;
+  return FetchJobs(now);
+}
+
+void Monitor::PollJobs(double now) {
   for (auto& [id, t] : jobs_) {
-    if (t.window) ++diag;
     if (!t.ended) PollJob(t, now);
   }
+}
+
+void Monitor::ForgetEndedJobs(double now) {
   // Ended jobs stay in memory (and `jobmon status`) for a while, then only
   // in the store.
   for (auto it = jobs_.begin(); it != jobs_.end();) {
@@ -335,9 +347,14 @@ void Monitor::Cycle(double now) {
       ++it;
     }
   }
-  Check(store_.Commit(), "commit");
+}
+
+void Monitor::RecordCycle(std::chrono::steady_clock::time_point started) {
   stats_.jobs_tracked = jobs_.size();
-  stats_.diag_jobs = diag;
+  stats_.diag_jobs = 0;
+  for (const auto& [id, t] : jobs_) {
+    if (t.window) ++stats_.diag_jobs;
+  }
   ++stats_.cycles;
   stats_.last_cycle_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -367,69 +384,68 @@ void Monitor::PollJob(Tracked& t, double now) {
     }
   }
   if (t.progress->heartbeat_seen_at() && !t.heartbeat_handled) OnHeartbeat(t, now);
-  ProgressState state = t.progress->Evaluate(now);
-  const std::string open_class = t.open ? t.open->klass : "";
-  if (state.phase == Phase::kStalled) {
-    if (!t.open || open_class == "tgs-degradation") OnStall(t, state, now);
-  } else if (state.phase == Phase::kTraining) {
-    if (t.open && EndsOnProgress(open_class) && state.last_step_time &&
-        *state.last_step_time > t.open->opened_at) {
-      Close(t, "resumed", now);
-    }
-    if (state.slowdown) {
-      if (!t.open && *state.slowdown >= config_.slowdown_factor) {
-        Open(t, "tgs-degradation",
-             fmt::format("steps take {:.2f}x as long as early in the run (median {}s now, {}s "
-                         "then): throughput degraded, the job is not hung",
-                         *state.slowdown, Seconds(*state.recent_interval),
-                         Seconds(*state.baseline_interval)),
-             {fmt::format("recent median step {:.3f}s over the last {} steps",
-                          *state.recent_interval, ProgressTracker::kRecentSteps),
-              fmt::format("baseline median step {:.3f}s over the first {} steady steps",
-                          *state.baseline_interval, ProgressTracker::kBaselineSteps),
-              fmt::format("last step {} at {:.0f}s ago", state.last_step.value_or(-1),
-                          state.idle_seconds)},
-             {}, now);
-      } else if (t.open && open_class == "tgs-degradation" &&
-                 *state.slowdown < 1 + (config_.slowdown_factor - 1) / 2) {
-        Close(t, "recovered", now);
-      }
-    }
+  const ProgressState state = t.progress->Evaluate(now);
+  std::optional<StallClassification> stall;
+  if (state.phase == Phase::kStalled) stall = ClassifyStallOf(t, state, now);
+  const IncidentDecision decision = DecideOnProgress(
+      state, FactsOf(t.open), stall ? stall->klass : std::string(), config_.slowdown_factor);
+  if (decision.closes()) Close(t, decision.close_reason, now);
+  if (decision.opens()) {
+    Open(t,
+         decision.klass == kSlowdownClass ? SlowdownIncident(state)
+                                          : StallIncident(t, state, *stall, now),
+         now);
   }
   SaveProgress(t, now);
 }
 
-void Monitor::OnStall(Tracked& t, const ProgressState& state, double now) {
-  if (t.open) Close(t, "superseded", now);  // a slow job that now stopped
-  std::vector<std::string> evidence;
-  std::vector<std::string> hosts;
-  std::string klass, summary;
+StallClassification Monitor::ClassifyStallOf(const Tracked& t, const ProgressState& state,
+                                             double now) const {
   const std::string stall =
       fmt::format("no step for {}s (threshold {}s: {}); last step {}", Seconds(state.idle_seconds),
                   Seconds(state.threshold_seconds), state.threshold_reason,
                   state.last_step ? std::to_string(*state.last_step) : "none");
+  StallClassification c;
   if (!state.last_step) {
-    klass = "hang/startup";
-    summary = "no training step within the startup grace: " + stall;
+    c.klass = "hang/startup";
+    c.summary = "no training step within the startup grace: " + stall;
   } else if (t.window && !t.window->hosts().empty()) {
     const auto [from, until] = TrainingSpan(t, state, now);
-    StallClassification c =
-        ClassifyStall(t.window->Evidence(now, from, until, config_.stale_after));
-    klass = c.klass;
-    summary = c.summary + "; " + stall;
-    evidence = c.evidence;
-    hosts = c.hosts;
+    c = ClassifyStall(t.window->Evidence(now, from, until, config_.stale_after));
+    c.summary += "; " + stall;
   } else {
-    klass = "hang";
-    summary = "training stopped; no system evidence (job without --diag): " + stall;
+    c.klass = "hang";
+    c.summary = "training stopped; no system evidence (job without --diag): " + stall;
   }
+  return c;
+}
+
+Monitor::NewIncident Monitor::StallIncident(Tracked& t, const ProgressState& state,
+                                            const StallClassification& stall, double now) {
+  NewIncident incident{stall.klass, stall.summary, stall.evidence, stall.hosts, std::nullopt};
   const auto& tail = t.progress->tail();
   size_t from = tail.size() > 5 ? tail.size() - 5 : 0;
-  for (size_t i = from; i < tail.size(); ++i) evidence.push_back("log tail: " + tail[i]);
+  for (size_t i = from; i < tail.size(); ++i) incident.evidence.push_back("log tail: " + tail[i]);
   // The alert carries the triage of the log as it stands (a bounded read of
   // its head and tail), so whoever is paged sees the job's own lines.
-  auto report = TriageLog(t, t.record.slurm_state, now, &state);
-  Open(t, klass, summary, evidence, hosts, now, report ? triage::RenderMarkdown(*report) : "");
+  incident.report = TriageLog(t, t.record.slurm_state, now, &state);
+  return incident;
+}
+
+Monitor::NewIncident Monitor::SlowdownIncident(const ProgressState& state) const {
+  return {kSlowdownClass,
+          fmt::format("steps take {:.2f}x as long as early in the run (median {}s now, {}s "
+                      "then): throughput degraded, the job is not hung",
+                      *state.slowdown, Seconds(*state.recent_interval),
+                      Seconds(*state.baseline_interval)),
+          {fmt::format("recent median step {:.3f}s over the last {} steps", *state.recent_interval,
+                       ProgressTracker::kRecentSteps),
+           fmt::format("baseline median step {:.3f}s over the first {} steady steps",
+                       *state.baseline_interval, ProgressTracker::kBaselineSteps),
+           fmt::format("last step {} at {:.0f}s ago", state.last_step.value_or(-1),
+                       state.idle_seconds)},
+          {},
+          std::nullopt};
 }
 
 std::optional<triage::TriageReport> Monitor::TriageLog(Tracked& t, const std::string& slurm_state,
@@ -488,16 +504,13 @@ void Monitor::OnHeartbeat(Tracked& t, double now) {
     in.at_accusation = t.window->Evidence(accused_at, from, until, config_.stale_after);
   }
   HeartbeatVerdict verdict = ClassifyHeartbeat(in);
-  std::string summary = verdict.summary;
-  if (t.open && t.open->klass != verdict.klass) {
-    // The earliest anomaly is the root cause; the heartbeat timeout follows it.
-    summary = fmt::format("root cause: {} (incident #{}, {:.0f}s before the accusation); {}",
-                          t.open->klass, t.open->id, accused_at - t.open->opened_at, summary);
-    verdict.evidence.insert(verdict.evidence.begin(),
-                            "root cause: " + t.open->klass + ": " + t.open->summary);
+  const IncidentDecision decision = DecideOnHeartbeat(FactsOf(t.open), verdict.klass);
+  if (decision.opens()) {
+    Open(t,
+         {verdict.klass, verdict.summary, std::move(verdict.evidence), std::move(verdict.hosts),
+          std::move(report)},
+         now);
   }
-  Open(t, verdict.klass, summary, verdict.evidence, verdict.hosts, now,
-       report ? triage::RenderMarkdown(*report) : "");
 }
 
 void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
@@ -506,31 +519,28 @@ void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
   t.ended = true;
   t.record.ended_at = now;
   auto report = TriageLog(t, slurm_state, now);
+  std::optional<EndVerdict> verdict;
   if (report) {
     t.record.final_class = report->primary;
     t.record.final_status = triage::ToString(report->status);
+    verdict = EndVerdict{report->primary, report->status};
   }
-  const std::string covered = t.open ? t.open->klass : "";
-  if (t.open) Close(t, "ended", now);
+  const IncidentDecision decision = DecideOnEnd(FactsOf(t.open), verdict, t.heartbeat_handled);
+  if (decision.closes()) Close(t, decision.close_reason, now);
   Check(store_.UpsertJob(t.record), "upsert job");
   log_.Info("job_ended", {{"job", std::to_string(t.record.job_id)},
                           {"slurm_state", slurm_state},
                           {"triage_status", t.record.final_status},
                           {"triage_class", t.record.final_class}});
   // The triage classification at job end, unless an incident already named it.
-  if (report && report->primary != "none" && report->status != triage::JobStatus::kCompleted &&
-      !(report->primary == "heartbeat-timeout" && t.heartbeat_handled) &&
-      // A hang at the end is the stall incident that was open, whatever its class.
-      !(report->primary == "hang" && EndsOnProgress(covered)) &&
-      // Cancelling a job with an incident is the reaction to it, not news.
-      !(report->primary == "cancelled" && !covered.empty())) {
-    std::vector<std::string> evidence;
+  if (decision.opens()) {
+    NewIncident incident{decision.klass, report->what_happened, {}, {}, std::nullopt};
     for (const auto& line : report->evidence) {
-      evidence.push_back(fmt::format("log line {}: {}", line.line, line.text));
+      incident.evidence.push_back(fmt::format("log line {}: {}", line.line, line.text));
     }
-    Open(t, "ended/" + report->primary, report->what_happened, evidence, {}, now,
-         triage::RenderMarkdown(*report));
-    if (t.open) {
+    incident.report = std::move(report);
+    Open(t, std::move(incident), now);
+    if (decision.closed_at_once && t.open) {
       // Nothing to wait for: the job is over. Closed without a resolve.
       Check(store_.CloseIncident(t.open->id, now, "ended"), "close incident");
       t.open.reset();
@@ -539,17 +549,15 @@ void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
   SaveProgress(t, now);
 }
 
-void Monitor::Open(Tracked& t, const std::string& klass, const std::string& summary,
-                   const std::vector<std::string>& evidence, const std::vector<std::string>& hosts,
-                   double now, const std::string& report) {
+void Monitor::Open(Tracked& t, NewIncident opened_as, double now) {
   IncidentRecord incident;
   incident.job_id = t.record.job_id;
-  incident.klass = klass;
+  incident.klass = std::move(opened_as.klass);
   incident.state = "open";
   incident.opened_at = now;
-  incident.summary = summary;
-  incident.evidence_json = nlohmann::json{{"evidence", evidence}, {"hosts", hosts}}.dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  incident.summary = std::move(opened_as.summary);
+  incident.evidence = std::move(opened_as.evidence);
+  incident.hosts = std::move(opened_as.hosts);
   auto opened = store_.OpenIncident(incident);
   if (!opened) {
     log_.Error("state_store", {{"op", "open incident"}, {"error", opened.error().message}});
@@ -565,12 +573,12 @@ void Monitor::Open(Tracked& t, const std::string& klass, const std::string& summ
     return;
   }
   t.open = incident;
-  ++stats_.incidents_opened[klass];
+  ++stats_.incidents_opened[incident.klass];
   log_.Warn("incident_opened", {{"job", std::to_string(t.record.job_id)},
                                 {"incident", std::to_string(id)},
-                                {"class", klass},
-                                {"summary", summary}});
-  Send(t, incident, "firing", now, report);
+                                {"class", incident.klass},
+                                {"summary", incident.summary}});
+  Send(t, incident, "firing", now, opened_as.report ? &*opened_as.report : nullptr);
 }
 
 void Monitor::Close(Tracked& t, const std::string& reason, double now) {
@@ -586,32 +594,13 @@ void Monitor::Close(Tracked& t, const std::string& reason, double now) {
                                 {"class", closed.klass},
                                 {"reason", reason},
                                 {"after_s", Seconds(now - closed.opened_at)}});
-  Send(t, closed, "resolved", now, "");
+  Send(t, closed, "resolved", now, nullptr);
 }
 
 void Monitor::Send(const Tracked& t, const IncidentRecord& incident, const std::string& status,
-                   double at, const std::string& report) {
-  alerts::Alert alert;
-  alert.status = status;
-  alert.cluster = config_.cluster;
-  alert.key = alerts::AlertKey(config_.cluster, t.record.job_id, incident.klass);
-  alert.job_id = t.record.job_id;
-  alert.job_name = t.record.name;
-  alert.user = t.record.user;
-  alert.incident_id = incident.id;
-  alert.klass = incident.klass;
-  alert.summary = incident.summary;
-  auto evidence = nlohmann::json::parse(incident.evidence_json, nullptr, false);
-  if (evidence.is_object()) {
-    alert.evidence = evidence.value("evidence", std::vector<std::string>{});
-    alert.hosts = evidence.value("hosts", std::vector<std::string>{});
-  }
-  alert.opened_at = incident.opened_at;
-  alert.at = at;
-  alert.close_reason = incident.close_reason;
-  alert.diag_dir = t.record.diag_dir;
-  alert.tunnel_command = t.tunnel_command;
-  alert.report = report;
+                   double at, const triage::TriageReport* report) {
+  const alerts::Alert alert =
+      BuildAlert({config_.cluster, t.tunnel_command}, t.record, incident, status, at, report);
   if (auto sent = notifier_.Notify(alert); !sent) {
     ++stats_.notify_failures;
     log_.Error(

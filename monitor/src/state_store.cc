@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <utility>
+#include <vector>
 
 #include "jobmon/alerts/outbox.h"
 
@@ -129,6 +131,29 @@ JobRecord ReadJob(sqlite3_stmt* s) {
   return j;
 }
 
+// The incident's evidence column. A value that is not the object written
+// here (a hand-edited database) reads as no evidence.
+std::string EvidenceJson(const IncidentRecord& r) {
+  return nlohmann::json{{"evidence", r.evidence}, {"hosts", r.hosts}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void ReadEvidence(const std::string& text, IncidentRecord& r) {
+  auto json = nlohmann::json::parse(text, nullptr, false);
+  if (!json.is_object()) return;
+  auto strings = [&json](const char* key) {
+    std::vector<std::string> out;
+    auto found = json.find(key);
+    if (found == json.end() || !found->is_array()) return out;
+    for (const auto& item : *found) {
+      if (item.is_string()) out.push_back(item.get<std::string>());
+    }
+    return out;
+  };
+  r.evidence = strings("evidence");
+  r.hosts = strings("hosts");
+}
+
 IncidentRecord ReadIncident(sqlite3_stmt* s) {
   IncidentRecord r;
   r.id = sqlite3_column_int64(s, 0);
@@ -138,7 +163,7 @@ IncidentRecord ReadIncident(sqlite3_stmt* s) {
   r.opened_at = sqlite3_column_double(s, 4);
   r.closed_at = OptDouble(s, 5);
   r.summary = Text(s, 6);
-  r.evidence_json = Text(s, 7);
+  ReadEvidence(Text(s, 7), r);
   r.close_reason = Text(s, 8);
   return r;
 }
@@ -382,7 +407,7 @@ Expected<std::pair<int64_t, bool>> StateStore::OpenIncident(const IncidentRecord
   BindText(st, 2, r.klass);
   sqlite3_bind_double(st, 3, r.opened_at);
   BindText(st, 4, r.summary);
-  BindText(st, 5, r.evidence_json);
+  BindText(st, 5, EvidenceJson(r));
   if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "open incident");
   bool created = sqlite3_changes(db_) == 1;
   auto open = OpenIncidentOf(r.job_id);

@@ -543,7 +543,6 @@ TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
     incident.klass = "hang/busy-wait";
     incident.opened_at = 1600;
     incident.summary = "GPUs busy at idle-level power";
-    incident.evidence_json = "{}";
     auto opened = (*store)->OpenIncident(incident);
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     EXPECT_TRUE(opened->second);
@@ -560,7 +559,6 @@ TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
   again.klass = "hang/busy-wait";
   again.opened_at = 1700;
   again.summary = "the restarted daemon sees the same stall";
-  again.evidence_json = "{}";
   auto reopened = (*store)->OpenIncident(again).value();
   EXPECT_FALSE(reopened.second) << "not a second incident";
   EXPECT_EQ((*store)->Incidents(42)->size(), 1u);

@@ -6,6 +6,7 @@
 // classifying incidents from the rolling window and the log. The clock is
 // a parameter, so tests drive it without waiting.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
+#include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/monitor/state_store.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
@@ -80,12 +82,27 @@ class Monitor {
     ProgressRecord saved;  // what the store has, to skip unchanged writes
   };
 
+  // An incident about to open: its class and contents, and the triage of
+  // the log that goes with its alert.
+  struct NewIncident {
+    std::string klass, summary;
+    std::vector<std::string> evidence, hosts;
+    std::optional<triage::TriageReport> report;
+  };
+
+  // The cycle's steps: fetch (Slurm, when due), scrape, read the logs of
+  // ending jobs, then in one transaction apply Slurm's view and poll each
+  // job (the incident policy decides), forget old ended jobs, persist.
+  std::optional<Expected<std::vector<triage::SlurmJob>>> FetchJobsIfDue(double now);
   Expected<std::vector<triage::SlurmJob>> FetchJobs(double now);
   void RefreshJobs(double now, const Expected<std::vector<triage::SlurmJob>>& listed);
   void Track(const triage::SlurmJob& job, const std::string& source, const std::string& log_path,
              const std::string& diag_dir, double now);
   Tracked NewTracked(const JobRecord& record, double job_start) const;
   void ScrapeDiagJobs(double now);
+  void PollJobs(double now);
+  void ForgetEndedJobs(double now);
+  void RecordCycle(std::chrono::steady_clock::time_point started);
   void PollLog(Tracked& job, double now);        // reads what the log gained; warns if it cannot
   void ReadDiagFiles(Tracked& job, double now);  // manifest and targets, as the job's user
   // Slurm's node addresses and this host's own, asked again once a minute
@@ -101,19 +118,23 @@ class Monitor {
   std::pair<double, double> TrainingSpan(const Tracked& job, const ProgressState& state,
                                          double fallback_until) const;
   void PollJob(Tracked& job, double now);
-  void OnStall(Tracked& job, const ProgressState& state, double now);
+  // A heartbeat accusation not judged yet: judged once, and the policy decides.
   void OnHeartbeat(Tracked& job, double now);
   void OnEnded(Tracked& job, const std::string& slurm_state, double now);
+  // The contents of the incidents the policy opens.
+  StallClassification ClassifyStallOf(const Tracked& job, const ProgressState& state,
+                                      double now) const;
+  NewIncident StallIncident(Tracked& job, const ProgressState& state,
+                            const StallClassification& stall, double now);
+  NewIncident SlowdownIncident(const ProgressState& state) const;
   // `stall`: the monitor's stall verdict, when triaging a live job it judged stalled.
   std::optional<triage::TriageReport> TriageLog(Tracked& job, const std::string& slurm_state,
                                                 double now, const ProgressState* stall = nullptr);
 
-  void Open(Tracked& job, const std::string& klass, const std::string& summary,
-            const std::vector<std::string>& evidence, const std::vector<std::string>& hosts,
-            double now, const std::string& report = "");
+  void Open(Tracked& job, NewIncident incident, double now);
   void Close(Tracked& job, const std::string& reason, double now);
   void Send(const Tracked& job, const IncidentRecord& incident, const std::string& status,
-            double at, const std::string& report);
+            double at, const triage::TriageReport* report);
   void SaveProgress(Tracked& job, double now);
   void Check(const Expected<void>& result, const char* what);
 

@@ -56,8 +56,11 @@ struct IncidentRecord {
   double opened_at = 0;
   std::optional<double> closed_at;
   std::string summary;
-  std::string evidence_json;
-  std::string close_reason;  // resumed | ended | ...
+  // Typed in memory; one JSON column in the store ({"evidence": [...],
+  // "hosts": [...]}), written by OpenIncident and read back by the readers.
+  std::vector<std::string> evidence;  // one line each
+  std::vector<std::string> hosts;     // the hosts the class names
+  std::string close_reason;           // resumed | ended | ...
 };
 
 class StateStore {
