@@ -50,8 +50,15 @@ void JobProgress::OnLine(const std::string& line, double now) {
   if (facts.heartbeat_timeout) heartbeat_timeout_ = *facts.heartbeat_timeout;
   if (facts.checkpoint_period) tracker_.SetCheckpointPeriod(*facts.checkpoint_period);
   if (!facts.step) return;
-  if (!profile_) profile_ = facts.step->profile;
-  OnStep(facts.step->sample, now);
+  // The scanner's rules for which lines are steps (step_filter.h): the same
+  // line gives the same step in `jobmon triage` and here. A profile is kept
+  // once a sample of it counts (a plain loop's after its third step line).
+  ++line_number_;
+  for (const auto& accepted :
+       filter_.Offer(facts.step->profile, facts.step->sample, line_number_, line)) {
+    if (!profile_) profile_ = facts.step->profile;
+    OnStep(accepted.sample, now);
+  }
 }
 
 Expected<void> JobProgress::Poll(double now) {
@@ -90,12 +97,19 @@ ProgressRecord JobProgress::Snapshot(double now) const {
   r.baseline_interval = state.baseline_interval;
   r.recent_interval = state.recent_interval;
   r.profile = profile_ ? triage::ToString(*profile_) : "";
+  if (profile_ == triage::StepProfile::kGeneric && filter_.generic_offset() != 0) {
+    r.profile += kFromOneSuffix;  // its printed numbers are shifted by one
+  }
   r.updated_at = now;
   return r;
 }
 
 void JobProgress::Restore(const ProgressRecord& r) {
-  if (!r.profile.empty()) profile_ = triage::ParseStepProfile(r.profile);
+  std::string_view profile = r.profile;
+  bool from_one = profile.ends_with(kFromOneSuffix);
+  if (from_one) profile.remove_suffix(kFromOneSuffix.size());
+  if (!profile.empty()) profile_ = triage::ParseStepProfile(profile);
+  if (profile_ == triage::StepProfile::kGeneric) filter_.RestoreGeneric(from_one ? 1 : 0);
   follower_ =
       LogFollower(follower_.path(),
                   LogPosition{static_cast<ino_t>(r.log_inode), static_cast<dev_t>(r.log_device),

@@ -48,6 +48,15 @@ const std::vector<FactPattern>& FactPatterns() {
       // reached.") and the same for max_epochs.
       {R"(\{'train_runtime': '?[0-9])", false, Fact::kCompletion},
       {R"(`Trainer\.fit` stopped: `max_(steps|epochs)=\d+` reached\.)", false, Fact::kCompletion},
+      // HF Trainer, after the training loop (transformers trainer.py
+      // _inner_training_loop logger.info, 4.x; idx: stored copies 2021..2025;
+      // shown at info verbosity, as the example scripts set it).
+      {R"(Training completed\. Do not forget to share your model)", false, Fact::kCompletion},
+      // Megatron-LM's planned ends (megatron/training/training.py
+      // print_datetime, a31833c 2020-12..HEAD; git): the loop finished, or
+      // --exit-duration-in-mins / --exit-interval stopped it on purpose.
+      {R"(\[(after training is done|exiting program after [0-9.]+ minutes|exiting program at iteration \d+)\] datetime: )",
+       false, Fact::kCompletion},
       // Slurm ending the job or step (slurmstepd req.c, 22.05..HEAD): what
       // follows is teardown.
       {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT )", false, Fact::kSlurmEnd},

@@ -12,6 +12,7 @@
 #include "jobmon/triage/line_facts.h"
 #include "jobmon/triage/signatures.h"
 #include "jobmon/triage/stall_rule.h"
+#include "jobmon/triage/step_filter.h"
 #include "line_fact_patterns.h"
 
 namespace jobmon::triage {
@@ -243,43 +244,11 @@ class ScanState : public ChunkSink {
     if (!sample.timestamp && line_time_ && line_time_->first == line) {
       sample.timestamp = line_time_->second;  // the line's own absl/ISO stamp
     }
-    if (profile == StepProfile::kHuggingFace && sample.total_steps) {
-      // The training bar's total is max_steps; a later bar with another
-      // total (an evaluation loop's, when it is not nested) is not training.
-      if (!tqdm_total_) tqdm_total_ = sample.total_steps;
-      if (*tqdm_total_ != *sample.total_steps) return;
+    // Which samples count (the generic profile's guard, the training bar
+    // by its total): the rules the monitor applies too (step_filter.h).
+    for (const StepFilter::Accepted& accepted : filter_.Offer(profile, sample, line, text)) {
+      RecordStep(profile, p, accepted.sample, accepted.line, accepted.text);
     }
-    if (profile == StepProfile::kGeneric) {
-      if (!GenericConfirmed(sample, line, text)) return;
-      sample.step -= generic_offset_;
-    }
-    RecordStep(profile, p, sample, line, text);
-  }
-
-  // kGenericMinSamples increasing samples (task 0 or unlabelled) before the
-  // generic profile counts; then the held ones are recorded. A loop whose
-  // first counter is 1 counts from 1 (like Megatron's iterations): its steps
-  // are shifted to 0-based, so "step 1" first is no restore from a checkpoint.
-  bool GenericConfirmed(const StepSample& sample, uint64_t line, std::string_view text) {
-    if (generic_confirmed_) return true;
-    auto task = TaskLabel(text);
-    if (task && *task != 0) return false;
-    if (!generic_pending_.empty() && sample.step <= generic_pending_.back().sample.step) {
-      generic_pending_.clear();  // not increasing: start over from here
-    }
-    generic_pending_.push_back({sample, line, std::string(text.substr(0, 64))});
-    if (generic_pending_.size() < static_cast<size_t>(kGenericMinSamples)) return false;
-    generic_confirmed_ = true;
-    generic_offset_ = generic_pending_.front().sample.step == 1 ? 1 : 0;
-    auto pending = std::move(generic_pending_);
-    generic_pending_.clear();
-    for (size_t i = 0; i + 1 < pending.size(); ++i) {
-      StepSample held = pending[i].sample;
-      held.step -= generic_offset_;
-      RecordStep(StepProfile::kGeneric, static_cast<size_t>(StepProfile::kGeneric), held,
-                 pending[i].line, pending[i].text);
-    }
-    return true;
   }
 
   void RecordStep(StepProfile profile, size_t p, StepSample sample, uint64_t line,
@@ -565,15 +534,7 @@ class ScanState : public ChunkSink {
   std::array<std::optional<double>, kStepProfileCount> prev_ts_{};
   std::array<std::optional<int64_t>, kStepProfileCount> prev_step_{};
   std::optional<std::pair<uint64_t, double>> line_time_;  // the last stamped line, its time
-  std::optional<int64_t> tqdm_total_;
-  struct HeldStep {
-    StepSample sample;
-    uint64_t line;
-    std::string text;  // enough for the task label
-  };
-  std::vector<HeldStep> generic_pending_;  // at most kGenericMinSamples
-  bool generic_confirmed_ = false;
-  int64_t generic_offset_ = 0;
+  StepFilter filter_;
   std::optional<double> custom_anchor_;
   double custom_since_anchor_ = 0;
 };

@@ -96,6 +96,40 @@ const char* const kPythonExceptionLine =
 
 namespace {
 
+// Framework sources (issue 12 B). "git": read in a clone with history, the
+// range from the first commit holding the text; "idx": read in stored copies
+// of the file, no history.
+constexpr const char* kMegatronNan =
+    "NVIDIA/Megatron-LM megatron/core/distributed/param_and_grad_buffer.py check_grads "
+    "(validate_result message, raised as 'Unexpected result ... (message=...)') and the older "
+    "'Rank N: found NaN in local grad norm|forward loss calculation' asserts, e39f9f6 "
+    "2023-08..HEAD (git)";
+constexpr const char* kMegatronExit =
+    "NVIDIA/Megatron-LM megatron/training/training.py print_datetime('exiting program after "
+    "receiving SIGTERM.') under --exit-signal-handler, dbe6c72 2021-11..HEAD (git)";
+constexpr const char* kDeepSpeedLaunch =
+    "microsoft/DeepSpeed deepspeed/launcher/launch.py sigkill_handler, 4f1d827 2021-02..v0.16.4 "
+    "(git)";
+constexpr const char* kDeepSpeedMinScale =
+    "microsoft/DeepSpeed deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler.update_scale, "
+    "44085856 2022-05..v0.16.4 (git)";
+constexpr const char* kLightningSignals =
+    "Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/connectors/signal_connector.py "
+    "(_slurm_sigusr_handler_fn, _sigterm_notifier_fn), 9f8043e 2023-01..HEAD; 'Requeued SLURM "
+    "job' 23c3454 2024-01..HEAD (git; older releases under pytorch_lightning/)";
+constexpr const char* kLightningSigterm =
+    "Lightning-AI/pytorch-lightning src/lightning/pytorch/utilities/exceptions.py SIGTERMException "
+    "(GracefulExitException before 2.0, #16501), c854e4d 2023-01..HEAD (git)";
+constexpr const char* kNemoPreemption =
+    "NVIDIA/NeMo nemo/utils/callbacks/preemption.py 9ba4abd 2023-04..HEAD and "
+    "nemo/lightning/pytorch/callbacks/preemption.py 92f5f53 2024-08..HEAD (git)";
+constexpr const char* kAccelerateBatch =
+    "huggingface/accelerate src/accelerate/utils/memory.py find_executable_batch_size (HF "
+    "Trainer's auto_find_batch_size), 611546f 2022-04..HEAD (git)";
+constexpr const char* kCpuAlloc =
+    "pytorch/pytorch c10/core/impl/alloc_cpu.cpp alloc_cpu 'DefaultCPUAllocator: can't allocate "
+    "memory: you tried to allocate N bytes' (verified: Debian torch 1.13.1 libc10.so strings; "
+    "accelerate memory.py names it as the CPU OOM), 1.x..2.x";
 constexpr const char* kPython =
     "CPython Lib/traceback.py TracebackException.format / format_exception_only "
     "('<module>.<qualname>: <str>'), 3.x (verified 3.11)";
@@ -237,7 +271,8 @@ std::vector<FailureClass> BuildTable() {
         {R"(Out of memory)", kRef},
         {R"((Out of memory|Memory cgroup out of memory): Killed process \d+)", kKernelOom},
         {R"(Detected \d+ oom[-_]kill event)", kSlurmOom},
-        {R"(srun: error: \S+: tasks? [0-9,-]+: Out Of Memory)", kSrunTask}},
+        {R"(srun: error: \S+: tasks? [0-9,-]+: Out Of Memory)", kSrunTask},
+        {R"(DefaultCPUAllocator: can't allocate memory)", kCpuAlloc}},
        false,
        {"Reduce per_device_batch_size.", "Enable remat_policy=full.",
         "Check for a checkpoint memory spike (DP replica #0 pattern)."},
@@ -254,6 +289,7 @@ std::vector<FailureClass> BuildTable() {
         {R"((CUDA|HIP) out of memory\. Tried to allocate)", kCudaOom},
         {R"(torch\.(cuda\.)?OutOfMemoryError)", kCudaOom},
         {R"(CUDA error: out of memory)", kCudaErr},
+        {R"(No executable batch size found, reached zero)", kAccelerateBatch},
         {R"(Out of memory while trying to allocate)",
          "openxla/xla BFC allocator / PJRT 'Out of memory while trying to allocate N bytes' "
          "(unverified in source)"}},
@@ -277,6 +313,9 @@ std::vector<FailureClass> BuildTable() {
          "1.12..2.1"},
         {R"(Exception \(either an error or timeout\) detected by watchdog)",
          "pytorch/pytorch ProcessGroupNCCL.cpp watchdogHandler, 2.2+ (unverified in source)"},
+        {R"(failure detected by watchdog at work sequence id: \d)",
+         "pytorch/pytorch ProcessGroupNCCL.cpp watchdog (Watchdog::runLoop), 2.5+ era wording "
+         "(idx: two stored copies of the file with desyncDebugger_)"},
         {R"(Heartbeat monitor timed out)",
          "pytorch/pytorch ProcessGroupNCCL.cpp heartbeatMonitor, 2.3+"},
         {R"(ProcessGroupNCCL's watchdog got stuck for)",
@@ -316,6 +355,12 @@ std::vector<FailureClass> BuildTable() {
         // GPU-fault class, so they are this generic one.
         {R"(CUDA error: (an illegal memory access was encountered|unspecified launch failure|uncorrectable ECC error encountered|misaligned address|an illegal instruction was encountered|device-side assert triggered))",
          kCudaErr},
+        // A training run that diverged: the framework's own check stops it
+        // (a peer's NCCL error after this rank died is its consequence).
+        {R"(found (NaN|Inf) in local (grad norm|forward loss calculation))", kMegatronNan,
+         W::kRoot},
+        {R"(Current loss scale already at minimum - cannot decrease scale anymore)",
+         kDeepSpeedMinScale, W::kRoot},
         {R"(HIP error: an illegal memory access was encountered)",
          "ROCm/pytorch c10/hip (hipified C10_CUDA_CHECK), unverified in source"}},
        true,
@@ -359,6 +404,8 @@ std::vector<FailureClass> BuildTable() {
         {R"(Command '.*' returned non-zero exit status \d+)",
          "CPython Lib/subprocess.py CalledProcessError.__str__ (accelerate simple launcher), 3.x "
          "(verified 3.11)"},
+        // DeepSpeed's launcher kills the other ranks once one exited.
+        {R"(Killing subprocess \d+)", kDeepSpeedLaunch, W::kConsequence},
         // The launcher's summary of a worker's failure: the Root Cause block
         // names the class (exitcode / Signal lines above).
         {R"(ChildFailedError)", kElasticErrors, W::kConsequence},
@@ -386,7 +433,18 @@ std::vector<FailureClass> BuildTable() {
         {R"(Received \d+ death signal, shutting down workers)",
          "pytorch/pytorch torch/distributed/elastic/agent/server/api.py, 1.9..2.x (verified "
          "1.13.1)",
-         W::kConsequence}},
+         W::kConsequence},
+        // Frameworks handling the SIGTERM (or Lightning's SIGUSR1 requeue
+        // signal) of a cancel, a time limit or a preemption: what they
+        // print is the consequence; Slurm's own line names the cause.
+        {R"(Main process received SIG(TERM|INT), exiting)", kDeepSpeedLaunch, W::kConsequence},
+        {R"(\[exiting program after receiving SIGTERM\.\])", kMegatronExit, W::kConsequence},
+        {R"(Handling auto-requeue signal: \d+)", kLightningSignals, W::kConsequence},
+        {R"(Requeued SLURM job: )", kLightningSignals, W::kConsequence},
+        {R"(Received SIGTERM: \d+)", kLightningSignals, W::kConsequence},
+        {R"(\b(SIGTERMException|GracefulExitException)\b)", kLightningSigterm, W::kConsequence},
+        {R"((Preemption detected|Received SIGTERM), saving checkpoint and exiting)",
+         kNemoPreemption, W::kConsequence}},
        true,
        {"Cancellation is the mechanism, not the root cause: check the progress projection — a "
         "last step far behind the expected step means a hang was cancelled.",
@@ -493,6 +551,11 @@ const std::vector<std::string>& HarmlessPatterns() {
       R"(Error response from daemon: cannot remove container)",
       R"(task \d+: Exited with exit code 143)",
       R"(srun: Terminating StepId=)",
+      // fp16 dynamic loss scaling skipping a step on overflow is normal
+      // (microsoft/DeepSpeed deepspeed/runtime/fp16/loss_scaler.py update_scale
+      // ac2c9ff 2023-03..v0.16.4, fused_optimizer.py step; git).
+      R"(\[deepspeed\] OVERFLOW! Rank \d+ Skipping step)",
+      R"(Overflow detected\. Skipping step\. Attempted loss scale)",
   };
   return patterns;
 }

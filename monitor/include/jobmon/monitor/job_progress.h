@@ -1,18 +1,21 @@
 #pragma once
 // One job's progress from its log: follows the file, reads each new line
-// with the triage library's recogniser (step lines: the first profile that
-// matches is kept; the checkpoint period; the heartbeat accusation and
-// timeout), keeps a bounded tail for evidence, and feeds
+// with the triage library's recogniser (step lines: the first profile whose
+// sample the scanner's StepFilter lets count is kept; the checkpoint period;
+// the heartbeat accusation and timeout), keeps a bounded tail for evidence,
+// and feeds
 // the ProgressTracker. Its state round-trips through ProgressRecord, so a
 // restarted daemon continues where it stopped.
 
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "jobmon/monitor/log_follower.h"
 #include "jobmon/monitor/progress_tracker.h"
 #include "jobmon/monitor/state_store.h"
+#include "jobmon/triage/step_filter.h"
 #include "jobmon/triage/step_lines.h"
 
 namespace jobmon::monitor {
@@ -57,6 +60,10 @@ class JobProgress {
   LogFollower follower_;
   ProgressTracker tracker_;
   std::optional<triage::StepProfile> profile_;
+  triage::StepFilter filter_;
+  uint64_t line_number_ = 0;  // of the step lines, for the filter
+  // A generic profile whose loop counted from 1, as ProgressRecord keeps it.
+  static constexpr std::string_view kFromOneSuffix = "+1";
   struct StampedStep {
     int64_t step;
     double at;  // the line's own time
