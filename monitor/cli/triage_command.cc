@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/triage/job_input.h"
@@ -37,6 +40,7 @@ struct TriageArgs {
   bool status_only = false;
   double stall_min_seconds = 120;
   bool stall_min_seconds_given = false;  // the flag, which wins over the config
+  std::vector<std::string> kernel_logs;
 };
 
 std::optional<double> ParseTime(const std::string& text) {
@@ -61,6 +65,50 @@ Expected<void> LoadConfig(TriageArgs& args) {
   if (!args.stall_min_seconds_given && triage.stall_min_seconds)
     args.stall_min_seconds = *triage.stall_min_seconds;
   return {};
+}
+
+struct KernelLogText {
+  std::string path;
+  std::string text;
+};
+
+Expected<std::vector<KernelLogText>> ReadKernelLogs(const std::vector<std::string>& paths) {
+  std::vector<KernelLogText> out;
+  for (const std::string& path : paths) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{"cannot read --kernel-log " + path};
+    std::ostringstream text;
+    text << in.rdbuf();
+    out.push_back({path, text.str()});
+  }
+  return out;
+}
+
+// The kernel events of every --kernel-log, dated (journalctl's short format
+// prints no year) by the log's own year, else the clock's.
+std::vector<triage::KernelEvent> KernelEvents(const std::vector<KernelLogText>& logs,
+                                              const triage::ScanFacts& facts) {
+  int year = 0;
+  if (facts.first_timestamp) {
+    time_t t = static_cast<time_t>(*facts.first_timestamp);
+    tm parts{};
+    if (gmtime_r(&t, &parts)) year = parts.tm_year + 1900;
+  }
+  if (year == 0) year = facts.timestamp_year.value_or(0);
+  if (year == 0) {
+    time_t now = time(nullptr);
+    tm parts{};
+    gmtime_r(&now, &parts);
+    year = parts.tm_year + 1900;
+  }
+  std::vector<triage::KernelEvent> events;
+  for (const KernelLogText& log : logs) {
+    for (triage::KernelEvent& e : triage::ParseKernelLog(log.text, year)) {
+      e.file = log.path;
+      events.push_back(std::move(e));
+    }
+  }
+  return events;
 }
 
 int Fail(const std::string& message) {
@@ -107,6 +155,8 @@ int Run(TriageArgs& args) {
   }
   auto scanner = triage::LogScanner::Create({args.step_regex});
   if (!scanner) return Fail(scanner.error().message);
+  auto kernel_logs = ReadKernelLogs(args.kernel_logs);
+  if (!kernel_logs) return Fail(kernel_logs.error().message);
 
   std::vector<JobInput> jobs;
   if (!args.all_dir.empty()) {
@@ -136,6 +186,8 @@ int Run(TriageArgs& args) {
       continue;
     }
     AnalysisContext job_context = context;
+    job_context.job_id = job.job_id;
+    job_context.kernel_events = KernelEvents(*kernel_logs, *facts);
     if (!args.slurm_state.empty()) {
       job_context.slurm_state = args.slurm_state;
       job_context.slurm_exit_code = slurm_exit_code;
@@ -261,6 +313,14 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
   cmd->add_flag("--list-signatures", args->list_signatures,
                 "Print every pattern the scan uses (kind, class or profile, expression; for "
                 "classes also weight and source) and exit");
+  cmd->add_option(
+      "--kernel-log", args->kernel_logs,
+      "Kernel messages from the job's nodes, as `dmesg` (with or without -T) or `journalctl -k` "
+      "print them (repeatable): OOM-killer reports, NVIDIA Xid and amdgpu faults become "
+      "evidence. An OOM kill counts for the job when its memory cgroup names job_<id>, the log "
+      "names its pid, its time lies in the log's span (training process), or, with none of "
+      "those to compare, the log shows a SIGKILL of a training process (weak); it is then the "
+      "root (oom-host) and the SIGKILL its consequence. Xid/amdgpu lines become findings");
   CLI::Option* stall_flag =
       cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
                       "No step for max(10 x p99 step time, this) means stalled")

@@ -7,6 +7,11 @@ when a primary is wrong. A log without an expectation fails too, so a new
 fixture cannot be skipped silently. Entries marked `pending` (an answer that
 depends on work outside the classifier) are counted in the table but only
 reported, not failed.
+
+A log with a `<name>.dmesg.txt` beside it (the kernel's OOM-killer report
+for the job) is triaged with `--kernel-log <name>.dmesg.txt`: its `primary`
+is the answer with that evidence, and its `log_alone` (when given) the
+answer from the log alone, which is checked too.
 """
 import argparse
 import collections
@@ -15,6 +20,16 @@ import json
 import os
 import subprocess
 import sys
+
+
+def triage(jobmon, log, extra):
+    """(primary class, None) or (None, what went wrong)."""
+    run = subprocess.run([jobmon, "triage", "--json", "--no-slurm", log, *extra],
+                         capture_output=True, text=True, timeout=60)
+    try:
+        return json.loads(run.stdout)["primary_failure"], None
+    except (ValueError, KeyError):
+        return None, f"no JSON report (exit {run.returncode}): {run.stderr[:300]}"
 
 
 def main():
@@ -37,13 +52,20 @@ def main():
             failures.append(f"{name}: no expectation in expected-primary.json")
             continue
         want = expected[name]["primary"]
-        run = subprocess.run([args.jobmon, "triage", "--json", "--no-slurm", log],
-                             capture_output=True, text=True, timeout=60)
-        try:
-            got = json.loads(run.stdout)["primary_failure"]
-        except (ValueError, KeyError):
-            failures.append(f"{name}: no JSON report (exit {run.returncode}): {run.stderr[:300]}")
+        dmesg = log[:-4] + ".dmesg.txt"
+        kernel = ["--kernel-log", dmesg] if os.path.exists(dmesg) else []
+        got, error = triage(args.jobmon, log, kernel)
+        if error:
+            failures.append(f"{name}: {error}")
             continue
+        if "log_alone" in expected[name]:
+            alone, error = triage(args.jobmon, log, [])
+            ok = alone == expected[name]["log_alone"]
+            print(f"{'ok  ' if ok else 'FAIL'} {name + ' (log alone)':28} expected "
+                  f"{expected[name]['log_alone']:18} got {alone}")
+            if not ok:
+                failures.append(f"{name} (log alone): expected {expected[name]['log_alone']}, "
+                                f"got {alone or error}")
         truth[want] += 1
         said[got] += 1
         ok = got == want

@@ -37,6 +37,28 @@ std::string Fence(const std::vector<LineRef>& lines) {
   return out + fence + "\n";
 }
 
+nlohmann::json KernelJson(const std::vector<KernelFinding>& kernel) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KernelFinding& k : kernel) {
+    const KernelEvent& e = k.event;
+    out.push_back({{"kind", ToString(e.kind)},
+                   {"file", e.file},
+                   {"line", e.line},
+                   {"text", e.text},
+                   {"matched", k.match.matched},
+                   {"weak", k.match.weak},
+                   {"basis", k.match.basis},
+                   {"pid", Opt(e.pid)},
+                   {"task", e.task.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.task)},
+                   {"memcg", e.memcg.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.memcg)},
+                   {"xid", e.kind == KernelEventKind::kNvidiaXid ? nlohmann::json(e.xid)
+                                                                 : nlohmann::json(nullptr)},
+                   {"wall_time", Opt(e.wall_time)},
+                   {"boot_seconds", Opt(e.boot_seconds)}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderProjectionTable(const Progress& p) {
@@ -107,6 +129,17 @@ std::string RenderMarkdown(const TriageReport& r) {
 
   md += "### Evidence\n";
   md += r.evidence.empty() ? "(no matching log lines)\n\n" : Fence(r.evidence) + "\n";
+  if (!r.kernel.empty()) {
+    md += "### Kernel log\n";
+    for (const KernelFinding& k : r.kernel) {
+      md +=
+          fmt::format("- {} {} line {}: {} — {}\n", k.match.matched ? "**job's**" : "not the job's",
+                      k.event.file, k.event.line, ToString(k.event.kind), k.match.basis);
+    }
+    std::vector<LineRef> lines;
+    for (const KernelFinding& k : r.kernel) lines.push_back({k.event.line, k.event.text});
+    md += "\n" + Fence(lines) + "\n";
+  }
 
   md += "### Training progress projection\n";
   md += RenderProjectionTable(p);
@@ -227,6 +260,7 @@ nlohmann::json ToJson(const TriageReport& r) {
         {"tail_slowdown", Opt(p.tail_slowdown)}}},
       {"heartbeat", heartbeat},
       {"node_exits", exits},
+      {"kernel_evidence", KernelJson(r.kernel)},
       {"findings", r.findings},
       {"dashboards",
        {{"tunnel_command", Opt(r.tunnel_command)},

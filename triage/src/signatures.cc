@@ -82,6 +82,13 @@ constexpr const char* kCudaOom =
 constexpr const char* kCudaErr =
     "pytorch/pytorch c10/cuda/CUDAException.h C10_CUDA_CHECK 'CUDA error: ' + "
     "cudaGetErrorString() (CUDA runtime's strings), 1.x..2.x (format unverified in source)";
+constexpr const char* kC10dSocket =
+    "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp SocketConnectOp::throwTimeoutError, "
+    "1.13..2.x (verified: 1.13.1 libtorch and tests/fixtures/real/pytorch, HEAD source)";
+constexpr const char* kRendezvousApi =
+    "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py (raised in "
+    "dynamic_rendezvous.py, c10d_rendezvous_backend.py), 1.9..2.x (verified 1.13.1 and "
+    "tests/fixtures/real/pytorch)";
 constexpr const char* kKernelOom =
     "torvalds/linux mm/oom_kill.c __oom_kill_process '%s: Killed process %d (%s)' with "
     "'Out of memory' / 'Memory cgroup out of memory' (mm/memcontrol.c), 4.x..6.x "
@@ -321,6 +328,24 @@ std::vector<FailureClass> BuildTable() {
         {R"(ProcessGroupNCCL's watchdog got stuck for)",
          "pytorch/pytorch ProcessGroupNCCL.cpp heartbeatMonitor exit message, 2.3+"},
         {R"(Timed out waiting \d+ms for (recv|send) operation to complete)", kGlooBuffer},
+        // Start-up: the ranks never meet (a TCPStore or a torchrun rendezvous
+        // that times out). The taxonomy has no rendezvous class; this is its
+        // nearest (a peer unreachable over the network, or never started).
+        {R"(The client socket has timed out after \S+ while trying to connect to)", kC10dSocket},
+        {R"(^(\[(default|rank)\d+\]:|[ \t]*\d+: )?RuntimeError: Socket Timeout$)",
+         "pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp TCPStore::doWait and "
+         "Utils.hpp SYSCHECK, 1.x..1.13 (verified 1.13.1 libtorch and "
+         "tests/fixtures/real/pytorch); 2.x words it 'wait timeout after'"},
+        {R"(Timed out after \d+ seconds waiting for clients\. \d+/\d+ clients joined)",
+         "pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp waitForWorkers, 2.x (HEAD "
+         "source; not in 1.13)"},
+        {R"(Timed out initializing process group in store based barrier)",
+         "pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier, 1.8..2.0 "
+         "(verified 1.13.1)"},
+        // Not RendezvousConnectionError: a healthy run's agent logs it as a
+        // WARNING at shutdown (tests/fixtures/real/pytorch/torchrun-healthy);
+        // when the store is unreachable, the socket timeout above precedes it.
+        {R"(RendezvousTimeoutError)", kRendezvousApi},
         {R"(Some NCCL operations have failed or timed out)",
          "pytorch/pytorch ProcessGroupNCCL.cpp WorkNCCL::handleException, 1.12..2.x (follows the "
          "watchdog line)",

@@ -1,6 +1,7 @@
 #include "jobmon/triage/triage.h"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <cmath>
@@ -266,6 +267,59 @@ std::optional<double> SecondsSilent(const ScanFacts& facts, const AnalysisContex
   return std::max(0.0, now - *latest);
 }
 
+// What the log says that can tie a kernel line to the job: the pids and
+// binaries its launcher lines name, whether a rank died of SIGKILL (what the
+// OOM killer sends), its time span.
+KernelMatchInput KernelMatchInputFrom(const ScanFacts& facts, const AnalysisContext& context) {
+  static const RE2 kPid(R"((?i)\bpid[:=]? ?(\d+))");
+  static const RE2 kBinary(R"(of binary: \S*?([^/\s]+)(?:\s|$))");
+  static const RE2 kSigkill(R"(: Killed$|exitcode: -9\b|SIGKILL|return code = -9\b)");
+  KernelMatchInput in;
+  in.job_id = context.job_id ? context.job_id : facts.job_id;
+  in.log_start = facts.first_timestamp;
+  in.log_end = facts.last_timestamp;
+  for (const auto& [id, hits] : facts.classes) {
+    std::vector<const LineRef*> refs = {&hits.first, &hits.last};
+    for (const LineRef& ref : hits.examples) refs.push_back(&ref);
+    for (const LineRef* ref : refs) {
+      re2::StringPiece text(ref->text);
+      int64_t pid = 0;
+      while (RE2::FindAndConsume(&text, kPid, &pid)) in.pids.insert(pid);
+      std::string binary;
+      if (RE2::PartialMatch(ref->text, kBinary, &binary)) in.names.insert(binary);
+      if (id == "signal-kill" && RE2::PartialMatch(ref->text, kSigkill)) in.sigkill = true;
+    }
+  }
+  for (const NodeExit& e : facts.node_exits) in.sigkill |= e.code == 137;
+  if (const auto& code = context.slurm_exit_code)
+    in.sigkill |= code->signal == 9 || code->status == 137;
+  return in;
+}
+
+// A kernel OOM kill matched to the job is the root when the log's own
+// primary is what such a kill leaves behind (a SIGKILL, a non-zero exit, a
+// traceback, a peer's lost connection, the cancel, a time limit, a hang,
+// nothing), or when, by wall-clock time, it came before the log's specific
+// root (a collective timeout on the surviving ranks).
+bool KernelOomIsRoot(const ScanFacts& facts, const std::string& primary,
+                     std::optional<uint64_t> primary_line, const KernelFinding& oom) {
+  if (primary.empty() || primary == "oom-host") return true;
+  const FailureClass* c = FindClass(primary);
+  if (!c || c->generic || c->category != Category::kTraining) return true;
+  auto it = facts.classes.find(primary);
+  if (it == facts.classes.end() || !it->second.first_root) return true;  // consequences only
+  if (!oom.event.wall_time) return false;
+  const uint64_t line = primary_line.value_or(*it->second.first_root);
+  std::vector<const LineRef*> refs = {&it->second.first, &it->second.last};
+  for (const LineRef& ref : it->second.examples) refs.push_back(&ref);
+  for (const LineRef* ref : refs) {
+    if (ref->line != line) continue;
+    auto t = LineTime(ref->text, facts.timestamp_year);
+    return t && *oom.event.wall_time <= *t;
+  }
+  return false;
+}
+
 }  // namespace
 
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
@@ -304,6 +358,17 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   in.summary_exit = facts.exit_code;
   auto [root, root_line] = LogRootFailure(facts);
   in.failure_class = root;
+  // Kernel evidence: every event given, with its match to this job.
+  std::vector<const KernelFinding*> oom_kills;
+  if (!context.kernel_events.empty()) {
+    auto matches = MatchKernelEvents(context.kernel_events, KernelMatchInputFrom(facts, context));
+    for (size_t i = 0; i < matches.size(); ++i)
+      r.kernel.push_back({context.kernel_events[i], matches[i]});
+    for (const KernelFinding& k : r.kernel) {
+      if (k.match.matched && k.event.kind == KernelEventKind::kOomKill) oom_kills.push_back(&k);
+    }
+  }
+  if (root.empty() && !oom_kills.empty()) in.failure_class = "oom-host";
   in.steps_after_failure = !root.empty() && p.last_step_line && *p.last_step_line > root_line;
   if (facts.completion) {
     in.completion =
@@ -369,6 +434,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   };
   auto any = [](const FailureClass&) { return true; };
   std::string primary;
+  std::string kernel_root_over;  // the log's own primary a kernel OOM kill explains
   if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning) {
     primary = found.count("tgs-degradation") ? "tgs-degradation" : "none";
   } else {
@@ -394,6 +460,15 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     }
     if (primary.empty()) primary = earliest(Weight::kConsequence, any);
     if (primary.empty() && found.count("unknown-death")) primary = "unknown-death";
+    if (!oom_kills.empty() && KernelOomIsRoot(facts, primary, primary_line, *oom_kills.front())) {
+      kernel_root_over = primary;
+      primary = "oom-host";
+      primary_line.reset();
+      ClassFinding& f = found["oom-host"];
+      f.id = "oom-host";
+      f.category = Category::kTraining;
+      f.count += oom_kills.size();
+    }
     if (primary.empty()) primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
   }
   r.primary = primary;
@@ -437,6 +512,20 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
         p.last_step.value_or(-1), FormatDuration(p.seconds_since_last_step.value_or(0)),
         FormatDuration(p.stall_threshold_seconds.value_or(0)),
         p.expected_step_now ? std::to_string(*p.expected_step_now) : "n/a", primary_class->what);
+  } else if (primary == "oom-host" && !oom_kills.empty()) {
+    const KernelFinding& k = *oom_kills.front();
+    r.what_happened = fmt::format(
+        "{} The kernel's OOM killer killed {}{} ({} line {}), matched to this job: {}{}.",
+        primary_class->what, k.event.task,
+        k.event.pid ? fmt::format(" (pid {})", *k.event.pid) : "",
+        k.event.file.empty() ? "kernel log" : k.event.file, k.event.line, k.match.basis,
+        k.match.weak ? " (a weak match: confirm it on the node)" : "");
+    if (!kernel_root_over.empty()) {
+      auto it = found.find(kernel_root_over);
+      std::optional<uint64_t> line = it != found.end() ? it->second.first_line : std::nullopt;
+      r.what_happened += fmt::format(" The log's {}{} is its consequence.", kernel_root_over,
+                                     line ? fmt::format(" (line {})", *line) : "");
+    }
   } else {
     const auto& finding = found[primary];
     r.what_happened = primary_class ? primary_class->what : primary;
@@ -466,6 +555,22 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
 
   // Evidence: the primary class's lines, then the status line.
   if (auto it = found.find(primary); it != found.end()) r.evidence = it->second.evidence;
+  if (!kernel_root_over.empty()) {
+    // The log's side of a kernel OOM kill: the SIGKILL (or what it caused).
+    if (auto it = found.find(kernel_root_over); it != found.end()) r.evidence = it->second.evidence;
+  }
+  for (const KernelFinding& k : r.kernel) {
+    if (k.match.matched && k.event.kind != KernelEventKind::kOomKill) {
+      r.findings.push_back(fmt::format("Kernel {} ({} line {}){}: {}", ToString(k.event.kind),
+                                       k.event.file.empty() ? "kernel log" : k.event.file,
+                                       k.event.line, k.match.weak ? " (unverified)" : "",
+                                       k.event.text));
+    } else if (!k.match.matched && k.event.kind == KernelEventKind::kOomKill) {
+      r.findings.push_back(fmt::format(
+          "Kernel OOM kill of {} ({} line {}) not counted: {}", k.event.task,
+          k.event.file.empty() ? "kernel log" : k.event.file, k.event.line, k.match.basis));
+    }
+  }
   if (facts.status_line) r.evidence.push_back(*facts.status_line);
 
   // Node exits, decoded.

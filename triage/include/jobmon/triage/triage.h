@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jobmon/triage/job_status.h"
+#include "jobmon/triage/kernel_log.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/signatures.h"
 
@@ -65,6 +66,12 @@ struct DecodedNodeExit {
   uint64_t line = 0;
 };
 
+// A kernel line given with the log (--kernel-log) and whether it is the job's.
+struct KernelFinding {
+  KernelEvent event;
+  KernelMatch match;
+};
+
 struct TriageReport {
   std::string log_path;
   std::string job_dir;
@@ -81,6 +88,7 @@ struct TriageReport {
   Progress progress;
   std::optional<HeartbeatChecklist> heartbeat;
   std::vector<DecodedNodeExit> node_exits;
+  std::vector<KernelFinding> kernel;  // every kernel event given, matched or not
   std::vector<std::string> findings;
   std::optional<std::string> tunnel_command;
   std::optional<std::string> head_node;
@@ -106,6 +114,11 @@ struct AnalysisContext {
   // whose lines carry no time, so its triage agrees with its own verdict.
   std::optional<double> last_step_seen_at;
   std::optional<double> stall_threshold_seconds;
+  // Kernel evidence (dmesg / journalctl -k text given with the log, parsed
+  // by ParseKernelLog) and the job's id when known outside the log, for
+  // matching it by the job's memory cgroup.
+  std::vector<KernelEvent> kernel_events;
+  std::optional<std::string> job_id;
 };
 
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context);
