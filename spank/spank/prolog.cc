@@ -6,12 +6,14 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/daemon.h"
 #include "jobmon/common/fs_identity.h"
 #include "jobmon/common/private_ip.h"
 #include "lifecycle/diag_paths.h"
+#include "lifecycle/gpu_allocation.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/manifest.h"
 #include "lifecycle/plugin_config.h"
@@ -49,6 +51,27 @@ struct Prolog {
     return {job.uid, job_gid};
   }
 
+  // The job's GPUs on this node, for the exporter to serve only those. Never
+  // a reason to stop: without an allocation the exporter serves every GPU.
+  std::vector<std::string> JobGpus() {
+    // cgroup v1 only: v2's device controller is a BPF program with no
+    // readable list. The job's cgroup may not exist yet at prolog time;
+    // Slurm's own allocation comes first anyway.
+    std::optional<std::string> devices_list;
+    if (std::ifstream in(lc::JobDevicesListPath("/sys/fs/cgroup", job.uid, job.job_id)); in) {
+      std::string text(64 << 10, '\0');
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(static_cast<size_t>(in.gcount()));
+      devices_list = std::move(text);
+    }
+    auto allocation = lc::DecideGpuAllocation([](const char* name) { return std::getenv(name); },
+                                              devices_list, lc::ListGpuDeviceNodes("/dev"));
+    for (const std::string& note : allocation.notes) {
+      slurm_info("[diag] job %u node %s: GPUs: %s", job.job_id, job.node.c_str(), note.c_str());
+    }
+    return lc::ExporterGpuArgs(allocation);
+  }
+
   void StartExporter() {
     auto interfaces = ListInterfaceAddresses();
     if (!interfaces) {
@@ -84,6 +107,8 @@ struct Prolog {
                                      host_port,
                                      "--host",
                                      job.node};
+    auto gpus = JobGpus();
+    argv.insert(argv.end(), gpus.begin(), gpus.end());
     if (tfevents) {
       argv.insert(argv.end(), {"--tfevents", *tfevents});
     } else {
