@@ -106,7 +106,9 @@ struct Prolog {
                                      "--listen",
                                      host_port,
                                      "--host",
-                                     job.node};
+                                     job.node,
+                                     "--job-id",
+                                     std::to_string(job.job_id)};
     auto gpus = JobGpus();
     argv.insert(argv.end(), gpus.begin(), gpus.end());
     if (tfevents) {
