@@ -127,6 +127,15 @@ check "each exporter says the node is shared" bash -c \
 check "the trainers were given the same GPUs as the exporters" bash -c \
   "grep -q \"gpus=$(tr ' ' ',' <<<"${gpus_hang% }")\$\" $JOBS/$hang-hang.log"
 
+# A job without --gres on the same node: no allocation, so its exporter
+# serves every GPU and says so (source "all"), and the prolog logs why.
+nogres=$(cd "$JOBS" && sbatch --parsable -N1 -w node1 --diag=on -J nogres -o "$JOBS/%j-nogres.log" \
+  --wrap "sleep 15" | tr -cd 0-9)
+all_served() { [[ "$(served "$nogres" | grep -c ' all$')" -eq 8 ]]; }
+check "a job without --gres: its exporter serves all 8 GPUs (source all)" wait_for 30 all_served
+check "and the prolog said why in slurmd's log" \
+  grep -q "job $nogres node node1: GPUs: no GPU allocation" "$STATE/log/slurmd-node1.log"
+
 check "hang: hang/busy-wait raised (judged by its own 4 GPUs)" wait_for 90 has_incident "$hang" hang/busy-wait
 ev=$(sql "SELECT summary, evidence_json FROM incidents WHERE job_id=$hang AND class='hang/busy-wait'")
 check "hang: evidence says the node is shared and host-level series are node-wide" \
