@@ -11,6 +11,7 @@
 
 #include "jobmon/common/duration.h"
 #include "jobmon/exporter/collector_pool.h"
+#include "jobmon/exporter/gpu_selection.h"
 #include "jobmon/exporter/listen_address.h"
 
 namespace ex = jobmon::exporter;
@@ -32,6 +33,16 @@ int main(int argc, char** argv) {
   app.add_option("--nvml-library", paths.nvml_library,
                  "NVML library for gpu_nvml (a soname searched like dlopen, or a path)")
       ->capture_default_str();
+  std::string gpus_text, gpus_source = "all";
+  app.add_option("--gpus", gpus_text,
+                 "Serve only these GPUs (comma-separated node indices: the job's own on a "
+                 "shared node; default: every GPU)");
+  app.add_option("--gpus-source", gpus_source,
+                 "Where --gpus came from (slurm, cgroup; all without --gpus), the source label "
+                 "of hw_gpu_served")
+      ->capture_default_str();
+  app.add_option("--job-id", paths.job_id,
+                 "Slurm job id: gpu_nvml reports the GPUs where the job's processes run");
   app.add_option("--collectors", collectors_list,
                  "Comma-separated collectors to run (default: all; see --list-collectors)");
   bool list_collectors = false;
@@ -51,6 +62,12 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  auto gpus = ex::ParseGpuSelection(gpus_text, gpus_source);
+  if (!gpus) {
+    std::cerr << "jobmon-exporter: error: " << gpus.error().message << "\n";
+    return 2;
+  }
+  paths.gpus = *gpus;
   if (list_collectors) {
     auto all = ex::BuiltinCollectors(paths);
     for (auto& factory : all) {
@@ -113,7 +130,9 @@ int main(int argc, char** argv) {
   std::string names;
   for (const auto& f : collectors) names += (names.empty() ? "" : ",") + f.name;
   std::cerr << "jobmon-exporter: serving http://" << address->ToBindString() << "/metrics for host "
-            << host << " (collectors: " << names << ")\n";
+            << host << " (collectors: " << names << "; GPUs: "
+            << (paths.gpus.only ? "the job's " + gpus_text + " from " + gpus_source : "all")
+            << ")\n";
   int sig = 0;
   sigwait(&stop_signals, &sig);
   std::cerr << "jobmon-exporter: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping\n";

@@ -20,7 +20,8 @@ namespace {
 
 // NVML is loaded once, when the pool asks whether the collector can run,
 // and shared by every instance made afterwards.
-CollectorFactory NvmlFactory(const std::string& library) {
+CollectorFactory NvmlFactory(const SourcePaths& paths) {
+  const std::string& library = paths.nvml_library;
   auto loaded = std::make_shared<std::shared_ptr<NvmlLibrary>>();
   CollectorFactory factory;
   factory.name = "gpu_nvml";
@@ -30,7 +31,9 @@ CollectorFactory NvmlFactory(const std::string& library) {
     *loaded = *nvml;
     return std::nullopt;
   };
-  factory.make = [loaded] { return std::make_unique<GpuNvmlCollector>(*loaded); };
+  factory.make = [loaded, gpus = paths.gpus, procfs = paths.procfs, job = paths.job_id] {
+    return std::make_unique<GpuNvmlCollector>(*loaded, gpus, procfs, job);
+  };
   return factory;
 }
 
@@ -47,8 +50,10 @@ std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
       {"gpu_processes",
        [p = paths.procfs, d = paths.dev] { return std::make_unique<GpuProcessCollector>(p, d); },
        {}},
-      {"gpu_amd", [s = paths.sysfs] { return std::make_unique<GpuAmdCollector>(s); }, {}},
-      NvmlFactory(paths.nvml_library),
+      {"gpu_amd",
+       [s = paths.sysfs, g = paths.gpus] { return std::make_unique<GpuAmdCollector>(s, g); },
+       {}},
+      NvmlFactory(paths),
   };
   // training needs --tfevents
   if (!paths.tfevents.empty()) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/exporter/gpu_selection.h"
 
 namespace jobmon::exporter {
 namespace fs = std::filesystem;
@@ -90,7 +91,9 @@ Expected<Families> GpuAmdCollector::Collect() {
   }
   std::sort(gpus.begin(), gpus.end());
   FamilyBuilder b;
+  if (!gpus.empty()) ExportServedGpus(b, selection_, static_cast<int>(gpus.size()), "amd");
   for (size_t index = 0; index < gpus.size(); ++index) {
+    if (!selection_.Serves(static_cast<int>(index))) continue;
     const fs::path& device = gpus[index].second;
     Labels gpu{{"gpu", std::to_string(index)}};
     if (auto busy = ReadNumber(device / "gpu_busy_percent")) {

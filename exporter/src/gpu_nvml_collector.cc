@@ -4,9 +4,11 @@
 #include <dlfcn.h>
 
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/exporter/gpu_selection.h"
 #include "nvml_api.h"
 
 namespace jobmon::exporter {
@@ -174,6 +176,9 @@ Expected<Families> GpuNvmlCollector::Collect() {
     return Error{"nvmlDeviceGetCount: " + lib.Describe(rc)};
   }
   FamilyBuilder b;
+  ExportServedGpus(b, selection_, static_cast<int>(count), "nvidia");
+  const std::set<unsigned> job_pids = JobPids(procfs_, job_id_);
+  int outside_served = 0;
   for (unsigned int index = 0; index < count; ++index) {
     nvml::Device device = nullptr;
     if (nvml::Return rc = lib.get_handle(index, &device); rc != nvml::kSuccess) {
@@ -181,6 +186,20 @@ Expected<Families> GpuNvmlCollector::Collect() {
       continue;
     }
     const Labels gpu{{"gpu", std::to_string(index)}};
+    const bool served = selection_.Serves(static_cast<int>(index));
+    auto processes = ComputeProcesses(lib, device);
+    if (!job_pids.empty() && processes) {
+      int ours = 0;
+      for (const GpuProcess& p : *processes) ours += job_pids.count(p.pid) ? 1 : 0;
+      if (ours > 0 && !served) ++outside_served;
+      if (ours > 0 || served) {
+        Labels l = gpu;
+        l["served"] = served ? "1" : "0";
+        b.Gauge("hw_gpu_job_processes",
+                "The job's processes with a compute context on the GPU (NVML accounting)", l, ours);
+      }
+    }
+    if (!served) continue;
     auto ok = [](nvml::Return rc) { return rc == nvml::kSuccess; };
     nvml::Utilization utilization{};
     if (lib.utilization && ok(lib.utilization(device, &utilization))) {
@@ -210,7 +229,7 @@ Expected<Families> GpuNvmlCollector::Collect() {
       }
     }
     ExportMemory(lib, device, gpu, b);
-    if (auto processes = ComputeProcesses(lib, device)) {
+    if (processes) {
       b.Gauge(metric_names::kGpuComputeProcesses, "Processes with a compute context on the GPU",
               gpu, static_cast<double>(processes->size()));
       for (const GpuProcess& p : *processes) {
@@ -254,6 +273,11 @@ Expected<Families> GpuNvmlCollector::Collect() {
                 (reasons & reason.bit) ? 1 : 0);
       }
     }
+  }
+  if (!job_pids.empty()) {
+    b.Gauge("hw_gpu_job_gpus_outside_served",
+            "GPUs outside the served set where the job's processes run (NVML accounting)", {},
+            outside_served);
   }
   return b.Take();
 }

@@ -25,7 +25,7 @@ std::optional<bool> AliveIn(const StallEvidence& evidence, const std::string& ho
       return false;
     }
     if (h.gpu_power.empty()) {
-      line = "exporter up (no GPU power series)";
+      line = "exporter up (no GPU power series)" + SharedNodeNote(h);
       return true;
     }
     double power = Mean(h.gpu_power);
@@ -34,6 +34,7 @@ std::optional<bool> AliveIn(const StallEvidence& evidence, const std::string& ho
     if (h.baseline_power && *h.baseline_power > 0) {
       line += fmt::format(" ({:.0f}% of its training baseline)", 100 * power / *h.baseline_power);
     }
+    line += SharedNodeNote(h);
     // NVIDIA: a crashed rank leaves its GPUs at 71-121 W, never 0 W; NVML's
     // process list says it is gone.
     if (h.job_gpu_processes && *h.job_gpu_processes == 0) {

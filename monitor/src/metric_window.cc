@@ -79,16 +79,35 @@ void MetricWindow::Trim(std::deque<Point>& points, double now) const {
   TrimDeque(points, now, horizon_, max_points_);
 }
 
+bool MetricWindow::Serves(const std::string& host, const std::string& gpu) const {
+  auto it = served_.find(host);
+  return it == served_.end() || it->second.gpus.empty() || it->second.gpus.count(gpu) > 0;
+}
+
 void MetricWindow::AddScrape(const std::string& host, double t, const Exposition& scrape) {
   auto& scrapes = hosts_[host];
   scrapes.push_back({t, true});
   TrimDeque(scrapes, t, horizon_, max_points_);
+  Served served;
+  for (const Sample& sample : scrape.samples) {
+    if (sample.name == metric_names::kGpuServed && sample.value >= 1) {
+      if (auto gpu = sample.labels.find("gpu"); gpu != sample.labels.end()) {
+        served.gpus.insert(gpu->second);
+      }
+    } else if (sample.name == metric_names::kGpuNodeShared && sample.value >= 1) {
+      served.shared = true;
+    } else if (sample.name == metric_names::kGpuNodeGpus) {
+      served.node_gpus = served.node_gpus.value_or(0) + static_cast<int>(sample.value);
+    }
+  }
+  served_[host] = std::move(served);
   // Counters summed over devices (RDMA ports, NICs) per host; gauges per GPU.
   std::map<std::string, double> sums;
   for (const Sample& sample : scrape.samples) {
     if (!IsWindowSeries(sample.name) || !KeptLabels(sample)) continue;
     auto gpu = sample.labels.find("gpu");
     if (gpu != sample.labels.end()) {
+      if (!Serves(host, gpu->second)) continue;
       auto& points = series_[{host, sample.name, gpu->second}];
       points.push_back({t, sample.value});
       Trim(points, t);
@@ -119,7 +138,7 @@ void MetricWindow::LearnFloors(const std::string& host, const Exposition& scrape
   std::map<std::string, Now> gpus;
   for (const Sample& sample : scrape.samples) {
     auto gpu = sample.labels.find("gpu");
-    if (gpu == sample.labels.end()) continue;
+    if (gpu == sample.labels.end() || !Serves(host, gpu->second)) continue;
     if (sample.name == metric_names::kGpuPowerWatts) gpus[gpu->second].power = sample.value;
     if (sample.name == metric_names::kGpuUtilizationPercent) {
       gpus[gpu->second].utilization = sample.value;
@@ -179,6 +198,13 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
   for (const auto& [host, scrapes] : hosts_) {
     HostEvidence h;
     h.host = host;
+    if (auto served = served_.find(host); served != served_.end()) {
+      h.node_shared = served->second.shared;
+      if (!served->second.gpus.empty()) {
+        h.served_gpus = static_cast<int>(served->second.gpus.size());
+      }
+      h.node_gpus = served->second.node_gpus;
+    }
     const Scrape* latest = LatestAt(scrapes, at, horizon_);
     h.exporter_up = latest && latest->ok;
     h.seconds_since_seen = 1e9;

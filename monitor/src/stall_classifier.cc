@@ -75,6 +75,16 @@ HostState Judge(const HostEvidence& host, double stale_after) {
 
 }  // namespace
 
+std::string SharedNodeNote(const HostEvidence& host) {
+  if (!host.node_shared) return "";
+  std::string gpus =
+      host.served_gpus && host.node_gpus
+          ? fmt::format("the job's {} of the node's {} GPUs", *host.served_gpus, *host.node_gpus)
+          : "the job's GPUs";
+  return "; node shared with other jobs: GPU figures are " + gpus +
+         ", host-level series (TCP, I/O pressure, D state) are node-wide";
+}
+
 StallClassification ClassifyStall(const StallEvidence& evidence) {
   StallClassification out;
   std::vector<std::string> gone, active, busy, idle;
@@ -124,6 +134,7 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
     if (host.procs_blocked && *host.procs_blocked >= 1) {
       line += fmt::format("; {:.0f} processes blocked in D state", *host.procs_blocked);
     }
+    line += SharedNodeNote(host);
     out.evidence.push_back(line);
   }
   const size_t n = evidence.hosts.size();

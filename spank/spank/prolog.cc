@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/daemon.h"
@@ -15,6 +16,7 @@
 #include "jobmon/common/private_ip.h"
 #include "jobmon/common/tunnel.h"
 #include "lifecycle/diag_paths.h"
+#include "lifecycle/gpu_allocation.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/plugin_config.h"
 #include "lifecycle/port_reservation.h"
@@ -51,6 +53,27 @@ struct Prolog {
     return {job.uid, job_gid};
   }
 
+  // The job's GPUs on this node, for the exporter to serve only those. Never
+  // a reason to stop: without an allocation the exporter serves every GPU.
+  std::vector<std::string> JobGpus() {
+    // cgroup v1 only: v2's device controller is a BPF program with no
+    // readable list. The job's cgroup may not exist yet at prolog time;
+    // Slurm's own allocation comes first anyway.
+    std::optional<std::string> devices_list;
+    if (std::ifstream in(lc::JobDevicesListPath("/sys/fs/cgroup", job.uid, job.job_id)); in) {
+      std::string text(64 << 10, '\0');
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(static_cast<size_t>(in.gcount()));
+      devices_list = std::move(text);
+    }
+    auto allocation = lc::DecideGpuAllocation([](const char* name) { return std::getenv(name); },
+                                              devices_list, lc::ListGpuDeviceNodes("/dev"));
+    for (const std::string& note : allocation.notes) {
+      slurm_info("[diag] job %u node %s: GPUs: %s", job.job_id, job.node.c_str(), note.c_str());
+    }
+    return lc::ExporterGpuArgs(allocation);
+  }
+
   void StartExporter() {
     auto interfaces = ListInterfaceAddresses();
     if (!interfaces) {
@@ -85,7 +108,11 @@ struct Prolog {
                                      "--listen",
                                      host_port,
                                      "--host",
-                                     job.node};
+                                     job.node,
+                                     "--job-id",
+                                     std::to_string(job.job_id)};
+    auto gpus = JobGpus();
+    argv.insert(argv.end(), gpus.begin(), gpus.end());
     if (tfevents) {
       argv.insert(argv.end(), {"--tfevents", *tfevents});
     } else {

@@ -19,6 +19,7 @@
 #include "jobmon/exporter/dmesg_collector.h"
 #include "jobmon/exporter/gpu_nvml_collector.h"
 #include "jobmon/exporter/gpu_process_collector.h"
+#include "jobmon/exporter/gpu_selection.h"
 #include "jobmon/exporter/pfc_collector.h"
 
 namespace jobmon::exporter {
@@ -393,6 +394,61 @@ TEST_F(NvmlTest, ClockCeilingPowerCapProcessesAndV2MemoryForTheStallClassifier) 
   EXPECT_NE(text.find("hw_gpu_compute_processes{gpu=\"0\"} 7\n"), std::string::npos) << text;
   EXPECT_NE(text.find("hw_gpu_process_vram_used_bytes{gpu=\"0\",pid=\"4306\"} 5\n"),
             std::string::npos);
+}
+
+// Two jobs on one node: this one has GPU 0; NVML's process list shows its
+// rank on GPU 0 and a stray process of it on GPU 2 (the other job's GPU),
+// next to the other job's process 4301 on GPU 0's neighbour.
+TEST_F(NvmlTest, ServesTheJobsGpusAndCrossChecksThemWithNvmlsProcesses) {
+  WriteState(
+      "gpu util=100 power_mw=400000 pids=4242:1610612736\n"
+      "gpu util=100 power_mw=410000 pids=4301:536870912\n"
+      "gpu util=90 power_mw=300000 pids=4301:1,4250:2\n"
+      "gpu util=0 power_mw=61000 pids=none\n");
+  fs::path procfs = dir_.path / "proc";
+  auto process = [&](const std::string& pid, const std::string& cgroup) {
+    fs::create_directories(procfs / pid);
+    std::ofstream(procfs / pid / "cgroup") << cgroup;
+  };
+  process("4242", "0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n");
+  process("4250", "0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_1\n");
+  process("4301", "0::/system.slice/slurmstepd.scope/job_78/step_0/user/task_0\n");
+  process("1", "0::/init.scope\n");
+  auto nvml = LoadNvml(library_);
+  ASSERT_TRUE(nvml.ok()) << nvml.error().message;
+  GpuSelection mine;
+  mine.only = std::set<int>{0};
+  mine.source = "slurm";
+  GpuNvmlCollector collector(*nvml, mine, procfs.string(), "77");
+  std::string text = Text(collector.Collect().value());
+  for (const char* line : {
+           "hw_gpu_served{gpu=\"0\",source=\"slurm\",vendor=\"nvidia\"} 1\n",
+           "hw_gpu_node_gpus{vendor=\"nvidia\"} 4\n",
+           "hw_gpu_node_shared{vendor=\"nvidia\"} 1\n",
+           "hw_gpu_power_watts{gpu=\"0\"} 400\n",
+           "hw_gpu_job_processes{gpu=\"0\",served=\"1\"} 1\n",
+           "hw_gpu_job_processes{gpu=\"2\",served=\"0\"} 1\n",
+           "hw_gpu_job_gpus_outside_served 1\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+  }
+  for (const char* absent :
+       {"hw_gpu_power_watts{gpu=\"1\"}", "hw_gpu_power_watts{gpu=\"2\"}", "hw_gpu_served{gpu=\"1\"",
+        "hw_gpu_job_processes{gpu=\"1\"", "hw_gpu_job_processes{gpu=\"3\"", "pid=\"4301\""}) {
+    EXPECT_EQ(text.find(absent), std::string::npos) << absent << " in\n" << text;
+  }
+  // The stray process ends: allocation and NVML agree.
+  WriteState(
+      "gpu util=100 power_mw=400000 pids=4242:1610612736\n"
+      "gpu util=100 power_mw=410000 pids=4301:536870912\n"
+      "gpu util=90 power_mw=300000 pids=4301:1\n"
+      "gpu util=0 power_mw=61000 pids=none\n");
+  text = Text(collector.Collect().value());
+  EXPECT_NE(text.find("hw_gpu_job_gpus_outside_served 0\n"), std::string::npos) << text;
+  // No process of the job found (no job cgroup): no cross-check series.
+  GpuNvmlCollector unknown(*nvml, mine, procfs.string(), "99");
+  text = Text(unknown.Collect().value());
+  EXPECT_EQ(text.find("hw_gpu_job_"), std::string::npos) << text;
 }
 
 TEST_F(NvmlTest, ADriverWithoutTheV2CallsFallsBackToV1AndSaysSo) {

@@ -10,6 +10,7 @@
 
 #include "jobmon/exporter/collector_pool.h"
 #include "jobmon/exporter/gpu_amd_collector.h"
+#include "jobmon/exporter/gpu_selection.h"
 #include "jobmon/exporter/host_collector.h"
 #include "jobmon/exporter/listen_address.h"
 #include "jobmon/exporter/net_collector.h"
@@ -194,6 +195,62 @@ TEST(GpuAmd, SysfsTreeNumberedByPciAddress) {
   auto none = GpuAmdCollector("/nonexistent").Collect();
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty()) << "no GPU: no series, no error";
+}
+
+// A node shared with another job: the prolog passes the job's GPUs 4-7.
+TEST(GpuAmd, ServesOnlyTheJobsGpusAndSaysWhich) {
+  auto selection = ParseGpuSelection("4,5,6,7", "slurm");
+  ASSERT_TRUE(selection.ok()) << selection.error().message;
+  GpuAmdCollector collector(std::string(JOBMON_FIXTURES) + "/sysfs/amd", *selection);
+  std::string text = prometheus::TextSerializer().Serialize(collector.Collect().value());
+  for (const char* line :
+       {"hw_gpu_served{gpu=\"4\",source=\"slurm\",vendor=\"amd\"} 1\n",
+        "hw_gpu_served{gpu=\"7\",source=\"slurm\",vendor=\"amd\"} 1\n",
+        "hw_gpu_node_gpus{vendor=\"amd\"} 8\n", "hw_gpu_node_shared{vendor=\"amd\"} 1\n",
+        "hw_gpu_power_watts{gpu=\"6\"} 141\n", "hw_gpu_temperature_celsius{gpu=\"7\"} 80\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  for (const char* absent : {"hw_gpu_served{gpu=\"0\"", "hw_gpu_power_watts{gpu=\"0\"}",
+                             "hw_gpu_power_watts{gpu=\"2\"}", "{gpu=\"3\""}) {
+    EXPECT_EQ(text.find(absent), std::string::npos) << absent << "\n" << text;
+  }
+  // Without an allocation: every GPU, and it says so.
+  std::string all = prometheus::TextSerializer().Serialize(
+      GpuAmdCollector(std::string(JOBMON_FIXTURES) + "/sysfs/amd").Collect().value());
+  EXPECT_NE(all.find("hw_gpu_served{gpu=\"0\",source=\"all\",vendor=\"amd\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(all.find("hw_gpu_node_shared{vendor=\"amd\"} 0\n"), std::string::npos);
+}
+
+TEST(GpuSelection, FlagsAreCheckedNotGuessed) {
+  EXPECT_FALSE(ParseGpuSelection("", "all")->only);
+  EXPECT_EQ(ParseGpuSelection("3,1", "cgroup")->only, (std::set<int>{1, 3}));
+  for (auto [gpus, source] : {std::pair{"0,1", "all"},
+                              {"", "slurm"},
+                              {"0,,1", "slurm"},
+                              {"a", "slurm"},
+                              {"-1", "slurm"},
+                              {"0", "nvml"}}) {
+    EXPECT_FALSE(ParseGpuSelection(gpus, source).ok()) << gpus << " " << source;
+  }
+}
+
+// /proc/<pid>/cgroup lines as Slurm 22.05 places a job's processes:
+// v1 <prepend>/uid_%u/job_%u/step_%u/task_%u (src/plugins/cgroup/v1/xcgroup.c),
+// v2 <slurmd scope>/job_%u/step_%u/user/task_%u (src/plugins/cgroup/v2/cgroup_v2.c).
+TEST(GpuSelection, AProcessBelongsToAJobByItsCgroup) {
+  const char* v1 =
+      "12:devices:/slurm/uid_1000/job_123/step_0/task_1\n11:memory:/slurm/uid_1000/job_123/"
+      "step_0/task_1\n";
+  const char* v2 = "0::/system.slice/slurmstepd.scope/job_123/step_batch/user/task_0\n";
+  const char* v2_extern = "0::/system.slice/slurmstepd.scope/job_123/step_extern/slurm\n";
+  EXPECT_TRUE(CgroupNamesJob(v1, "123"));
+  EXPECT_TRUE(CgroupNamesJob(v2, "123"));
+  EXPECT_TRUE(CgroupNamesJob(v2_extern, "123"));
+  EXPECT_FALSE(CgroupNamesJob(v1, "12"));
+  EXPECT_FALSE(CgroupNamesJob(v2, "1234"));
+  EXPECT_FALSE(CgroupNamesJob("0::/user.slice/user-1000.slice/session-3.scope\n", "123"));
+  EXPECT_FALSE(CgroupNamesJob(v1, ""));
 }
 
 TEST(Rdma, BroadcomAndMlx5NamesAndStandardCounters) {

@@ -41,6 +41,22 @@ GpuReading ReadingFor(GpuPhase phase, std::mt19937_64& rng) {
   return r;
 }
 
+namespace {
+
+Expected<void> EnsureLink(const fs::path& target, const fs::path& link) {
+  std::error_code ec;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (fs::read_symlink(link, ec) == target) return {};
+    fs::remove(link, ec);
+    fs::create_directory_symlink(target, link, ec);
+    if (!ec) return {};
+  }
+  if (fs::read_symlink(link, ec) == target) return {};
+  return Error{"cannot link " + link.string() + ": " + ec.message()};
+}
+
+}  // namespace
+
 std::string FakeAmdGpuTree::DeviceDir(int gpu) const {
   return fmt::format("{}/devices/pci0000:00/0000:{:02x}:00.0", root_, 0x11 + gpu);
 }
@@ -57,13 +73,15 @@ Expected<FakeAmdGpuTree> FakeAmdGpuTree::Create(const std::string& root, int gpu
     if (!ec) fs::create_directories(card, ec);
     if (!ec) fs::create_directories(class_link.parent_path(), ec);
     if (ec) return Error{"cannot create fake GPU sysfs under " + root + ": " + ec.message()};
-    fs::remove(card / "device", ec);
-    fs::create_directory_symlink("../..", card / "device", ec);
-    fs::remove(class_link, ec);
-    fs::create_directory_symlink(
-        fmt::format("../../devices/pci0000:00/0000:{:02x}:00.0/drm/card{}", 0x11 + gpu, gpu),
-        class_link, ec);
-    if (ec) return Error{"cannot link " + class_link.string() + ": " + ec.message()};
+    // Two jobs sharing a node share its tree: a link already made (by the
+    // other job's trainer, maybe at this moment) is kept, not replaced.
+    if (auto w = EnsureLink("../..", card / "device"); !w) return w.error();
+    if (auto w = EnsureLink(
+            fmt::format("../../devices/pci0000:00/0000:{:02x}:00.0/drm/card{}", 0x11 + gpu, gpu),
+            class_link);
+        !w) {
+      return w.error();
+    }
     for (auto [file, content] :
          {std::pair{hwmon / "name", "amdgpu\n"}, std::pair{device / "vendor", "0x1002\n"},
           std::pair{device / "device", "0x74a1\n"}}) {

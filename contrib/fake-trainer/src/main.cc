@@ -111,6 +111,10 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-sysfs", o.gpu_sysfs_root,
                  "Keep a fake AMD GPU sysfs tree here (%n node, %t rank, %j job)");
   app.add_option("--gpus", s.gpus, "GPUs in the fake tree")->capture_default_str();
+  app.add_option("--gpu-ids", o.gpu_ids,
+                 "Drive only these GPUs of the tree (comma-separated, e.g. $SLURM_STEP_GPUS: a "
+                 "job on a node shared with another; default all)")
+      ->delimiter(',');
   app.add_option("--gpu-interval", o.gpu_interval_seconds, "Seconds between GPU file updates")
       ->capture_default_str();
   app.add_option("--tensorboard-dir", o.tensorboard_dir,
@@ -154,6 +158,13 @@ int main(int argc, char** argv) {
     std::cerr << "fake-trainer: error: rank " << o.rank.rank << " outside world size "
               << o.rank.world_size << "\n";
     return 2;
+  }
+  for (int gpu : o.gpu_ids) {
+    if (gpu < 0 || gpu >= s.gpus) {
+      std::cerr << "fake-trainer: error: --gpu-ids " << gpu << " is not one of the tree's "
+                << s.gpus << " GPUs\n";
+      return 2;
+    }
   }
   o.gpu_sysfs_root = ExpandPattern(o.gpu_sysfs_root, o.rank);
   o.tensorboard_every_rank = o.tensorboard_dir.find("%n") != std::string::npos ||

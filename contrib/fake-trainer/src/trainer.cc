@@ -74,8 +74,11 @@ bool InterruptibleSleep(double seconds) {
 // would; the files stop changing when the process dies.
 class GpuUpdater {
  public:
-  GpuUpdater(FakeAmdGpuTree tree, double interval, uint64_t seed)
-      : tree_(std::move(tree)), interval_(interval), rng_(seed) {
+  GpuUpdater(FakeAmdGpuTree tree, std::vector<int> ids, double interval, uint64_t seed)
+      : tree_(std::move(tree)), ids_(std::move(ids)), interval_(interval), rng_(seed) {
+    if (ids_.empty()) {
+      for (int gpu = 0; gpu < tree_.gpus(); ++gpu) ids_.push_back(gpu);
+    }
     WriteAll();
     thread_ = std::thread([this] { Loop(); });
   }
@@ -97,7 +100,7 @@ class GpuUpdater {
 
  private:
   void WriteAll() {
-    for (int gpu = 0; gpu < tree_.gpus(); ++gpu) {
+    for (int gpu : ids_) {
       if (auto w = tree_.Write(gpu, ReadingFor(phase_, rng_)); !w) {
         std::fprintf(stderr, "[fake-trainer] GPU sysfs: %s\n", w.error().message.c_str());
       }
@@ -114,6 +117,7 @@ class GpuUpdater {
   }
 
   FakeAmdGpuTree tree_;
+  std::vector<int> ids_;
   double interval_;
   std::mt19937_64 rng_;
   std::mutex mutex_;
@@ -279,8 +283,9 @@ int Run::Execute() {
       Print("[fake-trainer] ERROR: " + tree.error().message);
       return Finish(2);
     }
-    gpu_ = std::make_unique<GpuUpdater>(std::move(tree.value()), o_.gpu_interval_seconds,
-                                        s_.seed * 104729 + static_cast<uint64_t>(rank_.rank));
+    gpu_ =
+        std::make_unique<GpuUpdater>(std::move(tree.value()), o_.gpu_ids, o_.gpu_interval_seconds,
+                                     s_.seed * 104729 + static_cast<uint64_t>(rank_.rank));
   }
   if ((rank_.rank == 0 || o_.tensorboard_every_rank) && !o_.tensorboard_dir.empty()) {
     auto writer = tfevents::EventFileWriter::Create(o_.tensorboard_dir, rank_.host, Now());

@@ -20,6 +20,10 @@ inline constexpr char kGpuPowerCapped[] = "hw_gpu_power_capped";   // 1: cap or 
 inline constexpr char kGpuMemoryUtilizationPercent[] =
     "hw_gpu_memory_utilization_percent";  // % of time device memory was accessed
 inline constexpr char kGpuComputeProcesses[] = "hw_gpu_compute_processes";  // compute contexts
+// Which GPUs the exporter serves (gpu_selection): the job's own on a shared node.
+inline constexpr char kGpuServed[] = "hw_gpu_served";           // 1 per served GPU; label source
+inline constexpr char kGpuNodeGpus[] = "hw_gpu_node_gpus";      // GPUs on the node
+inline constexpr char kGpuNodeShared[] = "hw_gpu_node_shared";  // 1: other jobs' GPUs beside
 
 // Network (net and rdma collectors).
 inline constexpr char kTcpRetransmitsTotal[] = "hw_tcp_retransmits_total";        // Tcp:RetransSegs

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ class Collector {
   virtual Expected<Families> Collect() = 0;
 };
 
+// The GPUs this exporter serves (gpu_selection.h): the job's own on a node
+// shared with other jobs, or every GPU of the node.
+struct GpuSelection {
+  std::optional<std::set<int>> only;  // nullopt: every GPU of the node
+  std::string source = "all";         // slurm | cgroup | all (the prolog's source)
+  bool Serves(int gpu) const { return !only || only->count(gpu) > 0; }
+};
+
 // Where collectors read from (overridable for fixture trees).
 struct SourcePaths {
   std::string procfs = "/proc";
@@ -33,6 +42,8 @@ struct SourcePaths {
   std::string dev = "/dev";
   std::string tfevents;  // empty: no training collector
   std::string nvml_library = "libnvidia-ml.so.1";
+  GpuSelection gpus;
+  std::string job_id;  // Slurm job id: NVML's processes of the job (empty: not known)
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
 };
 

@@ -13,14 +13,17 @@ namespace jobmon::exporter {
 // hw_gpu_temperature_celsius (junction, else edge), hw_gpu_clock_mhz{type},
 // hw_gpu_vram_{used,total}_bytes, hw_gpu_ras_<block>_{ue,ce}_total,
 // hw_gpu_pcie_{correctable,nonfatal,fatal}_total. A file a GPU lacks is
-// skipped, not an error.
+// skipped, not an error. Only the selected GPUs are reported (their gpu
+// label stays the node's index), with hw_gpu_served (gpu_selection.h).
 class GpuAmdCollector : public Collector {
  public:
-  explicit GpuAmdCollector(std::string sysfs) : sysfs_(std::move(sysfs)) {}
+  explicit GpuAmdCollector(std::string sysfs, GpuSelection selection = {})
+      : sysfs_(std::move(sysfs)), selection_(std::move(selection)) {}
   Expected<Families> Collect() override;
 
  private:
   std::string sysfs_;
+  GpuSelection selection_;
 };
 
 // "2: 2100Mhz *" lines of pp_dpm_*: the current level's MHz.

@@ -25,14 +25,30 @@ Expected<std::shared_ptr<NvmlLibrary>> LoadNvml(const std::string& path);
 // hw_gpu_process_vram_used_bytes{pid}, hw_gpu_ecc_errors_total{error,counter},
 // hw_gpu_pcie_replay_total, hw_gpu_throttle_reasons (the bitmask),
 // hw_gpu_throttle_active{reason} and hw_gpu_power_capped. A value the GPU
-// does not support is skipped.
+// does not support is skipped. Only the selected GPUs are reported (the gpu
+// label stays NVML's index), with hw_gpu_served (gpu_selection.h).
+//
+// With a job id, NVML's per-process accounting cross-checks the selection:
+// hw_gpu_job_processes{gpu,served} counts the job's processes (by their
+// cgroup, see JobPids) with a compute context on each GPU, served or not,
+// and hw_gpu_job_gpus_outside_served the GPUs outside the served set where
+// the job runs (0 when the allocation and NVML agree). Absent when no
+// process of the job is found (no job cgroup on the node).
 class GpuNvmlCollector : public Collector {
  public:
-  explicit GpuNvmlCollector(std::shared_ptr<NvmlLibrary> nvml) : nvml_(std::move(nvml)) {}
+  explicit GpuNvmlCollector(std::shared_ptr<NvmlLibrary> nvml, GpuSelection selection = {},
+                            std::string procfs = "/proc", std::string job_id = "")
+      : nvml_(std::move(nvml)),
+        selection_(std::move(selection)),
+        procfs_(std::move(procfs)),
+        job_id_(std::move(job_id)) {}
   Expected<Families> Collect() override;
 
  private:
   std::shared_ptr<NvmlLibrary> nvml_;
+  GpuSelection selection_;
+  std::string procfs_;
+  std::string job_id_;
 };
 
 }  // namespace jobmon::exporter

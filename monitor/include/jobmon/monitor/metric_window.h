@@ -28,6 +28,10 @@ class MetricWindow {
   void AddScrape(const std::string& host, double t, const Exposition& scrape);
   void AddFailedScrape(const std::string& host, double t);
 
+  // GPU series of GPUs outside the served set (another job's, on a shared
+  // node) are dropped on arrival: the classifier, the heartbeat verdict and
+  // `jobmon status` judge the job by its own GPUs.
+  //
   // Per-host evidence as it stood at time `at` (now, or a moment in the
   // past such as crash_time - heartbeat_timeout): only samples and scrapes
   // at or before `at` count. Each host's training power baseline comes from
@@ -86,6 +90,16 @@ class MetricWindow {
   };
   void LearnFloors(const std::string& host, const Exposition& scrape);
   std::map<std::pair<std::string, std::string>, Floors> floors_;  // (host, gpu)
+  // The job's GPUs per host, from the exporter's hw_gpu_served (absent: an
+  // exporter that does not say, so every GPU it reports counts), and the
+  // node's sharing (hw_gpu_node_shared, hw_gpu_node_gpus), from the newest scrape.
+  struct Served {
+    std::set<std::string> gpus;
+    bool shared = false;
+    std::optional<int> node_gpus;
+  };
+  std::map<std::string, Served> served_;
+  bool Serves(const std::string& host, const std::string& gpu) const;
   // Hosts whose GPUs have carried a compute process: only there does a
   // count of 0 mean the job's process is gone (not "not started yet").
   std::set<std::string> had_processes_;

@@ -33,7 +33,18 @@ struct HostEvidence {
   std::vector<double> memory_utilization;  // percent of time memory was accessed, per GPU
   std::optional<double> power_spread;      // (max - min) / mean of power since the stall began
   std::optional<int> job_gpu_processes;    // the job's processes on its GPUs (NVML)
+
+  // A node shared with other jobs (hw_gpu_node_shared): the GPU figures
+  // above are the job's own GPUs only (hw_gpu_served), while TCP, I/O
+  // pressure and D-state counts are the whole node's.
+  bool node_shared = false;
+  std::optional<int> served_gpus;  // GPUs the exporter serves (hw_gpu_served)
+  std::optional<int> node_gpus;    // GPUs on the node (hw_gpu_node_gpus)
 };
+
+// "" on a node of the job's own; else the evidence's note that GPU figures
+// are the job's GPUs and host-level series are node-wide.
+std::string SharedNodeNote(const HostEvidence& host);
 
 struct StallEvidence {
   std::vector<HostEvidence> hosts;
