@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_common.h"
 #include "jobmon/alerts/alerts_config.h"
 #include "jobmon/alerts/receiver.h"
 #include "jobmon/alerts/secrets.h"
@@ -31,45 +32,29 @@ int RunAlertTest(const AlertTestArgs& args) {
   }
   if (path.empty()) path = "/etc/jobmon/jobmon.toml";
   std::ifstream in(path);
-  if (!in) {
-    std::cerr << "jobmon alert test: cannot read " << path << " (--config names another)\n";
-    return 2;
-  }
+  if (!in) return Fail("alert test", "cannot read " + path + " (--config names another)");
   std::stringstream text;
   text << in.rdbuf();
   auto monitor_config = monitor::ParseMonitorConfig(text.str(), path);
-  if (!monitor_config) {
-    std::cerr << "jobmon alert test: " << monitor_config.error().message << "\n";
-    return 2;
-  }
+  if (!monitor_config) return Fail("alert test", monitor_config.error().message);
   auto config = alerts::ParseAlertsConfig(text.str(), path);
-  if (!config) {
-    std::cerr << "jobmon alert test: " << config.error().message << "\n";
-    return 2;
-  }
+  if (!config) return Fail("alert test", config.error().message);
   auto secrets = alerts::Secrets::Load(config->secrets_file);
-  if (!secrets) {
-    std::cerr << "jobmon alert test: " << secrets.error().message << "\n";
-    return 2;
-  }
+  if (!secrets) return Fail("alert test", secrets.error().message);
   auto receivers = alerts::BuildReceivers(*config, *secrets);
-  if (!receivers) {
-    std::cerr << "jobmon alert test: " << receivers.error().message << "\n";
-    return 2;
-  }
+  if (!receivers) return Fail("alert test", receivers.error().message);
   // The JSON-lines file too, unless it is stdout (it would mix with this report).
   if (!monitor_config->notify_file.empty() && monitor_config->notify_file != "-") {
     receivers.value().push_back(alerts::MakeFileReceiver(monitor_config->notify_file));
   }
   if (receivers->empty()) {
-    std::cerr << "jobmon alert test: no receiver configured in " << path
-              << " ([[alerts.webhook]], [[alerts.alertmanager]], monitor.notify_file)\n";
-    return 2;
+    return Fail("alert test", "no receiver configured in " + path +
+                                  " ([[alerts.webhook]], [[alerts.alertmanager]], "
+                                  "monitor.notify_file)");
   }
   char host[256] = "";
   gethostname(host, sizeof host - 1);
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now = NowSeconds();
   alerts::Alert alert;
   alert.status = "firing";
   alert.cluster = monitor_config->cluster;
@@ -107,8 +92,8 @@ int RunAlertTest(const AlertTestArgs& args) {
                 << "): " << (d.ok ? "delivered" : "FAILED: " + error) << "\n";
     }
   }
-  if (args.json) std::cout << nlohmann::json{{"results", results}}.dump(2) << "\n";
-  return failed == 0 ? 0 : 1;
+  if (args.json) std::cout << JsonText({{"results", results}});
+  return failed == 0 ? kOk : kFailed;
 }
 
 }  // namespace
@@ -121,13 +106,13 @@ std::function<int()> AddAlertCommand(CLI::App& app) {
   alert->require_subcommand(1);
   test->add_option("-c,--config", args->config_path,
                    "jobmon.toml (default $JOBMON_CONFIG, else /etc/jobmon/jobmon.toml)");
-  test->add_flag("--json", args->json, "Machine-readable results");
+  AddJsonFlag(test, args->json, "Machine-readable results");
   test->add_option("--evidence-lines", args->evidence_lines,
                    "Evidence lines in the test alert (many: a long alert, split where a receiver "
                    "limits the length)")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  return [test, args] { return test->parsed() ? RunAlertTest(*args) : -1; };
+  return Runner(test, args, RunAlertTest);
 }
 
 }  // namespace jobmon::cli

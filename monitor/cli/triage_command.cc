@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_common.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/report.h"
 #include "jobmon/triage/triage.h"
@@ -18,8 +19,6 @@ namespace {
 
 using triage::AnalysisContext;
 using triage::JobInput;
-
-constexpr int kUsageError = 2;
 
 struct TriageArgs {
   std::string input;
@@ -81,10 +80,7 @@ Expected<void> LoadConfig(TriageArgs& args) {
   return {};
 }
 
-int Fail(const std::string& message) {
-  std::cerr << "jobmon triage: error: " << message << "\n";
-  return kUsageError;
-}
+int Fail(const std::string& message) { return cli::Fail("triage", "error: " + message); }
 
 int Run(TriageArgs& args) {
   if (args.list_signatures) {
@@ -94,7 +90,7 @@ int Run(TriageArgs& args) {
       if (!p.weight.empty()) std::cout << "\t" << p.weight << "\t" << p.source;
       std::cout << "\n";
     }
-    return 0;
+    return kOk;
   }
   if (auto loaded = LoadConfig(args); !loaded) return Fail(loaded.error().message);
   if (args.input.empty() == args.all_dir.empty()) {
@@ -207,7 +203,7 @@ int Run(TriageArgs& args) {
             report.log_path, report.status_basis);
       }
     }
-    if (args.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+    if (args.json) std::cout << JsonText(all.size() == 1 ? all[0] : all);
     int worst = 0;
     for (const auto& report : reports) worst = std::max(worst, triage::Severity(report.status));
     for (const auto& report : reports) {
@@ -217,9 +213,7 @@ int Run(TriageArgs& args) {
   if (args.all_dir.empty()) {
     const auto& report = reports.front();
     if (args.json) {
-      std::cout << triage::ToJson(report).dump(2, ' ', false,
-                                               nlohmann::json::error_handler_t::replace)
-                << "\n";
+      std::cout << JsonText(triage::ToJson(report));
     } else {
       std::cout << triage::RenderMarkdown(report);
     }
@@ -231,7 +225,7 @@ int Run(TriageArgs& args) {
   if (args.json) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& report : reports) all.push_back(triage::ToJson(report));
-    std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << JsonText(all);
   } else {
     std::cout << fmt::format("{:<14} {:<20} {:<16} {}\n", "STATUS", "PRIMARY", "PROGRESS", "LOG");
     for (const auto& report : reports) std::cout << triage::SummaryLine(report) << "\n";
@@ -253,8 +247,7 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
                   "Triage every job dir in this outputs dir, one line each, worst first");
   cmd->add_option("--outputs", args->outputs_dir, "Where to look up a job id")
       ->capture_default_str();
-  cmd->add_flag("--json", args->json,
-                "JSON output (schema jobmon.triage/v1, see docs/triage-json.md)");
+  AddJsonFlag(cmd, args->json, "JSON output (schema jobmon.triage/v1, see docs/triage-json.md)");
   cmd->add_option(
       "--profile", args->profile,
       "Step-line profile: maxtext, megatron, torchtitan, hf, custom (default: detected)");
@@ -286,7 +279,7 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       "Exit codes: 0 completed, 3 running, 4 hanging, 5 failed, 6 cancelled, 7 unknown-death, "
       "8 unknown (log stopped, no Slurm state), 2 usage or input error; with --all, the code of "
       "the worst job. Status rules: docs/concepts.md (Job status).");
-  return [cmd, args] { return cmd->parsed() ? Run(*args) : -1; };
+  return Runner(cmd, args, Run);
 }
 
 }  // namespace jobmon::cli
