@@ -166,6 +166,15 @@ def local_addresses(ss_lines, pids=(), names=()):
     return out
 
 
+def metric_value(exposition, name):
+    """The value of the unlabelled sample `name` in a Prometheus text exposition, or None."""
+    for line in exposition.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == name:
+            return float(fields[1])
+    return None
+
+
 def http_get(url, timeout=3):
     return urllib.request.urlopen(url, timeout=timeout).read().decode()
 
@@ -226,6 +235,15 @@ def cmd_select(args):
     return 0
 
 
+def cmd_first_value(args):
+    """first-value JSONL PATH COND...: PATH of the first record meeting every condition."""
+    for r in load_jsonl(args[0]):
+        if holds(r, args[2:]):
+            print(render(get_path(r, args[1])))
+            return 0
+    return 1
+
+
 def cmd_sums_equal(args):
     """sums-equal JSONL KEY_PATH VALUE_PATH N: per KEY, VALUEs add up to N."""
     sums = sum_per_key(load_jsonl(args[0]), args[1], args[2])
@@ -278,11 +296,51 @@ def cmd_http_get(args):
     return 0
 
 
+def cmd_metric_value(args):
+    """metric-value URL NAME: an unlabelled sample's value from /metrics (absent: fails)."""
+    value = metric_value(http_get(args[0], timeout=2), args[1])
+    if value is None:
+        return 1
+    print(render(value))
+    return 0
+
+
 def cmd_am_alerts(args):
     """am-alerts URL JOB: Alertmanager's active alerts of the job."""
     for line in am_alert_lines(json.loads(http_get(args[0] + "/api/v2/alerts")), args[1]):
         print(line)
     return 0
+
+
+def cmd_tg_probe(args):
+    """tg-probe PORT TOKEN CASE: a request the real Bot API rejects; 0 if the stub does too."""
+    import time
+    import urllib.error
+    import urllib.parse
+    port, token, case = args[:3]
+
+    def post(method, data, ctype, tok=None):
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/bot{tok or token}/{method}",
+                                         data=data, headers={"Content-Type": ctype})
+        try:
+            return urllib.request.urlopen(request, timeout=5).read().decode()
+        except urllib.error.HTTPError as e:
+            return e.read().decode()
+
+    form = "application/x-www-form-urlencoded"
+    time.sleep(0.4)  # outside the stub's flood window
+    if case == "long":
+        out, want = post("sendMessage", json.dumps({"chat_id": "9", "text": "x" * 4097}).encode(),
+                         "application/json"), "message is too long"
+    elif case == "entity":
+        out, want = post("sendMessage", urllib.parse.urlencode(
+            {"chat_id": "8", "parse_mode": "HTML", "text": "a & b"}).encode(), form), "can't parse entities"
+    elif case == "nodoc":
+        out, want = post("sendDocument", urllib.parse.urlencode(
+            {"chat_id": "7", "document": "report"}).encode(), form), "there is no document"
+    else:
+        out, want = post("sendMessage", b"chat_id=1&text=x", form, tok="1:wrong"), "Unauthorized"
+    return 0 if want in out else 1
 
 
 def cmd_listen_addresses(args):
@@ -303,6 +361,7 @@ COMMANDS = {
     "count": cmd_count,
     "first": cmd_first,
     "select": cmd_select,
+    "first-value": cmd_first_value,
     "sums-equal": cmd_sums_equal,
     "mapping": cmd_mapping,
     "compare": cmd_compare,
@@ -310,8 +369,10 @@ COMMANDS = {
     "sql": cmd_sql,
     "free-port": cmd_free_port,
     "http-get": cmd_http_get,
+    "metric-value": cmd_metric_value,
     "am-alerts": cmd_am_alerts,
     "listen-addresses": cmd_listen_addresses,
+    "tg-probe": cmd_tg_probe,
 }
 
 

@@ -155,6 +155,9 @@ class ChecksTest(unittest.TestCase):
         ])
         self.assertEqual(self.run("sums-equal", hook, "headers.Idempotency-Key", "shown", 1)[0], 0)
         self.assertEqual(self.run("select", hook, "c", "shown == 1"), (0, "hang\nhang/busy-wait\n"))
+        self.assertEqual(self.run("first-value", hook, "c", "c startswith hang"), (0, "hang\n"))
+        self.assertEqual(self.run("first-value", hook, "report", "c startswith hang"), (0, "\n"))
+        self.assertEqual(self.run("first-value", hook, "c", "c == none")[0], 1)
         shown_twice = self.jsonl([{"k": "a", "shown": 1}, {"k": "a", "shown": 1}])
         self.assertEqual(self.run("sums-equal", shown_twice, "k", "shown", 1)[0], 1)
 
@@ -209,6 +212,16 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(checks.local_addresses(ss, pids=["10"]), [])  # pid=10, is not pid=101,
         self.assertEqual(checks.local_addresses(ss, names=["jobmon-export"]),
                          ["0.0.0.0:9100", "10.0.0.11:9400"])
+
+    def test_metric_value_of_an_unlabelled_sample(self):
+        text = ("# HELP jobmon_monitor_slurm_poll_failures_total x\n"
+                "# TYPE jobmon_monitor_slurm_poll_failures_total counter\n"
+                "jobmon_monitor_slurm_poll_failures_total_created 1.7e9\n"
+                "jobmon_monitor_slurm_poll_failures_total 3\n"
+                'jobmon_monitor_jobs_tracked{state="x"} 2\n')
+        self.assertEqual(checks.metric_value(text, "jobmon_monitor_slurm_poll_failures_total"), 3.0)
+        self.assertIsNone(checks.metric_value(text, "jobmon_monitor_jobs_tracked"))
+        self.assertIsNone(checks.metric_value(text, "absent"))
 
     def test_unknown_command_is_a_usage_error(self):
         self.assertEqual(checks.main(["checks.py", "eval", "1"]), 2)
