@@ -192,6 +192,9 @@ echo "# jobmon alert test"
 "$JOBMON" alert test --config "$SCRATCH/jobmon.toml" --evidence-lines 300 --json >"$SCRATCH/alert-test.json"
 rc=$?
 check "jobmon alert test: every receiver delivered (exit 0)" test "$rc" -eq 0
+# First: Alertmanager keeps the test alert only until its endsAt (3 re-send intervals).
+check "Alertmanager shows the test alert" wait_for 10 bash -c \
+  "$(declare -f am_alerts checks); am_alerts 0 | grep -q '^JobmonTestAlert test warning'"
 check "... the webhook, Alertmanager and the file" test \
   "$(checks mapping "$SCRATCH/alert-test.json" results receiver delivered)" = \
   "$(printf '%s\n' am=true "file:$ALERTS=true" hook=true tg=true)"
@@ -203,8 +206,6 @@ check "Telegram: the long test alert was split, every part within 4096 character
 check "Telegram: flood control (429 retry_after) was hit and honoured" bash -c \
   "$(declare -f checks); [[ \$(checks count '$TG_LOG' 'rejected startswith Too Many Requests') -ge 1 &&
    \$(checks count '$TG_LOG' 'rejected startswith Bad Request' 'chat_id in -1001|4242') -eq 0 ]]"
-check "Alertmanager shows the test alert" wait_for 10 bash -c \
-  "$(declare -f am_alerts checks); am_alerts 0 | grep -q '^JobmonTestAlert test warning'"
 
 echo "# no secret anywhere"
 "$JOBMON" status "$job" --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/status.json" 2>&1

@@ -206,7 +206,8 @@ fail_open() {  # fail_open NAME EXPECTED_TEXT EXIT_CODE plugin args...
   check "$name: the job ran" grep -q '^job-ran$' "$JOBS/fo-$id.log"
   check "$name: both nodes idle, none drained" wait_for 20 nodes_idle
   check "$name: [diag] line says: $expected" grep -qF "$expected" "$JOBS/fo-$id.log"
-  check "$name: nothing of ours left running" wait_for 10 test -z "$(processes_of "jobmon-diag-$id")"
+  # This cluster's diag dir: another dev cluster on the machine has its own jobmon-diag-N.
+  check "$name: nothing of ours left running" wait_for 10 test -z "$(processes_of "$JOBS/jobmon-diag-$id")"
 }
 fail_open "Prometheus missing" "no Prometheus: /nonexistent/prometheus is not an executable" 0 \
   prometheus=/nonexistent/prometheus
