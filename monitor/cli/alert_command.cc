@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cli_common.h"
 #include "jobmon/alerts/alerts_config.h"
 #include "jobmon/alerts/receiver.h"
 #include "jobmon/alerts/secrets.h"
@@ -25,36 +26,27 @@ struct AlertTestArgs {
 int RunAlertTest(const AlertTestArgs& args) {
   const ConfigPath where = ResolveConfigPath(args.config_path);
   auto loaded = monitor::LoadJobmonConfig(where);
-  if (!loaded) {
-    std::cerr << "jobmon alert test: " << loaded.error().message << "\n";
-    return 2;
-  }
+  if (!loaded) return Fail("alert test", loaded.error().message);
   const monitor::MonitorConfig* monitor_config = &loaded->monitor;
   const alerts::AlertsConfig* config = &loaded->alerts;
   auto secrets = alerts::Secrets::Load(config->secrets_file);
-  if (!secrets) {
-    std::cerr << "jobmon alert test: " << secrets.error().message << "\n";
-    return 2;
-  }
+  if (!secrets) return Fail("alert test", secrets.error().message);
   auto receivers = alerts::BuildReceivers(*config, *secrets);
-  if (!receivers) {
-    std::cerr << "jobmon alert test: " << receivers.error().message << "\n";
-    return 2;
-  }
+  if (!receivers) return Fail("alert test", receivers.error().message);
   // The JSON-lines file too, unless it is stdout (it would mix with this report).
   if (!monitor_config->notify_file.empty() && monitor_config->notify_file != "-") {
     receivers.value().push_back(alerts::MakeFileReceiver(monitor_config->notify_file));
   }
   if (receivers->empty()) {
-    std::cerr << "jobmon alert test: no receiver configured in " << where.path
-              << (loaded->path.empty() ? " (absent; --config names another)" : "")
-              << " ([[alerts.webhook]], [[alerts.alertmanager]], monitor.notify_file)\n";
-    return 2;
+    return Fail("alert test",
+                "no receiver configured in " + where.path +
+                    (loaded->path.empty() ? " (absent; --config names another)" : "") +
+                    " ([[alerts.webhook]], [[alerts.alertmanager]], "
+                    "monitor.notify_file)");
   }
   char host[256] = "";
   gethostname(host, sizeof host - 1);
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now = NowSeconds();
   alerts::Alert alert;
   alert.status = "firing";
   alert.cluster = monitor_config->cluster;
@@ -92,8 +84,8 @@ int RunAlertTest(const AlertTestArgs& args) {
                 << "): " << (d.ok ? "delivered" : "FAILED: " + error) << "\n";
     }
   }
-  if (args.json) std::cout << nlohmann::json{{"results", results}}.dump(2) << "\n";
-  return failed == 0 ? 0 : 1;
+  if (args.json) std::cout << JsonText({{"results", results}});
+  return failed == 0 ? kOk : kFailed;
 }
 
 }  // namespace
@@ -105,13 +97,13 @@ std::function<int()> AddAlertCommand(CLI::App& app) {
       "test", "Send one test alert through every configured receiver and report each result");
   alert->require_subcommand(1);
   test->add_option("-c,--config", args->config_path, kConfigOptionHelp);
-  test->add_flag("--json", args->json, "Machine-readable results");
+  AddJsonFlag(test, args->json, "Machine-readable results");
   test->add_option("--evidence-lines", args->evidence_lines,
                    "Evidence lines in the test alert (many: a long alert, split where a receiver "
                    "limits the length)")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  return [test, args] { return test->parsed() ? RunAlertTest(*args) : -1; };
+  return Runner(test, args, RunAlertTest);
 }
 
 }  // namespace jobmon::cli

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "alert_command.h"
+#include "cli_common.h"
 #include "monitor_commands.h"
 #include "triage_command.h"
 
@@ -19,16 +20,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help prints and succeeds; every other parse error is a usage error (2).
     int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return code == 0 ? jobmon::cli::kOk : jobmon::cli::kUsageError;
   }
   try {
     for (const auto& command : commands) {
       int code = command();
-      if (code >= 0) return code;
+      if (code != jobmon::cli::kNotThisOne) return code;
     }
   } catch (const std::exception& e) {
     std::cerr << "jobmon: internal error: " << e.what() << "\n";
-    return 1;
+    return jobmon::cli::kFailed;
   }
-  return 2;
+  return jobmon::cli::kUsageError;
 }

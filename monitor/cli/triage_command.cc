@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "cli_common.h"
 #include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/report.h"
@@ -21,8 +22,6 @@ namespace {
 
 using triage::AnalysisContext;
 using triage::JobInput;
-
-constexpr int kUsageError = 2;
 
 struct TriageArgs {
   std::string input;
@@ -111,10 +110,7 @@ std::vector<triage::KernelEvent> KernelEvents(const std::vector<KernelLogText>& 
   return events;
 }
 
-int Fail(const std::string& message) {
-  std::cerr << "jobmon triage: error: " << message << "\n";
-  return kUsageError;
-}
+int Fail(const std::string& message) { return cli::Fail("triage", "error: " + message); }
 
 int Run(TriageArgs& args) {
   if (args.list_signatures) {
@@ -124,7 +120,7 @@ int Run(TriageArgs& args) {
       if (!p.weight.empty()) std::cout << "\t" << p.weight << "\t" << p.source;
       std::cout << "\n";
     }
-    return 0;
+    return kOk;
   }
   if (auto loaded = LoadConfig(args); !loaded) return Fail(loaded.error().message);
   if (args.input.empty() == args.all_dir.empty()) {
@@ -241,7 +237,7 @@ int Run(TriageArgs& args) {
             report.log_path, report.status_basis);
       }
     }
-    if (args.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+    if (args.json) std::cout << JsonText(all.size() == 1 ? all[0] : all);
     int worst = 0;
     for (const auto& report : reports) worst = std::max(worst, triage::Severity(report.status));
     for (const auto& report : reports) {
@@ -251,9 +247,7 @@ int Run(TriageArgs& args) {
   if (args.all_dir.empty()) {
     const auto& report = reports.front();
     if (args.json) {
-      std::cout << triage::ToJson(report).dump(2, ' ', false,
-                                               nlohmann::json::error_handler_t::replace)
-                << "\n";
+      std::cout << JsonText(triage::ToJson(report));
     } else {
       std::cout << triage::RenderMarkdown(report);
     }
@@ -265,7 +259,7 @@ int Run(TriageArgs& args) {
   if (args.json) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& report : reports) all.push_back(triage::ToJson(report));
-    std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << JsonText(all);
   } else {
     std::cout << fmt::format("{:<14} {:<20} {:<16} {}\n", "STATUS", "PRIMARY", "PROGRESS", "LOG");
     for (const auto& report : reports) std::cout << triage::SummaryLine(report) << "\n";
@@ -287,8 +281,7 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
                   "Triage every job dir in this outputs dir, one line each, worst first");
   cmd->add_option("--outputs", args->outputs_dir, "Where to look up a job id")
       ->capture_default_str();
-  cmd->add_flag("--json", args->json,
-                "JSON output (schema jobmon.triage/v1, see docs/triage-json.md)");
+  AddJsonFlag(cmd, args->json, "JSON output (schema jobmon.triage/v1, see docs/triage-json.md)");
   cmd->add_option(
       "--profile", args->profile,
       "Step-line profile: maxtext, megatron, torchtitan, hf, custom (default: detected)");
@@ -330,7 +323,7 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       "8 unknown (log stopped, no Slurm state), 2 usage or input error; with --all, the code of "
       "the worst job. Status rules: docs/concepts.md (Job status).");
   return [cmd, args, stall_flag] {
-    if (!cmd->parsed()) return -1;
+    if (!cmd->parsed()) return kNotThisOne;
     args->stall_min_seconds_given = stall_flag->count() > 0;
     return Run(*args);
   };

@@ -18,28 +18,16 @@ done
 [[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
 # Jobs run in their own working directory: every path must be absolute.
 DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STATE=$(mktemp -d /tmp/jobmon-it-XXXXXX)
 SUBNET=10.202.$((RANDOM % 200 + 20))
-KEEP=$(mktemp -d /tmp/jobmon-it-logs-XXXXXX)
-passed=0 failed=0
+SCRATCH=$(mktemp -d /tmp/jobmon-it-logs-XXXXXX)
 
-check() {  # check "description" command...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok   - $what"
-    passed=$((passed + 1))
-  else
-    echo "FAIL - $what"
-    failed=$((failed + 1))
-  fi
-}
-
-teardown() {
+teardown() {  # down twice, as the test does
+  teardown_cluster jobmon-it
   "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
-  "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
-  rm -rf "$KEEP"
 }
 trap teardown EXIT
 
@@ -66,7 +54,7 @@ if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$P
   echo "0 passed, 1 failed"
   exit 1
 fi
-eval "$("$DEVCLUSTER" env --state "$STATE")"
+devcluster_env "$DEVCLUSTER" "$STATE"
 TAG=$DEVCLUSTER_TAG
 JOBS=$DEVCLUSTER_JOBS
 
@@ -146,6 +134,4 @@ check "no network namespace of this cluster is left" bash -c "! ip netns list | 
 check "no link of this cluster is left" bash -c "! ip -o link show | grep -q ': $TAG'"
 check "no mount of this cluster is left" bash -c "! grep -q -e '$TAG' -e '$STATE' /proc/self/mountinfo"
 check "state dir removed" test ! -e "$STATE"
-
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

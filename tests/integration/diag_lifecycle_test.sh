@@ -22,24 +22,14 @@ done
 [[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
 DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
 PROMQ=$(realpath "$PROMQ")  # executable, #!/usr/bin/python3
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+WAIT_FOR_POLL=0.2
 
 STATE=$(mktemp -d /tmp/jobmon-lc-XXXXXX)
 SUBNET=10.204.$((RANDOM % 200 + 20))
 SCRATCH=$(mktemp -d /tmp/jobmon-lc-scratch-XXXXXX)
-passed=0 failed=0
 OUR_PIDS=()
-
-check() {  # check "description" command...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok   - $what"
-    passed=$((passed + 1))
-  else
-    echo "FAIL - $what"
-    failed=$((failed + 1))
-  fi
-}
 
 TEST_USER="" SERVICE_USER=""
 teardown() {
@@ -52,10 +42,10 @@ teardown() {
       timeout 2 bash -c 'exec 3>"$1"' _ "$fifo" 2>/dev/null
     done < <(find "$STATE/jobs" -type p 2>/dev/null)
   fi
-  "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
+  teardown_cluster jobmon-lc
   [[ -n "$TEST_USER" ]] && userdel "$TEST_USER" 2>/dev/null
   [[ -n "$SERVICE_USER" ]] && userdel "$SERVICE_USER" 2>/dev/null
-  rm -rf "$SCRATCH"
+  return 0
 }
 trap teardown EXIT
 
@@ -66,7 +56,7 @@ if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$P
   echo "0 passed, 1 failed"
   exit 1
 fi
-eval "$("$DEVCLUSTER" env --state "$STATE")"
+devcluster_env "$DEVCLUSTER" "$STATE"
 TAG=$DEVCLUSTER_TAG JOBS=$DEVCLUSTER_JOBS
 BASE_LINE=$(cat "$STATE/etc/plugstack.line")
 in_node() { local node=$1; shift; ip netns exec "$TAG-$node" "$@"; }
@@ -74,15 +64,8 @@ plugin_args() {  # the plugstack.conf line with extra arguments (read per job)
   echo "optional $BASE_LINE $*" >"$STATE/etc/plugstack.conf"
 }
 job_id() { local out=$1; out=${out%%;*}; echo "${out//[^0-9]/}"; }
-wait_for() {  # wait_for SECONDS command...: poll every 0.2 s
-  local deadline=$((SECONDS + $1))
-  shift
-  while ((SECONDS < deadline)); do "$@" && return 0; sleep 0.2; done
-  "$@"
-}
-job_done() { ! squeue -h -j "$1" 2>/dev/null | grep -q .; }
 nodes_idle() { [[ "$(sinfo -h -N -o '%N %t' | sort -u | grep -c ' idle$')" -eq 2 ]]; }
-manifest() { /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+manifest() { checks field "$@"; }  # manifest FILE PATH...: values of manifest.json
 no_wildcard_listener_of_ours() {  # in every namespace, our daemons bind concrete addresses
   local node
   for node in node1 node2; do
@@ -110,12 +93,12 @@ out=$(cd "$JOBS" && sbatch --parsable -N2 --diag=on -o "$JOBS/main-%j.log" "$JOB
 main=$(job_id "$out")
 DIAG=$JOBS/jobmon-diag-$main
 check "manifest.json appears in the diag dir beside the job's output" wait_for 20 test -s "$DIAG/manifest.json"
-PORT=$(manifest "$DIAG/manifest.json" "m['prometheus']['port']" 2>/dev/null || echo 0)
+PORT=$(manifest "$DIAG/manifest.json" prometheus.port 2>/dev/null || echo 0)
 echo "# job $main: Prometheus on node1 127.0.0.1:$PORT"
 check "Prometheus port from 9190 upwards" test "$PORT" -ge 9190
 check "manifest: head node, nodes, tunnel command" test \
-  "$(manifest "$DIAG/manifest.json" "m['head_node'], m['nodes'], m['tunnel_command'], m['state']")" == \
-  "('node1', ['node1', 'node2'], 'ssh -N -L $PORT:127.0.0.1:$PORT node1', 'running')"
+  "$(manifest "$DIAG/manifest.json" head_node nodes tunnel_command state)" == \
+  "node1 [\"node1\", \"node2\"] ssh -N -L $PORT:127.0.0.1:$PORT node1 running"
 answers() { in_node node1 "$PROMQ" "http://127.0.0.1:$PORT" 'vector(1)' >/dev/null; }
 check "Prometheus answers on node1's loopback" wait_for 20 answers
 check "not from node2's namespace (its loopback)" bash -c "! ip netns exec $TAG-node2 $PROMQ http://127.0.0.1:$PORT vector\(1\) 2>/dev/null"
@@ -141,19 +124,19 @@ sleep 3  # a few more scrapes of the final step
 touch "$JOBS/release-$main"
 check "the job ends" wait_for 60 job_done "$main"
 check "the job completed with exit 0" bash -c "scontrol -o show job $main | grep -q 'JobState=COMPLETED.*ExitCode=0:0'"
-archived() { [[ "$(manifest "$DIAG/manifest.json" "m['state']" 2>/dev/null)" == archived ]]; }
+archived() { [[ "$(manifest "$DIAG/manifest.json" state 2>/dev/null)" == archived ]]; }
 check "manifest state becomes archived" wait_for 60 archived
 check "no process of ours left on any node" wait_for 10 test -z "$(processes_of "$DIAG")"
 check "tsdb.tar.zst exists and its sha256 matches the manifest" test \
-  "$(sha256sum "$DIAG/tsdb.tar.zst" | cut -d' ' -f1)" == "$(manifest "$DIAG/manifest.json" "m['archive']['sha256']")"
+  "$(sha256sum "$DIAG/tsdb.tar.zst" | cut -d' ' -f1)" == "$(manifest "$DIAG/manifest.json" archive.sha256)"
 check "the raw TSDB was removed after the verified archive (keep_tsdb=off)" test ! -e "$DIAG/prometheus"
 check "manifest records the Prometheus version" test \
-  "$(manifest "$DIAG/manifest.json" "m['versions']['prometheus']")" == "$(prometheus --version 2>&1 | head -1 | awk '{print $3}')"
+  "$(manifest "$DIAG/manifest.json" versions.prometheus)" == "$(prometheus --version 2>&1 | head -1 | awk '{print $3}')"
 check "both nodes idle again" wait_for 20 nodes_idle
 last_step=$(grep -o '^0: completed step: [0-9]*' "$JOBS/main-$main.log" | tail -1 | grep -o '[0-9]*$')
 mkdir -p "$SCRATCH/restore"
 tar --zstd -xf "$DIAG/tsdb.tar.zst" -C "$SCRATCH/restore"
-RPORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+RPORT=$(free_loopback_port)
 prometheus --config.file="$SCRATCH/empty.yml" --storage.tsdb.path="$SCRATCH/restore/prometheus" \
   --web.listen-address="127.0.0.1:$RPORT" >"$SCRATCH/restore.log" 2>&1 &
 OUR_PIDS+=($!)
@@ -171,8 +154,8 @@ chmod +x "$JOBS/hold.sh"
 a=$(job_id "$(cd "$JOBS" && sbatch --parsable -N1 -w node1 --diag=on -o "$JOBS/hold-%j.log" "$JOBS/hold.sh")")
 b=$(job_id "$(cd "$JOBS" && sbatch --parsable -N1 -w node1 --diag=on -o "$JOBS/hold-%j.log" "$JOBS/hold.sh")")
 check "both manifests written" wait_for 30 test -s "$JOBS/jobmon-diag-$a/manifest.json" -a -s "$JOBS/jobmon-diag-$b/manifest.json"
-pa=$(manifest "$JOBS/jobmon-diag-$a/manifest.json" "m['prometheus']['port']" 2>/dev/null)
-pb=$(manifest "$JOBS/jobmon-diag-$b/manifest.json" "m['prometheus']['port']" 2>/dev/null)
+pa=$(manifest "$JOBS/jobmon-diag-$a/manifest.json" prometheus.port 2>/dev/null)
+pb=$(manifest "$JOBS/jobmon-diag-$b/manifest.json" prometheus.port 2>/dev/null)
 check "different Prometheus ports ($pa, $pb)" test -n "$pa" -a -n "$pb" -a "$pa" != "$pb"
 check "both answer, each with its own TSDB" bash -c \
   "ip netns exec $TAG-node1 $PROMQ http://127.0.0.1:$pa vector\(1\) >/dev/null &&
@@ -183,8 +166,8 @@ check "both end" wait_for 60 bash -c "! squeue -h -j $a,$b 2>/dev/null | grep -q
 check "the epilog left archiving to the detached archiver" wait_for 20 \
   grep -q "\[diag\] job $a: archiving continues in the background" "$STATE/log/slurmd-node1.log"
 both_archived() {
-  [[ "$(manifest "$JOBS/jobmon-diag-$a/manifest.json" "m['state']")" == archived &&
-     "$(manifest "$JOBS/jobmon-diag-$b/manifest.json" "m['state']")" == archived ]]
+  [[ "$(manifest "$JOBS/jobmon-diag-$a/manifest.json" state)" == archived &&
+     "$(manifest "$JOBS/jobmon-diag-$b/manifest.json" state)" == archived ]]
 }
 check "which recorded both archives in their manifests" wait_for 60 both_archived
 plugin_args
@@ -223,7 +206,8 @@ fail_open() {  # fail_open NAME EXPECTED_TEXT EXIT_CODE plugin args...
   check "$name: the job ran" grep -q '^job-ran$' "$JOBS/fo-$id.log"
   check "$name: both nodes idle, none drained" wait_for 20 nodes_idle
   check "$name: [diag] line says: $expected" grep -qF "$expected" "$JOBS/fo-$id.log"
-  check "$name: nothing of ours left running" wait_for 10 test -z "$(processes_of "jobmon-diag-$id")"
+  # This cluster's diag dir: another dev cluster on the machine has its own jobmon-diag-N.
+  check "$name: nothing of ours left running" wait_for 10 test -z "$(processes_of "$JOBS/jobmon-diag-$id")"
 }
 fail_open "Prometheus missing" "no Prometheus: /nonexistent/prometheus is not an executable" 0 \
   prometheus=/nonexistent/prometheus
@@ -244,7 +228,7 @@ check "exporter crashing: the job exits 0" test "$rc" -eq 0
 check "exporter crashing: both nodes idle, none drained" wait_for 20 nodes_idle
 check "exporter crashing: a [diag] line in slurmd's log says it gave up" wait_for 20 \
   grep -q "\[diag\] job $crash node node1: exporter crashed repeatedly" "$STATE/log/slurmd-node1.log"
-crash_noted() { manifest "$JOBS/jobmon-diag-$crash/manifest.json" "m['degraded']" | grep -q 'exporter crashed repeatedly'; }
+crash_noted() { manifest "$JOBS/jobmon-diag-$crash/manifest.json" degraded | grep -q 'exporter crashed repeatedly'; }
 check "exporter crashing: the manifest lists it as degraded" wait_for 20 crash_noted
 plugin_args bogus=1
 out=$(cd "$JOBS" && timeout 60 sbatch --parsable --wait -N1 --diag=on -o "$JOBS/bogus-%j.log" --wrap "echo job-ran" 2>&1)
@@ -268,7 +252,7 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
   uj=$(job_id "$out")
   UDIAG=$UDIR/jobmon-diag-$uj
   check "user job: exits 0" test "$rc" -eq 0
-  user_archived() { [[ "$(manifest "$UDIAG/manifest.json" "m['state']" 2>/dev/null)" == archived ]]; }
+  user_archived() { [[ "$(manifest "$UDIAG/manifest.json" state 2>/dev/null)" == archived ]]; }
   check "user job: archived" wait_for 60 user_archived
   check "user job: diag dir, manifest and archive belong to the user" test \
     "$(stat -c %U "$UDIAG" "$UDIAG/manifest.json" "$UDIAG/tsdb.tar.zst" | sort -u)" == "$TEST_USER"
@@ -299,7 +283,7 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
     hj=$(job_id "$out")
     HDIAG=$UDIR/jobmon-diag-$hj
   }
-  ended_or_archived() { [[ "$(manifest "$HDIAG/manifest.json" "m['state']" 2>/dev/null)" =~ ^(ended|archived)$ ]]; }
+  ended_or_archived() { [[ "$(manifest "$HDIAG/manifest.json" state 2>/dev/null)" =~ ^(ended|archived)$ ]]; }
   hostile_job secret "ln -s $SECRET \$JOBMON_DIAG_DIR/logs/degraded-x.txt"
   check "degraded note linked to a root-only file: the job ran" grep -q '^job-ran$' "$UDIR/secret-$hj.out"
   check "degraded note linked to a root-only file: the epilog finished the manifest" wait_for 60 ended_or_archived
@@ -330,7 +314,7 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
   plugin_args exporter=/bin/false exporter_restarts=1
   hostile_job crash "sleep 5"
   check "user's exporter crashing: the job ran" grep -q '^job-ran$' "$UDIR/crash-$hj.out"
-  user_crash_noted() { manifest "$HDIAG/manifest.json" "m['degraded']" | grep -q 'exporter crashed repeatedly'; }
+  user_crash_noted() { manifest "$HDIAG/manifest.json" degraded | grep -q 'exporter crashed repeatedly'; }
   check "user's exporter crashing: the manifest lists it as degraded" wait_for 30 user_crash_noted
   check "user's exporter crashing: both nodes idle" wait_for 20 nodes_idle
   plugin_args
@@ -344,7 +328,7 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
     check "service_user: the job ran" grep -q '^job-ran$' "$UDIR/svc-$hj.out"
     check "service_user: the exporter served (its log, owned by the job's user)" bash -c \
       "grep -q 'jobmon-exporter: serving http://' $LOG && test \"\$(stat -c %U $LOG)\" == $TEST_USER"
-    check "service_user: nothing degraded" test "$(manifest "$HDIAG/manifest.json" "m['degraded']")" == "[]"
+    check "service_user: nothing degraded" test "$(manifest "$HDIAG/manifest.json" degraded)" == "[]"
     # The user plants a symlink to a file of the service user where the log goes.
     VICTIM=$SCRATCH/service-owned.log
     install -o "$SERVICE_USER" -m 0600 /dev/null "$VICTIM"
@@ -372,5 +356,4 @@ else
   TEST_USER=""
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -1,9 +1,14 @@
 # shellcheck shell=bash
 # Shared helpers of the dev-cluster integration scripts (sourced, not run).
 # Each script prints one line per check, then "N passed, N failed", and
-# exits non-zero when any check failed.
+# exits non-zero when any check failed. Assertions on JSON, JSON lines,
+# the state database and numbers are checks.py's (tested by checks_test.py).
 
 passed=0 failed=0
+LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CHECKS=$LIB_DIR/checks.py
+
+checks() { /usr/bin/python3 "$CHECKS" "$@"; }  # checks COMMAND ARGS...: see checks.py
 
 check() {  # check "description" command...
   local what=$1
@@ -17,18 +22,18 @@ check() {  # check "description" command...
   fi
 }
 
-wait_for() {  # wait_for SECONDS command...: poll every 0.5 s until it succeeds
+# wait_for SECONDS command...: poll (every WAIT_FOR_POLL s, default 0.5)
+# until it succeeds; one last try at the deadline.
+wait_for() {
   local deadline=$((SECONDS + $1))
   shift
   until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
+    ((SECONDS < deadline)) || { "$@"; return; }
+    sleep "${WAIT_FOR_POLL:-0.5}"
   done
 }
 
-free_loopback_port() {  # a TCP port free on 127.0.0.1 right now
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+free_loopback_port() { checks free-port; }  # a TCP port free on 127.0.0.1 right now
 
 stop_pid() {  # stop_pid PID: SIGTERM to a process this script started, 5 s, then SIGKILL
   local pid=$1 _
@@ -40,14 +45,34 @@ stop_pid() {  # stop_pid PID: SIGTERM to a process this script started, 5 s, the
   return 0
 }
 
-sqlite_rows() {  # sqlite_rows DB "SELECT ...": rows, '|' separated (read-only)
-  /usr/bin/python3 -c "
-import sqlite3, sys
-db = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True, timeout=5)
-for row in db.execute(sys.argv[2]): print('|'.join('' if v is None else str(v) for v in row))" "$1" "$2"
-}
+sqlite_rows() { checks sql "$1" "$2"; }  # sqlite_rows DB "SELECT ...": rows, '|' separated (read-only)
 
 job_done() { ! squeue -h -j "$1" 2>/dev/null | grep -q .; }
+
+# devcluster_env DEVCLUSTER STATE: export the cluster's KEY=VALUE settings
+# (SLURM_CONF, DEVCLUSTER_JOBS, ...), read line by line rather than eval'd.
+devcluster_env() {
+  local line
+  while IFS= read -r line; do
+    line=${line#export }
+    [[ $line == [A-Z_]*=* ]] && export "${line%%=*}=${line#*=}"
+  done < <("$1" env --state "$2")
+  [[ -n "${SLURM_CONF:-}" ]]
+}
+
+# teardown_cluster NAME: the end every script shares, after its own
+# cleanup: on failure keep $SCRATCH and the jobs' logs in
+# /tmp/NAME-failed-PID, take the cluster at $STATE down, remove $SCRATCH.
+teardown_cluster() {
+  if [[ $failed -gt 0 && -n "${SCRATCH:-}" && -d "$SCRATCH" ]]; then
+    local kept=/tmp/$1-failed-$$
+    mkdir -p "$kept" && cp -a "$SCRATCH"/. "$kept"/ && cp -a "${DEVCLUSTER_JOBS:-/nonexistent}"/*.log "$kept"/ 2>/dev/null
+    echo "# kept the logs in $kept"
+  fi
+  "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
+  [[ -n "${SCRATCH:-}" ]] && rm -rf "$SCRATCH"
+  return 0
+}
 
 finish() {  # the summary line and the exit status
   echo "$passed passed, $failed failed"

@@ -28,56 +28,20 @@ done
 [[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
 DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
 MONITOR=$(realpath "$MONITOR") JOBMON=$(realpath "$JOBMON")
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STATE=$(mktemp -d /tmp/jobmon-mon-XXXXXX)
 SCRATCH=$(mktemp -d /tmp/jobmon-mon-scratch-XXXXXX)
 SUBNET=10.206.$((RANDOM % 200 + 20))
-passed=0 failed=0
 MONITOR_PID=""
 
-check() {  # check "description" command...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok   - $what"
-    passed=$((passed + 1))
-  else
-    echo "FAIL - $what"
-    failed=$((failed + 1))
-  fi
-}
-
-stop_monitor() {  # SIGTERM to the daemon we started, by pid
-  [[ -n "$MONITOR_PID" ]] || return 0
-  kill -TERM "$MONITOR_PID" 2>/dev/null
-  local _
-  for _ in $(seq 1 50); do kill -0 "$MONITOR_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$MONITOR_PID" 2>/dev/null
-  wait "$MONITOR_PID" 2>/dev/null
-  MONITOR_PID=""
-}
-
 teardown() {
-  stop_monitor
+  stop_pid "$MONITOR_PID"
   [[ -n "${TEST_USER:-}" ]] && userdel "$TEST_USER" 2>/dev/null
-  if [[ $failed -gt 0 && -d "$SCRATCH" ]]; then
-    local kept=/tmp/jobmon-mon-failed-$$
-    mkdir -p "$kept" && cp -a "$SCRATCH"/. "$kept"/ && cp -a "${JOBS:-/nonexistent}"/*.log "$kept"/ 2>/dev/null
-    echo "# kept the daemon's log, database and job logs in $kept"
-  fi
-  "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
-  rm -rf "$SCRATCH"
+  teardown_cluster jobmon-mon
 }
 trap teardown EXIT
-
-wait_for() {  # wait_for SECONDS command...: poll every 0.5 s
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
 
 echo "# devcluster up: 2 nodes on $SUBNET.0/24"
 if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$PLUGIN" --timeout 90 \
@@ -86,14 +50,14 @@ if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$P
   echo "0 passed, 1 failed"
   exit 1
 fi
-eval "$("$DEVCLUSTER" env --state "$STATE")"
+devcluster_env "$DEVCLUSTER" "$STATE"
 JOBS=$DEVCLUSTER_JOBS
 DB=$SCRATCH/monitor.db
 ALERTS=$SCRATCH/alerts.jsonl
 MLOG=$SCRATCH/monitor.log
-MPORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+MPORT=$(free_loopback_port)
 POLL=1 MIN_STALL=8
-export DB ALERTS JOBS MPORT  # for the helpers run under bash -c
+export DB ALERTS JOBS MPORT CHECKS  # for the helpers run under bash -c
 
 write_config() {  # write_config [extra TOML for [monitor]]
   cat >"$SCRATCH/jobmon.toml" <<EOF
@@ -122,27 +86,18 @@ start_monitor() {
 }
 write_config ""
 start_monitor
-metrics() { /usr/bin/python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$MPORT/metrics', timeout=2).read().decode())"; }
-check "the daemon serves /metrics on 127.0.0.1" wait_for 10 bash -c "$(declare -f metrics); metrics | grep -q '^jobmon_monitor_jobs_tracked'"
+metrics() { checks http-get "http://127.0.0.1:$MPORT/metrics"; }
+check "the daemon serves /metrics on 127.0.0.1" wait_for 10 bash -c "$(declare -f metrics checks); metrics | grep -q '^jobmon_monitor_jobs_tracked'"
+listeners_of() { ss -ltnpH | checks listen-addresses --pid "$1"; }  # listeners_of PID: its local addresses
 check "its listener is on loopback only" bash -c \
-  "ss -ltnpH | grep 'pid=$MONITOR_PID,' | awk '{print \$4}' | grep -qv '^127\.0\.0\.1:' && exit 1; ss -ltnpH | grep -q 'pid=$MONITOR_PID,'"
+  "$(declare -f listeners_of checks); listeners_of $MONITOR_PID | grep -qv '^127\.0\.0\.1:' && exit 1; listeners_of $MONITOR_PID | grep -q ."
 
 # sql "SELECT ...": rows of the daemon's database, '|' separated.
-sql() { /usr/bin/python3 -c "
-import sqlite3, sys
-db = sqlite3.connect('file:$DB?mode=ro', uri=True, timeout=5)
-for row in db.execute(sys.argv[1]): print('|'.join('' if v is None else str(v) for v in row))" "$1"; }
+sql() { checks sql "$DB" "$1"; }
 incidents() { sql "SELECT class, state FROM incidents WHERE job_id=$1 ORDER BY id"; }
 has_incident() { incidents "$1" | grep -q "^$2|"; }
 alert_count() {  # alert_count JOB STATUS [CLASS]
-  /usr/bin/python3 -c "
-import json, sys
-n = 0
-for line in open('$ALERTS') if __import__('os').path.exists('$ALERTS') else []:
-    a = json.loads(line)
-    if a['job_id'] == int(sys.argv[1]) and a['status'] == sys.argv[2] and (len(sys.argv) < 4 or a['class'] == sys.argv[3]):
-        n += 1
-print(n)" "$@"
+  checks count "$ALERTS" "job_id == $1" "status == $2" ${3:+"class == $3"}
 }
 evidence_of() {  # evidence_of JOB CLASS: evidence lines and summary of that incident
   sql "SELECT summary, evidence_json FROM incidents WHERE job_id=$1 AND class='$2'"
@@ -155,7 +110,6 @@ submit() {  # submit NAME TRAINER-ARGS...: a 2-node --diag=on job; prints its id
     tr -cd 0-9
 }
 log_of() { echo "$JOBS/$1-$2.log"; }
-job_done() { ! squeue -h -j "$1" 2>/dev/null | grep -q .; }
 tracked() { [[ -n "$(sql "SELECT job_id FROM jobs WHERE job_id=$1")" ]]; }
 # kill_node2 JOB: node2's trainer (SIGKILL) and its exporter's supervisor,
 # both started for this job (by the test's sbatch and the job's prolog).
@@ -184,17 +138,17 @@ plain=$(cd "$JOBS" && sbatch --parsable -N1 -J plain -o "$JOBS/%j-plain.log" \
 echo "# jobs: healthy=$healthy hang=$hang hbfp=$hbfp slow=$slow plain=$plain"
 check "jobmon watch: the log-only job is requested" "$JOBMON" watch "$plain" --config "$SCRATCH/jobmon.toml"
 check "the --diag jobs are discovered from their manifests" wait_for 30 bash -c \
-  "$(declare -f sql tracked); tracked $healthy && tracked $hang && tracked $hbfp && tracked $slow"
+  "$(declare -f sql tracked checks); tracked $healthy && tracked $hang && tracked $hbfp && tracked $slow"
 check "the watched job is tracked as 'watch'" wait_for 20 bash -c \
-  "$(declare -f sql); [[ \"\$(sql 'SELECT source FROM jobs WHERE job_id=$plain')\" == watch ]]"
+  "$(declare -f sql checks); [[ \"\$(sql 'SELECT source FROM jobs WHERE job_id=$plain')\" == watch ]]"
 
 check "busy-wait: hang/busy-wait raised" wait_for 90 has_incident "$hang" hang/busy-wait
 row=$(sql "SELECT i.opened_at - p.last_step_time, p.last_step FROM incidents i JOIN progress p USING (job_id) WHERE i.job_id=$hang AND i.class='hang/busy-wait'")
 latency=${row%%|*}
 echo "# busy-wait detected ${latency}s after the last step (${row##*|}) was read; bound max(k*p99, min_stall) + poll = $((MIN_STALL + POLL))s"
 check "busy-wait: detected within max(k*p99, min_stall) + poll interval (+1s scheduling)" \
-  /usr/bin/python3 -c "import sys; sys.exit(not (float('$latency') <= $MIN_STALL + $POLL + 1))"
-check "busy-wait: not before the threshold" /usr/bin/python3 -c "import sys; sys.exit(not (float('$latency') >= $MIN_STALL))"
+  checks compare "$latency" '<=' $((MIN_STALL + POLL + 1))
+check "busy-wait: not before the threshold" checks compare "$latency" '>=' "$MIN_STALL"
 check "busy-wait: the last step was 29" test "${row##*|}" = 29
 ev=$(evidence_of "$hang" hang/busy-wait)
 check "busy-wait: evidence gives node1's GPU util and power against its baseline" \
@@ -222,46 +176,46 @@ check "heartbeat FP: the alert carries the triage report" bash -c \
   "grep '\"job_id\":$hbfp,' '$ALERTS' | grep '\"status\":\"firing\"' | grep -q 'Heartbeat-timeout checklist'"
 
 check "slow: tgs-degradation reported" wait_for 60 has_incident "$slow" tgs-degradation
-check "slow: no hang incident" bash -c "$(declare -f sql incidents); ! incidents $slow | grep -q '^hang'"
+check "slow: no hang incident" bash -c "$(declare -f sql incidents checks); ! incidents $slow | grep -q '^hang'"
 check "slow: the job completes" wait_for 60 job_done "$slow"
 
 check "healthy: the job completes" wait_for 90 job_done "$healthy"
 check "healthy (compile + checkpoint pauses 5x a step): zero incidents" test -z "$(incidents "$healthy")"
 check "healthy: the daemon records the end (triage: completed)" wait_for 15 bash -c \
-  "$(declare -f sql); [[ \"\$(sql 'SELECT final_status FROM jobs WHERE job_id=$healthy')\" == completed ]]"
+  "$(declare -f sql checks); [[ \"\$(sql 'SELECT final_status FROM jobs WHERE job_id=$healthy')\" == completed ]]"
 ckpt=$(sql "SELECT longest_checkpoint_pause FROM progress WHERE job_id=$healthy")
 echo "# healthy: longest checkpoint pause learned: ${ckpt}s"
 
 check "log-only job: 'hang' raised without system evidence" wait_for 60 has_incident "$plain" hang
 check "log-only: the summary says why there is no system evidence" bash -c \
-  "$(declare -f sql evidence_of); evidence_of $plain hang | grep -q 'job without --diag'"
+  "$(declare -f sql evidence_of checks); evidence_of $plain hang | grep -q 'job without --diag'"
 
 echo "# jobmon status / list"
 "$JOBMON" status "$hang" --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/status.json"
-field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+field() { checks field "$@"; }  # field FILE PATH...: values from a JSON report
 check "status --json: from the daemon, state incident, class hang/busy-wait" test \
-  "$(field "$SCRATCH/status.json" "r['source'], r['state'], r['class']")" = "daemon incident hang/busy-wait"
+  "$(field "$SCRATCH/status.json" source state class)" = "daemon incident hang/busy-wait"
 check "status --json: last step 29, expected step beyond it, stall duration" \
-  field "$SCRATCH/status.json" "exit(not (r['progress']['last_step'] == 29 and r['progress']['expected_step_now'] > 29 and r['stall_seconds'] > 0))"
+  checks expect "$SCRATCH/status.json" 'progress.last_step == 29' 'progress.expected_step_now > 29' 'stall_seconds > 0'
 check "status --json: Prometheus tunnel and the projection" \
-  field "$SCRATCH/status.json" "exit(not (r['prometheus']['tunnel_command'].startswith('ssh -N -L') and r['projection']['last_step'] == 29))"
+  checks expect "$SCRATCH/status.json" 'prometheus.tunnel_command startswith ssh -N -L' 'projection.last_step == 29'
 "$JOBMON" status "$hang" --config "$SCRATCH/jobmon.toml" >"$SCRATCH/status.txt"
 check "status (text): incident with evidence, tunnel, projection table" bash -c \
   "grep -q 'hang/busy-wait \[open\]' $SCRATCH/status.txt && grep -q 'tunnel: ssh -N -L' $SCRATCH/status.txt && grep -q '| Steps completed (this run) |' $SCRATCH/status.txt"
 "$JOBMON" status "$hang" --config "$SCRATCH/jobmon.toml" --db "$SCRATCH/none.db" --json >"$SCRATCH/status-log.json"
 check "status without a daemon database: straight from the log, hanging" test \
-  "$(field "$SCRATCH/status-log.json" "r['source'], r['state'], r['progress']['last_step']")" = "log hanging 29"
+  "$(field "$SCRATCH/status-log.json" source state progress.last_step)" = "log hanging 29"
 "$JOBMON" list --config "$SCRATCH/jobmon.toml" >"$SCRATCH/list.txt"
 check "list: the hung job with its incident" grep -qE "^$hang +hang .* hang/busy-wait\$" "$SCRATCH/list.txt"
 "$JOBMON" list --all --json --config "$SCRATCH/jobmon.toml" >"$SCRATCH/list.json"
 check "list --all --json: ended jobs too" \
-  field "$SCRATCH/list.json" "exit(not any(j['job_id'] == $healthy and j['ended'] for j in r['jobs']))"
+  checks any "$SCRATCH/list.json" jobs "job_id == $healthy" 'ended == true'
 check "status of an unknown job: exit 2 with a message" bash -c \
   "! '$JOBMON' status 999999 --config '$SCRATCH/jobmon.toml' 2>&1 >/dev/null | grep -q 'unknown' && exit 1; '$JOBMON' status 999999 --config '$SCRATCH/jobmon.toml' >/dev/null 2>&1; [[ \$? -eq 2 ]]"
 
 scancel "$hang" "$hbfp" "$plain" 2>/dev/null
 check "hang: cancelling the job closes its incident (ended) with a resolve" wait_for 30 bash -c \
-  "$(declare -f alert_count); [[ \$(alert_count $hang resolved hang/busy-wait) -eq 1 ]]"
+  "$(declare -f alert_count checks); [[ \$(alert_count $hang resolved hang/busy-wait) -eq 1 ]]"
 
 echo "# SIGHUP"
 kill -HUP "$MONITOR_PID"
@@ -286,19 +240,19 @@ kill_node2 "$death"
 kill_node2 "$hbtp"
 check "node death: hang/node-death raised" wait_for 60 has_incident "$death" hang/node-death
 check "node death: it names node2 only" bash -c \
-  "$(declare -f sql evidence_of); evidence_of $death hang/node-death | grep -q '\"hosts\":\[\"node2\"\]'"
+  "$(declare -f sql evidence_of checks); evidence_of $death hang/node-death | grep -q '\"hosts\":\[\"node2\"\]'"
 check "heartbeat TP: heartbeat/true-positive raised" wait_for 60 has_incident "$hbtp" heartbeat/true-positive
 check "heartbeat TP: names node2 and what the window saw" bash -c \
-  "$(declare -f sql evidence_of); evidence_of $hbtp heartbeat/true-positive | grep -q 'node2 at the accusation: exporter'"
+  "$(declare -f sql evidence_of checks); evidence_of $hbtp heartbeat/true-positive | grep -q 'node2 at the accusation: exporter'"
 
 echo "# controller stopped for a minute while 'steady' trains"
-failures_before=$(metrics | sed -n 's/^jobmon_monitor_slurm_poll_failures_total \([0-9.e+]*\)$/\1/p')
+poll_failures() { checks metric-value "http://127.0.0.1:$MPORT/metrics" jobmon_monitor_slurm_poll_failures_total; }
+failures_before=$(poll_failures)
 "$DEVCLUSTER" ctld-stop --state "$STATE"
 sleep 60
 check "the daemon warned that Slurm does not answer" grep -q 'slurm_unreachable' "$MLOG"
-failures_during=$(metrics | sed -n 's/^jobmon_monitor_slurm_poll_failures_total \([0-9.e+]*\)$/\1/p')
-check "/metrics counts the failed Slurm polls" /usr/bin/python3 -c \
-  "import sys; sys.exit(not float('${failures_during:-0}') > float('${failures_before:-0}'))"
+failures_during=$(poll_failures)
+check "/metrics counts the failed Slurm polls" checks compare "${failures_during:-0}" '>' "${failures_before:-0}"
 "$DEVCLUSTER" ctld-start --state "$STATE"
 check "the daemon sees the controller again" wait_for 20 grep -q 'slurm_reachable_again' "$MLOG"
 check "controller outage: no incident for the job that kept training" test -z "$(incidents "$steady")"
@@ -326,10 +280,10 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
   "$JOBMON" watch "$fifo_job" --config "$SCRATCH/jobmon.toml" >/dev/null
   "$JOBMON" watch "$link_job" --config "$SCRATCH/jobmon.toml" >/dev/null
   check "user jobs: tracked from their logs" wait_for 30 bash -c \
-    "$(declare -f sql tracked); tracked $fifo_job && tracked $link_job && tracked $steady2"
+    "$(declare -f sql tracked checks); tracked $fifo_job && tracked $link_job && tracked $steady2"
   step_of() { sql "SELECT last_step FROM progress WHERE job_id=$1"; }
   check "user jobs: their logs are read (as the user)" wait_for 20 bash -c \
-    "$(declare -f sql step_of); [[ -n \$(step_of $fifo_job) && -n \$(step_of $link_job) ]]"
+    "$(declare -f sql step_of checks); [[ -n \$(step_of $fifo_job) && -n \$(step_of $link_job) ]]"
   # The job keeps its open stdout; the path now names something else.
   as_user rm -f "$UDIR/$fifo_job-fifo.log" && as_user mkfifo "$UDIR/$fifo_job-fifo.log"
   as_user rm -f "$UDIR/$link_job-link.log" && as_user ln -s "$SECRET" "$UDIR/$link_job-link.log"
@@ -341,7 +295,7 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
   sleep 5
   check "the daemon keeps following the other job (step $before, then $(step_of "$steady2"))" \
     test "$(step_of "$steady2")" -gt "${before:-0}"
-  check "the daemon still answers /metrics" bash -c "$(declare -f metrics); metrics | grep -q '^jobmon_monitor_jobs_tracked'"
+  check "the daemon still answers /metrics" bash -c "$(declare -f metrics checks); metrics | grep -q '^jobmon_monitor_jobs_tracked'"
   check "each refusal is warned once, not every cycle" test \
     "$(grep -c "log_unreadable job=$fifo_job " "$MLOG")" -eq 1
   check "the root-only file's content reached neither the database nor an alert" bash -c \

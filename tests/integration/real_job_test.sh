@@ -43,13 +43,7 @@ teardown() {
   local id
   for id in ${hang:-} ${healthy:-}; do scancel "$id" 2>/dev/null; done
   [[ -n "${hang:-}${healthy:-}" ]] && wait_for 30 bash -c "! squeue -h 2>/dev/null | grep -q ."
-  if [[ $failed -gt 0 && -d "$SCRATCH" ]]; then
-    local kept=/tmp/jobmon-real-failed-$$
-    mkdir -p "$kept" && cp -a "$SCRATCH"/. "$kept"/ && cp -a "${JOBS:-/nonexistent}"/*.log "$kept"/ 2>/dev/null
-    echo "# kept the daemon's log, database, alerts and job logs in $kept"
-  fi
-  "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1
-  rm -rf "$SCRATCH"
+  teardown_cluster jobmon-real
 }
 trap teardown EXIT
 
@@ -59,10 +53,10 @@ if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --no-plugin 
   echo "0 passed, 1 failed"
   exit 1
 fi
-eval "$("$DEVCLUSTER" env --state "$STATE")"
+devcluster_env "$DEVCLUSTER" "$STATE"
 JOBS=$DEVCLUSTER_JOBS
 DB=$SCRATCH/monitor.db ALERTS=$SCRATCH/alerts.jsonl MLOG=$SCRATCH/monitor.log
-export DB ALERTS PY  # for the helpers run under bash -c
+export DB ALERTS PY CHECKS  # for the helpers run under bash -c
 cat >"$SCRATCH/jobmon.toml" <<EOF
 [monitor]
 cluster = "devcluster"
@@ -99,14 +93,7 @@ EOS
 sql() { sqlite_rows "$DB" "$1"; }
 has_incident() { [[ -n "$(sql "SELECT id FROM incidents WHERE job_id=$1 AND class LIKE '$2'")" ]]; }
 # alerts JOB STATUS: the classes of that job's alerts with that status
-alerts() {
-  [[ -f "$ALERTS" ]] || return 0
-  "$PY" -c "
-import json, sys
-for line in open(sys.argv[1]):
-    a = json.loads(line)
-    if a['job_id'] == int(sys.argv[2]) and a['status'] == sys.argv[3]: print(a['class'])" "$ALERTS" "$1" "$2"
-}
+alerts() { checks select "$ALERTS" class "job_id == $1" "status == $2"; }
 
 # Rank 1 sleeps at step 30, outside the collective; rank 0 waits in the
 # allreduce (the process group's timeout is far away).
@@ -115,22 +102,18 @@ healthy=$(submit healthy 29612 --steps 30 --step-sleep 0.2)
 echo "# jobs: hang=$hang healthy=$healthy"
 
 check "the selected jobs are tracked" wait_for 60 bash -c \
-  "$(declare -f sql sqlite_rows); [[ -n \"\$(sql 'SELECT job_id FROM jobs WHERE job_id=$hang')\" && -n \"\$(sql 'SELECT job_id FROM jobs WHERE job_id=$healthy')\" ]]"
+  "$(declare -f sql sqlite_rows checks); [[ -n \"\$(sql 'SELECT job_id FROM jobs WHERE job_id=$hang')\" && -n \"\$(sql 'SELECT job_id FROM jobs WHERE job_id=$healthy')\" ]]"
 check "the real job's plain 'step N' lines are followed" wait_for 120 bash -c \
-  "$(declare -f sql sqlite_rows); [[ \"\$(sql 'SELECT last_step FROM progress WHERE job_id=$hang')\" -ge 10 ]]"
+  "$(declare -f sql sqlite_rows checks); [[ \"\$(sql 'SELECT last_step FROM progress WHERE job_id=$hang')\" -ge 10 ]]"
 check "a hang incident opens for the stuck rank" wait_for 120 has_incident "$hang" 'hang%'
 row=$(sql "SELECT i.opened_at - p.last_step_time, p.last_step, i.class FROM incidents i JOIN progress p USING (job_id) WHERE i.job_id=$hang AND i.class LIKE 'hang%' ORDER BY i.id LIMIT 1")
 IFS='|' read -r latency last_step class <<<"$row"
 echo "# $class opened ${latency}s after the last step ($last_step) was read; bound max(k*p99, min_stall) + poll = $((MIN_STALL + POLL))s"
 check "the last step followed is the one before the stuck rank stopped" test "$last_step" = 29
 check "the incident opens within the stall bound + poll interval (+2 s scheduling)" \
-  "$PY" -c "import sys; sys.exit(not ($MIN_STALL <= float('$latency') <= $MIN_STALL + $POLL + 2))"
-check "its alert fires" wait_for 20 bash -c "$(declare -f alerts); alerts $hang firing | grep -q '^hang'"
-report=$("$PY" -c "
-import json, sys
-for line in open(sys.argv[1]):
-    a = json.loads(line)
-    if a['job_id'] == int(sys.argv[2]) and a['class'].startswith('hang'): print(a.get('report', '')); break" "$ALERTS" "$hang")
+  checks between "$MIN_STALL" "$latency" $((MIN_STALL + POLL + 2))
+check "its alert fires" wait_for 20 bash -c "$(declare -f alerts checks); alerts $hang firing | grep -q '^hang'"
+report=$(checks first-value "$ALERTS" report "job_id == $hang" "class startswith hang")
 check "the alert carries the triage of the real log (its last step)" grep -q 'step.*29\|29.*step' <<<"$report"
 check "the triage quotes the real log's own lines" grep -q 'loss' <<<"$report"
 

@@ -23,8 +23,9 @@ done
 [[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
 DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
 MONITOR=$(realpath "$MONITOR")
-# shellcheck source=lib.sh
-source "$(dirname "$(realpath "$0")")/lib.sh"
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+source "$HERE/lib.sh"
 
 STATE=$(mktemp -d /tmp/jobmon-shared-XXXXXX)
 SCRATCH=$(mktemp -d /tmp/jobmon-shared-scratch-XXXXXX)
@@ -33,14 +34,10 @@ MONITOR_PID=""
 
 teardown() {
   stop_pid "$MONITOR_PID"
-  if [[ $failed -gt 0 && -d "$SCRATCH" ]]; then
-    local kept=/tmp/jobmon-shared-failed-$$
-    mkdir -p "$kept" && cp -a "$SCRATCH"/. "$kept"/ && cp -a "${JOBS:-/nonexistent}"/*.log "$kept"/ 2>/dev/null
-    cp -a "$STATE"/log "$kept"/slurm-logs 2>/dev/null
-    echo "# kept the daemon's log, database and job logs in $kept"
+  if [[ $failed -gt 0 ]]; then  # the controller's and nodes' logs too, kept by teardown_cluster
+    mkdir -p "$SCRATCH/slurm-logs" && cp -a "$STATE"/log/. "$SCRATCH/slurm-logs"/ 2>/dev/null
   fi
-  "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true
-  rm -rf "$SCRATCH"
+  teardown_cluster jobmon-shared
 }
 trap teardown EXIT
 
@@ -51,7 +48,7 @@ if ! "$DEVCLUSTER" up --nodes 1 --gpus 8 --state "$STATE" --subnet "$SUBNET" --p
   echo "0 passed, 1 failed"
   exit 1
 fi
-eval "$("$DEVCLUSTER" env --state "$STATE")"
+devcluster_env "$DEVCLUSTER" "$STATE"
 JOBS=$DEVCLUSTER_JOBS
 DB=$SCRATCH/monitor.db
 MLOG=$SCRATCH/monitor.log
@@ -96,17 +93,7 @@ submit() {
 served() {
   local target=$JOBS/jobmon-diag-$1/targets/node1.json
   [[ -s "$target" ]] || return 1
-  /usr/bin/python3 - "$target" <<'EOF'
-import json, re, sys, urllib.request
-address = json.load(open(sys.argv[1]))[0]["targets"][0]
-text = urllib.request.urlopen(f"http://{address}/metrics", timeout=2).read().decode()
-for line in text.splitlines():
-    if line.startswith("hw_gpu_served{"):
-        labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
-        print(labels["gpu"], labels["source"])
-    if line.startswith("hw_gpu_node_shared{"):
-        print("shared", line.rsplit(" ", 1)[1])
-EOF
+  checks served-gpus "$target"
 }
 four_served() { [[ "$(served "$1" | grep -c ' slurm$')" -eq 4 ]]; }
 
@@ -123,7 +110,7 @@ echo "# served: train={ $gpus_train} hang={ $gpus_hang}"
 check "their GPUs are disjoint and cover the node's 8" test \
   "$(echo "$gpus_train$gpus_hang" | tr ' ' '\n' | grep . | sort -un | wc -l)" -eq 8
 check "each exporter says the node is shared" bash -c \
-  "$(declare -f served); JOBS=$JOBS; served $train | grep -qx 'shared 1' && served $hang | grep -qx 'shared 1'"
+  "$(declare -f served checks); CHECKS=$CHECKS; JOBS=$JOBS; served $train | grep -qx 'shared 1' && served $hang | grep -qx 'shared 1'"
 check "the trainers were given the same GPUs as the exporters" bash -c \
   "grep -q \"gpus=$(tr ' ' ',' <<<"${gpus_hang% }")\$\" $JOBS/$hang-hang.log"
 

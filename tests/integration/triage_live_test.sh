@@ -18,33 +18,20 @@ done
 [[ -x "$DEVCLUSTER" && -x "$JOBMON" && -x "$FAKE_TRAINER" ]] || { echo "missing arguments" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
 DEVCLUSTER=$(realpath "$DEVCLUSTER") JOBMON=$(realpath "$JOBMON") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STATE=$(mktemp -d /tmp/jobmon-triage-it-XXXXXX)
-passed=0 failed=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok   - $what"; passed=$((passed + 1)); else echo "FAIL - $what"; failed=$((failed + 1)); fi
-}
-trap '"$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1 || true' EXIT
+trap 'teardown_cluster jobmon-triage-it' EXIT
 
-# field FILE EXPR: one value from a triage JSON report.
-field() { /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
-
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
+# field FILE PATH...: values from a triage JSON report.
+field() { checks field "$@"; }
 
 echo "# devcluster up"
 if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "10.205.$((RANDOM % 200 + 20))" --no-plugin --timeout 90; then
   echo "FAIL - devcluster up"; echo "0 passed, 1 failed"; exit 1
 fi
-eval "$("$DEVCLUSTER" env --state "$STATE")"
+devcluster_env "$DEVCLUSTER" "$STATE"
 OUT=$DEVCLUSTER_JOBS/outputs
 mkdir -p "$OUT"
 
@@ -58,28 +45,28 @@ sleep 5  # no step for 5 s: well past the 2 s stall threshold used below
 "$JOBMON" triage "$hang_log" --json --stall-min-seconds 2 >"$STATE/live.json"
 live_rc=$?
 check "live triage: exit code 4 (hanging)" test "$live_rc" -eq 4
-check "live triage: Slurm state RUNNING from scontrol" test "$(field "$STATE/live.json" "r['slurm_state']")" = RUNNING
-check "live triage: status hanging" test "$(field "$STATE/live.json" "r['status']")" = hanging
+check "live triage: Slurm state RUNNING from scontrol" test "$(field "$STATE/live.json" slurm_state)" = RUNNING
+check "live triage: status hanging" test "$(field "$STATE/live.json" status)" = hanging
 check "live triage: primary failure hang at step 19" \
-  test "$(field "$STATE/live.json" "r['primary_failure'], r['progress']['last_step']")" = "hang 19"
+  test "$(field "$STATE/live.json" primary_failure progress.last_step)" = "hang 19"
 check "live triage: both tasks stopped at the same step" \
-  grep -q "All 2 tasks stopped at the same step 19" <<<"$(field "$STATE/live.json" "'\n'.join(r['findings'])")"
+  grep -q "All 2 tasks stopped at the same step 19" <<<"$(checks lines "$STATE/live.json" findings)"
 "$JOBMON" triage "$hang_log" --json --no-slurm --stall-min-seconds 2 >"$STATE/noslurm.json"
 # Without Slurm the steps' silence decides: the log is still written, so
 # the process lives and makes no progress (issue 16: unknown-death only on
 # positive evidence of an abrupt end).
 check "without Slurm the same log is hanging (steps stopped, log still written)" \
-  test "$(field "$STATE/noslurm.json" "r['status']")" = hanging
+  test "$(field "$STATE/noslurm.json" status)" = hanging
 
 echo "# scancel it"
 scancel "$hang_job"
-check "the cancelled job leaves the queue" wait_for 60 bash -c "! squeue -h -j $hang_job 2>/dev/null | grep -q ."
+check "the cancelled job leaves the queue" wait_for 60 job_done "$hang_job"
 check "the job wrote its JOB SUMMARY" wait_for 10 grep -q 'Status: FAILED (exit 143)' "$hang_log"
 "$JOBMON" triage "$hang_job" --outputs "$OUT" --json --stall-min-seconds 2 >"$STATE/cancelled.json"
 cancelled_rc=$?
 check "by job id under --outputs: exit code 6 (cancelled)" test "$cancelled_rc" -eq 6
 check "cancelled after a hang: status cancelled, primary hang" \
-  test "$(field "$STATE/cancelled.json" "r['status'], r['primary_failure']")" = "cancelled hang"
+  test "$(field "$STATE/cancelled.json" status primary_failure)" = "cancelled hang"
 
 echo "# a job that completes"
 ok_job=$(cd "$DEVCLUSTER_JOBS" && sbatch --parsable --wait -N2 -o "$OUT/%j-ok.log" \
@@ -88,7 +75,7 @@ ok_job=$(cd "$DEVCLUSTER_JOBS" && sbatch --parsable --wait -N2 -o "$OUT/%j-ok.lo
 ok_rc=$?
 check "completed job: exit code 0" test "$ok_rc" -eq 0
 check "completed job: completed, no failure, 30/30 steps, last periodic checkpoint 20" \
-  test "$(field "$STATE/ok.json" "r['status'], r['primary_failure'], r['progress']['last_step'], r['progress']['last_periodic_checkpoint']")" = "completed none 29 20"
+  test "$(field "$STATE/ok.json" status primary_failure progress.last_step progress.last_periodic_checkpoint)" = "completed none 29 20"
 
 echo "# triage --all over the outputs dir"
 for job in "$hang_job-hang" "$ok_job-ok"; do
@@ -103,5 +90,4 @@ check "--all: worst first (the cancelled job before the completed one)" \
 check "--all: exit code of the worst job" test "$all_rc" -eq 6
 
 "$DEVCLUSTER" down --state "$STATE" >/dev/null 2>&1
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -3,7 +3,7 @@
 // kernel 124-146 W at 100% utilization and the maximum SM clock (1980 MHz),
 // small-model training 270-300 W, bf16 matmul training 697 W at 1372 MHz
 // under the power cap. AMD-shaped evidence (no NVML signals) keeps the
-// measured MI300X rules: see progress_test.cc's PlaybookOneInterpretationTable.
+// measured MI300X rules: see PlaybookOneInterpretationTable below.
 #include "jobmon/monitor/stall_classifier.h"
 
 #include <gtest/gtest.h>
@@ -137,6 +137,57 @@ TEST(H100EvidenceLine, SaysWhenTheJobsProcessIsGone) {
   EXPECT_EQ(result.klass, "hang/node-death");
   EXPECT_EQ(result.hosts, std::vector<std::string>{"node1"});
   EXPECT_NE(result.evidence[0].find("no process of the job left"), std::string::npos);
+}
+
+// The MI300X-era table (AMD-shaped evidence, no NVML signals).
+
+HostEvidence Host(std::string name, double util, double watts, double baseline = 700) {
+  HostEvidence h;
+  h.host = std::move(name);
+  h.gpu_utilization = std::vector<double>(8, util);
+  h.gpu_power = std::vector<double>(8, watts);
+  h.baseline_power = baseline;
+  return h;
+}
+
+TEST(ClassifyStallTest, PlaybookOneInterpretationTable) {
+  auto busy = ClassifyStall({{Host("node1", 100, 300), Host("node2", 100, 290)}});
+  EXPECT_EQ(busy.klass, "hang/busy-wait");
+  ASSERT_EQ(busy.evidence.size(), 2u);
+  EXPECT_EQ(busy.evidence[0],
+            "node1: GPU util 100%, power 300 W (43% of its training baseline 700 W)");
+
+  HostEvidence gone = Host("node2", 0, 0);
+  gone.exporter_up = false;
+  auto death = ClassifyStall({{Host("node1", 100, 300), gone}});
+  EXPECT_EQ(death.klass, "hang/node-death");
+  EXPECT_EQ(death.hosts, std::vector<std::string>{"node2"});
+  EXPECT_EQ(death.evidence[1], "node2: exporter down");
+
+  auto zero = ClassifyStall({{Host("node1", 100, 300), Host("node2", 0, 0)}});
+  EXPECT_EQ(zero.klass, "hang/node-death") << "0 W is a dead node too";
+
+  HostEvidence stale = Host("node2", 100, 300);
+  stale.seconds_since_seen = 45;
+  EXPECT_EQ(ClassifyStall({{Host("node1", 100, 300), stale}, 30}).klass, "hang/node-death");
+
+  auto slow = ClassifyStall({{Host("node1", 100, 690), Host("node2", 98, 650)}});
+  EXPECT_EQ(slow.klass, "slow-not-hung");
+
+  auto straggler = ClassifyStall({{Host("node1", 100, 300), Host("node2", 100, 680)}});
+  EXPECT_EQ(straggler.klass, "hang/straggler");
+  EXPECT_EQ(straggler.hosts, std::vector<std::string>{"node2"});
+
+  HostEvidence network = Host("node1", 100, 300);
+  network.tcp_retransmit_rate = 250;
+  network.tcp_retransmit_baseline = 2;
+  auto net = ClassifyStall({{network, Host("node2", 100, 300)}});
+  EXPECT_EQ(net.klass, "hang/busy-wait");
+  EXPECT_NE(net.evidence[0].find("TCP retransmits 250.0/s before the stall"), std::string::npos);
+
+  HostEvidence no_baseline = Host("node1", 100, 300);
+  no_baseline.baseline_power.reset();
+  EXPECT_EQ(ClassifyStall({{no_baseline}}).klass, "hang") << "no baseline: no guess";
 }
 
 }  // namespace

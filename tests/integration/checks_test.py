@@ -1,0 +1,241 @@
+#!/usr/bin/python3
+"""checks.py against records shaped as the scripts see them (the jobmon
+status/triage JSON, the webhook receiver's and the Telegram stub's JSON
+lines, Alertmanager's /api/v2/alerts, `ss -ltnpH`)."""
+
+import io
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+
+STATUS = {
+    "source": "daemon", "state": "incident", "class": "hang/busy-wait", "stall_seconds": 12.5,
+    "progress": {"last_step": 29, "expected_step_now": 41, "last_step_time": None},
+    "prometheus": {"tunnel_command": "ssh -N -L 9190:127.0.0.1:9190 node1"},
+    "projection": {"last_step": 29},
+    "findings": ["All 2 tasks stopped at the same step 19", "second"],
+    "jobs": [{"job_id": 3, "ended": False}, {"job_id": 4, "ended": True}],
+    "results": [{"receiver": "tg", "delivered": True}, {"receiver": "am", "delivered": False}],
+    "nodes": ["node1", "node2"], "degraded": [],
+}
+
+
+class Run:
+    """checks.main on argv; (exit code, stdout)."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+
+    def __call__(self, *argv):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            code = checks.main(["checks.py", *[str(a) for a in argv]])
+        return code, out.getvalue()
+
+
+class ChecksTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.status = os.path.join(self.dir.name, "status.json")
+        with open(self.status, "w") as f:
+            json.dump(STATUS, f)
+        self.run = Run(self.dir.name)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def jsonl(self, records):
+        path = os.path.join(self.dir.name, "records.jsonl")
+        with open(path, "w") as f:
+            for r in records:
+                f.write(json.dumps(r) + "\n")
+        return path
+
+    def test_field_prints_values_space_separated_and_fails_on_a_missing_path(self):
+        self.assertEqual(self.run("field", self.status, "source", "state", "class"),
+                         (0, "daemon incident hang/busy-wait\n"))
+        self.assertEqual(self.run("field", self.status, "progress.last_step"), (0, "29\n"))
+        self.assertEqual(self.run("field", self.status, "nodes", "degraded"),
+                         (0, '["node1", "node2"] []\n'))
+        self.assertEqual(self.run("field", self.status, "jobs.1.job_id"), (0, "4\n"))
+        self.assertEqual(self.run("field", self.status, "progress.nope")[0], 1)
+        self.assertEqual(self.run("field", os.path.join(self.dir.name, "none.json"), "x")[0], 1)
+
+    def test_lines_prints_a_list_one_item_per_line(self):
+        self.assertEqual(self.run("lines", self.status, "findings"),
+                         (0, "All 2 tasks stopped at the same step 19\nsecond\n"))
+        self.assertEqual(self.run("lines", self.status, "source")[0], 1)
+
+    def test_expect_holds_only_when_every_condition_does(self):
+        ok = ["progress.last_step == 29", "progress.expected_step_now > 29", "stall_seconds > 0",
+              "prometheus.tunnel_command startswith ssh -N -L", "projection.last_step == 29"]
+        self.assertEqual(self.run("expect", self.status, *ok)[0], 0)
+        for wrong in ["progress.last_step == 30", "progress.expected_step_now > 41",
+                      "stall_seconds <= 0", "prometheus.tunnel_command startswith ssh -L",
+                      "progress.missing == 1", "progress.last_step_time > 0",
+                      "source > 1"]:
+            self.assertEqual(self.run("expect", self.status, *ok, wrong)[0], 1, wrong)
+
+    def test_equality_across_json_types(self):
+        self.assertTrue(checks.compare(7, "==", "7"))
+        self.assertTrue(checks.compare("7", "==", "7"))
+        self.assertTrue(checks.compare("-1001", "==", "-1001"))
+        self.assertTrue(checks.compare(True, "==", "true"))
+        self.assertFalse(checks.compare(1, "==", "true"))
+        self.assertFalse(checks.compare(True, "==", "1"))
+        self.assertTrue(checks.compare(None, "==", "null"))
+        self.assertTrue(checks.compare(2.0, "==", "2"))
+        self.assertTrue(checks.compare("4242", "in", "-1001|4242"))
+        self.assertFalse(checks.compare("9", "in", "-1001|4242"))
+        self.assertTrue(checks.compare(checks.MISSING, "absent", ""))
+        self.assertFalse(checks.compare("x", "absent", ""))
+        self.assertTrue(checks.compare("a jobmon-alert-test b", "contains-any", "evidence line|jobmon-alert-test"))
+        with self.assertRaises(ValueError):
+            checks.compare("x", "~=", "y")
+
+    def test_any_finds_an_item_meeting_every_condition(self):
+        self.assertEqual(self.run("any", self.status, "jobs", "job_id == 4", "ended == true")[0], 0)
+        self.assertEqual(self.run("any", self.status, "jobs", "job_id == 3", "ended == true")[0], 1)
+
+    def test_count_over_json_lines_and_a_file_not_yet_written(self):
+        hook = self.jsonl([
+            {"body": {"job_id": 5, "status": "firing"}, "headers": {}, "shown": 1},
+            {"body": {"job_id": 5, "status": "resolved"}, "headers": {}, "shown": 1},
+            {"body": None, "headers": {}, "shown": 0},
+            {"body": {"job_id": 6, "status": "firing"}, "headers": {}, "shown": 1},
+        ])
+        self.assertEqual(self.run("count", hook, "body.job_id == 5", "body.status == firing"), (0, "1\n"))
+        self.assertEqual(self.run("count", hook, "body.status == firing"), (0, "2\n"))
+        self.assertEqual(self.run("count", os.path.join(self.dir.name, "later.jsonl"), "x == 1"),
+                         (0, "0\n"))
+
+    def test_telegram_conditions(self):
+        tg = self.jsonl([
+            {"method": "sendMessage", "chat_id": "-1001", "text": "FIRING Job 5 x", "message_thread_id": 7},
+            {"method": "sendMessage", "chat_id": "4242", "text": "FIRING Job 5 x", "message_thread_id": "7"},
+            {"method": "sendMessage", "chat_id": "4242", "text": "FIRING Job 5 x", "rejected": "Too Many Requests: retry after 1"},
+            {"method": "sendDocument", "chat_id": "4242",
+             "document": {"filename": "triage-9.md", "content_type": "text/markdown", "head": "# Triage"}},
+        ])
+        fired = ["method == sendMessage", "rejected absent", "text contains FIRING Job 5",
+                 "message_thread_id == 7"]
+        self.assertEqual(self.run("count", tg, *fired), (0, "2\n"))
+        self.assertEqual(self.run("count", tg, "rejected startswith Too Many Requests"), (0, "1\n"))
+        self.assertEqual(self.run("count", tg, "rejected startswith Bad Request", "chat_id in -1001|4242"),
+                         (0, "0\n"))
+        self.assertEqual(self.run("count", tg, "method == sendDocument", "document.filename == triage-9.md",
+                                  "document.content_type == text/markdown", "document.head contains #"),
+                         (0, "1\n"))
+
+    def test_first_checks_the_first_selected_record(self):
+        hook = self.jsonl([
+            {"body": {"job_id": 4}, "headers": {"Authorization": "Bearer other"}},
+            {"body": {"job_id": 5, "idempotency_key": "dev/5/hang/1/firing"},
+             "headers": {"Authorization": "Bearer tok", "Idempotency-Key": "dev/5/hang/1/firing"}},
+            {"body": {"job_id": 5}, "headers": {"Authorization": "Bearer wrong"}},
+        ])
+        good = ["headers.Authorization == Bearer tok", "headers.Idempotency-Key == dev/5/hang/1/firing",
+                "body.idempotency_key == dev/5/hang/1/firing"]
+        self.assertEqual(self.run("first", hook, "body.job_id == 5", "--", *good)[0], 0)
+        self.assertEqual(self.run("first", hook, "body.job_id == 5", "--", "headers.Authorization == Bearer x")[0], 1)
+        self.assertEqual(self.run("first", hook, "body.job_id == 7", "--", *good)[0], 1)
+
+    def test_select_and_sums_per_key(self):
+        hook = self.jsonl([
+            {"headers": {"Idempotency-Key": "a"}, "shown": 1, "c": "hang"},
+            {"headers": {"Idempotency-Key": "a"}, "shown": 0, "c": "x"},
+            {"headers": {"Idempotency-Key": "b"}, "shown": 1, "c": "hang/busy-wait"},
+        ])
+        self.assertEqual(self.run("sums-equal", hook, "headers.Idempotency-Key", "shown", 1)[0], 0)
+        self.assertEqual(self.run("select", hook, "c", "shown == 1"), (0, "hang\nhang/busy-wait\n"))
+        self.assertEqual(self.run("first-value", hook, "c", "c startswith hang"), (0, "hang\n"))
+        self.assertEqual(self.run("first-value", hook, "report", "c startswith hang"), (0, "\n"))
+        self.assertEqual(self.run("first-value", hook, "c", "c == none")[0], 1)
+        shown_twice = self.jsonl([{"k": "a", "shown": 1}, {"k": "a", "shown": 1}])
+        self.assertEqual(self.run("sums-equal", shown_twice, "k", "shown", 1)[0], 1)
+
+    def test_mapping_is_sorted_key_value_lines(self):
+        self.assertEqual(self.run("mapping", self.status, "results", "receiver", "delivered"),
+                         (0, "am=false\ntg=true\n"))
+
+    def test_numbers(self):
+        self.assertEqual(self.run("compare", "3.5", ">", "2")[0], 0)
+        self.assertEqual(self.run("compare", "2", ">", "2")[0], 1)
+        self.assertEqual(self.run("compare", "", ">", "2")[0], 1)
+        self.assertEqual(self.run("between", 8, "8.9", 10)[0], 0)
+        self.assertEqual(self.run("between", 8, "7.9", 10)[0], 1)
+        self.assertEqual(self.run("between", 8, "10.1", 10)[0], 1)
+        self.assertEqual(self.run("between", 8, "nan?", 10)[0], 1)
+
+    def test_sql_reads_rows_pipe_separated(self):
+        db = os.path.join(self.dir.name, "m.db")
+        c = sqlite3.connect(db)
+        c.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+        c.executemany("INSERT INTO t VALUES (?, ?)", [(1, "x"), (2, None)])
+        c.commit()
+        c.close()
+        self.assertEqual(self.run("sql", db, "SELECT a, b FROM t ORDER BY a"), (0, "1|x\n2|\n"))
+        self.assertEqual(self.run("sql", db, "INSERT INTO t VALUES (3, 'y')")[0], 1)  # read-only
+
+    def test_free_port_can_be_bound(self):
+        code, out = self.run("free-port")
+        self.assertEqual(code, 0)
+        self.assertTrue(1024 <= int(out) <= 65535)
+
+    def test_alertmanager_lines(self):
+        alerts = [
+            {"labels": {"job_id": "5", "alertname": "TrainingJobHang", "class": "hang", "severity": "critical",
+                        "cluster": "dev"}, "status": {"state": "active"},
+             "annotations": {"summary": "Job 5 (pausable) hangs"}},
+            {"labels": {"job_id": "5", "alertname": "X", "class": "y", "severity": "z", "cluster": "dev"},
+             "status": {"state": "suppressed"}, "annotations": {}},
+            {"labels": {"job_id": "6", "alertname": "X", "class": "y", "severity": "z", "cluster": "dev"},
+             "status": {"state": "active"}, "annotations": {}},
+        ]
+        self.assertEqual(checks.am_alert_lines(alerts, 5),
+                         ["TrainingJobHang hang critical dev Job_5_(pausable)_hangs"])
+
+    def test_listen_addresses_of_a_pid_or_a_program(self):
+        ss = [
+            'LISTEN 0 4096 127.0.0.1:9093 0.0.0.0:* users:(("prometheus-aler",pid=101,fd=3))',
+            'LISTEN 0 4096 0.0.0.0:9100 0.0.0.0:* users:(("jobmon-exporter",pid=202,fd=3))',
+            'LISTEN 0 4096 10.0.0.11:9400 0.0.0.0:* users:(("jobmon-exporter",pid=303,fd=3))',
+        ]
+        self.assertEqual(checks.local_addresses(ss, pids=["101"]), ["127.0.0.1:9093"])
+        self.assertEqual(checks.local_addresses(ss, pids=["10"]), [])  # pid=10, is not pid=101,
+        self.assertEqual(checks.local_addresses(ss, names=["jobmon-export"]),
+                         ["0.0.0.0:9100", "10.0.0.11:9400"])
+
+    def test_metric_value_of_an_unlabelled_sample(self):
+        text = ("# HELP jobmon_monitor_slurm_poll_failures_total x\n"
+                "# TYPE jobmon_monitor_slurm_poll_failures_total counter\n"
+                "jobmon_monitor_slurm_poll_failures_total_created 1.7e9\n"
+                "jobmon_monitor_slurm_poll_failures_total 3\n"
+                'jobmon_monitor_jobs_tracked{state="x"} 2\n')
+        self.assertEqual(checks.metric_value(text, "jobmon_monitor_slurm_poll_failures_total"), 3.0)
+        self.assertIsNone(checks.metric_value(text, "jobmon_monitor_jobs_tracked"))
+        self.assertIsNone(checks.metric_value(text, "absent"))
+
+    def test_labelled_samples_of_one_family(self):
+        text = ('# TYPE hw_gpu_served gauge\n'
+                'hw_gpu_served{gpu="4",source="slurm",vendor="amd"} 1\n'
+                'hw_gpu_served_total 9\n'
+                'hw_gpu_node_shared{vendor="amd"} 1\n')
+        self.assertEqual(checks.labelled_samples(text, "hw_gpu_served"),
+                         [({"gpu": "4", "source": "slurm", "vendor": "amd"}, 1.0)])
+        self.assertEqual(checks.labelled_samples(text, "hw_gpu_node_shared"), [({"vendor": "amd"}, 1.0)])
+        self.assertEqual(checks.labelled_samples(text, "absent"), [])
+
+    def test_unknown_command_is_a_usage_error(self):
+        self.assertEqual(checks.main(["checks.py", "eval", "1"]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,57 @@
+// ParseExposition: our exporter's golden scrape, special values and hostile lines.
+#include "jobmon/monitor/exposition.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace jobmon::monitor {
+namespace {
+
+TEST(ExpositionTest, ParsesOurExportersGoldenScrape) {
+  std::ifstream in(std::string(JOBMON_FIXTURES) + "/exporter/basic.prom");
+  std::stringstream text;
+  text << in.rdbuf();
+  Exposition e = ParseExposition(text.str());
+  EXPECT_EQ(e.bad_lines, 0u);
+  size_t series_lines = 0;
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);)
+    series_lines += !line.empty() && line[0] != '#';
+  EXPECT_EQ(e.samples.size(), series_lines);
+  bool found = false;
+  for (const Sample& s : e.samples) {
+    if (s.name == "hw_gpu_power_watts" && s.labels.at("gpu") == "2") {
+      EXPECT_DOUBLE_EQ(s.value, 712);
+      EXPECT_EQ(s.labels.at("host"), "node7");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ExpositionTest, EscapesSpecialValuesAndHostileLines) {
+  Exposition e = ParseExposition(
+      "# HELP x y\n"
+      "a{l=\"q\\\"uote\\\\n\",m=\"\"} 1.5 1700000000000\n"
+      "b NaN\n"
+      "c{} +Inf\n"
+      "d{l=\"unterminated} 1\n"
+      "{l=\"x\"} 1\n"
+      "e 12abc\n"
+      "f\n"
+      "g{l=x} 1\n");
+  ASSERT_EQ(e.samples.size(), 3u);
+  EXPECT_EQ(e.samples[0].labels.at("l"), "q\"uote\\n");
+  EXPECT_EQ(e.samples[0].labels.at("m"), "");
+  EXPECT_DOUBLE_EQ(e.samples[0].value, 1.5);
+  EXPECT_TRUE(std::isnan(e.samples[1].value));
+  EXPECT_TRUE(std::isinf(e.samples[2].value));
+  EXPECT_EQ(e.bad_lines, 5u);
+}
+
+}  // namespace
+}  // namespace jobmon::monitor

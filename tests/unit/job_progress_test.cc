@@ -1,0 +1,86 @@
+// JobProgress: following a job's log through a restart, checkpoint learning,
+// step times from the lines' own stamps, a profile found in the corpus.
+#include "jobmon/monitor/job_progress.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "monitor_test_support.h"
+
+namespace jobmon::monitor {
+namespace {
+
+using test_support::Append;
+using test_support::Policy;
+using test_support::TempDir;
+namespace fs = std::filesystem;
+
+std::string StepLine(int task, int step) {
+  return std::to_string(task) + ": completed step: " + std::to_string(step) +
+         ", seconds: 1.000, TFLOP/s/device: 450.000, MFU: 34.42%, Tokens/s/device: 8000.000, "
+         "loss: 7.000\n";
+}
+
+TEST(JobProgressTest, FollowsTheLogLearnsCheckpointsAndResumesAfterARestart) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  Append(log, "0: Config param checkpoint_period: 10\n");
+  JobProgress job(7, log.string(), Policy(), 0);
+  double now = 100;
+  for (int step = 0; step <= 20; ++step) {
+    Append(log, StepLine(0, step) + StepLine(1, step));
+    ASSERT_TRUE(job.Poll(now).ok());
+    now += step == 10 ? 25 : 1;  // the checkpoint after step 10 takes 25 s
+  }
+  now -= 1;
+  EXPECT_EQ(job.profile(), triage::StepProfile::kMaxText);
+  ProgressState s = job.Evaluate(now);
+  EXPECT_EQ(*s.last_step, 20);
+  EXPECT_TRUE(s.checkpoint_grace) << "step 20 is a checkpoint step (period 10)";
+  EXPECT_DOUBLE_EQ(s.threshold_seconds, 37.5) << "1.5 x the 25 s pause learned at step 10";
+  EXPECT_EQ(job.tail().back(), StepLine(1, 20).substr(0, StepLine(1, 20).size() - 1));
+
+  // The daemon stops; two more steps arrive; it restarts from SQLite.
+  ProgressRecord saved = job.Snapshot(now);
+  Append(log, StepLine(0, 21) + StepLine(0, 22));
+  JobProgress restarted(7, log.string(), Policy(), 0);
+  restarted.Restore(saved);
+  ASSERT_TRUE(restarted.Poll(now + 1).ok());
+  EXPECT_EQ(restarted.tail().size(), 2u) << "only the lines written while it was down";
+  ProgressState after = restarted.Evaluate(now + 1);
+  EXPECT_EQ(*after.last_step, 22);
+  EXPECT_NEAR(*after.p99_interval, 1.0, 1e-9);
+  EXPECT_EQ(restarted.Evaluate(now + 1 + 9).phase, Phase::kTraining);
+  EXPECT_EQ(restarted.Evaluate(now + 1 + 11).phase, Phase::kStalled);
+}
+
+TEST(JobProgressTest, StepTimesComeFromTheLinesOwnStampsNotTheirArrival) {
+  // torchtitan's line (torchtitan/components/metrics.py logger.info, Python
+  // logging's default asctime) carries no step time, only its stamp: a
+  // backlog read in one poll must not make every step take 0 s.
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  for (int step = 1; step <= 12; ++step) {
+    Append(log, "2025-01-01 12:00:" + std::string(step * 4 < 10 ? "0" : "") +
+                    std::to_string(step * 4) + ",000 - root - INFO - step: " +
+                    std::to_string(step) + "  loss: 7.1234  memory: 10.00GiB(12.34%)\n");
+  }
+  JobProgress job(9, log.string(), Policy(), 0);
+  ASSERT_TRUE(job.Poll(500).ok());
+  EXPECT_EQ(job.profile(), triage::StepProfile::kTorchTitan);
+  ProgressState s = job.Evaluate(500);
+  ASSERT_TRUE(s.p99_interval.has_value());
+  EXPECT_NEAR(*s.p99_interval, 4.0, 1e-9) << "4 s between the lines' stamps";
+}
+
+TEST(JobProgressTest, RecognisesMegatronFromTheCorpus) {
+  JobProgress job(8, std::string(JOBMON_FIXTURES) + "/logs/megatron-profile.log", Policy(), 0);
+  ASSERT_TRUE(job.Poll(50).ok());
+  EXPECT_EQ(job.profile(), triage::StepProfile::kMegatron);
+  EXPECT_TRUE(job.Evaluate(50).last_step.has_value());
+}
+
+}  // namespace
+}  // namespace jobmon::monitor

@@ -1,0 +1,105 @@
+// MetricWindow on AMD-shaped scrapes: the job's own power baseline, a dead
+// host, a TCP retransmit spike, memory bounded by the horizon.
+#include "jobmon/monitor/metric_window.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "jobmon/monitor/exposition.h"
+#include "jobmon/monitor/stall_classifier.h"
+
+namespace jobmon::monitor {
+namespace {
+
+// What an exporter serves for a host with 2 GPUs.
+Exposition Scrape(double util, double watts, double retransmits, double step) {
+  std::string text;
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    text += "hw_gpu_utilization_percent{gpu=\"" + std::to_string(gpu) + "\",host=\"h\"} " +
+            std::to_string(util) + "\n";
+    text += "hw_gpu_power_watts{gpu=\"" + std::to_string(gpu) + "\",host=\"h\"} " +
+            std::to_string(watts) + "\n";
+  }
+  text += "hw_tcp_retransmits_total{host=\"h\"} " + std::to_string(retransmits) + "\n";
+  text += "tb_step{host=\"h\"} " + std::to_string(step) + "\n";
+  text += "hw_net_rx_bytes_total{device=\"eth0\",host=\"h\"} 1\n";  // not kept
+  return ParseExposition(text);
+}
+
+TEST(MetricWindowTest, BusyWaitAgainstTheJobsOwnBaselineNotTheCompilePhase) {
+  MetricWindow window;
+  double t = 0;
+  for (; t < 30; t += 5) {  // compiling: idle power
+    window.AddScrape("node1", t, Scrape(0, 90, 10, 0));
+    window.AddScrape("node2", t, Scrape(0, 95, 10, 0));
+  }
+  for (; t < 300; t += 5) {  // training
+    window.AddScrape("node1", t, Scrape(97, 700, 10 + t / 100, t));
+    window.AddScrape("node2", t, Scrape(96, 680, 10 + t / 100, t));
+  }
+  for (; t < 400; t += 5) {  // stuck in a collective
+    window.AddScrape("node1", t, Scrape(100, 280, 13, 299));
+    window.AddScrape("node2", t, Scrape(100, 270, 13, 299));
+  }
+  StallEvidence evidence = window.Evidence(t, 30, 299, 30);
+  ASSERT_EQ(evidence.hosts.size(), 2u);
+  EXPECT_DOUBLE_EQ(*evidence.hosts[0].baseline_power, 700);
+  EXPECT_EQ(evidence.hosts[0].gpu_power, (std::vector<double>{280, 280}));
+  StallClassification c = ClassifyStall(evidence);
+  EXPECT_EQ(c.klass, "hang/busy-wait") << c.summary;
+  EXPECT_EQ(window.series_count(), 2u * (2 + 2 + 2));  // util+power per GPU, retx, tb_step
+}
+
+TEST(MetricWindowTest, TooFewTrainingScrapesGiveNoBaselineRatherThanAWrongOne) {
+  MetricWindow window;
+  double t = 0;
+  for (; t < 6; t += 2) window.AddScrape("node1", t, Scrape(97, 700, 0, t));  // 3 scrapes
+  for (; t < 30; t += 2) window.AddScrape("node1", t, Scrape(100, 300, 0, 5));
+  StallEvidence evidence = window.Evidence(t, 0, 5, 30);
+  EXPECT_FALSE(evidence.hosts[0].baseline_power);
+  EXPECT_EQ(ClassifyStall(evidence).klass, "hang") << "no pattern claimed without a baseline";
+  for (; t < 40; t += 2) window.AddScrape("node1", t, Scrape(97, 700, 0, t));
+  EXPECT_TRUE(window.Evidence(t, 0, 39, 30).hosts[0].baseline_power) << "enough scrapes now";
+}
+
+TEST(MetricWindowTest, AHostThatStopsAnsweringIsNamedAsDead) {
+  MetricWindow window;
+  double t = 0;
+  for (; t < 200; t += 5) {
+    window.AddScrape("node1", t, Scrape(97, 700, 0, t));
+    window.AddScrape("node2", t, Scrape(97, 700, 0, t));
+  }
+  for (; t < 260; t += 5) {
+    window.AddScrape("node1", t, Scrape(100, 280, 0, 199));
+    window.AddFailedScrape("node2", t);
+  }
+  StallClassification c = ClassifyStall(window.Evidence(t, 0, 199, 30));
+  EXPECT_EQ(c.klass, "hang/node-death");
+  EXPECT_EQ(c.hosts, std::vector<std::string>{"node2"});
+}
+
+TEST(MetricWindowTest, TcpRetransmitSpikeBeforeTheStallIsReported) {
+  MetricWindow window;
+  double t = 0, retx = 0;
+  for (; t < 300; t += 5) {
+    retx += t < 240 ? 1 : 500;  // a spike in the last minute before the stall
+    window.AddScrape("node1", t, Scrape(97, 700, retx, t));
+  }
+  for (; t < 360; t += 5) window.AddScrape("node1", t, Scrape(100, 280, retx, 299));
+  StallEvidence evidence = window.Evidence(t, 0, 299, 30);
+  ASSERT_TRUE(evidence.hosts[0].tcp_retransmit_rate.has_value());
+  EXPECT_GT(*evidence.hosts[0].tcp_retransmit_rate, 50);
+  EXPECT_LT(*evidence.hosts[0].tcp_retransmit_baseline, 1);
+  EXPECT_NE(ClassifyStall(evidence).evidence[0].find("TCP retransmits"), std::string::npos);
+}
+
+TEST(MetricWindowTest, MemoryIsBoundedByTheHorizon) {
+  MetricWindow window(600, 1024);
+  for (double t = 0; t < 100000; t += 5) window.AddScrape("node1", t, Scrape(97, 700, t, t));
+  EXPECT_LE(window.point_count(), window.series_count() * (600 / 5 + 1));
+}
+
+}  // namespace
+}  // namespace jobmon::monitor

@@ -1,0 +1,89 @@
+// Slurm's job view: squeue --json recorded from the dev cluster, a field that
+// cannot inject another, stdout patterns expanded as Slurm does.
+#include "jobmon/triage/slurm_jobs.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace jobmon::triage {
+namespace {
+
+TEST(SlurmJobsTest, ParsesSqueueJsonRecordedFromTheDevCluster) {
+  // tests/fixtures/slurm/record.sh made it; see there for the four jobs.
+  std::ifstream in(std::string(JOBMON_FIXTURES) + "/slurm/squeue-json.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto parsed = ParseSqueueJson(text.str());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const auto& jobs = *parsed;
+  ASSERT_EQ(jobs.size(), 4u);
+  EXPECT_EQ(jobs[0].job_id, 1u);
+  EXPECT_EQ(jobs[0].name, "llama-7b");
+  EXPECT_EQ(jobs[0].user, "root");
+  EXPECT_EQ(jobs[0].uid, 0u);
+  EXPECT_EQ(jobs[0].state, "RUNNING");
+  EXPECT_EQ(jobs[0].node_list, "node[1-2]");
+  EXPECT_EQ(jobs[0].num_nodes, 2);
+  EXPECT_EQ(jobs[0].std_out, "/tmp/jm-rec/jobs/run-1.out") << "%j expanded as scontrol does";
+  EXPECT_TRUE(jobs[0].start_time.has_value());
+  EXPECT_FALSE(IsTerminalState(jobs[0].state));
+  EXPECT_EQ(jobs[1].name, "eval job") << "a value with a space";
+  EXPECT_EQ(jobs[1].state, "FAILED");
+  EXPECT_EQ(jobs[1].exit_code, "3:0");
+  EXPECT_TRUE(IsTerminalState(jobs[1].state));
+  EXPECT_EQ(jobs[3].user, "nobody");
+  EXPECT_EQ(jobs[3].uid, 65534u);
+  EXPECT_EQ(jobs[3].gid, 65534u);
+  EXPECT_EQ(jobs[3].std_out, "/tmp/jm-rec/jobs/slurm-4.out") << "Slurm's default, no -o";
+  EXPECT_FALSE(ParseSqueueJson("No jobs in the system\n").ok());
+  EXPECT_TRUE(ParseSqueueJson(R"({"jobs": [{"job_id": 5}]})")->empty()) << "no user id";
+}
+
+TEST(SlurmJobsTest, AJobFieldCannotInjectAnotherField) {
+  // Recorded: job 3 is named "x StdOut=/etc/shadow UserId=root(0)
+  // NodeList=evil[1-2]" and commented " StdOut=/etc/gshadow". In the JSON
+  // those are strings and nothing else.
+  std::ifstream in(std::string(JOBMON_FIXTURES) + "/slurm/squeue-json.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto jobs = ParseSqueueJson(text.str()).value();
+  ASSERT_EQ(jobs[2].job_id, 3u);
+  EXPECT_EQ(jobs[2].name, "x StdOut=/etc/shadow UserId=root(0) NodeList=evil[1-2]");
+  EXPECT_EQ(jobs[2].std_out, "/tmp/jm-rec/jobs/inj-3.out");
+  EXPECT_EQ(jobs[2].node_list, "node2");
+  // The same job in `scontrol -o show job`, recorded alongside: the text
+  // form carries the injected StdOut as a field of its own.
+  std::ifstream one_line(std::string(JOBMON_FIXTURES) + "/slurm/scontrol-o-show-job-injected.txt");
+  std::stringstream lines;
+  lines << one_line.rdbuf();
+  EXPECT_NE(lines.str().find(" StdOut=/etc/shadow "), std::string::npos);
+  // A hand-made answer with every trick in one job.
+  auto crafted = ParseSqueueJson(R"J({"jobs": [{"job_id": 9, "user_id": 1000, "group_id": 1000,
+      "user_name": "mallory", "batch_flag": true, "current_working_directory": "/home/m",
+      "name": "a StdOut=/etc/shadow", "comment": " StdOut=/etc/shadow UserId=root(0)",
+      "mail_user": "b StdOut=/root/.ssh/id_rsa", "standard_output": "/home/m/%x-%j.out",
+      "nodes": "n1"}]})J");
+  ASSERT_TRUE(crafted.ok());
+  ASSERT_EQ(crafted->size(), 1u);
+  EXPECT_EQ((*crafted)[0].uid, 1000u);
+  EXPECT_EQ((*crafted)[0].std_out, "/home/m/a StdOut=/etc/shadow-9.out");
+}
+
+TEST(SlurmJobsTest, StdoutPatternsExpandAsSlurmDoes) {
+  SlurmJob job;
+  job.job_id = 42;
+  job.user = "alice";
+  job.name = "llama";
+  job.work_dir = "/w";
+  EXPECT_EQ(ExpandStdoutPattern("out/%x-%j.log", job, 0, std::nullopt), "/w/out/llama-42.log");
+  EXPECT_EQ(ExpandStdoutPattern("/o/%u-%5j-%%-%N", job, 0, std::nullopt), "/o/alice-00042-%-%N");
+  EXPECT_EQ(ExpandStdoutPattern("", job, 0, std::nullopt), "/w/slurm-42.out");
+  EXPECT_EQ(ExpandStdoutPattern("", job, 40, 3u), "/w/slurm-40_3.out");
+  EXPECT_EQ(ExpandStdoutPattern("/o/%A_%a", job, 40, 3u), "/o/40_3");
+}
+
+}  // namespace
+}  // namespace jobmon::triage

@@ -1,0 +1,131 @@
+// StateStore: restart-safe incidents (never two open), a database from a
+// newer jobmon refused, a new database and its WAL not world-readable.
+#include "jobmon/monitor/state_store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+#include "monitor_test_support.h"
+
+namespace jobmon::monitor {
+namespace {
+
+using test_support::TempDir;
+namespace fs = std::filesystem;
+
+TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
+  TempDir dir;
+  std::string path = (dir.path / "state.db").string();
+  {
+    auto store = StateStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    JobRecord job;
+    job.job_id = 42;
+    job.name = "llama";
+    job.user = "alice";
+    job.log_path = "/shared/llama-42.out";
+    job.diag_dir = "/shared/jobmon-diag-42";
+    job.source = "manifest";
+    job.slurm_state = "RUNNING";
+    job.first_seen = job.last_seen = 1000;
+    ASSERT_TRUE((*store)->UpsertJob(job).ok());
+    ProgressRecord p;
+    p.job_id = 42;
+    p.log_inode = 777;
+    p.log_device = 9;
+    p.log_offset = 123456;
+    p.last_step = 1999;
+    p.last_step_time = 1500.5;
+    p.phase = "stalled";
+    p.p99_interval = 1.02;
+    p.updated_at = 1510;
+    ASSERT_TRUE((*store)->SaveProgress(p).ok());
+    IncidentRecord incident;
+    incident.job_id = 42;
+    incident.klass = "hang/busy-wait";
+    incident.opened_at = 1600;
+    incident.summary = "GPUs busy at idle-level power";
+    auto opened = (*store)->OpenIncident(incident);
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    EXPECT_TRUE(opened->second);
+  }  // the daemon dies here
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto progress = (*store)->GetProgress(42).value();
+  ASSERT_TRUE(progress.has_value());
+  EXPECT_EQ(progress->log_offset, 123456);
+  EXPECT_EQ(*progress->last_step, 1999);
+  EXPECT_FALSE(progress->checkpoint_period.has_value());
+  IncidentRecord again;
+  again.job_id = 42;
+  again.klass = "hang/busy-wait";
+  again.opened_at = 1700;
+  again.summary = "the restarted daemon sees the same stall";
+  auto reopened = (*store)->OpenIncident(again).value();
+  EXPECT_FALSE(reopened.second) << "not a second incident";
+  EXPECT_EQ((*store)->Incidents(42)->size(), 1u);
+  ASSERT_TRUE((*store)->CloseIncident(reopened.first, 1800, "resumed").ok());
+  EXPECT_FALSE((*store)->OpenIncidentOf(42)->has_value());
+  auto next = (*store)->OpenIncident(again).value();
+  EXPECT_TRUE(next.second) << "after a resume a new stall is a new incident";
+  auto all = (*store)->Incidents(42).value();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].close_reason, "resumed");
+  EXPECT_EQ((*store)->ListJobs()->front().log_path, "/shared/llama-42.out");
+}
+
+TEST(StateStoreTest, ADatabaseFromANewerJobmonIsRefused) {
+  TempDir dir;
+  std::string path = (dir.path / "state.db").string();
+  ASSERT_TRUE(StateStore::Open(path).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto store = StateStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message.find("newer jobmon"), std::string::npos);
+  auto nowhere = StateStore::Open("/nonexistent/dir/state.db");
+  EXPECT_FALSE(nowhere.ok());
+}
+
+// Hardening item 15: the state DB (job names, users, log paths, alert
+// payloads) is not world-readable, whatever the umask the daemon runs under.
+TEST(StateStoreTest, ANewDatabaseAndItsWalAreNotWorldReadable) {
+  TempDir dir;
+  const std::string path = (dir.path / "state.db").string();
+  for (mode_t mask : {mode_t{0}, mode_t{022}, mode_t{077}}) {
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + "-wal");
+    std::filesystem::remove(path + "-shm");
+    const mode_t old_mask = umask(mask);
+    auto store = StateStore::Open(path);
+    bool wrote = false;
+    if (store.ok()) {
+      JobRecord job;
+      job.job_id = 7;
+      job.first_seen = job.last_seen = 1;
+      wrote = (*store)->UpsertJob(job).ok();
+    }
+    umask(old_mask);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    ASSERT_TRUE(wrote);
+    for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+      struct stat st {};
+      ASSERT_EQ(stat(file.c_str(), &st), 0) << file << " (WAL mode, open connection)";
+      EXPECT_EQ(st.st_mode & 07777, 0640u) << file << " umask " << std::oct << mask;
+    }
+  }
+  // An existing database keeps the mode its operator gave it.
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  ASSERT_TRUE(StateStore::Open(path).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+}  // namespace
+}  // namespace jobmon::monitor

@@ -1,0 +1,215 @@
+// The status view (monitor/cli/status_view.h): which source each field
+// comes from, the daemon's stall threshold and expected step at `now`, and
+// the two renderings of the same view.
+
+#include "status_view.h"
+
+#include <gtest/gtest.h>
+
+namespace jobmon::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kNow = 1'700'001'000;
+
+monitor::JobRecord Record() {
+  monitor::JobRecord r;
+  r.job_id = 7;
+  r.name = "llm";
+  r.user = "alice";
+  r.log_path = "/o/7/log";
+  r.source = "manifest";
+  r.slurm_state = "RUNNING";
+  return r;
+}
+
+monitor::ProgressRecord Progress() {
+  monitor::ProgressRecord p;
+  p.job_id = 7;
+  p.last_step = 100;
+  p.last_step_time = kNow - 40;
+  p.phase = "training";
+  p.median_interval = 2.0;
+  p.p99_interval = 3.0;
+  p.updated_at = kNow - 5;
+  return p;
+}
+
+monitor::IncidentRecord Incident(int64_t id, std::string state, double opened_at, int lines) {
+  monitor::IncidentRecord i;
+  i.id = id;
+  i.job_id = 7;
+  i.klass = state == "open" ? "nccl-timeout" : "hang";
+  i.state = state;
+  i.opened_at = opened_at;
+  if (state == "closed") {
+    i.closed_at = opened_at + 10;
+    i.close_reason = "resumed";
+  }
+  i.summary = "summary " + std::to_string(id);
+  for (int k = 0; k < lines; ++k) i.evidence.push_back("line " + std::to_string(k));
+  i.hosts = {"n1"};
+  return i;
+}
+
+StatusInputs DaemonInputs() {
+  StatusInputs in;
+  in.argument = "7";
+  in.job_id = 7;
+  in.now = kNow;
+  in.db = "/var/lib/jobmon/state.db";
+  in.record = Record();
+  in.progress = Progress();
+  in.log_path = "/o/7/log";
+  return in;
+}
+
+TEST(StatusViewTest, TheDaemonsRecordGivesStateThresholdAndExpectedStep) {
+  StatusInputs in = DaemonInputs();
+  in.stall_rule.k = 5;
+  in.stall_rule.min_stall_seconds = 60;
+  const StatusView view = BuildStatusView(in);
+  EXPECT_EQ(view.state, "training");
+  EXPECT_EQ(view.db, in.db);
+  EXPECT_EQ(view.slurm_state, "RUNNING");
+  EXPECT_FALSE(view.klass);
+  ASSERT_TRUE(view.progress.stall_threshold);
+  EXPECT_DOUBLE_EQ(view.progress.stall_threshold->seconds, 60);  // 5 x 3 s < min_stall
+  EXPECT_EQ(view.progress.expected_step_now, 120);               // 100 + 40 s / 2 s
+  const json j = StatusJson(view);
+  EXPECT_EQ(j["schema"], "jobmon.status/v1");
+  EXPECT_EQ(j["source"], "daemon");
+  EXPECT_EQ(j["tracked_as"], "manifest");
+  EXPECT_DOUBLE_EQ(j["progress"]["seconds_since_last_step"].get<double>(), 40);
+  EXPECT_EQ(j["progress"]["expected_step_now"], 120);
+  EXPECT_EQ(j["progress"]["stall_threshold_seconds"], 60.0);
+  EXPECT_TRUE(j["projection"].is_null());
+  EXPECT_FALSE(j.contains("prometheus"));
+  const std::string text = StatusText(view);
+  EXPECT_NE(text.find("Job 7 (llm, alice): training (Slurm: RUNNING)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tracked via manifest"), std::string::npos) << text;
+  EXPECT_NE(text.find("  last step: 100 at "), std::string::npos) << text;
+  EXPECT_NE(text.find("  expected step now: 120\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  stall threshold: "), std::string::npos) << text;
+  EXPECT_NE(text.find("  Prometheus: none"), std::string::npos) << text;
+}
+
+TEST(StatusViewTest, AnOpenIncidentSetsStateClassAndStallTime) {
+  StatusInputs in = DaemonInputs();
+  in.incidents = {Incident(1, "closed", kNow - 900, 2), Incident(2, "open", kNow - 300, 12)};
+  const StatusView view = BuildStatusView(in);
+  EXPECT_EQ(view.state, "incident");
+  EXPECT_EQ(view.klass, "nccl-timeout");
+  EXPECT_EQ(view.stall_seconds, 300);
+  const json j = StatusJson(view);
+  ASSERT_EQ(j["incidents"].size(), 2u);
+  EXPECT_EQ(j["incidents"][0]["close_reason"], "resumed");
+  EXPECT_TRUE(j["incidents"][1]["closed_at"].is_null());
+  EXPECT_EQ(j["incidents"][1]["evidence"].size(), 12u);  // JSON: every line
+  EXPECT_EQ(j["incidents"][1]["hosts"][0], "n1");
+  EXPECT_EQ(j["stall_seconds"], 300.0);
+  const std::string text = StatusText(view);
+  EXPECT_NE(text.find("  stalled/incident for "), std::string::npos) << text;
+  EXPECT_NE(text.find(", closed "), std::string::npos) << text;
+  EXPECT_NE(text.find("      - line 7\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("      - line 8\n"), std::string::npos) << "text shows at most 8 lines";
+}
+
+TEST(StatusViewTest, AnEndedJobHasNoThresholdNorExpectedStep) {
+  StatusInputs in = DaemonInputs();
+  in.record->ended_at = kNow - 60;
+  in.record->final_status = "completed";
+  in.record->final_class = "none";
+  in.incidents = {Incident(2, "open", kNow - 300, 1)};  // ended wins over incident
+  const StatusView view = BuildStatusView(in);
+  EXPECT_EQ(view.state, "ended");
+  EXPECT_FALSE(view.progress.stall_threshold);
+  EXPECT_FALSE(view.progress.expected_step_now);
+  const json j = StatusJson(view);
+  EXPECT_FALSE(j["progress"].contains("stall_threshold_seconds"));
+  EXPECT_FALSE(j["progress"].contains("expected_step_now"));
+  EXPECT_NE(StatusText(view).find("  at job end: completed (none)\n"), std::string::npos);
+}
+
+TEST(StatusViewTest, SlurmsStateWinsOverTheDaemonsLastOne) {
+  StatusInputs in = DaemonInputs();
+  triage::SlurmJob slurm;
+  slurm.job_id = 7;
+  slurm.name = "from-slurm";
+  slurm.user = "bob";
+  slurm.state = "FAILED";
+  slurm.exit_code = "1:0";
+  in.slurm = slurm;
+  const StatusView view = BuildStatusView(in);
+  EXPECT_EQ(view.slurm_state, "FAILED");
+  EXPECT_EQ(view.slurm_exit_code, "1:0");
+  EXPECT_EQ(view.name, "llm");  // the daemon's record names the job
+  in.record.reset();
+  in.progress.reset();
+  const StatusView slurm_only = BuildStatusView(in);
+  EXPECT_EQ(slurm_only.name, "from-slurm");
+  EXPECT_EQ(slurm_only.state, "unknown");  // no record, no log projection
+  const json j = StatusJson(slurm_only);
+  EXPECT_EQ(j["source"], "log");
+  EXPECT_FALSE(j.contains("db"));
+  EXPECT_FALSE(j.contains("tracked_as"));
+  EXPECT_EQ(j["progress"], json::object());
+  EXPECT_NE(StatusText(slurm_only).find("  no step yet\n"), std::string::npos);
+}
+
+TEST(StatusViewTest, ALogAloneShowsItsProjection) {
+  StatusInputs in;
+  in.argument = "/tmp/x.log";
+  in.now = kNow;
+  in.log_path = "/tmp/x.log";
+  triage::TriageReport report;
+  report.status = triage::JobStatus::kRunning;
+  report.primary = "none";
+  report.progress.last_step = 42;
+  report.progress.expected_step_now = 50;
+  in.report = report;
+  const StatusView view = BuildStatusView(in);
+  EXPECT_EQ(view.title, "/tmp/x.log");
+  EXPECT_EQ(view.state, triage::ToString(triage::JobStatus::kRunning));
+  EXPECT_EQ(view.klass, "none");
+  const json j = StatusJson(view);
+  EXPECT_TRUE(j["job_id"].is_null());
+  EXPECT_EQ(j["progress"]["last_step"], 42);
+  EXPECT_TRUE(j["progress"]["last_step_time"].is_null());
+  EXPECT_EQ(j["progress"]["expected_step_now"], 50);
+  EXPECT_FALSE(j["progress"].contains("updated_at"));
+  EXPECT_TRUE(j["projection"].is_object());
+  const std::string text = StatusText(view);
+  EXPECT_EQ(text.rfind("Job /tmp/x.log: ", 0), 0u) << text;
+  EXPECT_NE(text.find("the log alone (no daemon record)"), std::string::npos) << text;
+  EXPECT_NE(text.find("  last step: 42\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nProgress projection\n"), std::string::npos) << text;
+}
+
+TEST(StatusViewTest, TheManifestGivesPrometheusTunnelAndArchive) {
+  StatusInputs in = DaemonInputs();
+  in.diag_dir = "/o/7/diag";
+  monitor::ManifestView m;
+  m.head_node = "n1";
+  m.url = "http://127.0.0.1:19090";
+  m.tunnel_command = "ssh -N -L 19090:127.0.0.1:19090 n1";
+  m.state = "running";
+  in.manifest = m;
+  const json without_archive = StatusJson(BuildStatusView(in));
+  EXPECT_TRUE(without_archive["archive"].is_null());
+  EXPECT_EQ(without_archive["diag_dir"], "/o/7/diag");
+  EXPECT_EQ(without_archive["prometheus"]["head_node"], "n1");
+  in.manifest->archive_path = "/o/7/diag/tsdb.tar.zst";
+  const StatusView view = BuildStatusView(in);
+  EXPECT_EQ(StatusJson(view)["archive"], "/o/7/diag/tsdb.tar.zst");
+  const std::string text = StatusText(view);
+  EXPECT_NE(text.find("  Prometheus: http://127.0.0.1:19090 on n1 (running)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  tunnel: ssh -N -L 19090:127.0.0.1:19090 n1\n"), std::string::npos);
+  EXPECT_NE(text.find("  archive: /o/7/diag/tsdb.tar.zst\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jobmon::cli
