@@ -60,24 +60,76 @@ Expected<std::string> ReadSmallFile(const std::string& path, size_t limit) {
   return out;
 }
 
-std::optional<double> ReadNumberFile(const std::string& path) {
-  // One read: a sysfs attribute comes whole in the first read(), and a
-  // number never fills the buffer.
+Expected<std::optional<std::string>> ReadAttribute(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  char buffer[128];
+  // A driver without the value: absent, not broken.
+  auto absent = [](int err) { return err == ENOENT || err == ENODATA || err == EOPNOTSUPP; };
+  if (fd < 0) {
+    if (absent(errno)) return std::optional<std::string>();
+    return Error{path + ": " + std::strerror(errno)};
+  }
+  char buffer[256];
   ssize_t n;
   do {
     n = read(fd, buffer, sizeof buffer);
   } while (n < 0 && errno == EINTR);
+  int saved = errno;
   close(fd);
-  if (n <= 0 || n == static_cast<ssize_t>(sizeof buffer)) return std::nullopt;
-  std::string_view s(buffer, static_cast<size_t>(n));
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-  double value = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  if (n < 0) {
+    if (absent(saved)) return std::optional<std::string>();
+    return Error{path + ": " + std::strerror(saved)};
+  }
+  if (n == static_cast<ssize_t>(sizeof buffer)) return Error{path + ": not a single value"};
+  return std::optional<std::string>(std::string(buffer, static_cast<size_t>(n)));
+}
+
+namespace {
+
+// Digits only (from_chars alone would take "-5" as a signed value and
+// "nan"/"inf" as doubles), then one optional trailing newline.
+template <typename T>
+std::optional<T> ParseDecimal(std::string_view text, bool allow_minus) {
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  std::string_view digits = text;
+  if (allow_minus && !digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != digits.npos) return std::nullopt;
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+template <typename T>
+Expected<std::optional<T>> ReadParsed(const std::string& path,
+                                      std::optional<T> (*parse)(std::string_view)) {
+  auto text = ReadAttribute(path);
+  if (!text) return text.error();
+  if (!*text) return std::optional<T>();
+  auto value = parse(**text);
+  if (!value) {
+    std::string shown = **text;
+    if (!shown.empty() && shown.back() == '\n') shown.pop_back();
+    return Error{path + ": not a number the kernel prints: '" + shown + "'"};
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<uint64_t> ParseCounter(std::string_view text) {
+  return ParseDecimal<uint64_t>(text, false);
+}
+
+std::optional<int64_t> ParseInteger(std::string_view text) {
+  return ParseDecimal<int64_t>(text, true);
+}
+
+Expected<std::optional<uint64_t>> ReadCounterFile(const std::string& path) {
+  return ReadParsed<uint64_t>(path, ParseCounter);
+}
+
+Expected<std::optional<int64_t>> ReadIntegerFile(const std::string& path) {
+  return ReadParsed<int64_t>(path, ParseInteger);
 }
 
 }  // namespace jobmon::exporter

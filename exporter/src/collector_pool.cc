@@ -1,6 +1,7 @@
 #include "jobmon/exporter/collector_pool.h"
 
 #include <condition_variable>
+#include <iostream>
 #include <thread>
 
 namespace jobmon::exporter {
@@ -19,6 +20,7 @@ struct CollectorPool::Worker {
   bool abandoned = false;
   Clock::time_point started;
   Expected<Families> result = Error{"not run yet"};
+  std::vector<std::string> problems;  // of the last collection (collector.h)
   double seconds = 0;
   std::shared_ptr<std::atomic<int>> stuck;
 
@@ -32,14 +34,17 @@ struct CollectorPool::Worker {
       started = Clock::now();
       lock.unlock();
       Expected<Families> out = Error{"no result"};
+      std::vector<std::string> found;
       try {
         out = collector->Collect();
+        found = collector->TakeProblems();
       } catch (const std::exception& e) {
         out = Error{std::string("collector threw: ") + e.what()};
       }
       double took = std::chrono::duration<double>(Clock::now() - started).count();
       lock.lock();
       result = std::move(out);
+      problems = std::move(found);
       seconds = took;
       finished = job;
       busy = false;
@@ -55,7 +60,8 @@ struct CollectorPool::Worker {
 CollectorPool::CollectorPool(std::vector<CollectorFactory> factories, PoolOptions options)
     : options_(std::move(options)) {
   for (auto& factory : factories) {
-    Slot slot{std::move(factory), nullptr, std::nullopt};
+    Slot slot;
+    slot.factory = std::move(factory);
     slot.worker = StartWorker(slot.factory);
     slots_.push_back(std::move(slot));
   }
@@ -70,6 +76,26 @@ std::shared_ptr<CollectorPool::Worker> CollectorPool::StartWorker(
   // Worker through the shared_ptr and ends when (if) its read returns.
   std::thread([worker] { worker->Run(); }).detach();
   return worker;
+}
+
+void CollectorPool::SayWhy(Slot& slot, std::optional<std::string> reason,
+                           Clock::time_point now) const {
+  std::string line;
+  if (!reason) {
+    if (!slot.reason) return;
+    line = "collector " + slot.factory.name + " recovered";
+  } else {
+    bool repeat = slot.reason == reason && now - slot.reason_logged < options_.repeat_reason_after;
+    if (repeat) return;
+    line = "collector " + slot.factory.name + " failed: " + *reason;
+    slot.reason_logged = now;
+  }
+  slot.reason = std::move(reason);
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::cerr << "jobmon-exporter: " << line << "\n";
+  }
 }
 
 CollectorPool::~CollectorPool() {
@@ -139,17 +165,32 @@ std::vector<prometheus::MetricFamily> CollectorPool::CollectNow(
   // the overrunning ones have by then.
   std::vector<Families*> results(slots_.size(), nullptr);
   std::vector<double> seconds(slots_.size(), 0);
+  std::vector<std::optional<std::string>> reasons(slots_.size());
   auto gather = [&](size_t i, Clock::time_point until) {
     Slot& slot = slots_[i];
-    seconds[i] = std::chrono::duration<double>(Clock::now() - scrape_start).count();
-    if (!jobs[i]) return;  // still busy with an earlier scrape's collection
     std::unique_lock lock(slot.worker->m);
-    bool done =
-        slot.worker->cv.wait_until(lock, until, [&] { return slot.worker->finished >= *jobs[i]; });
-    slot.overran = !done;
-    if (!done) return;
+    bool done = jobs[i] && slot.worker->cv.wait_until(
+                               lock, until, [&] { return slot.worker->finished >= *jobs[i]; });
+    if (jobs[i]) slot.overran = !done;  // no job: still busy, stays overran
+    if (!done) {
+      // Still running (this scrape's collection or an earlier one's): the
+      // time it has taken so far, not the time this scrape spent on it.
+      seconds[i] = std::chrono::duration<double>(Clock::now() - slot.worker->started).count();
+      reasons[i] =
+          "did not finish within the " + std::to_string(options_.deadline.count()) + " ms deadline";
+      return;
+    }
     seconds[i] = slot.worker->seconds;
-    if (slot.worker->result.ok()) results[i] = &slot.worker->result.value();
+    if (!slot.worker->result.ok()) {
+      reasons[i] = slot.worker->result.error().message;
+      return;
+    }
+    results[i] = &slot.worker->result.value();
+    if (!slot.worker->problems.empty()) {
+      std::string all;
+      for (const std::string& p : slot.worker->problems) all += (all.empty() ? "" : "; ") + p;
+      reasons[i] = "its other series served without: " + all;
+    }
   };
   std::vector<bool> suspect(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) suspect[i] = slots_[i].overran;
@@ -164,18 +205,22 @@ std::vector<prometheus::MetricFamily> CollectorPool::CollectNow(
     Slot& slot = slots_[i];
     // A worker only rewrites its result when asked again, which takes
     // scrape_mutex_, so reading it here without the worker's lock is safe.
-    bool ok = results[i] != nullptr;
-    if (ok) {
+    bool served = results[i] != nullptr;
+    bool ok = served && !reasons[i];
+    if (served) {
       // Moved out: the worker writes a new result before it is read again.
       for (auto& family : *results[i]) {
         for (auto& metric : family.metric) metric.label.push_back({"host", options_.host});
         out.push_back(std::move(family));
       }
       results[i]->clear();
+    }
+    if (ok) {
       slot.last_success_unix =
           std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
               .count();
     }
+    SayWhy(slot, reasons[i], now);
     sample(success, slot.factory.name, ok ? 1 : 0);
     sample(duration, slot.factory.name, seconds[i]);
     if (slot.last_success_unix) sample(last_success, slot.factory.name, *slot.last_success_unix);

@@ -13,8 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<double> ReadNumber(const fs::path& path) { return ReadNumberFile(path.string()); }
-
 bool IsCardName(const std::string& name) {
   return name.size() > 4 && name.rfind("card", 0) == 0 &&
          std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -56,7 +54,10 @@ std::optional<std::pair<uint64_t, uint64_t>> ParseRasCount(std::string_view text
     while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
     uint64_t v = 0;
     auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
-    if (ec != std::errc()) return std::nullopt;
+    // amdgpu_ras.c prints "ue: %lu\nce: %lu\n": the number ends the line.
+    if (ec != std::errc() || (end != rest.data() + rest.size() && *end != '\n')) {
+      return std::nullopt;
+    }
     return v;
   };
   auto ue = value("ue:"), ce = value("ce:");
@@ -72,7 +73,7 @@ std::optional<uint64_t> ParseAerTotal(std::string_view text) {
   std::string_view rest = text.substr(space + 1);
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
-  if (ec != std::errc()) return std::nullopt;
+  if (ec != std::errc() || (end != rest.data() + rest.size() && *end != '\n')) return std::nullopt;
   return v;
 }
 
@@ -91,26 +92,49 @@ Expected<Families> GpuAmdCollector::Collect() {
   }
   std::sort(gpus.begin(), gpus.end());
   FamilyBuilder b;
+  // A broken file drops its own series and is a problem; an absent one is
+  // skipped (not every GPU has every file).
+  auto unsigned_value = [&](const fs::path& path) -> std::optional<double> {
+    auto value = ReadCounterFile(path.string());
+    if (!value) Problem(value.error().message);
+    if (!value || !*value) return std::nullopt;
+    return static_cast<double>(**value);
+  };
+  auto signed_value = [&](const fs::path& path) -> std::optional<double> {
+    auto value = ReadIntegerFile(path.string());
+    if (!value) Problem(value.error().message);
+    if (!value || !*value) return std::nullopt;
+    return static_cast<double>(**value);
+  };
+  // Multi-line files (ras, AER): absent is skipped, unparsable a problem.
+  auto parsed = [&]<typename T>(const fs::path& path,
+                                std::optional<T> (*parse)(std::string_view)) -> std::optional<T> {
+    auto text = ReadSmallFile(path.string(), 8192);
+    if (!text) return std::nullopt;
+    auto value = parse(*text);
+    if (!value) Problem(path.string() + ": not in the driver's format");
+    return value;
+  };
   if (!gpus.empty()) ExportServedGpus(b, selection_, static_cast<int>(gpus.size()), "amd");
   for (size_t index = 0; index < gpus.size(); ++index) {
     if (!selection_.Serves(static_cast<int>(index))) continue;
     const fs::path& device = gpus[index].second;
     Labels gpu{{"gpu", std::to_string(index)}};
-    if (auto busy = ReadNumber(device / "gpu_busy_percent")) {
+    if (auto busy = signed_value(device / "gpu_busy_percent")) {
       b.Gauge(metric_names::kGpuUtilizationPercent, "GPU busy percent", gpu, *busy);
     }
-    if (auto used = ReadNumber(device / "mem_info_vram_used")) {
+    if (auto used = unsigned_value(device / "mem_info_vram_used")) {
       b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", gpu, *used);
     }
-    if (auto total = ReadNumber(device / "mem_info_vram_total")) {
+    if (auto total = unsigned_value(device / "mem_info_vram_total")) {
       b.Gauge("hw_gpu_vram_total_bytes", "VRAM total", gpu, *total);
     }
     if (auto hwmon = Hwmon(device)) {
-      auto power = ReadNumber(*hwmon / "power1_average");
-      if (!power) power = ReadNumber(*hwmon / "power1_input");  // newer kernels
+      auto power = unsigned_value(*hwmon / "power1_average");
+      if (!power) power = unsigned_value(*hwmon / "power1_input");  // newer kernels
       if (power) b.Gauge(metric_names::kGpuPowerWatts, "Power draw", gpu, *power / 1e6);
-      auto temp = ReadNumber(*hwmon / "temp2_input");        // junction
-      if (!temp) temp = ReadNumber(*hwmon / "temp1_input");  // edge
+      auto temp = signed_value(*hwmon / "temp2_input");        // junction
+      if (!temp) temp = signed_value(*hwmon / "temp1_input");  // edge
       if (temp)
         b.Gauge("hw_gpu_temperature_celsius", "Junction temperature (edge if absent)", gpu,
                 *temp / 1000);
@@ -130,9 +154,7 @@ Expected<Families> GpuAmdCollector::Collect() {
                                                        {"mmhub", "mmhub_err_count"},
                                                        {"sdma", "sdma_err_count"}};
     for (const auto& [block, file] : ras) {
-      auto text = ReadSmallFile((device / "ras" / file).string(), 4096);
-      if (!text) continue;
-      if (auto counts = ParseRasCount(*text)) {
+      if (auto counts = parsed(device / "ras" / file, ParseRasCount)) {
         std::string base = std::string("hw_gpu_ras_") + block;
         b.Counter(base + "_ue_total", std::string(block) + " uncorrectable errors", gpu,
                   static_cast<double>(counts->first));
@@ -145,9 +167,7 @@ Expected<Families> GpuAmdCollector::Collect() {
         {"aer_dev_nonfatal", "hw_gpu_pcie_nonfatal_total"},
         {"aer_dev_fatal", "hw_gpu_pcie_fatal_total"}};
     for (const auto& [file, name] : aer) {
-      auto text = ReadSmallFile((device / file).string(), 8192);
-      if (!text) continue;
-      if (auto total = ParseAerTotal(*text)) {
+      if (auto total = parsed(device / file, ParseAerTotal)) {
         b.Counter(name, "PCIe AER errors", gpu, static_cast<double>(*total));
       }
     }

@@ -8,26 +8,35 @@ namespace jobmon::exporter {
 
 Expected<Families> HostCollector::Collect() {
   FamilyBuilder b;
-  auto stat_text = ReadSmallFile(procfs_ + "/stat");
-  if (!stat_text) return stat_text.error();
-  auto stat = ParseSystemStat(*stat_text);
-  if (!stat) return stat.error();
-  b.Gauge("hw_procs_running", "Runnable processes", {}, static_cast<double>(stat->procs_running));
-  b.Gauge(metric_names::kProcsBlocked, "Processes blocked on I/O", {},
-          static_cast<double>(stat->procs_blocked));
-  b.Counter("hw_context_switches_total", "Context switches", {},
-            static_cast<double>(stat->context_switches));
+  // Each file's series stand alone: a broken one drops its own and is a
+  // problem (collector.h), the others are still served.
+  auto read = [&](const std::string& file) -> std::optional<std::string> {
+    auto text = ReadSmallFile(procfs_ + file);
+    if (!text) {
+      Problem(text.error().message);
+      return std::nullopt;
+    }
+    return std::move(text).value();
+  };
+  auto stat_text = read("/stat");
+  auto stat = stat_text ? ParseSystemStat(*stat_text) : Expected<SystemStat>(Error{""});
+  if (stat_text && !stat) Problem(procfs_ + "/stat: " + stat.error().message);
+  if (stat) {
+    b.Gauge("hw_procs_running", "Runnable processes", {}, static_cast<double>(stat->procs_running));
+    b.Gauge(metric_names::kProcsBlocked, "Processes blocked on I/O", {},
+            static_cast<double>(stat->procs_blocked));
+    b.Counter("hw_context_switches_total", "Context switches", {},
+              static_cast<double>(stat->context_switches));
+  }
 
-  auto vmstat = ReadSmallFile(procfs_ + "/vmstat");
-  if (!vmstat) return vmstat.error();
-  auto vm = ParseKeyValues(*vmstat);
+  auto vmstat = read("/vmstat");
+  auto vm = vmstat ? ParseKeyValues(*vmstat) : std::map<std::string, uint64_t>{};
   if (auto it = vm.find("oom_kill"); it != vm.end()) {
     b.Counter("hw_oom_kills_total", "OOM killer invocations", {}, static_cast<double>(it->second));
   }
 
-  auto meminfo = ReadSmallFile(procfs_ + "/meminfo");
-  if (!meminfo) return meminfo.error();
-  auto mem = ParseKeyValues(*meminfo);
+  auto meminfo = read("/meminfo");
+  auto mem = meminfo ? ParseKeyValues(*meminfo) : std::map<std::string, uint64_t>{};
   const std::pair<const char*, const char*> memory[] = {{"Dirty", "hw_mem_dirty_bytes"},
                                                         {"Writeback", "hw_mem_writeback_bytes"},
                                                         {"MemAvailable", "hw_mem_available_bytes"}};
@@ -41,7 +50,10 @@ Expected<Families> HostCollector::Collect() {
   // PSI is absent on kernels built without it: then the io series are too.
   if (auto psi_text = ReadSmallFile(procfs_ + "/pressure/io")) {
     auto psi = ParsePressure(*psi_text);
-    if (!psi) return psi.error();
+    if (!psi) {
+      Problem(procfs_ + "/pressure/io: " + psi.error().message);
+      return b.Take();
+    }
     b.Gauge(metric_names::kIoPressureSomePct, "I/O pressure, some, 10 s average", {},
             psi->some->avg10);
     b.Gauge("hw_io_pressure_some_avg300_pct", "I/O pressure, some, 300 s average", {},

@@ -26,12 +26,20 @@ Expected<Families> NetCollector::Collect() {
 }
 
 Expected<Families> TcpCollector::Collect() {
+  // Each file's series stand alone: a broken one drops its own and is a
+  // problem (collector.h).
   std::map<std::string, int64_t> values;
   for (const char* file : {"/net/snmp", "/net/netstat"}) {
     auto text = ReadSmallFile(procfs_ + file);
-    if (!text) return text.error();
+    if (!text) {
+      Problem(text.error().message);
+      continue;
+    }
     auto tables = ParseSnmpTables(*text);
-    if (!tables) return Error{procfs_ + file + ": " + tables.error().message};
+    if (!tables) {
+      Problem(procfs_ + file + ": " + tables.error().message);
+      continue;
+    }
     values.insert(tables->begin(), tables->end());
   }
   const struct {
@@ -48,9 +56,15 @@ Expected<Families> TcpCollector::Collect() {
   };
   FamilyBuilder b;
   for (const auto& c : counters) {
-    if (auto it = values.find(c.key); it != values.end()) {
-      b.Counter(c.name, c.help, {}, static_cast<double>(it->second));
+    auto it = values.find(c.key);
+    if (it == values.end()) continue;
+    // Signed in the table only for Tcp:MaxConn (-1, net/ipv4/proc.c); a
+    // negative counter is a broken file, not a value.
+    if (it->second < 0) {
+      Problem(procfs_ + "/net: " + c.key + " is negative");
+      continue;
     }
+    b.Counter(c.name, c.help, {}, static_cast<double>(it->second));
   }
   return b.Take();
 }

@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
+
+#include "jobmon/exporter/proc_parsers.h"
 
 namespace jobmon::exporter {
 
@@ -126,23 +129,38 @@ std::vector<PauseCounter> FindPauseCounters(const EthtoolStats& stats) {
   return out;
 }
 
-std::vector<std::string> NetworkInterfaces() {
+Expected<std::vector<std::string>> InterfacesIn(const std::string& procfs) {
+  auto text = ReadSmallFile(procfs + "/net/dev");
+  if (!text) return text.error();
+  auto devices = ParseNetDev(*text);
+  if (!devices) return Error{procfs + "/net/dev: " + devices.error().message};
   std::vector<std::string> names;
-  struct if_nameindex* list = if_nameindex();
-  if (!list) return names;
-  for (struct if_nameindex* entry = list; entry->if_index != 0; ++entry) {
-    if (std::strcmp(entry->if_name, "lo") != 0) names.emplace_back(entry->if_name);
+  for (const NetDevice& device : *devices) {
+    if (device.name != "lo") names.push_back(device.name);
   }
-  if_freenameindex(list);
   std::sort(names.begin(), names.end());
   return names;
 }
 
-PfcCollector::PfcCollector() : list_(NetworkInterfaces), read_(ReadEthtoolStats) {}
+bool IsLiveRoot(const std::string& root, const std::string& live) {
+  std::error_code ec;
+  return std::filesystem::equivalent(root, live, ec);
+}
+
+PfcCollector::PfcCollector(const std::string& procfs, const std::string& sysfs)
+    : list_([procfs] { return InterfacesIn(procfs); }) {
+  if (IsLiveRoot(procfs, "/proc") && IsLiveRoot(sysfs, "/sys")) {
+    read_ = ReadEthtoolStats;
+  } else {
+    read_ = [](const std::string&) -> Expected<EthtoolStats> { return EthtoolStats{}; };
+  }
+}
 
 Expected<Families> PfcCollector::Collect() {
+  auto interfaces = list_();
+  if (!interfaces) return interfaces.error();
   FamilyBuilder b;
-  for (const std::string& interface : list_()) {
+  for (const std::string& interface : *interfaces) {
     auto stats = read_(interface);
     // An interface can vanish between listing and reading (a veth of a job
     // that just ended); the others still count.

@@ -25,6 +25,8 @@ struct Series {
 };
 
 // Broadcom (bnxt_re) names first, then mlx5's, then the standard IB counters.
+// A file appears under one series only (mlx5's local_ack_timeout_err is the
+// ACK-timeout counter; it was once also its own series, counted twice).
 const std::vector<Series>& Catalog() {
   static const std::vector<Series> catalog = {
       {"hw_rdma_rx_bytes_total",
@@ -72,9 +74,6 @@ const std::vector<Series>& Catalog() {
       {"hw_rdma_rnr_nak_retry_err_total",
        "RNR NAK retries exceeded",
        {{"hw_counters/rnr_nak_retry_err", 1}}},
-      {"hw_rdma_local_ack_timeout_err_total",
-       "Local ACK timeouts",
-       {{"hw_counters/local_ack_timeout_err", 1}}},
       {"hw_rdma_port_rcv_errors_total", "Port receive errors", {{"counters/port_rcv_errors", 1}}},
       {"hw_rdma_symbol_errors_total", "Symbol errors", {{"counters/symbol_error", 1}}},
       {"hw_rdma_link_downed_total", "Link down events", {{"counters/link_downed", 1}}},
@@ -101,17 +100,35 @@ std::vector<fs::path> SortedDirs(const fs::path& dir) {
   return out;
 }
 
+// show_pma_counter (drivers/infiniband/core/sysfs.c) prints this when the
+// device has no performance management agent: no value, not a broken one.
+bool NoPma(const std::string& text) { return text.rfind("N/A", 0) == 0; }
+
 }  // namespace
+
+std::optional<int> ParsePortActive(std::string_view text) {
+  size_t colon = text.find(':');
+  if (colon == text.npos) return std::nullopt;
+  auto state = ParseCounter(text.substr(0, colon));
+  if (!state) return std::nullopt;
+  return *state == 4 ? 1 : 0;  // IB_PORT_ACTIVE
+}
 
 Expected<Families> RdmaCollector::Collect() {
   FamilyBuilder b;
   for (const fs::path& device : SortedDirs(fs::path(sysfs_) / "class" / "infiniband")) {
     for (const fs::path& port : SortedDirs(device / "ports")) {
       Labels labels{{"device", device.filename().string()}, {"port", port.filename().string()}};
-      if (auto state = ReadSmallFile((port / "state").string(), 256)) {
-        // "4: ACTIVE"
-        b.Gauge(metric_names::kRdmaPortState, "1 if the port is ACTIVE", labels,
-                state->find("ACTIVE") != std::string::npos ? 1 : 0);
+      auto state = ReadAttribute((port / "state").string());
+      if (!state) {
+        Problem(state.error().message);
+      } else if (*state) {
+        if (auto active = ParsePortActive(**state)) {
+          b.Gauge(metric_names::kRdmaPortState, "1 if the port is ACTIVE (4: ACTIVE)", labels,
+                  *active);
+        } else {
+          Problem((port / "state").string() + ": not '<number>: <name>'");
+        }
       }
       std::set<std::string> present;
       for (const char* group : {"counters", "hw_counters"}) {
@@ -120,10 +137,19 @@ Expected<Families> RdmaCollector::Collect() {
       for (const Series& series : Catalog()) {
         for (const Source& source : series.sources) {
           if (!present.count(source.file)) continue;
-          if (auto value = ReadNumberFile((port / source.file).string())) {
-            b.Counter(series.name, series.help, labels, *value * source.scale);
-            break;
+          std::string path = (port / source.file).string();
+          auto text = ReadAttribute(path);
+          if (text && (!*text || NoPma(**text))) continue;  // no value: the next source
+          // Present but broken: this series is dropped, not taken from
+          // another file that might count something else.
+          if (!text) {
+            Problem(text.error().message);
+          } else if (auto value = ParseCounter(**text)) {
+            b.Counter(series.name, series.help, labels, static_cast<double>(*value) * source.scale);
+          } else {
+            Problem(path + ": not a counter");
           }
+          break;
         }
       }
     }

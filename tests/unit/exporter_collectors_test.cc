@@ -268,7 +268,9 @@ TEST(Pfc, EthtoolIoctlReadsARealDriversStatistics) {
       auto veth = ReadEthtoolStats("jmpfc0");
       auto lo = ReadEthtoolStats("lo");
       auto missing = ReadEthtoolStats("jmnosuch0");
-      auto names = NetworkInterfaces();
+      // /proc/net is the reading process's namespace: the new one here.
+      auto listed = InterfacesIn("/proc");
+      auto names = listed ? *listed : std::vector<std::string>{};
       out = std::string(veth.ok() ? "veth ok " : "veth error ") +
             (veth.ok() && !veth->names.empty() ? veth->names.front() : "") + " | lo " +
             (lo.ok() ? std::to_string(lo->names.size()) : "error") + " | missing " +

@@ -6,12 +6,15 @@
 #include <prometheus/metric_family.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "jobmon/common/expected.h"
@@ -24,7 +27,19 @@ using Labels = std::map<std::string, std::string>;
 class Collector {
  public:
   virtual ~Collector() = default;
+  // An error: the collector could not run at all (it serves nothing).
   virtual Expected<Families> Collect() = 0;
+  // The files the last Collect() found broken (unreadable or not the
+  // number the kernel prints): each dropped only its own series, and the
+  // pool marks the collector failed and says why. Read by the thread that
+  // called Collect().
+  std::vector<std::string> TakeProblems() { return std::exchange(problems_, {}); }
+
+ protected:
+  void Problem(std::string what) { problems_.push_back(std::move(what)); }
+
+ private:
+  std::vector<std::string> problems_;
 };
 
 // The GPUs this exporter serves (gpu_selection.h): the job's own on a node
@@ -87,8 +102,22 @@ class FamilyBuilder {
 // Reads a whole (small) file; procfs files have no useful st_size.
 Expected<std::string> ReadSmallFile(const std::string& path, size_t limit = 4 << 20);
 
-// A sysfs attribute holding one number ("655000000\n"); nullopt if the file
-// is absent or holds anything else.
-std::optional<double> ReadNumberFile(const std::string& path);
+// The text of a sysfs/procfs attribute (one read: an attribute comes whole in
+// the first read()); nullopt when the file is absent or the driver has no
+// value to give (ENOENT, ENODATA, EOPNOTSUPP); an error naming the file for
+// any other failure.
+Expected<std::optional<std::string>> ReadAttribute(const std::string& path);
+
+// A counter as the kernel prints it ("%llu\n", "%u\n"): a plain unsigned
+// decimal and an optional trailing newline. "-5", "nan", "inf", "1e3",
+// "0x10", "+7", an empty file or an overflow are not counters.
+std::optional<uint64_t> ParseCounter(std::string_view text);
+// A signed integer attribute ("%d\n": hwmon temperatures may be negative).
+std::optional<int64_t> ParseInteger(std::string_view text);
+
+// ReadAttribute then ParseCounter/ParseInteger: nullopt when absent, an
+// error naming the file when it holds anything else.
+Expected<std::optional<uint64_t>> ReadCounterFile(const std::string& path);
+Expected<std::optional<int64_t>> ReadIntegerFile(const std::string& path);
 
 }  // namespace jobmon::exporter

@@ -4,12 +4,18 @@
 // ghost data) and hw_collector_success 0. A worker stuck in the kernel (a
 // D-state sysfs read) is abandoned after `abandon_after` and replaced by a
 // fresh collector instance, at most `max_stuck_threads` at a time; it never
-// blocks a scrape or another collector.
+// blocks a scrape or another collector. A collector whose Collect() reports
+// problems (broken files, collector.h) serves its other series with
+// hw_collector_success 0. Why a collector failed is a log line, not a label
+// (a label would make a new series per reason): said when the reason
+// changes, again every `repeat_reason_after` while it holds, and once when
+// the collector recovers.
 
 #include <prometheus/collectable.h>
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +35,8 @@ struct PoolOptions {
   // the last collection is served that collection's result (several
   // scrapers -- the job's Prometheus and the monitor -- cost one collection).
   std::chrono::milliseconds min_interval{0};
+  std::function<void(const std::string&)> log{};  // empty: stderr
+  std::chrono::milliseconds repeat_reason_after{600000};
 };
 
 class CollectorPool : public prometheus::Collectable {
@@ -54,7 +62,11 @@ class CollectorPool : public prometheus::Collectable {
     // take its result only if it is already there) until it is on time again,
     // so one stuck collector costs one deadline, not one per scrape.
     bool overran = false;
+    std::optional<std::string> reason;  // why it failed last, as logged
+    std::chrono::steady_clock::time_point reason_logged;
   };
+  void SayWhy(Slot& slot, std::optional<std::string> reason,
+              std::chrono::steady_clock::time_point now) const;
   std::shared_ptr<Worker> StartWorker(const CollectorFactory& factory) const;
   std::vector<prometheus::MetricFamily> CollectNow(
       std::chrono::steady_clock::time_point scrape_start) const;

@@ -31,13 +31,16 @@ struct PauseCounter {
 std::vector<PauseCounter> FindPauseCounters(const EthtoolStats& stats);
 
 // pfc: hw_net_pfc_pause_frames_total{device,direction,priority} for every
-// interface of the exporter's network namespace whose driver counts pause
-// frames. The interface list and the reader are injectable for tests.
+// interface of <procfs>/net/dev (procfs's net/ is the reading process's
+// network namespace) whose driver counts pause frames. Under a fixture root
+// (--procfs or --sysfs not the live one) no statistics are read: no file
+// holds them, and the ioctl would answer for this machine's interface of the
+// same name. The interface list and the reader are injectable for tests.
 class PfcCollector : public Collector {
  public:
-  using ListInterfaces = std::function<std::vector<std::string>()>;
+  using ListInterfaces = std::function<Expected<std::vector<std::string>>()>;
   using ReadStats = std::function<Expected<EthtoolStats>(const std::string&)>;
-  PfcCollector();
+  PfcCollector(const std::string& procfs, const std::string& sysfs);
   PfcCollector(ListInterfaces list, ReadStats read)
       : list_(std::move(list)), read_(std::move(read)) {}
   Expected<Families> Collect() override;
@@ -47,7 +50,10 @@ class PfcCollector : public Collector {
   ReadStats read_;
 };
 
-// The interfaces of this network namespace except loopback, sorted.
-std::vector<std::string> NetworkInterfaces();
+// The interfaces of <procfs>/net/dev except loopback, sorted.
+Expected<std::vector<std::string>> InterfacesIn(const std::string& procfs);
+
+// Whether `root` (a --procfs/--sysfs value) is the live tree `live`.
+bool IsLiveRoot(const std::string& root, const std::string& live);
 
 }  // namespace jobmon::exporter
