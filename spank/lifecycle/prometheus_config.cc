@@ -42,10 +42,4 @@ std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job
   return out;
 }
 
-std::string RenderTargetFile(const std::string& address_and_port, const std::string& node) {
-  nlohmann::json target =
-      nlohmann::json::array({{{"targets", {address_and_port}}, {"labels", {{"host", node}}}}});
-  return target.dump(2) + "\n";
-}
-
 }  // namespace jobmon::lifecycle

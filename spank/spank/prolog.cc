@@ -14,6 +14,7 @@
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/manifest.h"
 #include "jobmon/common/private_ip.h"
+#include "jobmon/common/target_file.h"
 #include "jobmon/common/tunnel.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/gpu_allocation.h"
@@ -154,7 +155,7 @@ struct Prolog {
     Expected<void> target = [&] {
       FsIdentity as_user(job.uid, job_gid);
       return WriteFileAtomically(layout.target_file(job.node),
-                                 lc::RenderTargetFile(host_port, job.node));
+                                 RenderTargetFile(host_port, job.node));
     }();
     if (!target) {
       Degrade("exporter target not published: " + target.error().message);

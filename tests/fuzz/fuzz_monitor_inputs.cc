@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "jobmon/common/target_file.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
 #include "jobmon/monitor/slurm_nodes.h"
@@ -21,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 1: {
-      auto targets = jobmon::monitor::ParseFileSdTargets(text);
+      auto targets = jobmon::ParseFileSdTargets(text);
       if (targets) {
         for (const auto& t : *targets) {
           if (t.address.empty() && t.host.empty()) continue;

@@ -451,17 +451,6 @@ TEST(Discovery, DiagDirPatternSelectionAndPrecedence) {
   EXPECT_FALSE(Discover(job, config, {42}, all)) << "nothing to follow before it starts";
 }
 
-TEST(Scrape, FileSdTargets) {
-  auto targets = ParseFileSdTargets(
-      R"([{"targets": ["10.1.0.11:9400"], "labels": {"host": "node1"}},
-          {"targets": ["10.1.0.12:9400", 7]}])");
-  ASSERT_TRUE(targets.ok());
-  ASSERT_EQ(targets->size(), 2u);
-  EXPECT_EQ((*targets)[0].host, "node1");
-  EXPECT_EQ((*targets)[1].host, "10.1.0.12:9400") << "no host label: the address names it";
-  EXPECT_FALSE(ParseFileSdTargets("{}").ok());
-}
-
 TEST(Scrape, ConcurrentScrapesOneDeadlineForAStuckTarget) {
   auto registry = std::make_shared<prometheus::Registry>();
   prometheus::BuildGauge()

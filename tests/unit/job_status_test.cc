@@ -183,6 +183,40 @@ TEST(JobStatus, CompletedWithFailureSaysSo) {
   EXPECT_NE(d.findings[0].find("python-exception"), std::string::npos);
 }
 
+// Issue 12: with --kernel-log a matched OOM kill is the root; the basis
+// names it and the log's SIGKILL as its consequence, and the status is
+// decided as without it.
+TEST(JobStatus, KernelOomKillIsNamedInTheBasis) {
+  const std::vector<std::optional<SlurmView>> views = {
+      std::nullopt, Slurm("FAILED", SlurmExitCode{0, 9}), Slurm("OUT_OF_MEMORY")};
+  for (const auto& view : views) {
+    SCOPED_TRACE(view ? view->state : "no Slurm");
+    StatusInputs in;
+    in.slurm = view;
+    in.failure_class = "signal-kill";
+    const StatusDecision log_only = DecideJobStatus(in);
+    in.kernel_oom_kill = "python3 (pid 4242)";
+    const StatusDecision d = DecideJobStatus(in);
+    EXPECT_EQ(d.status, log_only.status);
+    EXPECT_EQ(d.implied_class, log_only.implied_class);
+    EXPECT_EQ(d.basis.find("the log ends in"), std::string::npos) << d.basis;
+    EXPECT_EQ(d.basis.find("the log shows signal-kill first"), std::string::npos) << d.basis;
+    EXPECT_NE(d.basis.find("the kernel's OOM killer killed python3 (pid 4242)"), std::string::npos)
+        << d.basis;
+    EXPECT_NE(d.basis.find("the log's signal-kill is its consequence"), std::string::npos)
+        << d.basis;
+  }
+  // No log failure of its own: the kill alone, never "consequence".
+  StatusInputs alone;
+  alone.failure_class = "oom-host";
+  alone.kernel_oom_kill = "python3";
+  const StatusDecision d = DecideJobStatus(alone);
+  EXPECT_EQ(d.status, JobStatus::kFailed);
+  EXPECT_NE(d.basis.find("oom-host: the kernel's OOM killer killed python3 ("), std::string::npos)
+      << d.basis;
+  EXPECT_EQ(d.basis.find("consequence"), std::string::npos) << d.basis;
+}
+
 TEST(JobStatus, RunningWithoutStepsIsNeverAdvancing) {
   // Issue 16: a RUNNING job whose log has no recognised step lines was
   // reported "running, steps advancing" after five silent minutes.

@@ -215,6 +215,15 @@ TEST(KernelLog, MatchedOomKillIsTheRootOfTheLogsSigkill) {
     ASSERT_EQ(r.kernel.size(), 1u);
     EXPECT_TRUE(r.kernel[0].match.matched);
     EXPECT_NE(r.what_happened.find("signal-kill"), std::string::npos);  // its consequence
+    // The status basis names the kill, not only what the log ends in.
+    EXPECT_NE(alone.status_basis.find("the log ends in signal-kill"), std::string::npos)
+        << alone.status_basis;
+    EXPECT_EQ(r.status_basis.find("the log ends in"), std::string::npos) << r.status_basis;
+    EXPECT_NE(r.status_basis.find("the kernel's OOM killer killed " + r.kernel[0].event.task),
+              std::string::npos)
+        << r.status_basis;
+    EXPECT_NE(r.status_basis.find("the log's signal-kill is its consequence"), std::string::npos)
+        << r.status_basis;
     // The log's side: srun's "task 1: Killed" / torchrun's "exitcode: -9".
     ASSERT_FALSE(r.evidence.empty());
     const std::string& first = r.evidence[0].text;

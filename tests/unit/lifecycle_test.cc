@@ -19,6 +19,7 @@
 #include "archive/tsdb_archive.h"
 #include "jobmon/common/fs_identity.h"
 #include "jobmon/common/manifest.h"
+#include "jobmon/common/target_file.h"
 #include "jobmon/common/tunnel.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "jobmon/triage/signatures.h"
+
 namespace jobmon::triage {
 namespace {
 
@@ -55,6 +57,9 @@ TEST(LineFacts, HeartbeatAccusationAndAccused) {
       "E0926 17:26:32.075402  157988 coordination_service.cc:1120] The following tasks are "
       "unhealthy (stopped sending heartbeats):"));
   EXPECT_FALSE(IsHeartbeatAccusation("The following tasks are unhealthy"));
+  // A task name is no accusation by itself: the old "(stopped sending
+  // heartbeats)" substring test was looser than the class's own wording.
+  EXPECT_FALSE(IsHeartbeatAccusation("/job:jax_worker/replica:0/task:1"));
   EXPECT_EQ(ParseAccusedTasks("/job:jax_worker/replica:0/task:3"), std::vector<int>{3});
   EXPECT_EQ(
       ParseAccusedTasks("0: /job:jax_worker/replica:0/task:1 /job:jax_worker/replica:0/task:7"),
@@ -140,6 +145,25 @@ TEST(RecogniseLine, MonitorFacts) {
   EXPECT_EQ(facts.step->sample.seconds, 1.5);
   context.profile = StepProfile::kMegatron;
   EXPECT_FALSE(RecogniseLine(step_line, context).step) << "a locked profile tries only its format";
+}
+
+// One list of accusation wordings (signatures.h): each is among the
+// heartbeat-timeout class's signatures, with a source, and the recogniser
+// calls a line with it an accusation.
+TEST(LineFacts, HeartbeatAccusationsAreTheClassesWordings) {
+  const FailureClass* heartbeat = FindClass("heartbeat-timeout");
+  ASSERT_NE(heartbeat, nullptr);
+  ASSERT_FALSE(HeartbeatAccusations().empty());
+  for (const Signature& accusation : HeartbeatAccusations()) {
+    EXPECT_FALSE(accusation.source.empty()) << accusation.expression;
+    bool in_class = false;
+    for (const Signature& s : heartbeat->patterns)
+      in_class |= s.expression == accusation.expression;
+    EXPECT_TRUE(in_class) << accusation.expression;
+  }
+  // XLA's CheckHeartbeatTimeout wording, wrapped as UNAVAILABLE under srun -l.
+  EXPECT_TRUE(IsHeartbeatAccusation(
+      "0: UNAVAILABLE: The following tasks are unhealthy (stopped sending heartbeats):"));
 }
 
 }  // namespace

@@ -118,6 +118,17 @@ std::string Silence(const StatusInputs& in) {
                            : std::string("log silence unknown");
 }
 
+// The kernel's OOM kill (`--kernel-log`), when it is the root: "oom-host:
+// the kernel's OOM killer killed X first; the log's signal-kill is its
+// consequence".
+std::string KernelOomKill(const StatusInputs& in, std::string_view first) {
+  std::string text =
+      fmt::format("oom-host: the kernel's OOM killer killed {}{}", in.kernel_oom_kill, first);
+  if (!in.failure_class.empty() && in.failure_class != "oom-host")
+    text += fmt::format("; the log's {} is its consequence", in.failure_class);
+  return text;
+}
+
 // An alive job (RUNNING, PENDING, ...): steps decide between running and
 // hanging; without recognised steps, say exactly that.
 void Alive(const StatusInputs& in, const std::string& slurm, StatusDecision& d) {
@@ -155,8 +166,10 @@ void Alive(const StatusInputs& in, const std::string& slurm, StatusDecision& d) 
 void Ended(const StatusInputs& in, SlurmState state, const std::string& slurm, bool failure,
            StatusDecision& d) {
   const auto& exit = in.slurm->exit_code;
-  const std::string root =
-      failure ? fmt::format("; the log shows {} first", in.failure_class) : std::string();
+  const std::string root = !failure ? std::string()
+                           : !in.kernel_oom_kill.empty()
+                               ? "; " + KernelOomKill(in, " first")
+                               : fmt::format("; the log shows {} first", in.failure_class);
   switch (state) {
     case SlurmState::kCompleted:
       if (exit && (exit->status != 0 || exit->signal != 0)) {
@@ -225,7 +238,10 @@ void LogAlone(const StatusInputs& in, bool failure, StatusDecision& d) {
   const bool advancing = in.seconds_silent && *in.seconds_silent <= in.advancing_within_seconds;
   if (failure) {
     d.status = in.failure_class == "cancelled" ? JobStatus::kCancelled : JobStatus::kFailed;
-    d.basis = fmt::format("no JOB SUMMARY; the log ends in {} ({})", in.failure_class, no_slurm);
+    d.basis =
+        in.kernel_oom_kill.empty()
+            ? fmt::format("no JOB SUMMARY; the log ends in {} ({})", in.failure_class, no_slurm)
+            : fmt::format("no JOB SUMMARY; {} ({})", KernelOomKill(in, ""), no_slurm);
     if (advancing) {
       d.findings.push_back(
           fmt::format("The log was written {} ago: if the job still runs, give its Slurm state",
@@ -276,6 +292,7 @@ StatusDecision DecideJobStatus(const StatusInputs& in) {
                : (code == 130 || code == 143) ? JobStatus::kCancelled
                                               : JobStatus::kFailed;
     d.basis = fmt::format("JOB SUMMARY: exit {}", code);
+    if (!in.kernel_oom_kill.empty()) d.basis += "; " + KernelOomKill(in, "");
     return d;
   }
   const bool failure = !in.failure_class.empty() && !in.steps_after_failure;

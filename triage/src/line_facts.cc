@@ -1,5 +1,7 @@
 #include "jobmon/triage/line_facts.h"
 
+#include <re2/re2.h>
+
 #include <charconv>
 
 #include "jobmon/triage/signatures.h"
@@ -141,7 +143,15 @@ std::optional<double> ParseHeartbeatTimeout(std::string_view line) {
 }
 
 bool IsHeartbeatAccusation(std::string_view line) {
-  return Contains(line, "(stopped sending heartbeats)");
+  // The heartbeat-timeout class's own wordings (signatures.cc), as one
+  // expression: the recogniser and the scanner cannot disagree on them.
+  static const RE2 accusation = [] {
+    std::string any;
+    for (const Signature& s : HeartbeatAccusations())
+      any += (any.empty() ? "(?:" : "|(?:") + s.expression + ")";
+    return any;
+  }();
+  return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), accusation);
 }
 
 std::vector<int> ParseAccusedTasks(std::string_view line) {

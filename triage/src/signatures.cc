@@ -101,6 +101,16 @@ constexpr const char* kKernelOom =
 const char* const kPythonExceptionLine =
     R"(^(\[(default|rank)\d+\]:|[ \t]*\d+: )?([A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(Error|Exception|Interrupt|Exit|Failure)(: |:?$))";
 
+// The coordinator's accusation (docs/signature-sources.md 6): it names the
+// tasks whose heartbeats stopped on the lines that follow.
+const std::vector<Signature>& HeartbeatAccusations() {
+  static const std::vector<Signature> accusations = {
+      {R"(The following tasks are unhealthy \(stopped sending heartbeats\))",
+       "openxla/xla coordination_service.cc CheckHeartbeatTimeout (also tsl), 2023..2026"},
+  };
+  return accusations;
+}
+
 namespace {
 
 // Framework sources (issue 12 B). "git": read in a clone with history, the
@@ -143,6 +153,11 @@ constexpr const char* kPython =
 constexpr const char* kXlaCoord =
     "openxla/xla xla/pjrt/distributed/client.h missed_heartbeat_callback, 2023..2026 "
     "(tsl-era wording; see docs/signature-sources.md 6)";
+
+std::vector<Signature> Join(std::vector<Signature> first, const std::vector<Signature>& then) {
+  first.insert(first.end(), then.begin(), then.end());
+  return first;
+}
 
 // Next-step texts follow the reference's templates; where jobmon does the
 // step itself, they name the jobmon command.
@@ -255,14 +270,14 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Training",
        "JAX coordination heartbeat timeout — a known bug; the accused tasks are usually alive.",
-       {{R"(The following tasks are unhealthy \(stopped sending heartbeats\))",
-         "openxla/xla coordination_service.cc CheckHeartbeatTimeout (also tsl), 2023..2026"},
-        {R"(The tasks have crashed)", kRef},
-        {R"(Terminating process because the coordinator detected missing heartbeats)", kXlaCoord},
-        {R"(Terminating process because of missing heartbeat response from the coordinator)",
-         kXlaCoord},
-        {R"(heartbeat timeout\. This indicates that the remote task has failed)",
-         "openxla/xla coordination_service.cc per-task heartbeat error, 2025..2026"}},
+       Join(HeartbeatAccusations(),
+            {{R"(The tasks have crashed)", kRef},
+             {R"(Terminating process because the coordinator detected missing heartbeats)",
+              kXlaCoord},
+             {R"(Terminating process because of missing heartbeat response from the coordinator)",
+              kXlaCoord},
+             {R"(heartbeat timeout\. This indicates that the remote task has failed)",
+              "openxla/xla coordination_service.cc per-task heartbeat error, 2025..2026"}}),
        false,
        {"Known bug — almost certainly a false positive (see "
         "docs/jax-heartbeat-false-positive-postmortem.md); the checklist above gives the verdict.",

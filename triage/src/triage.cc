@@ -471,6 +471,14 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     }
     if (primary.empty()) primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
   }
+  if (primary == "oom-host" && !oom_kills.empty()) {
+    // The kill decides no status, but the basis names it (and the log's
+    // SIGKILL as its consequence) rather than only what the log ends in.
+    const KernelEvent& kill = oom_kills.front()->event;
+    in.kernel_oom_kill = kill.task + (kill.pid ? fmt::format(" (pid {})", *kill.pid) : "");
+    StatusDecision named = DecideJobStatus(in);
+    r.status_basis = named.basis;
+  }
   r.primary = primary;
   for (const std::string& finding : decision.findings) r.findings.push_back(finding);
 

@@ -1,10 +1,10 @@
 #pragma once
 // The monitor scrapes a --diag job's exporters itself, over the private
 // network (the per-job Prometheus stays loopback-only). Targets come from
-// the diag dir's file_sd files (diag_files.h reads and validates them); all
-// of a cycle's scrapes run concurrently
-// (libcurl multi) under one deadline, so a dead node costs one timeout,
-// not one per target.
+// the diag dir's file_sd files (common/target_file.h; diag_files.h reads and
+// validates them); all of a cycle's scrapes run concurrently (libcurl
+// multi) under one deadline, so a dead node costs one timeout, not one per
+// target.
 
 #include <optional>
 #include <string>
@@ -13,16 +13,9 @@
 
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
+#include "jobmon/common/target_file.h"  // ScrapeTarget, ParseFileSdTargets
 
 namespace jobmon::monitor {
-
-struct ScrapeTarget {
-  std::string host;     // the `host` label
-  std::string address;  // "10.0.0.11:9400"
-};
-
-// One Prometheus file_sd file: [{"targets": ["ip:port"], "labels": {"host": ...}}].
-Expected<std::vector<ScrapeTarget>> ParseFileSdTargets(std::string_view json);
 
 // A literal "a.b.c.d:port" or "[v6]:port", port 1-65535; no host name, no
 // path, nothing else.

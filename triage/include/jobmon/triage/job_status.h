@@ -70,6 +70,11 @@ struct StatusInputs {
   // still recorded after its first line (then it did not end the job).
   std::string failure_class;
   bool steps_after_failure = false;
+  // A kernel OOM kill matched to the job and taken as the root of its end
+  // (`--kernel-log`): the killed task, "python3 (pid 4242)". The basis names
+  // it, and the log's own failure (the SIGKILL) as its consequence; the
+  // status is decided as without it. "" for none.
+  std::string kernel_oom_kill;
   // The log says training finished: the last planned step reached, or a
   // framework's own completion summary. The text says which, for the basis.
   std::string completion;

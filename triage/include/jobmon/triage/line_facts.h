@@ -43,7 +43,8 @@ std::optional<PassthroughArgs> ParsePassthroughArgs(std::string_view line);
 std::optional<int64_t> ParseCheckpointPeriod(std::string_view line);
 // "jax_distributed_heartbeat_timeout_seconds=S", S > 0.
 std::optional<double> ParseHeartbeatTimeout(std::string_view line);
-// The coordination service's "... unhealthy (stopped sending heartbeats)".
+// The coordination service's "The following tasks are unhealthy (stopped
+// sending heartbeats)": any of HeartbeatAccusations() (signatures.h).
 bool IsHeartbeatAccusation(std::string_view line);
 // "/job:jax_worker/replica:R/task:N" (the accused, listed after the accusation).
 std::vector<int> ParseAccusedTasks(std::string_view line);

@@ -53,6 +53,11 @@ const std::vector<FailureClass>& FailureClasses();
 const FailureClass* FindClass(std::string_view id);
 // The exception line that ends a Python traceback.
 extern const char* const kPythonExceptionLine;
+// The JAX/XLA coordination service's heartbeat accusation, each wording
+// with its source: the heartbeat-timeout class's first signatures, and what
+// the line recogniser calls an accusation (IsHeartbeatAccusation,
+// line_facts.h). One list for both.
+const std::vector<Signature>& HeartbeatAccusations();
 
 // The weight a match of `signature` of class `c` carries (kAsClass resolved).
 Weight WeightOf(const FailureClass& c, const Signature& signature);
