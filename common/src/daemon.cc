@@ -303,9 +303,14 @@ Expected<StopOutcome> StopDaemon(const ProcessIdentity& identity, std::chrono::m
     auto stat_text = ReadWholeFile(procfs + "/" + std::to_string(identity.pid) + "/stat");
     auto stat = stat_text ? ParseProcStat(*stat_text) : std::nullopt;
     if (!stat) return StopOutcome::kNotRunning;
-    bool our_zombie =
-        (stat->state == 'Z' || stat->state == 'X') && stat->start_time == identity.start_time;
-    return our_zombie ? StopOutcome::kNotRunning : StopOutcome::kNotOurs;
+    // Ours and on its way out: a zombie, or still in exit() with its memory
+    // (and so its cmdline) already released, before the state turns Z.
+    const std::string dir = procfs + "/" + std::to_string(identity.pid);
+    bool exiting =
+        stat->state == 'Z' || stat->state == 'X' ||
+        (!identity.cmdline.empty() && ReadWholeFile(dir + "/cmdline").value_or("").empty());
+    bool ours_exiting = exiting && stat->start_time == identity.start_time;
+    return ours_exiting ? StopOutcome::kNotRunning : StopOutcome::kNotOurs;
   }
   SendSignal(pidfd, identity.pid, SIGTERM);
   StopOutcome outcome = StopOutcome::kTerminated;
