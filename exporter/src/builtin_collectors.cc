@@ -46,7 +46,11 @@ std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
       {"tcp", [p = paths.procfs] { return std::make_unique<TcpCollector>(p); }, {}},
       {"rdma", [s = paths.sysfs] { return std::make_unique<RdmaCollector>(s); }, {}},
       {"pfc", [] { return std::make_unique<PfcCollector>(); }, {}},
-      {"dmesg", [d = paths.dev] { return std::make_unique<DmesgCollector>(d); }, {}},
+      {"dmesg",
+       [d = paths.dev, k = paths.kmsg] {
+         return k ? std::make_unique<DmesgCollector>(*k) : std::make_unique<DmesgCollector>(d);
+       },
+       {}},
       {"gpu_processes",
        [p = paths.procfs, d = paths.dev] { return std::make_unique<GpuProcessCollector>(p, d); },
        {}},
