@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -43,12 +44,13 @@ enum Step : int {
   kUid,
   kLog,
   kStat,
+  kInherit,
   kExec
 };
 constexpr const char* kStepNames[] = {
-    "setsid",    "second fork", "signal reset", "chdir",         "open /dev/null",
-    "setgroups", "setgid",      "setuid",       "open log file", "read /proc/self/stat",
-    "exec"};
+    "setsid",     "second fork", "signal reset", "chdir",         "open /dev/null",
+    "setgroups",  "setgid",      "setuid",       "open log file", "read /proc/self/stat",
+    "inherit fd", "exec"};
 
 void WriteReport(int fd, const ChildReport& report) {
   ssize_t ignored = write(fd, &report, sizeof report);
@@ -60,19 +62,24 @@ void WriteReport(int fd, const ChildReport& report) {
   _exit(127);
 }
 
-void CloseFdsFrom(int first, int keep) {
+// Closes every fd from `first` up but those in `keep` (ascending, -1 for
+// none, each >= first).
+void CloseFdsFrom(int first, const int (&keep)[2]) {
   // close_range is one syscall; the loop covers kernels (and sandboxes) without it.
-  if (keep > first) {
-    if (close_range(first, keep - 1, 0) == 0 && close_range(keep + 1, ~0U, 0) == 0) return;
-  } else if (close_range(first, ~0U, 0) == 0) {
-    return;
+  bool ranges_ok = true;
+  unsigned from = static_cast<unsigned>(first);
+  for (int fd : keep) {
+    if (fd < 0) continue;
+    if (static_cast<unsigned>(fd) > from) ranges_ok &= close_range(from, fd - 1, 0) == 0;
+    from = static_cast<unsigned>(fd) + 1;
   }
+  if (ranges_ok && close_range(from, ~0U, 0) == 0) return;
   rlimit limit{};
   int max_fd = (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
                    ? static_cast<int>(limit.rlim_cur)
                    : 65536;
   for (int fd = first; fd < max_fd; ++fd) {
-    if (fd != keep) close(fd);
+    if (fd != keep[0] && fd != keep[1]) close(fd);
   }
 }
 
@@ -123,8 +130,13 @@ void CloseFdsFrom(int first, int keep) {
   if (log_fd < 0 || dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0) {
     FailChild(report_fd, kLog);
   }
-  if (log_fd > STDERR_FILENO) close(log_fd);
-  CloseFdsFrom(3, report_fd);
+  if (log_fd > STDERR_FILENO && log_fd != spec.inherit_fd) close(log_fd);
+  int keep[2] = {std::min(report_fd, spec.inherit_fd), std::max(report_fd, spec.inherit_fd)};
+  CloseFdsFrom(3, keep);
+  // The one descriptor the program is meant to get: open across its exec.
+  if (spec.inherit_fd >= 0 && fcntl(spec.inherit_fd, F_SETFD, 0) != 0) {
+    FailChild(report_fd, kInherit);
+  }
 
   char stat_buffer[1024];
   int stat_fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -222,6 +234,10 @@ Expected<UniqueFd> OpenDaemonLog(const std::string& path, const JobUser& owner) 
 
 Expected<ProcessIdentity> SpawnDaemon(const DaemonSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) return Error{"daemon spec without a program"};
+  if (spec.inherit_fd >= 0 && (spec.inherit_fd < 3 || fcntl(spec.inherit_fd, F_GETFD) < 0)) {
+    return Error{"inherited fd " + std::to_string(spec.inherit_fd) +
+                 ": not an open descriptor above stderr"};
+  }
   // Everything that allocates happens before fork.
   std::vector<char*> argv;
   for (const std::string& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));

@@ -1,20 +1,44 @@
 // jobmon-exporter: per-node metrics for one job, on the node's
 // cluster-private address only.
 
+#include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "jobmon/common/duration.h"
 #include "jobmon/exporter/collector_pool.h"
 #include "jobmon/exporter/gpu_selection.h"
+#include "jobmon/exporter/kmsg_source.h"
 #include "jobmon/exporter/listen_address.h"
 
 namespace ex = jobmon::exporter;
+
+namespace {
+
+// Series fixed at start (how the kernel log is read), with the host label
+// the pool gives its collectors' series.
+class StartupFamilies : public prometheus::Collectable {
+ public:
+  StartupFamilies(ex::Families families, const std::string& host) : families_(std::move(families)) {
+    for (auto& family : families_) {
+      for (auto& metric : family.metric) metric.label.push_back({"host", host});
+    }
+  }
+  std::vector<prometheus::MetricFamily> Collect() const override { return families_; }
+
+ private:
+  ex::Families families_;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string listen, host, collectors_list, interval_text = "1s";
@@ -43,6 +67,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--job-id", paths.job_id,
                  "Slurm job id: gpu_nvml reports the GPUs where the job's processes run");
+  std::optional<int> kmsg_fd;
+  app.add_option("--kmsg-fd", kmsg_fd,
+                 "Read the kernel log from this inherited descriptor (the root prolog's "
+                 "/dev/kmsg under kernel.dmesg_restrict=1) instead of opening DEV/kmsg");
   app.add_option("--collectors", collectors_list,
                  "Comma-separated collectors to run (default: all; see --list-collectors)");
   bool list_collectors = false;
@@ -90,6 +118,26 @@ int main(int argc, char** argv) {
     std::cerr << "jobmon-exporter: error: " << address.error().message << "\n";
     return 2;
   }
+  bool dmesg_on =
+      collectors_list.empty() || ("," + collectors_list + ",").find(",dmesg,") != std::string::npos;
+  std::shared_ptr<ex::KmsgSource> kmsg;
+  if (dmesg_on) {
+    std::vector<std::string> notes;
+    kmsg = std::make_shared<ex::KmsgSource>(ex::OpenKmsgSource(kmsg_fd, paths.dev, &notes));
+    for (const std::string& note : notes) std::cerr << "jobmon-exporter: dmesg: " << note << "\n";
+    std::cerr << "jobmon-exporter: dmesg: "
+              << (kmsg->kind == ex::KmsgSource::Kind::kNone
+                      ? "cannot read the kernel log; GPU error detection is off"
+                      : "reads the kernel log from " + kmsg->where)
+              << "\n";
+    // The descriptor reads what dmesg_restrict hides from this user: another
+    // process of the same user must not take it (ptrace, pidfd_getfd,
+    // /proc/PID/fd need a dumpable target).
+    if (kmsg->kind == ex::KmsgSource::Kind::kInheritedFd) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    paths.kmsg = kmsg;
+  } else if (kmsg_fd && *kmsg_fd > 2) {
+    close(*kmsg_fd);  // not used: not kept either
+  }
   auto selected = ex::SelectCollectors(ex::BuiltinCollectors(paths), collectors_list);
   if (!selected) {
     std::cerr << "jobmon-exporter: error: --collectors: " << selected.error().message << "\n";
@@ -127,6 +175,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   exposer->RegisterCollectable(pool);
+  // The exposer holds collectables weakly: this one lives as long as main.
+  std::shared_ptr<StartupFamilies> startup;
+  if (kmsg) {
+    startup = std::make_shared<StartupFamilies>(ex::KmsgSourceFamilies(*kmsg), host);
+    exposer->RegisterCollectable(startup);
+  }
   std::string names;
   for (const auto& f : collectors) names += (names.empty() ? "" : ",") + f.name;
   std::cerr << "jobmon-exporter: serving http://" << address->ToBindString() << "/metrics for host "

@@ -48,7 +48,11 @@ std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
       {"pfc",
        [p = paths.procfs, s = paths.sysfs] { return std::make_unique<PfcCollector>(p, s); },
        {}},
-      {"dmesg", [d = paths.dev] { return std::make_unique<DmesgCollector>(d); }, {}},
+      {"dmesg",
+       [d = paths.dev, k = paths.kmsg] {
+         return k ? std::make_unique<DmesgCollector>(*k) : std::make_unique<DmesgCollector>(d);
+       },
+       {}},
       {"gpu_processes",
        [p = paths.procfs, d = paths.dev] { return std::make_unique<GpuProcessCollector>(p, d); },
        {}},

@@ -105,6 +105,15 @@ DmesgCollector::DmesgCollector(std::string dev) : path_(std::move(dev) + "/kmsg"
   lseek(fd_, 0, SEEK_END);
 }
 
+DmesgCollector::DmesgCollector(const KmsgSource& source) : path_(source.where) {
+  if (!source.fd.valid()) {
+    open_error_ = source.where;
+    return;
+  }
+  fd_ = fcntl(source.fd.get(), F_DUPFD_CLOEXEC, 3);
+  if (fd_ < 0) open_error_ = source.where + ": dup: " + std::strerror(errno);
+}
+
 DmesgCollector::~DmesgCollector() {
   if (fd_ >= 0) close(fd_);
 }

@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/gpu_allocation.h"
 #include "lifecycle/job_env.h"
+#include "lifecycle/kmsg_handoff.h"
 #include "lifecycle/plugin_config.h"
 #include "lifecycle/port_reservation.h"
 #include "lifecycle/prometheus_config.h"
@@ -133,6 +135,15 @@ struct Prolog {
         return;
       }
     }
+    // Opened here as root: the exporter's user may not (dmesg_restrict).
+    lc::KmsgHandoff kmsg = lc::OpenKmsgForExporter();
+    if (!kmsg.note.empty()) Degrade(kmsg.note);
+    if (kmsg.fd.valid()) {
+      // Right after the program: exporter_arg flags come later and may not
+      // repeat it by accident.
+      auto at = std::find(argv.begin(), argv.end(), config.exporter);
+      argv.insert(at + 1, {"--kmsg-fd", std::to_string(kmsg.fd.get())});
+    }
     auto [uid, gid] = ExporterUser();
     // The supervisor reports through a directory of its own: as the job's or
     // the service user it cannot write the root-owned run dir.
@@ -146,6 +157,7 @@ struct Prolog {
                              JobUser{job.uid, job_gid});
     if (!log) Degrade("exporter log: " + log.error().message + "; its output is discarded");
     DaemonSpec spec{argv, DaemonEnvironment(), "", layout.dir, uid, gid, log ? log->get() : -1};
+    spec.inherit_fd = kmsg.fd.get();
     auto started = SpawnDaemon(spec);
     if (!started) {
       Degrade("no exporter: " + started.error().message);

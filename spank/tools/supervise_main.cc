@@ -1,5 +1,7 @@
 // jobmon-supervise: keeps a job's exporter running (restart with backoff,
 // capped), used by spank_diag's job prolog.
+#include <sys/prctl.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -7,6 +9,10 @@
 #include "lifecycle/supervisor.h"
 
 int main(int argc, char** argv) {
+  // It may hold what the prolog opened as root for the exporter (the
+  // kernel log, --kmsg-fd): not to be taken by another process of the
+  // job's user through ptrace or /proc/PID/fd.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   jobmon::lifecycle::SupervisorOptions options;
   std::string initial = "1s", maximum = "30s";
   CLI::App app{"jobmon-supervise: run a command, restart it with backoff when it exits"};

@@ -157,6 +157,49 @@ TEST_F(DaemonTest, ADaemonDroppedToAnotherUserWritesTheLogOpenedForIt) {
       << Slurp((private_dir / "given.log").string());
 }
 
+// The prolog hands the exporter its /dev/kmsg (--kmsg-fd N): that one
+// descriptor survives the privilege drop and the exec under its number;
+// any other inheritable one does not.
+TEST_F(DaemonTest, TheInheritedDescriptorAloneSurvivesTheDropAndTheExec) {
+  int handed[2], other[2];
+  ASSERT_EQ(pipe2(handed, O_CLOEXEC), 0);  // close-on-exec, as the prolog opens it
+  ASSERT_EQ(pipe(other), 0);               // inheritable, yet not to be inherited
+  std::string n = std::to_string(handed[1]), m = std::to_string(other[1]);
+  DaemonSpec spec = Cmd({"/bin/sh", "-c",
+                         "echo through >&" + n + "; id -u; [ -e /proc/self/fd/" + m +
+                             " ] && echo leaked || echo closed"});
+  if (geteuid() == 0) {
+    spec.uid = 65534;
+    spec.gid = 65534;
+  }
+  spec.log_path = (dir_ / "inherit.log").string();
+  if (geteuid() == 0) fs::permissions(dir_, fs::perms::all);  // nobody opens the log
+  spec.inherit_fd = handed[1];
+  ProcessIdentity p = Spawn(spec);
+  close(handed[1]);
+  close(other[1]);
+  ASSERT_TRUE(WaitUntil([&] { return !IsSameProcessRunning(p); }));
+  std::string expected_uid = geteuid() == 0 ? "65534" : std::to_string(geteuid());
+  ASSERT_TRUE(WaitUntil([&] { return Slurp(spec.log_path) == expected_uid + "\nclosed\n"; }))
+      << Slurp(spec.log_path);
+  char buffer[32] = {};
+  ssize_t got = read(handed[0], buffer, sizeof buffer - 1);
+  EXPECT_EQ(std::string(buffer, got > 0 ? static_cast<size_t>(got) : 0), "through\n");
+  EXPECT_EQ(fcntl(handed[0], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "ours stays close-on-exec";
+  close(handed[0]);
+  close(other[0]);
+}
+
+TEST_F(DaemonTest, AnInheritedDescriptorMustBeOpenAndAboveStderr) {
+  for (int fd : {0, 2, 1000}) {
+    DaemonSpec spec = Cmd({"/bin/true"});
+    spec.inherit_fd = fd;
+    auto started = SpawnDaemon(spec);
+    ASSERT_FALSE(started.ok()) << fd;
+    EXPECT_NE(started.error().message.find("inherited fd"), std::string::npos);
+  }
+}
+
 TEST_F(DaemonTest, OpenDaemonLogRefusesSymlinksFifosAndOtherOwnersFiles) {
   JobUser me{geteuid(), getegid()};
   // A symlink planted where the log goes: the target is left alone.

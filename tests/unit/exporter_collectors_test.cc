@@ -20,6 +20,7 @@
 #include "jobmon/exporter/gpu_nvml_collector.h"
 #include "jobmon/exporter/gpu_process_collector.h"
 #include "jobmon/exporter/gpu_selection.h"
+#include "jobmon/exporter/kmsg_source.h"
 #include "jobmon/exporter/pfc_collector.h"
 
 namespace jobmon::exporter {
@@ -139,6 +140,81 @@ TEST(Dmesg, TheRealKmsgIsReadWithoutBlocking) {
   } else {
     EXPECT_NE(Text(*result).find("hw_dmesg_gpu_errors_total"), std::string::npos);
   }
+}
+
+// The prolog's /dev/kmsg reaches the exporter as an inherited descriptor
+// (--kmsg-fd): here a pipe stands in for it. The record is built from
+// NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c
+// (XID_PRINT_WITH_ATTR, "NVRM: Xid (" attr "): %d, pid=%s, name=%s, %s")
+// in /dev/kmsg's "<prio>,<seq>,<usec>,<flags>;<message>" framing.
+TEST(KmsgSource, AnInheritedPipeIsAdoptedAndItsXidLinesCounted) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);  // inheritable, blocking: as a descriptor arrives
+  std::vector<std::string> notes;
+  KmsgSource source = OpenKmsgSource(fds[0], "/nonexistent", &notes);
+  EXPECT_TRUE(notes.empty());
+  ASSERT_EQ(source.kind, KmsgSource::Kind::kInheritedFd) << source.where;
+  EXPECT_EQ(source.fd.get(), fds[0]);
+  EXPECT_EQ(fcntl(fds[0], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "nothing the exporter runs gets it";
+  EXPECT_NE(fcntl(fds[0], F_GETFL) & O_NONBLOCK, 0) << "a scrape never waits on it";
+  EXPECT_NE(source.where.find("fd " + std::to_string(fds[0]) + " (pipe:"), std::string::npos)
+      << source.where;
+  EXPECT_NE(Text(KmsgSourceFamilies(source)).find("hw_dmesg_source{source=\"inherited_fd\"} 1"),
+            std::string::npos);
+
+  DmesgCollector collector(source);
+  auto empty = collector.Collect();
+  ASSERT_TRUE(empty.ok()) << empty.error().message;
+  EXPECT_NE(Text(*empty).find("hw_dmesg_gpu_errors_total 0"), std::string::npos);
+  std::string record =
+      "3,9001,5000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen "
+      "off the bus.\n";
+  ASSERT_EQ(write(fds[1], record.data(), record.size()), static_cast<ssize_t>(record.size()));
+  std::string text = Text(collector.Collect().value());
+  EXPECT_NE(text.find("hw_dmesg_gpu_errors_total 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("hw_gpu_xid_errors_total{xid=\"79\"} 1"), std::string::npos) << text;
+
+  // A collector rebuilt after a stuck one reads on from the same place.
+  DmesgCollector rebuilt(source);
+  ASSERT_EQ(write(fds[1], record.data(), record.size()), static_cast<ssize_t>(record.size()));
+  EXPECT_NE(Text(rebuilt.Collect().value()).find("hw_dmesg_gpu_errors_total 1"), std::string::npos);
+  EXPECT_NE(Text(collector.Collect().value()).find("hw_dmesg_gpu_errors_total 1"),
+            std::string::npos)
+      << "the record went to the rebuilt collector, not to both";
+  close(fds[1]);
+}
+
+TEST(KmsgSource, AnUnusableDescriptorFallsBackAndNoneSaysWhy) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::vector<std::string> notes;
+  // A write end is no kernel log; the fallback then fails too.
+  KmsgSource source = OpenKmsgSource(fds[1], "/nonexistent", &notes);
+  EXPECT_EQ(source.kind, KmsgSource::Kind::kNone);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("not open for reading"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[1].find("/nonexistent/kmsg"), std::string::npos) << notes[1];
+  std::string text = Text(KmsgSourceFamilies(source));
+  EXPECT_NE(text.find("source=\"none\""), std::string::npos) << text;
+  EXPECT_NE(text.find("error=\"/nonexistent/kmsg: No such file or directory\""), std::string::npos)
+      << text;
+  DmesgCollector collector(source);
+  auto result = collector.Collect();
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().message.find("/nonexistent/kmsg"), std::string::npos);
+  close(fds[0]);
+  close(fds[1]);
+
+  // Closed, or one of stdin/stdout/stderr: refused, and <dev>/kmsg is used.
+  TempDir dev("dev");
+  fs::copy_file(kFixtures + "/dev/kmsg", dev.path / "kmsg");
+  for (int bad : {fds[0], 1}) {
+    notes.clear();
+    KmsgSource fallback = OpenKmsgSource(bad, dev.path.string(), &notes);
+    EXPECT_EQ(fallback.kind, KmsgSource::Kind::kDevice) << bad;
+    EXPECT_EQ(notes.size(), 1u) << bad;
+  }
+  EXPECT_NE(fcntl(1, F_GETFD), -1) << "stdout left alone";
 }
 
 // ---- gpu_processes ----

@@ -23,6 +23,7 @@
 #include "jobmon/common/tunnel.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
+#include "lifecycle/kmsg_handoff.h"
 #include "lifecycle/plugin_config.h"
 #include "lifecycle/port_reservation.h"
 #include "lifecycle/prometheus_config.h"
@@ -243,6 +244,60 @@ pid_t ForkSupervisor(const SupervisorOptions& options) {
   pid_t pid = fork();
   if (pid == 0) _exit(RunSupervisor(options));
   return pid;
+}
+
+// The exporter's --kmsg-fd reaches every exporter the supervisor starts,
+// restarts included: the descriptor it inherited stays open across its execs.
+TEST(Supervisor, EveryRestartGetsTheDescriptorTheSupervisorInherited) {
+  TempDir dir("sup-fd");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);  // as SpawnDaemon leaves it: inheritable
+  SupervisorOptions options;
+  options.argv = {"/bin/sh", "-c", "echo run >&" + std::to_string(fds[1])};
+  options.max_restarts = 2;
+  options.initial_backoff = std::chrono::milliseconds(10);
+  pid_t supervisor = ForkSupervisor(options);
+  close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(supervisor, &status, 0), supervisor);
+  std::string got;
+  char buffer[64];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) got.append(buffer, n);
+  close(fds[0]);
+  EXPECT_EQ(got, "run\nrun\nrun\n") << "the first run and 2 restarts";
+}
+
+// The prolog opens the kernel log for the exporter only when the exporter
+// could not (dmesg_restrict), and never as stdin/stdout/stderr.
+TEST(KmsgHandoff, OpensTheKernelLogOnlyUnderDmesgRestrict) {
+  TempDir root("kmsg");
+  fs::create_directories(root.path / "proc/sys/kernel");
+  fs::create_directories(root.path / "dev");
+  std::ofstream(root.path / "dev/kmsg") << "6,1,0,-;hello\n";
+  auto restrict_to = [&](const char* value) {
+    std::ofstream(root.path / "proc/sys/kernel/dmesg_restrict") << value;
+  };
+  std::string procfs = (root.path / "proc").string(), dev = (root.path / "dev").string();
+
+  restrict_to("0\n");
+  KmsgHandoff open_to_all = OpenKmsgForExporter(procfs, dev);
+  EXPECT_FALSE(open_to_all.fd.valid()) << "the exporter opens it itself";
+  EXPECT_EQ(open_to_all.note, "");
+
+  restrict_to("1\n");
+  KmsgHandoff restricted = OpenKmsgForExporter(procfs, dev);
+  ASSERT_TRUE(restricted.fd.valid()) << restricted.note;
+  EXPECT_GE(restricted.fd.get(), 3);
+  EXPECT_EQ(fcntl(restricted.fd.get(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  EXPECT_EQ(fcntl(restricted.fd.get(), F_GETFL) & O_ACCMODE, O_RDONLY);
+
+  fs::remove(root.path / "proc/sys/kernel/dmesg_restrict");  // unreadable: handed over too
+  EXPECT_TRUE(OpenKmsgForExporter(procfs, dev).fd.valid());
+
+  fs::remove(root.path / "dev/kmsg");
+  KmsgHandoff missing = OpenKmsgForExporter(procfs, dev);
+  EXPECT_FALSE(missing.fd.valid());
+  EXPECT_NE(missing.note.find("GPU error detection is off"), std::string::npos) << missing.note;
 }
 
 TEST(Supervisor, AProgramThatKeepsCrashingIsRestartedThenGivenUp) {

@@ -36,6 +36,11 @@ struct DaemonSpec {
   // opened after the privilege drop, as the daemon's user). The caller keeps
   // it and closes it after SpawnDaemon; the daemon gets its own copy.
   int log_fd = -1;
+  // One descriptor the daemon inherits under the same number (e.g. the
+  // prolog's /dev/kmsg for the exporter, --kmsg-fd N): kept open across the
+  // privilege drop and the exec, close-on-exec cleared in the daemon only.
+  // Must be >= 3 (0-2 become stdin/stdout/stderr); -1: none.
+  int inherit_fd = -1;
 };
 
 // Opens (creates) a daemon's log in a directory that `owner` controls, the
@@ -46,7 +51,8 @@ struct DaemonSpec {
 Expected<UniqueFd> OpenDaemonLog(const std::string& path, const JobUser& owner);
 
 // Double fork + setsid (no controlling terminal, not our child, not a
-// session leader), stdin from /dev/null, all other fds closed, signal mask
+// session leader), stdin from /dev/null, all other fds closed (but
+// DaemonSpec::inherit_fd), signal mask
 // and dispositions reset, oom_score_adj reset to 0 (slurmd runs at -1000
 // and children inherit it), privileges dropped, then exec. Returns once the
 // exec succeeded, or the failing step with its errno.

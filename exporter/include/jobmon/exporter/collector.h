@@ -21,6 +21,8 @@
 
 namespace jobmon::exporter {
 
+struct KmsgSource;
+
 using Families = std::vector<prometheus::MetricFamily>;
 using Labels = std::map<std::string, std::string>;
 
@@ -59,6 +61,9 @@ struct SourcePaths {
   std::string nvml_library = "libnvidia-ml.so.1";
   GpuSelection gpus;
   std::string job_id;  // Slurm job id: NVML's processes of the job (empty: not known)
+  // The kernel log as the exporter opened or inherited it (kmsg_source.h);
+  // null: the dmesg collector opens <dev>/kmsg itself.
+  std::shared_ptr<const KmsgSource> kmsg;
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
 };
 

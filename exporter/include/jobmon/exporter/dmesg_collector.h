@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "jobmon/exporter/collector.h"
+#include "jobmon/exporter/kmsg_source.h"
 
 namespace jobmon::exporter {
 
@@ -31,12 +32,17 @@ GpuKernelError ClassifyKernelMessage(const KmsgRecord& record);
 
 // dmesg: GPU and driver errors in the kernel log since the exporter started.
 // /dev/kmsg is opened non-blocking and positioned at its end when the
-// collector is built, so a previous job's errors are never counted.
+// collector (or the exporter's KmsgSource) is built, so a previous job's
+// errors are never counted.
 // hw_dmesg_gpu_errors_total, hw_gpu_xid_errors_total{xid},
 // hw_dmesg_lost_records_total (ring buffer overran us between scrapes).
 class DmesgCollector : public Collector {
  public:
   explicit DmesgCollector(std::string dev);
+  // Reads the exporter's one kernel-log descriptor (inherited from the
+  // prolog or opened at start) through a duplicate of its own: a collector
+  // rebuilt after a stuck one continues at the shared position.
+  explicit DmesgCollector(const KmsgSource& source);
   ~DmesgCollector() override;
   DmesgCollector(const DmesgCollector&) = delete;
   DmesgCollector& operator=(const DmesgCollector&) = delete;

@@ -1,0 +1,28 @@
+#pragma once
+// The kernel log for the exporter under kernel.dmesg_restrict=1: the
+// exporter runs as the job's (or a service) user and may not open
+// /dev/kmsg, so the root prolog opens it read-only and the exporter
+// inherits the descriptor (DaemonSpec::inherit_fd, jobmon-exporter
+// --kmsg-fd N). The kernel checks the permission at open only (linux
+// kernel/printk/printk.c, devkmsg_open), so the descriptor is all the
+// exporter gets: no capability, no root process left running for it.
+
+#include <string>
+
+#include "jobmon/common/unique_fd.h"
+
+namespace jobmon::lifecycle {
+
+struct KmsgHandoff {
+  // Read-only, non-blocking, close-on-exec (SpawnDaemon clears that in the
+  // exporter alone), numbered >= 3. Invalid: nothing to hand over.
+  UniqueFd fd;
+  std::string note;  // why nothing is handed over when the exporter needs it
+};
+
+// Opens <dev>/kmsg unless <procfs>/sys/kernel/dmesg_restrict says "0" (then
+// the exporter opens it itself and gets nothing it does not need).
+KmsgHandoff OpenKmsgForExporter(const std::string& procfs = "/proc",
+                                const std::string& dev = "/dev");
+
+}  // namespace jobmon::lifecycle
