@@ -301,7 +301,8 @@ int RunStatus(const StatusArgs& args) {
     out["prometheus"] = {{"head_node", view.head_node},
                          {"url", view.url},
                          {"tunnel_command", view.tunnel_command},
-                         {"state", view.state}};
+                         {"state", view.state},
+                         {"tsdb_dir", view.tsdb_dir.empty() ? json(nullptr) : json(view.tsdb_dir)}};
     out["archive"] = view.archive_path.empty() ? json(nullptr) : json(view.archive_path);
   }
 
@@ -366,6 +367,10 @@ int RunStatus(const StatusArgs& args) {
     text += fmt::format("  Prometheus: {} on {} ({})\n", prom["url"].get<std::string>(),
                         prom["head_node"].get<std::string>(), prom["state"].get<std::string>());
     text += fmt::format("  tunnel: {}\n", prom["tunnel_command"].get<std::string>());
+    if (!prom["tsdb_dir"].is_null()) {
+      text += fmt::format("  live TSDB: {} on {}\n", prom["tsdb_dir"].get<std::string>(),
+                          prom["head_node"].get<std::string>());
+    }
     if (!out["archive"].is_null()) {
       text += fmt::format("  archive: {}\n", out["archive"].get<std::string>());
     }
