@@ -193,8 +193,10 @@ both_archived() {
      "$(manifest "$JOBS/jobmon-diag-$b/manifest.json" "m['state']")" == archived ]]
 }
 check "which recorded both archives in their manifests" wait_for 60 both_archived
-check "the detached archivers emptied both local TSDBs" bash -c \
-  "test -z \"\$(ls -A $STATE/tsdb/node1/$a $STATE/tsdb/node1/$b)\""
+# Root's jobs: the archiver (root) removes the dirs too; a user's archiver
+# only empties them and the next prolog sweeps (lifecycle_test).
+check "the detached archivers emptied or removed both local TSDBs" bash -c \
+  "test -z \"\$(ls -A $STATE/tsdb/node1/$a $STATE/tsdb/node1/$b 2>/dev/null)\""
 plugin_args
 
 echo "# remote_write to a central store (a Prometheus receiver in node2's namespace)"
@@ -213,7 +215,7 @@ received() {
 check "the central store receives the job's series, labelled with job id, cluster ($CLUSTER) and user" wait_for 40 received
 check "prometheus.yml names the token file, not the token" bash -c \
   "grep -q 'credentials_file: \"$SCRATCH/rw-token\"' $JOBS/jobmon-diag-$rw/prometheus.yml && ! grep -q jobmon-test-token $JOBS/jobmon-diag-$rw/prometheus.yml"
-check "the prolog swept the local TSDB dirs the detached archivers left" test ! -e "$STATE/tsdb/node1/$a" -a ! -e "$STATE/tsdb/node1/$b"
+check "no local TSDB dir of the detached archivers' jobs is left" test ! -e "$STATE/tsdb/node1/$a" -a ! -e "$STATE/tsdb/node1/$b"
 touch "$JOBS/release-$rw"
 wait_for 60 job_done "$rw"
 chmod 0644 "$SCRATCH/rw-token"
@@ -318,9 +320,18 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
     hj=$(job_id "$out")
     HDIAG=$UDIR/jobmon-diag-$hj
   }
+  plugin_args epilog_wait=0s
+  hostile_job detached "sleep 1"
+  dj=$hj
+  dj_archived() { [[ "$(manifest "$HDIAG/manifest.json" "m['state']" 2>/dev/null)" == archived ]]; }
+  check "user job, detached archiver: archived" wait_for 60 dj_archived
+  check "user job, detached archiver: its local TSDB is emptied (the dir is in a root-owned parent)" \
+    test -d "$STATE/tsdb/node1/$dj" -a -z "$(ls -A "$STATE/tsdb/node1/$dj" 2>/dev/null)"
+  plugin_args
   ended_or_archived() { [[ "$(manifest "$HDIAG/manifest.json" "m['state']" 2>/dev/null)" =~ ^(ended|archived)$ ]]; }
   hostile_job secret "ln -s $SECRET \$JOBMON_DIAG_DIR/logs/degraded-x.txt"
   check "degraded note linked to a root-only file: the job ran" grep -q '^job-ran$' "$UDIR/secret-$hj.out"
+  check "the next job's prolog swept the emptied local TSDB dir" test ! -e "$STATE/tsdb/node1/$dj"
   check "degraded note linked to a root-only file: the epilog finished the manifest" wait_for 60 ended_or_archived
   check "degraded note linked to a root-only file: the secret is not in manifest.json" \
     bash -c "test -s $HDIAG/manifest.json && ! grep -q TOPSECRET $HDIAG/manifest.json"
