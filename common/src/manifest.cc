@@ -104,6 +104,7 @@ std::string ToJson(const Manifest& m) {
                                                 std::to_string(m.prometheus_port)
                                           : ""}}},
               {"tunnel_command", m.tunnel_command},
+              {"tsdb_dir", m.tsdb_dir},
               {"targets_dir", m.targets_dir},
               {"versions", {{"jobmon", m.jobmon_version}, {"prometheus", m.prometheus_version}}},
               {"remote_write", m.remote_write},
@@ -149,6 +150,7 @@ Expected<ManifestFields> ParseManifestFields(std::string_view text) {
     prometheus.Take("port", m.prometheus_port);
   }
   top.Take("tunnel_command", m.tunnel_command);
+  top.Take("tsdb_dir", m.tsdb_dir);
   top.Take("targets_dir", m.targets_dir);
   if (const json* v = top.Object("versions")) {
     FieldReader versions(*v, "versions.", out.problems);

@@ -181,7 +181,8 @@ json StatusJson(const StatusView& v) {
     out["prometheus"] = {{"head_node", m.head_node},
                          {"url", m.url},
                          {"tunnel_command", m.tunnel_command},
-                         {"state", m.state}};
+                         {"state", m.state},
+                         {"tsdb_dir", m.tsdb_dir.empty() ? json(nullptr) : json(m.tsdb_dir)}};
     out["archive"] = m.archive_path.empty() ? json(nullptr) : json(m.archive_path);
   }
   return out;
@@ -240,6 +241,8 @@ std::string StatusText(const StatusView& v) {
     const monitor::ManifestView& m = *v.prometheus;
     text += fmt::format("  Prometheus: {} on {} ({})\n", m.url, m.head_node, m.state);
     text += fmt::format("  tunnel: {}\n", m.tunnel_command);
+    if (!m.tsdb_dir.empty())
+      text += fmt::format("  live TSDB: {} on {}\n", m.tsdb_dir, m.head_node);
     if (!m.archive_path.empty()) text += fmt::format("  archive: {}\n", m.archive_path);
   } else {
     text += "  Prometheus: none (the job did not run with --diag=on)\n";

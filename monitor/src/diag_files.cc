@@ -56,6 +56,11 @@ ManifestView CheckManifest(const Manifest& fields, const std::string& node_list,
     }
   }
   if (PlainWord(fields.state)) view.state = fields.state;
+  // On the head node's disk, so anywhere absolute: the same plain-path rule.
+  if (fields.tsdb_dir.size() > 1 && fields.tsdb_dir.front() == '/' &&
+      PlainPathIn(fields.tsdb_dir, fields.tsdb_dir.substr(0, fields.tsdb_dir.find('/', 1)))) {
+    view.tsdb_dir = fields.tsdb_dir;
+  }
   if (fields.archive && PlainPathIn(fields.archive->path, diag_dir)) {
     view.archive_path = fields.archive->path;
   }

@@ -40,6 +40,9 @@ struct RunDir {
   std::string ports() const { return dir + "/ports"; }
   std::string diag_dir() const { return dir + "/diag_dir"; }
   std::string degraded() const { return dir + "/degraded"; }
+  // Where the prolog put the live TSDB: the epilog trusts this root-owned
+  // record, not the user's manifest.
+  std::string tsdb_dir() const { return dir + "/tsdb_dir"; }
 };
 
 RunDir RunDirFor(const PluginConfig& config, const std::string& node, uint32_t job_id);

@@ -50,6 +50,7 @@ Expected<JobEnv> ReadJobEnv(const GetEnv& getenv) {
   job.nodes = std::move(nodes).value();
   job.stdout_path = Text(getenv, "SLURM_JOB_STDOUT");
   job.work_dir = Text(getenv, "SLURM_JOB_WORK_DIR");
+  job.cluster = Text(getenv, "SLURM_CLUSTER_NAME");
   return job;
 }
 

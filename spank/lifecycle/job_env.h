@@ -23,6 +23,10 @@ struct JobEnv {
   std::vector<std::string> nodes;  // SLURM_NODELIST, expanded, in order
   std::string stdout_path;         // SLURM_JOB_STDOUT (may hold %j patterns)
   std::string work_dir;            // SLURM_JOB_WORK_DIR
+  // SLURM_CLUSTER_NAME: slurmd sets it from slurm.conf's ClusterName after
+  // merging the job's SPANK environment (slurm src/slurmd/slurmd/req.c,
+  // _build_env, 22.05..24.x), so the job cannot choose it. "" if unset.
+  std::string cluster;
 
   const std::string& head_node() const { return nodes.front(); }
   bool is_head() const { return !nodes.empty() && node == nodes.front(); }

@@ -115,6 +115,31 @@ const std::map<std::string, Setter>& Setters() {
          c.remote_write = v;
          return {};
        }},
+      {"tsdb_dir",
+       [](PluginConfig& c, const std::string& v) -> Expected<void> {
+         if (v.empty() || (v.front() != '/' && v.rfind("%d", 0) != 0)) {
+           return Error{"expected an absolute path pattern"};
+         }
+         c.tsdb_dir = v;
+         return {};
+       }},
+      {"tsdb_min_free_mb", Parsed<int>([](const std::string& v) { return Integer(v, 0, 1 << 30); },
+                                       &PluginConfig::tsdb_min_free_mb)},
+      {"cluster",
+       [](PluginConfig& c, const std::string& v) -> Expected<void> {
+         if (v.empty()) return Error{"expected a cluster name"};
+         c.cluster = v;
+         return {};
+       }},
+      {"remote_write_bearer_file", Path(&PluginConfig::remote_write_bearer_file)},
+      {"remote_write_user",
+       [](PluginConfig& c, const std::string& v) -> Expected<void> {
+         if (v.empty()) return Error{"expected a user name"};
+         c.remote_write_user = v;
+         return {};
+       }},
+      {"remote_write_password_file", Path(&PluginConfig::remote_write_password_file)},
+      {"remote_write_ca_file", Path(&PluginConfig::remote_write_ca_file)},
       {"epilog_wait", Duration(&PluginConfig::epilog_wait, std::chrono::milliseconds(0))},
       {"run_dir", Path(&PluginConfig::run_dir)},
       {"tfevents_dir",
@@ -167,6 +192,14 @@ Expected<PluginConfig> ParsePluginConfig(const std::vector<std::string>& args) {
   if (config.exporter_port + config.port_tries > 65535 ||
       config.prometheus_port + config.port_tries > 65535) {
     return Error{"port_tries reaches past port 65535"};
+  }
+  // Prometheus accepts one of the two per remote_write entry.
+  if (!config.remote_write_bearer_file.empty() &&
+      (!config.remote_write_user.empty() || !config.remote_write_password_file.empty())) {
+    return Error{"remote_write_bearer_file and remote_write_user/password_file exclude each other"};
+  }
+  if (config.remote_write_user.empty() != config.remote_write_password_file.empty()) {
+    return Error{"remote_write_user and remote_write_password_file go together"};
   }
   return config;
 }

@@ -30,10 +30,26 @@ struct PluginConfig {
   std::chrono::milliseconds scrape_interval{5000};
   std::string service_user;  // exporters run as this user; empty: the job's user
   bool archive = true;
-  int compression_level = 3;                     // zstd
-  bool keep_tsdb = false;                        // keep prometheus/ next to a verified archive
-  bool default_on = false;                       // for jobs that pass no --diag
-  std::string remote_write;                      // central store URL, also written by every job
+  int compression_level = 3;  // zstd
+  bool keep_tsdb = false;     // keep prometheus/ next to a verified archive
+  bool default_on = false;    // for jobs that pass no --diag
+  // The live TSDB of the job's Prometheus, on the head node's local disk:
+  // Prometheus does not support NFS-like filesystems. %n node, %j job id,
+  // %u user, %d the diag dir (an operator without local disk may put it
+  // back there). /var/lib: host-specific state, root-owned and not
+  // world-writable (no user can occupy the path first, unlike /var/tmp),
+  // on disk rather than tmpfs (/run), and not aged by systemd-tmpfiles.
+  std::string tsdb_dir = "/var/lib/jobmon/tsdb/%n/%j";
+  int tsdb_min_free_mb = 1024;  // below this free on its filesystem: no Prometheus
+  std::string remote_write;     // central store URL, also written by every job
+  // Its external label `cluster`; empty: Slurm's ClusterName (SLURM_CLUSTER_NAME).
+  std::string cluster;
+  // Credentials for remote_write, referenced from prometheus.yml (never
+  // copied); checked by remote_write.h.
+  std::string remote_write_bearer_file;          // authorization: credentials_file
+  std::string remote_write_user;                 // basic_auth: username
+  std::string remote_write_password_file;        // basic_auth: password_file
+  std::string remote_write_ca_file;              // tls_config: ca_file
   std::chrono::milliseconds epilog_wait{30000};  // archiving the epilog waits for
   std::string run_dir = "/run/jobmon";           // pids and ports, per node and job
   int exporter_restarts = 5;

@@ -28,6 +28,11 @@ std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job
   out += "  evaluation_interval: " + Seconds(config.scrape_interval) + "\n";
   out += "  external_labels:\n";
   out += "    slurm_job_id: " + Quoted(std::to_string(job.job_id)) + "\n";
+  // Job ids collide across clusters (and restart after a state reset): a
+  // central store tells jobs apart by cluster and user too.
+  const std::string& cluster = config.cluster.empty() ? job.cluster : config.cluster;
+  if (!cluster.empty()) out += "    cluster: " + Quoted(cluster) + "\n";
+  out += "    user: " + Quoted(job.user) + "\n";
   out += "scrape_configs:\n";
   out += "  - job_name: jobmon-exporter\n";
   // The exporter labels its series with host itself; keep that label.
@@ -38,6 +43,21 @@ std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job
   if (!config.remote_write.empty()) {
     out += "remote_write:\n";
     out += "  - url: " + Quoted(config.remote_write) + "\n";
+    // Files, not secrets: Prometheus reads them itself (remote_write.h).
+    if (!config.remote_write_bearer_file.empty()) {
+      out += "    authorization:\n";
+      out += "      type: Bearer\n";
+      out += "      credentials_file: " + Quoted(config.remote_write_bearer_file) + "\n";
+    }
+    if (!config.remote_write_user.empty()) {
+      out += "    basic_auth:\n";
+      out += "      username: " + Quoted(config.remote_write_user) + "\n";
+      out += "      password_file: " + Quoted(config.remote_write_password_file) + "\n";
+    }
+    if (!config.remote_write_ca_file.empty()) {
+      out += "    tls_config:\n";
+      out += "      ca_file: " + Quoted(config.remote_write_ca_file) + "\n";
+    }
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include "jobmon/common/manifest.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
+#include "lifecycle/local_tsdb.h"
 #include "lifecycle/plugin_config.h"
 #include "spank/job_script.h"
 #include "spank/node_files.h"
@@ -61,10 +62,14 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const DiagLa
     }
   }
   if (!prometheus_clean) m.degraded.push_back("Prometheus did not exit cleanly (killed)");
+  // Where the prolog put it (its root-owned record; older prologs: the diag dir).
+  std::string tsdb = ReadFirstLine(run.tsdb_dir());
+  if (tsdb.empty()) tsdb = layout.tsdb_dir();
+  const bool local = !lc::IsInside(tsdb, layout.dir);
   bool have_tsdb = [&] {
     FsIdentity as_job_user(job.uid, gid);
     std::error_code ec;
-    return fs::is_directory(layout.tsdb_dir(), ec);
+    return fs::is_directory(fs::symlink_status(tsdb, ec)) && fs::is_directory(tsdb, ec);
   }();
   if (!config.archive || m.prometheus_port == 0 || !have_tsdb) {
     m.state = "ended";
@@ -79,7 +84,9 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const DiagLa
                                    "--level",
                                    std::to_string(config.compression_level),
                                    "--prometheus",
-                                   config.prometheus};
+                                   config.prometheus,
+                                   "--tsdb-dir",
+                                   tsdb};
   if (config.keep_tsdb) argv.push_back("--keep-tsdb");
   // Detached and as the job's user: it may outlive the epilog, and the TSDB
   // and the archive are theirs. Its log is opened here, as theirs.
@@ -107,6 +114,10 @@ void Archive(const lc::PluginConfig& config, const lc::JobEnv& job, const DiagLa
                archiver->pid, layout.manifest().c_str());
     return;
   }
+  // The archiver, as the user, emptied the local TSDB dir but cannot remove
+  // it from its root-owned parent; rmdir removes only an empty directory
+  // (never a symlink's target). Detached archivers: the next prolog sweeps.
+  if (local && !config.keep_tsdb) rmdir(tsdb.c_str());
   auto after = ReadManifest(layout.manifest(), as_user);
   slurm_info("[diag] job %u: TSDB %s (%s)", job.job_id,
              after ? after->state.c_str() : "state unknown", layout.archive().c_str());

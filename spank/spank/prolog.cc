@@ -21,9 +21,11 @@
 #include "lifecycle/gpu_allocation.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/kmsg_handoff.h"
+#include "lifecycle/local_tsdb.h"
 #include "lifecycle/plugin_config.h"
 #include "lifecycle/port_reservation.h"
 #include "lifecycle/prometheus_config.h"
+#include "lifecycle/remote_write.h"
 #include "spank/diag_option.h"
 #include "spank/job_script.h"
 #include "spank/node_files.h"
@@ -174,12 +176,60 @@ struct Prolog {
     }
   }
 
+  // The live TSDB: on this node's disk (tsdb_dir), or in the diag dir when
+  // the operator chose that; "" when there is none (degraded).
+  std::string MakeTsdbDir() {
+    auto path = lc::TsdbDirFor(config, layout, job);
+    if (!path) {
+      Degrade("no Prometheus: " + path.error().message);
+      return "";
+    }
+    if (lc::IsInside(*path, layout.dir)) {
+      // The diag dir is the user's: made as them, as before tsdb_dir existed.
+      FsIdentity as_user(job.uid, job_gid);
+      if (auto made = MakeDirectory(*path, 0750); !made) {
+        Degrade("no Prometheus: " + made.error().message);
+        return "";
+      }
+      return *path;
+    }
+    // Jobs whose archiver outlived their epilog left their emptied dirs.
+    const std::string parent = path->substr(0, path->rfind('/'));
+    lc::SweepEmptyTsdbDirs(parent, [&](uint32_t id) {
+      std::error_code ec;
+      return id == job.job_id ||
+             std::filesystem::exists(run.node_dir + "/" + std::to_string(id), ec);
+    });
+    auto local = lc::PrepareLocalTsdb(*path, job.uid, job_gid,
+                                      static_cast<uint64_t>(config.tsdb_min_free_mb));
+    if (!local) {
+      // Never onto the shared filesystem instead (Prometheus does not
+      // support it): an operator without local disk sets tsdb_dir=%d/prometheus.
+      Degrade("no Prometheus: live TSDB: " + local.error().message);
+      return "";
+    }
+    if (!local->moved_aside.empty()) {
+      slurm_info("[diag] job %u: an earlier job's TSDB at %s was moved to %s", job.job_id,
+                 path->c_str(), local->moved_aside.c_str());
+    }
+    (void)WriteFileAtomically(run.tsdb_dir(), *path + "\n");
+    return *path;
+  }
+
   // Head node only.
   void StartPrometheus(Manifest& manifest) {
+    lc::PluginConfig rendered = config;
+    if (!config.remote_write.empty()) {
+      if (auto files = lc::CheckRemoteWriteFiles(config, job.uid, job_gid); !files) {
+        Degrade("remote_write off: " + files.error().message);
+        rendered.remote_write.clear();
+      }
+    }
+    manifest.remote_write = rendered.remote_write;
     Expected<void> written = [&] {
       FsIdentity as_user(job.uid, job_gid);
       return WriteFileAtomically(layout.prometheus_config(),
-                                 lc::RenderPrometheusConfig(config, job, layout));
+                                 lc::RenderPrometheusConfig(rendered, job, layout));
     }();
     if (!written) {
       Degrade("no Prometheus: " + written.error().message);
@@ -197,18 +247,13 @@ struct Prolog {
       Degrade("no Prometheus: " + port.error().message);
       return;
     }
-    Expected<void> made = [&] {
-      FsIdentity as_user(job.uid, job_gid);
-      return MakeDirectory(layout.tsdb_dir(), 0750);
-    }();
-    if (!made) {
-      Degrade("no Prometheus: " + made.error().message);
-      return;
-    }
+    const std::string tsdb = MakeTsdbDir();
+    if (tsdb.empty()) return;
+    manifest.tsdb_dir = tsdb;
     std::vector<std::string> argv = {
         config.prometheus,
         "--config.file=" + layout.prometheus_config(),
-        "--storage.tsdb.path=" + layout.tsdb_dir(),
+        "--storage.tsdb.path=" + tsdb,
         "--web.listen-address=127.0.0.1:" + std::to_string(*port),
         // The job's data stays for the job's whole life; the archive keeps it after.
         "--storage.tsdb.retention.time=3650d",
@@ -260,7 +305,6 @@ struct Prolog {
         manifest.diag_dir = layout.dir;
         manifest.targets_dir = layout.targets_dir();
         manifest.jobmon_version = JOBMON_VERSION;
-        manifest.remote_write = config.remote_write;
         manifest.started_at = IsoNow();
         StartPrometheus(manifest);
         manifest.state = "running";

@@ -12,12 +12,14 @@
 #include "jobmon/common/manifest.h"
 #include "jobmon/common/run_command.h"
 #include "lifecycle/diag_paths.h"
+#include "lifecycle/local_tsdb.h"
 
 int main(int argc, char** argv) {
   std::string dir;
   int level = 3;
   bool keep_tsdb = false;
   std::string prometheus;
+  std::string tsdb_dir;
   CLI::App app{"jobmon-archive: pack a job's TSDB as tsdb.tar.zst and update manifest.json"};
   app.add_option("--diag-dir", dir, "The job's diag dir")->required();
   app.add_option("--level", level, "zstd compression level")
@@ -26,23 +28,25 @@ int main(int argc, char** argv) {
   app.add_flag("--keep-tsdb", keep_tsdb, "Keep prometheus/ after a verified archive");
   app.add_option("--prometheus", prometheus,
                  "The Prometheus binary that wrote the TSDB (its version goes in the manifest)");
+  app.add_option("--tsdb-dir", tsdb_dir,
+                 "The live TSDB (default: prometheus/ in the diag dir); removed once archived");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   jobmon::DiagLayout layout{dir};
+  if (tsdb_dir.empty()) tsdb_dir = layout.tsdb_dir();
   auto manifest = jobmon::ReadManifest(layout.manifest());
   if (!manifest) {
     std::cerr << "jobmon-archive: error: " << manifest.error().message << "\n";
     return 1;
   }
-  std::cerr << "jobmon-archive: packing " << layout.tsdb_dir() << " into " << layout.archive()
+  std::cerr << "jobmon-archive: packing " << tsdb_dir << " into " << layout.archive()
             << " (zstd level " << level << ")\n";
   uint64_t reported = 0;
   auto result = jobmon::archive::ArchiveDirectory(
-      layout.tsdb_dir(), "prometheus", layout.archive(), level,
-      [&](uint64_t files, uint64_t bytes) {
+      tsdb_dir, "prometheus", layout.archive(), level, [&](uint64_t files, uint64_t bytes) {
         if (bytes - reported >= (64u << 20)) {
           std::cerr << "jobmon-archive: " << files << " files, " << (bytes >> 20) << " MiB\n";
           reported = bytes;
@@ -75,11 +79,17 @@ int main(int argc, char** argv) {
     m.archive_error = result.error().message;
     std::cerr << "jobmon-archive: error: " << result.error().message << "\n";
   } else {
-    std::error_code ec;
-    if (!keep_tsdb) std::filesystem::remove_all(layout.tsdb_dir(), ec);
+    // Never following a symlink the user's Prometheus dir may hold. The
+    // directory itself may stay (a root-owned parent): the epilog removes it.
+    bool kept = keep_tsdb;
+    if (!keep_tsdb) {
+      if (auto removed = jobmon::lifecycle::RemoveTreeNoFollow(tsdb_dir); !removed) {
+        std::cerr << "jobmon-archive: warning: " << removed.error().message << "\n";
+        kept = true;
+      }
+    }
     m.state = "archived";
-    m.archive = jobmon::ArchiveInfo{layout.archive(), result->sha256, result->bytes, level,
-                                    keep_tsdb || static_cast<bool>(ec)};
+    m.archive = jobmon::ArchiveInfo{layout.archive(), result->sha256, result->bytes, level, kept};
     std::cerr << "jobmon-archive: " << result->files << " files, " << result->input_bytes
               << " bytes -> " << result->bytes << " bytes, sha256 " << result->sha256 << "\n";
   }

@@ -99,6 +99,11 @@ check "Prometheus port from 9190 upwards" test "$PORT" -ge 9190
 check "manifest: head node, nodes, tunnel command" test \
   "$(manifest "$DIAG/manifest.json" head_node nodes tunnel_command state)" == \
   "node1 [\"node1\", \"node2\"] ssh -N -L $PORT:127.0.0.1:$PORT node1 running"
+LIVE=$(manifest "$DIAG/manifest.json" tsdb_dir 2>/dev/null)
+check "the live TSDB is on node1's local disk (tsdb_dir), not in the shared diag dir" test \
+  "$LIVE" == "$STATE/tsdb/node1/$main" -a ! -e "$DIAG/prometheus"
+check "the live TSDB dir is 0700 and the job user's, under root-owned parents" test \
+  "$(stat -c '%a %U' "$LIVE" "$STATE/tsdb/node1" 2>/dev/null | tr '\n' ' ')" == "700 root 755 root "
 answers() { in_node node1 "$PROMQ" "http://127.0.0.1:$PORT" 'vector(1)' >/dev/null; }
 check "Prometheus answers on node1's loopback" wait_for 20 answers
 check "not from node2's namespace (its loopback)" bash -c "! ip netns exec $TAG-node2 $PROMQ http://127.0.0.1:$PORT vector\(1\) 2>/dev/null"
@@ -129,7 +134,8 @@ check "manifest state becomes archived" wait_for 60 archived
 check "no process of ours left on any node" wait_for 10 test -z "$(processes_of "$DIAG")"
 check "tsdb.tar.zst exists and its sha256 matches the manifest" test \
   "$(sha256sum "$DIAG/tsdb.tar.zst" | cut -d' ' -f1)" == "$(manifest "$DIAG/manifest.json" archive.sha256)"
-check "the raw TSDB was removed after the verified archive (keep_tsdb=off)" test ! -e "$DIAG/prometheus"
+check "the archive is in the diag dir and the local TSDB is gone (keep_tsdb=off)" wait_for 20 test \
+  -s "$DIAG/tsdb.tar.zst" -a ! -e "$LIVE" -a ! -e "$DIAG/prometheus"
 check "manifest records the Prometheus version" test \
   "$(manifest "$DIAG/manifest.json" versions.prometheus)" == "$(prometheus --version 2>&1 | head -1 | awk '{print $3}')"
 check "both nodes idle again" wait_for 20 nodes_idle
@@ -160,7 +166,7 @@ check "different Prometheus ports ($pa, $pb)" test -n "$pa" -a -n "$pb" -a "$pa"
 check "both answer, each with its own TSDB" bash -c \
   "ip netns exec $TAG-node1 $PROMQ http://127.0.0.1:$pa vector\(1\) >/dev/null &&
    ip netns exec $TAG-node1 $PROMQ http://127.0.0.1:$pb vector\(1\) >/dev/null &&
-   test -d $JOBS/jobmon-diag-$a/prometheus -a -d $JOBS/jobmon-diag-$b/prometheus"
+   test -d $STATE/tsdb/node1/$a -a -d $STATE/tsdb/node1/$b"
 touch "$JOBS/release-$a" "$JOBS/release-$b"
 check "both end" wait_for 60 bash -c "! squeue -h -j $a,$b 2>/dev/null | grep -q ."
 check "the epilog left archiving to the detached archiver" wait_for 20 \
@@ -170,6 +176,10 @@ both_archived() {
      "$(manifest "$JOBS/jobmon-diag-$b/manifest.json" state)" == archived ]]
 }
 check "which recorded both archives in their manifests" wait_for 60 both_archived
+# Root's jobs: the archiver (root) removes the dirs too; a user's archiver
+# only empties them and the next prolog sweeps (lifecycle_test).
+check "the detached archivers emptied or removed both local TSDBs" bash -c \
+  "test -z \"\$(ls -A $STATE/tsdb/node1/$a $STATE/tsdb/node1/$b 2>/dev/null)\""
 plugin_args
 
 echo "# remote_write to a central store (a Prometheus receiver in node2's namespace)"
@@ -177,14 +187,24 @@ mkdir -p "$SCRATCH/central"
 ip netns exec "$TAG-node2" prometheus --config.file="$SCRATCH/empty.yml" --storage.tsdb.path="$SCRATCH/central" \
   --web.listen-address="$SUBNET.12:19090" --web.enable-remote-write-receiver >"$SCRATCH/central.log" 2>&1 &
 OUR_PIDS+=($!)
-plugin_args "remote_write=http://$SUBNET.12:19090/api/v1/write"
+CLUSTER=$(scontrol show config | awk '$1 == "ClusterName" {print $3}')
+install -m 0640 /dev/null "$SCRATCH/rw-token" && echo "jobmon-test-token" >"$SCRATCH/rw-token"
+plugin_args "remote_write=http://$SUBNET.12:19090/api/v1/write remote_write_bearer_file=$SCRATCH/rw-token"
 rw=$(job_id "$(cd "$JOBS" && sbatch --parsable -N1 -w node1 --diag=on -o "$JOBS/rw-%j.log" "$JOBS/hold.sh")")
 received() {
-  ip netns exec "$TAG-node2" "$PROMQ" "http://$SUBNET.12:19090" "up{slurm_job_id=\"$rw\",host=\"node1\"}" | grep -q ' 1$'
+  ip netns exec "$TAG-node2" "$PROMQ" "http://$SUBNET.12:19090" \
+    "up{slurm_job_id=\"$rw\",host=\"node1\",cluster=\"$CLUSTER\",user=\"root\"}" | grep -q ' 1$'
 }
-check "the central store receives the job's series, labelled with its job id" wait_for 40 received
+check "the central store receives the job's series, labelled with job id, cluster ($CLUSTER) and user" wait_for 40 received
+check "prometheus.yml names the token file, not the token" bash -c \
+  "grep -q 'credentials_file: \"$SCRATCH/rw-token\"' $JOBS/jobmon-diag-$rw/prometheus.yml && ! grep -q jobmon-test-token $JOBS/jobmon-diag-$rw/prometheus.yml"
+check "no local TSDB dir of the detached archivers' jobs is left" test ! -e "$STATE/tsdb/node1/$a" -a ! -e "$STATE/tsdb/node1/$b"
 touch "$JOBS/release-$rw"
 wait_for 60 job_done "$rw"
+chmod 0644 "$SCRATCH/rw-token"
+rw=$(job_id "$(cd "$JOBS" && sbatch --parsable --wait -N1 -w node1 --diag=on -o "$JOBS/rw-%j.log" --wrap 'echo job-ran')")
+check "a world-readable token: remote_write off, the manifest says why, the job ran" bash -c \
+  "grep -q 'remote_write off: .*rw-token: mode 0644' $JOBS/jobmon-diag-$rw/manifest.json && ! grep -q remote_write: $JOBS/jobmon-diag-$rw/prometheus.yml && grep -q '^job-ran$' $JOBS/rw-$rw.log"
 kill "${OUR_PIDS[-1]}" 2>/dev/null
 plugin_args
 
@@ -254,6 +274,7 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
   check "user job: exits 0" test "$rc" -eq 0
   user_archived() { [[ "$(manifest "$UDIAG/manifest.json" state 2>/dev/null)" == archived ]]; }
   check "user job: archived" wait_for 60 user_archived
+  check "user job: its local TSDB is gone after the archive" wait_for 20 test ! -e "$STATE/tsdb/node1/$uj"
   check "user job: diag dir, manifest and archive belong to the user" test \
     "$(stat -c %U "$UDIAG" "$UDIAG/manifest.json" "$UDIAG/tsdb.tar.zst" | sort -u)" == "$TEST_USER"
   uid=$(id -u "$TEST_USER")
@@ -283,9 +304,18 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
     hj=$(job_id "$out")
     HDIAG=$UDIR/jobmon-diag-$hj
   }
+  plugin_args epilog_wait=0s
+  hostile_job detached "sleep 1"
+  dj=$hj
+  dj_archived() { [[ "$(manifest "$HDIAG/manifest.json" state 2>/dev/null)" == archived ]]; }
+  check "user job, detached archiver: archived" wait_for 60 dj_archived
+  check "user job, detached archiver: its local TSDB is emptied (the dir is in a root-owned parent)" \
+    test -d "$STATE/tsdb/node1/$dj" -a -z "$(ls -A "$STATE/tsdb/node1/$dj" 2>/dev/null)"
+  plugin_args
   ended_or_archived() { [[ "$(manifest "$HDIAG/manifest.json" state 2>/dev/null)" =~ ^(ended|archived)$ ]]; }
   hostile_job secret "ln -s $SECRET \$JOBMON_DIAG_DIR/logs/degraded-x.txt"
   check "degraded note linked to a root-only file: the job ran" grep -q '^job-ran$' "$UDIR/secret-$hj.out"
+  check "the next job's prolog swept the emptied local TSDB dir" test ! -e "$STATE/tsdb/node1/$dj"
   check "degraded note linked to a root-only file: the epilog finished the manifest" wait_for 60 ended_or_archived
   check "degraded note linked to a root-only file: the secret is not in manifest.json" \
     bash -c "test -s $HDIAG/manifest.json && ! grep -q TOPSECRET $HDIAG/manifest.json"

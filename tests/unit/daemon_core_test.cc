@@ -947,6 +947,14 @@ TEST(DiagManifest, TheTunnelCommandIsRebuiltNeverCopied) {
                              "n1", "/d")
                 .archive_path,
             "/d/tsdb.tar.zst");
+  // The live TSDB is shown to be copied by hand: a plain absolute path only.
+  EXPECT_EQ(ManifestFromJson(R"({"tsdb_dir": "/var/lib/jobmon/tsdb/n1/42"})", "n1", "/d").tsdb_dir,
+            "/var/lib/jobmon/tsdb/n1/42");
+  for (const char* bad : {"relative/42", "/var/lib/$(reboot)", "/var/../etc", "/x", "/a/b\n"}) {
+    EXPECT_EQ(ManifestFromJson(std::string(R"({"tsdb_dir": ")") + bad + "\"}", "n1", "/d").tsdb_dir,
+              "")
+        << bad;
+  }
 }
 
 TEST_F(HostileDiagTest, AlertsCarryTheRebuiltTunnelCommand) {

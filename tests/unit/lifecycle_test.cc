@@ -24,9 +24,11 @@
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/kmsg_handoff.h"
+#include "lifecycle/local_tsdb.h"
 #include "lifecycle/plugin_config.h"
 #include "lifecycle/port_reservation.h"
 #include "lifecycle/prometheus_config.h"
+#include "lifecycle/remote_write.h"
 #include "lifecycle/supervisor.h"
 #include "spank/node_files.h"
 
@@ -63,7 +65,8 @@ JobEnv TwoNodeJob() {
       {"SLURM_NODELIST", "node[1-2]"},
       {"SLURM_JOB_STDOUT", "/shared/%u/runs/%x-%j/slurm-%j.out"},
       {"SLURM_JOB_NAME", "llama"},
-      {"SLURM_JOB_WORK_DIR", "/home/alice"}};
+      {"SLURM_JOB_WORK_DIR", "/home/alice"},
+      {"SLURM_CLUSTER_NAME", "tinygpu"}};
   return ReadJobEnv([env](const char* name) -> const char* {
            auto it = env.find(name);
            return it == env.end() ? nullptr : it->second.c_str();
@@ -176,6 +179,168 @@ TEST(PrometheusConfig, FileSdOverTheTargetsAndOptionalRemoteWrite) {
             "      \"10.201.0.12:9400\"\n    ]\n  }\n]\n");
 }
 
+TEST(PrometheusConfig, RemoteWriteCarriesClusterUserAndCredentialFilesAndPromtoolAcceptsIt) {
+  JobEnv job = TwoNodeJob();
+  EXPECT_EQ(job.cluster, "tinygpu");
+  TempDir dir("rw");
+  for (const char* name : {"token", "password", "ca.pem"}) {
+    std::ofstream(dir.path / name) << "x\n";
+  }
+  DiagLayout layout{dir.path.string()};
+  fs::create_directories(layout.targets_dir());
+  auto bearer = ParsePluginConfig({"remote_write=https://mimir.example/api/v1/push",
+                                   "remote_write_bearer_file=" + (dir.path / "token").string(),
+                                   "remote_write_ca_file=" + (dir.path / "ca.pem").string()});
+  ASSERT_TRUE(bearer.ok()) << bearer.error().message;
+  std::string yml = RenderPrometheusConfig(*bearer, job, layout);
+  EXPECT_NE(yml.find("    cluster: \"tinygpu\"\n    user: \"alice\"\n"), std::string::npos) << yml;
+  EXPECT_NE(yml.find("    authorization:\n      type: Bearer\n      credentials_file: \"" +
+                     (dir.path / "token").string() + "\""),
+            std::string::npos)
+      << yml;
+  EXPECT_NE(yml.find("    tls_config:\n      ca_file: \"" + (dir.path / "ca.pem").string()),
+            std::string::npos);
+  EXPECT_EQ(yml.find("\nx\n"), std::string::npos) << "the secret itself is never copied";
+  // The cluster argument wins over Slurm's name.
+  auto basic = ParsePluginConfig(
+      {"remote_write=https://vm.example/api/v1/write", "cluster=east", "remote_write_user=jobmon",
+       "remote_write_password_file=" + (dir.path / "password").string()});
+  ASSERT_TRUE(basic.ok()) << basic.error().message;
+  std::string yml2 = RenderPrometheusConfig(*basic, job, layout);
+  EXPECT_NE(yml2.find("cluster: \"east\""), std::string::npos);
+  EXPECT_NE(yml2.find("    basic_auth:\n      username: \"jobmon\"\n      password_file: "),
+            std::string::npos)
+      << yml2;
+  // Prometheus's own checker reads the files the config names.
+  if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "no promtool";
+  for (const std::string& text : {yml, yml2}) {
+    std::ofstream(layout.prometheus_config()) << text;
+    std::string cmd = "/usr/bin/promtool check config " + layout.prometheus_config() + " >" +
+                      (dir.path / "promtool.out").string() + " 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << text << Read(dir.path / "promtool.out");
+  }
+}
+
+TEST(PluginConfig, RemoteWriteCredentialsAreOneKindAndTheTsdbDirIsLocalByDefault) {
+  auto defaults = ParsePluginConfig({}).value();
+  EXPECT_EQ(defaults.tsdb_dir, "/var/lib/jobmon/tsdb/%n/%j");
+  EXPECT_EQ(defaults.tsdb_min_free_mb, 1024);
+  EXPECT_FALSE(ParsePluginConfig({"remote_write_bearer_file=/t", "remote_write_user=u",
+                                  "remote_write_password_file=/p"})
+                   .ok());
+  EXPECT_FALSE(ParsePluginConfig({"remote_write_user=u"}).ok());
+  EXPECT_FALSE(ParsePluginConfig({"tsdb_dir=relative/%j"}).ok());
+  EXPECT_TRUE(ParsePluginConfig({"tsdb_dir=%d/prometheus"}).ok());
+  EXPECT_FALSE(ParsePluginConfig({"tsdb_min_free_mb=-1"}).ok());
+}
+
+TEST(SecretFiles, OnlyRootMayChangeThemAndOnlyACertificateMayBeWorldReadable) {
+  const mode_t reg = S_IFREG;
+  EXPECT_TRUE(CheckSecretFileMode("/t", 0, reg | 0600, SecretKind::kCredential).ok());
+  EXPECT_TRUE(CheckSecretFileMode("/t", 0, reg | 0640, SecretKind::kCredential).ok());
+  auto world = CheckSecretFileMode("/t", 0, reg | 0644, SecretKind::kCredential);
+  ASSERT_FALSE(world.ok());
+  EXPECT_NE(world.error().message.find("mode 0644"), std::string::npos);
+  EXPECT_TRUE(CheckSecretFileMode("/ca", 0, reg | 0644, SecretKind::kCertificate).ok());
+  EXPECT_FALSE(CheckSecretFileMode("/t", 1000, reg | 0600, SecretKind::kCredential).ok());
+  EXPECT_FALSE(CheckSecretFileMode("/t", 0, reg | 0620, SecretKind::kCredential).ok());
+  EXPECT_FALSE(CheckSecretFileMode("/ca", 0, reg | 0646, SecretKind::kCertificate).ok());
+  EXPECT_FALSE(CheckSecretFileMode("/t", 0, S_IFLNK | 0600, SecretKind::kCredential).ok());
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (root-owned files, another user)";
+  TempDir dir("secret");
+  fs::permissions(dir.path, fs::perms(0755));
+  std::ofstream(dir.path / "token") << "s3cret\n";
+  fs::permissions(dir.path / "token", fs::perms(0600));
+  // 0600 root's: right for root, but a job user's Prometheus cannot read it.
+  EXPECT_TRUE(CheckSecretFile((dir.path / "token").string(), SecretKind::kCredential, 0, 0).ok());
+  auto nobody =
+      CheckSecretFile((dir.path / "token").string(), SecretKind::kCredential, 65534, 65534);
+  ASSERT_FALSE(nobody.ok());
+  EXPECT_NE(nobody.error().message.find("cannot read it"), std::string::npos);
+  fs::create_symlink(dir.path / "token", dir.path / "link");
+  EXPECT_FALSE(CheckSecretFile((dir.path / "link").string(), SecretKind::kCredential, 0, 0).ok());
+}
+
+TEST(LocalTsdb, TheDefaultIsOffTheSharedDiagDirAndPatternsExpand) {
+  JobEnv job = TwoNodeJob();
+  auto config = ParsePluginConfig({}).value();
+  DiagLayout layout = DiagLayoutFor(config, job).value();
+  auto tsdb = TsdbDirFor(config, layout, job);
+  ASSERT_TRUE(tsdb.ok());
+  EXPECT_EQ(*tsdb, "/var/lib/jobmon/tsdb/node2/4242");
+  EXPECT_FALSE(IsInside(*tsdb, layout.dir));
+  config.tsdb_dir = "%d/prometheus";
+  EXPECT_EQ(TsdbDirFor(config, layout, job).value(), layout.tsdb_dir());
+  EXPECT_TRUE(IsInside(layout.tsdb_dir(), layout.dir));
+  EXPECT_FALSE(IsInside(layout.dir + "-other/x", layout.dir));
+  config.tsdb_dir = "/var/lib/jobmon/%u/../%j";
+  EXPECT_FALSE(TsdbDirFor(config, layout, job).ok());
+  EXPECT_TRUE(CheckTrustedParent("/tmp", 0, S_IFDIR | 01777).ok());
+  EXPECT_FALSE(CheckTrustedParent("/x", 0, S_IFDIR | 0777).ok());
+  EXPECT_FALSE(CheckTrustedParent("/x", 1000, S_IFDIR | 0755).ok());
+}
+
+TEST(LocalTsdb, MadeForTheUserUnderRootOwnedParentsNeverThroughALinkAndRemovedWithoutFollowing) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (root-owned parents, chown)";
+  TempDir base("tsdb");
+  fs::permissions(base.path, fs::perms(0755));
+  const std::string path = (base.path / "tsdb/node1/77").string();
+  auto made = PrepareLocalTsdb(path, 65534, 65534, 0);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  struct stat st {};
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(st.st_uid, 65534u);
+  ASSERT_EQ(lstat((base.path / "tsdb/node1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_mode & 022, 0u);
+  // A stale dir of an earlier job with the same id is moved aside, not reused.
+  std::ofstream(path + "/old-block") << "old";
+  auto again = PrepareLocalTsdb(path, 65534, 65534, 0);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_FALSE(again->moved_aside.empty());
+  EXPECT_TRUE(fs::exists(again->moved_aside + "/old-block"));
+  EXPECT_TRUE(fs::is_empty(path));
+  // Not enough space: refused, saying how much there is.
+  auto full =
+      PrepareLocalTsdb((base.path / "tsdb/node1/78").string(), 65534, 65534, uint64_t{1} << 40);
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(full.error().message.find("below tsdb_min_free_mb"), std::string::npos);
+  EXPECT_FALSE(fs::exists(base.path / "tsdb/node1/78"));
+  // A parent that is a symlink, or someone else's directory: refused.
+  TempDir elsewhere("tsdb-target");
+  fs::create_directories(base.path / "linked");
+  fs::create_directory_symlink(elsewhere.path, base.path / "linked/node1");
+  EXPECT_FALSE(PrepareLocalTsdb((base.path / "linked/node1/79").string(), 65534, 65534, 0).ok());
+  EXPECT_FALSE(fs::exists(elsewhere.path / "79"));
+  fs::create_directories(base.path / "users/node1");
+  ASSERT_EQ(chown((base.path / "users/node1").c_str(), 65534, 65534), 0);
+  auto occupied = PrepareLocalTsdb((base.path / "users/node1/80").string(), 65534, 65534, 0);
+  ASSERT_FALSE(occupied.ok());
+  EXPECT_NE(occupied.error().message.find("not owned by root"), std::string::npos);
+
+  // Removal as the owner: a symlink inside is unlinked, its target kept; the
+  // dir itself stays (its parent is root's) until root's rmdir.
+  std::ofstream(elsewhere.path / "keep") << "keep";
+  fs::create_directories(path + "/01ABC/chunks");
+  std::ofstream(path + "/01ABC/chunks/000001") << "data";
+  fs::create_directory_symlink(elsewhere.path, path + "/01ABC/escape");
+  ASSERT_EQ(system(("chown -R -h 65534:65534 " + path).c_str()), 0);
+  {
+    FsIdentity as_owner(65534, 65534);
+    auto removed = RemoveTreeNoFollow(path);
+    EXPECT_TRUE(removed.ok()) << removed.error().message;
+  }
+  EXPECT_TRUE(fs::exists(elsewhere.path / "keep"));
+  EXPECT_TRUE(fs::is_directory(path));
+  EXPECT_TRUE(fs::is_empty(path));
+  // The next prolog sweeps it once its job has no run dir.
+  SweepEmptyTsdbDirs((base.path / "tsdb/node1").string(), [](uint32_t id) { return id != 77; });
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_TRUE(fs::exists(again->moved_aside)) << "not a job id: never swept";
+}
+
 TEST(ManifestTest, RoundTripsAndRejectsOtherSchemas) {
   Manifest m;
   m.job_id = 4242;
@@ -185,12 +350,14 @@ TEST(ManifestTest, RoundTripsAndRejectsOtherSchemas) {
   m.prometheus_address = "127.0.0.1";
   m.prometheus_port = 9191;
   m.tunnel_command = TunnelCommand("node1", 9191);
+  m.tsdb_dir = "/var/lib/jobmon/tsdb/node1/4242";
   m.state = "archived";
   m.degraded = {"node2: no exporter: no cluster-private address"};
   m.archive = ArchiveInfo{"/d/tsdb.tar.zst", std::string(64, 'a'), 123, 3, false};
   std::string json = ToJson(m);
   EXPECT_NE(json.find("\"url\": \"http://127.0.0.1:9191\""), std::string::npos);
   EXPECT_EQ(m.tunnel_command, "ssh -N -L 9191:127.0.0.1:9191 node1");
+  EXPECT_NE(json.find("\"tsdb_dir\": \"/var/lib/jobmon/tsdb/node1/4242\""), std::string::npos);
   auto back = ParseManifest(json);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(ToJson(*back), json);

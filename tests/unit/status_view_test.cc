@@ -209,6 +209,25 @@ TEST(StatusViewTest, TheManifestGivesPrometheusTunnelAndArchive) {
       << text;
   EXPECT_NE(text.find("  tunnel: ssh -N -L 19090:127.0.0.1:19090 n1\n"), std::string::npos);
   EXPECT_NE(text.find("  archive: /o/7/diag/tsdb.tar.zst\n"), std::string::npos);
+  EXPECT_TRUE(StatusJson(view)["prometheus"]["tsdb_dir"].is_null());
+  EXPECT_EQ(text.find("live TSDB"), std::string::npos) << "no line without a tsdb_dir";
+}
+
+TEST(StatusViewTest, TheLiveTsdbOnTheHeadNodesDiskIsNamed) {
+  StatusInputs in = DaemonInputs();
+  in.diag_dir = "/o/7/diag";
+  monitor::ManifestView m;
+  m.head_node = "n1";
+  m.url = "http://127.0.0.1:19090";
+  m.tunnel_command = "ssh -N -L 19090:127.0.0.1:19090 n1";
+  m.state = "running";
+  m.tsdb_dir = "/var/lib/jobmon/tsdb/n1/7";
+  in.manifest = m;
+  const StatusView view = BuildStatusView(in);
+  EXPECT_EQ(StatusJson(view)["prometheus"]["tsdb_dir"], "/var/lib/jobmon/tsdb/n1/7");
+  EXPECT_NE(StatusText(view).find("  live TSDB: /var/lib/jobmon/tsdb/n1/7 on n1\n"),
+            std::string::npos)
+      << StatusText(view);
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ struct Manifest {
   std::string prometheus_address;  // 127.0.0.1 on the head node
   int prometheus_port = 0;         // 0: not started
   std::string tunnel_command;
+  // The live TSDB on the head node's local disk (the plugin's tsdb_dir);
+  // removed once archived into the diag dir.
+  std::string tsdb_dir;
   std::string targets_dir;
   std::string jobmon_version;
   std::string prometheus_version;

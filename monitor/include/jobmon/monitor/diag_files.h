@@ -35,6 +35,7 @@ struct ManifestView {
   std::string tunnel_command;          // TunnelCommand(head_node, port), rebuilt
   std::string state;                   // a plain word ("running", "archived", ...), else ""
   std::string archive_path;            // only a plain path inside the diag dir, else ""
+  std::string tsdb_dir;                // the live TSDB on the head node: a plain absolute path
 };
 
 // Pure: what the daemon takes from the manifest's fields (ParseManifestFields:
