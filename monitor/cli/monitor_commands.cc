@@ -255,7 +255,8 @@ int RunList(const ListArgs& args) {
   if (!config) return Fail("list", config.error().message);
   json rows = json::array();
   std::string source = "database";
-  if (auto answer = AskDaemon(args, *config, {.op = "list", .job_id = std::nullopt, .all = args.all})) {
+  if (auto answer =
+          AskDaemon(args, *config, {.op = "list", .job_id = std::nullopt, .all = args.all})) {
     if (*answer && (**answer).value("ok", false)) {
       rows = (**answer).value("jobs", json::array());
       source = "api";
