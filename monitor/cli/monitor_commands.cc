@@ -16,6 +16,8 @@
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/run_command.h"
 #include "jobmon/common/user_file.h"
+#include "jobmon/monitor/api_protocol.h"
+#include "jobmon/monitor/api_server.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/jobmon_config.h"
@@ -35,11 +37,17 @@ using nlohmann::json;
 struct CommonArgs {
   std::string config_path;
   std::string db;
+  std::string socket;
   bool json = false;
 };
 
 void AddCommon(CLI::App* cmd, CommonArgs& args) {
-  cmd->add_option("--db", args.db, "The daemon's state database (default: monitor.state_db)");
+  cmd->add_option("--socket", args.socket,
+                  "The daemon's API socket (default: monitor.api_socket); used when present");
+  cmd->add_option("--db", args.db,
+                  "Read the daemon's state database instead of its API (default: "
+                  "monitor.state_db, when the socket is absent; needs read access: root or "
+                  "the daemon's group)");
   cmd->add_option("-c,--config", args.config_path, kConfigOptionHelp);
   AddJsonFlag(cmd, args.json);
 }
@@ -52,6 +60,25 @@ Expected<monitor::MonitorConfig> Config(const CommonArgs& args) {
 
 std::string DbPath(const CommonArgs& args, const monitor::MonitorConfig& config) {
   return args.db.empty() ? config.state_db : args.db;
+}
+
+std::string SocketPath(const CommonArgs& args, const monitor::MonitorConfig& config) {
+  return args.socket.empty() ? config.api_socket : args.socket;
+}
+
+// The daemon's answer through its socket; nullopt when the API is not to be
+// used (--db given, or no socket there). A daemon that cannot be reached is
+// an error the caller reports before falling back to the database.
+std::optional<Expected<json>> AskDaemon(const CommonArgs& args,
+                                        const monitor::MonitorConfig& config,
+                                        const monitor::api::Request& request) {
+  const std::string socket = SocketPath(args, config);
+  if (!args.db.empty() || socket.empty() || !PathExists(socket)) return std::nullopt;
+  return monitor::CallApi(socket, request);
+}
+
+bool Refused(const json& answer, std::string_view code) {
+  return !answer.value("ok", false) && answer.value("code", "") == code;
 }
 
 // ------------------------------------------------------------------ status
@@ -100,7 +127,39 @@ int RunStatus(const StatusArgs& args) {
   }
 
   in.db = DbPath(args, *config);
-  if (in.job_id && PathExists(in.db)) {
+  bool answered = false;  // by the daemon's API (found or not)
+  if (in.job_id) {
+    if (auto answer = AskDaemon(args, *config, {.op = "status", .job_id = in.job_id})) {
+      if (!*answer) {
+        std::cerr << "jobmon status: the daemon's API: " << answer->error().message
+                  << "; reading its database\n";
+      } else if (Refused(**answer, "forbidden")) {
+        // Another user's job: nothing of it is read here either.
+        return Fail("status", (**answer).value("error", "refused"), kFailed);
+      } else if ((**answer).value("ok", false)) {
+        const json& a = **answer;
+        auto record = monitor::api::JobFromJson(a["job"]);
+        if (!record)
+          return Fail("status", "the daemon's answer: " + record.error().message, kFailed);
+        in.record = *record;
+        if (a.contains("progress") && a["progress"].is_object()) {
+          if (auto p = monitor::api::ProgressFromJson(a["progress"])) in.progress = *p;
+        }
+        for (const json& i : a.value("incidents", json::array())) {
+          if (auto r = monitor::api::IncidentFromJson(i)) in.incidents.push_back(*r);
+        }
+        in.db = SocketPath(args, *config);
+        in.daemon_source = "api";
+        answered = true;
+      } else if (Refused(**answer, "not_found")) {
+        answered = true;  // the daemon does not follow it: Slurm and the log say what they can
+      } else {
+        std::cerr << "jobmon status: the daemon's API: " << (**answer).value("error", "refused")
+                  << "; reading its database\n";
+      }
+    }
+  }
+  if (in.job_id && !answered && PathExists(in.db)) {
     auto store = monitor::StateStore::OpenReadOnly(in.db);
     if (!store) {
       std::cerr << "jobmon status: " << store.error().message << "\n";
@@ -194,36 +253,42 @@ struct ListArgs : CommonArgs {
 int RunList(const ListArgs& args) {
   auto config = Config(args);
   if (!config) return Fail("list", config.error().message);
-  const std::string db = DbPath(args, *config);
-  if (!PathExists(db)) {
-    return Fail(
-        "list",
-        "no state database at " + db + " (is slurm_job_monitor running? --db names another)",
-        kFailed);
-  }
-  auto store = monitor::StateStore::OpenReadOnly(db);
-  if (!store) return Fail("list", store.error().message, kFailed);
-  auto jobs = (*store)->ListJobs();
-  if (!jobs) return Fail("list", jobs.error().message, kFailed);
   json rows = json::array();
-  for (const JobRecord& j : *jobs) {
-    if (j.ended_at && !args.all) continue;
-    json row = {{"job_id", j.job_id},
-                {"name", j.name},
-                {"user", j.user},
-                {"source", j.source},
-                {"slurm_state", j.slurm_state},
-                {"ended", j.ended_at.has_value()},
-                {"final_class", j.final_class}};
-    auto p = (*store)->GetProgress(j.job_id);
-    row["phase"] = p && *p ? json((*p)->phase) : json(nullptr);
-    row["last_step"] = p && *p && (*p)->last_step ? json(*(*p)->last_step) : json(nullptr);
-    auto open = (*store)->OpenIncidentOf(j.job_id);
-    row["open_incident"] = open && *open ? json((*open)->klass) : json(nullptr);
-    rows.push_back(row);
+  std::string source = "database";
+  if (auto answer =
+          AskDaemon(args, *config, {.op = "list", .job_id = std::nullopt, .all = args.all})) {
+    if (*answer && (**answer).value("ok", false)) {
+      rows = (**answer).value("jobs", json::array());
+      source = "api";
+    } else {
+      std::cerr << "jobmon list: the daemon's API: "
+                << (*answer ? (**answer).value("error", "refused") : answer->error().message)
+                << "; reading its database\n";
+    }
+  }
+  if (source == "database") {
+    const std::string db = DbPath(args, *config);
+    if (!PathExists(db)) {
+      return Fail("list",
+                  "no API socket at " + SocketPath(args, *config) + " and no state database at " +
+                      db + " (is slurm_job_monitor running? --socket or --db names another)",
+                  kFailed);
+    }
+    auto store = monitor::StateStore::OpenReadOnly(db);
+    if (!store) return Fail("list", store.error().message, kFailed);
+    auto jobs = (*store)->ListJobs();
+    if (!jobs) return Fail("list", jobs.error().message, kFailed);
+    for (const JobRecord& j : *jobs) {
+      if (j.ended_at && !args.all) continue;
+      auto p = (*store)->GetProgress(j.job_id);
+      auto open = (*store)->OpenIncidentOf(j.job_id);
+      rows.push_back(
+          monitor::api::ListRow(j, p && *p ? **p : std::optional<monitor::ProgressRecord>{},
+                                open && *open ? **open : std::optional<monitor::IncidentRecord>{}));
+    }
   }
   if (args.json) {
-    std::cout << JsonText({{"schema", "jobmon.list/v1"}, {"jobs", rows}});
+    std::cout << JsonText({{"schema", "jobmon.list/v1"}, {"source", source}, {"jobs", rows}});
     return kOk;
   }
   std::cout << fmt::format("{:<8} {:<20} {:<10} {:<9} {:<11} {:<9} {:>9}  {}\n", "JOB", "NAME",
@@ -256,17 +321,35 @@ int RunWatch(const WatchArgs& args) {
   auto config = Config(args);
   if (!config) return Fail("watch", config.error().message);
   const std::string db = DbPath(args, *config);
-  if (!PathExists(db)) {
-    return Fail("watch", "no state database at " + db + " (start slurm_job_monitor first, or --db)",
-                kFailed);
+  std::string source = "database";
+  if (auto answer = AskDaemon(args, *config, {.op = "watch", .job_id = args.job_id})) {
+    if (*answer && (**answer).value("ok", false)) {
+      source = "api";
+    } else if (*answer && Refused(**answer, "forbidden")) {
+      return Fail("watch", (**answer).value("error", "refused"), kFailed);
+    } else {
+      std::cerr << "jobmon watch: the daemon's API: "
+                << (*answer ? (**answer).value("error", "refused") : answer->error().message)
+                << "; writing into its database\n";
+    }
   }
-  auto store = monitor::StateStore::Open(db);
-  if (!store) return Fail("watch", store.error().message, kFailed);
-  if (auto added = (*store)->AddWatch(args.job_id, NowSeconds()); !added) {
-    return Fail("watch", added.error().message, kFailed);
+  if (source == "database") {
+    if (!PathExists(db)) {
+      return Fail("watch",
+                  "no API socket at " + SocketPath(args, *config) + " and no state database at " +
+                      db + " (start slurm_job_monitor first, or --socket / --db)",
+                  kFailed);
+    }
+    auto store = monitor::StateStore::Open(db);
+    if (!store) return Fail("watch", store.error().message, kFailed);
+    if (auto added = (*store)->AddWatch(args.job_id, NowSeconds()); !added) {
+      return Fail("watch", added.error().message, kFailed);
+    }
   }
   if (args.json) {
-    std::cout << JsonText({{"job_id", args.job_id}, {"watch", "requested"}, {"db", db}}, -1);
+    json out = {{"job_id", args.job_id}, {"watch", "requested"}, {"source", source}};
+    if (source == "database") out["db"] = db;
+    std::cout << JsonText(out, -1);
   } else {
     std::cout << "job " << args.job_id
               << ": the monitor follows it from its next Slurm poll (jobmon status " << args.job_id
@@ -283,7 +366,9 @@ std::function<int()> AddStatusCommand(CLI::App& app) {
       "status",
       "One job: state, class, progress projection, last and expected step, incidents with "
       "evidence, Prometheus location and tunnel, archive. From the monitor's database, or from "
-      "the log when no daemon follows the job.");
+      "the log when no daemon follows the job. Through the daemon's socket API when it is "
+      "there: a user sees their own jobs, root and monitor.admin_group every job; else "
+      "from its database (root or the daemon's group).");
   cmd->add_option("job", args->job, "Slurm job id (or a log file)")->required();
   cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
                   "For the projection: stalled after max(k x p99, this) (default: "
@@ -294,7 +379,10 @@ std::function<int()> AddStatusCommand(CLI::App& app) {
 
 std::function<int()> AddListCommand(CLI::App& app) {
   auto args = std::make_shared<ListArgs>();
-  CLI::App* cmd = app.add_subcommand("list", "Every job the monitor follows, one line each.");
+  CLI::App* cmd = app.add_subcommand(
+      "list",
+      "Every job the monitor follows, one line each (through the daemon's API: a user's own "
+      "jobs; root and monitor.admin_group: all).");
   cmd->add_flag("--all", args->all, "Include ended jobs");
   AddCommon(cmd, *args);
   return Runner(cmd, args, RunList);
@@ -303,7 +391,9 @@ std::function<int()> AddListCommand(CLI::App& app) {
 std::function<int()> AddWatchCommand(CLI::App& app) {
   auto args = std::make_shared<WatchArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "watch", "Ask the monitor to follow a job that neither --diag nor [monitor.select] covers.");
+      "watch",
+      "Ask the monitor to follow a job that neither --diag nor [monitor.select] covers (through "
+      "the daemon's API a user may ask for their own jobs only).");
   cmd->add_option("job", args->job_id, "Slurm job id")->required();
   AddCommon(cmd, *args);
   return Runner(cmd, args, RunWatch);

@@ -112,6 +112,7 @@ StatusView BuildStatusView(const StatusInputs& in) {
   }
   if (in.record) {
     view.db = in.db;
+    view.daemon_source = in.daemon_source;
     view.name = in.record->name;
     view.user = in.record->user;
     view.tracked_as = in.record->source;
@@ -168,7 +169,11 @@ json StatusJson(const StatusView& v) {
               {"projection", v.report ? triage::ToJson(*v.report)["progress"] : json(nullptr)},
               {"incidents", json::array()},
               {"diag_dir", OrNull(v.diag_dir)}};
-  if (v.db) out["db"] = *v.db;
+  if (v.db) {
+    // Which way the daemon's record came: its socket API or its database.
+    out["daemon_source"] = v.daemon_source;
+    out[v.daemon_source == "api" ? "api_socket" : "db"] = *v.db;
+  }
   if (v.name) out["name"] = *v.name;
   if (v.user) out["user"] = *v.user;
   if (v.tracked_as) out["tracked_as"] = *v.tracked_as;
@@ -193,7 +198,9 @@ std::string StatusText(const StatusView& v) {
   if (v.name) text += fmt::format(" ({}, {})", *v.name, v.user.value_or(""));
   text += fmt::format(": {}{}\n", v.state,
                       v.slurm_state.empty() ? "" : fmt::format(" (Slurm: {})", v.slurm_state));
-  text += fmt::format("  from: {}\n", v.db ? "the monitor's database " + *v.db + " (tracked via " +
+  const std::string daemon_where =
+      v.daemon_source == "api" ? "the monitor's API " : "the monitor's database ";
+  text += fmt::format("  from: {}\n", v.db ? daemon_where + *v.db + " (tracked via " +
                                                  v.tracked_as.value_or("") + ")"
                                            : std::string("the log alone (no daemon record)"));
   text += fmt::format("  log: {}\n", v.log);

@@ -23,7 +23,8 @@ struct StatusInputs {
   std::string argument;            // what was typed: a job id or a log path
   std::optional<uint32_t> job_id;  // when the argument is a job id
   double now = 0;
-  std::string db;  // the state database asked
+  std::string db;                          // the state database asked, or the API's socket
+  std::string daemon_source = "database";  // how the record came: "api" or "database"
   std::optional<monitor::JobRecord> record;
   std::optional<monitor::ProgressRecord> progress;
   std::vector<monitor::IncidentRecord> incidents;
@@ -61,7 +62,8 @@ struct StatusProgress {
 struct StatusView {
   std::string title;  // "Job <title>": the job id or the log path
   std::optional<uint32_t> job_id;
-  std::optional<std::string> db;  // set when the daemon's record is shown
+  std::optional<std::string> db;  // set when the daemon's record is shown: database or socket
+  std::string daemon_source;      // "api" (the daemon's socket) or "database"
   std::string log;
   std::string slurm_state;  // Slurm's, else the daemon's last, else ""
   std::optional<std::string> slurm_exit_code;

@@ -17,6 +17,7 @@
 #include "jobmon/alerts/outbox.h"
 #include "jobmon/alerts/secrets.h"
 #include "jobmon/common/duration.h"
+#include "jobmon/monitor/api_server.h"
 #include "jobmon/monitor/job_source.h"
 #include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/monitor/monitor.h"
@@ -30,7 +31,7 @@ using jobmon::monitor::MonitorConfig;
 
 struct Overrides {
   std::string state_db, notify_file, metrics_listen, squeue, sinfo, poll_interval,
-      slurm_poll_interval, log_format;
+      slurm_poll_interval, log_format, api_socket;
 };
 
 // Receivers: the JSON-lines file (notify_file, unless empty) and every
@@ -78,6 +79,7 @@ Expected<JobmonConfig> Load(const jobmon::ConfigPath& where, const Overrides& o)
   if (!o.squeue.empty()) config.squeue = o.squeue;
   if (!o.sinfo.empty()) config.sinfo = o.sinfo;
   if (!o.log_format.empty()) config.log_format = o.log_format;
+  if (!o.api_socket.empty()) config.api_socket = o.api_socket == "off" ? "" : o.api_socket;
   if (!o.poll_interval.empty()) {
     auto s = seconds(o.poll_interval, "--poll-interval");
     if (!s) return s.error();
@@ -115,6 +117,9 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", o.metrics_listen,
                  "Own /metrics on one loopback address, 127.0.0.1:PORT or [::1]:PORT, or 'off' "
                  "(monitor.metrics_listen)");
+  app.add_option("--api-socket", o.api_socket,
+                 "The read-only Unix-socket API for `jobmon status|list|watch`: users see their "
+                 "own jobs, root and monitor.admin_group all; 'off': none (monitor.api_socket)");
   app.add_option("--squeue", o.squeue, "squeue to ask for jobs (monitor.squeue)");
   app.add_option("--sinfo", o.sinfo, "sinfo to ask for the nodes' addresses (monitor.sinfo)");
   app.add_option("--poll-interval", o.poll_interval,
@@ -175,6 +180,22 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  // The users' view (`jobmon status` as themselves). Without it the monitor
+  // still does its work: alerts matter more than the view.
+  std::unique_ptr<jobmon::monitor::ApiServer> api;
+  if (!config->api_socket.empty()) {
+    auto started = jobmon::monitor::ApiServer::Start({.socket_path = config->api_socket,
+                                                      .state_db = config->state_db,
+                                                      .admin_group = config->admin_group});
+    if (started) {
+      api = std::move(started).value();
+    } else {
+      log->Error("api_unavailable",
+                 {{"socket", config->api_socket},
+                  {"error", started.error().message},
+                  {"action", "running without it; jobmon falls back to the database for root"}});
+    }
+  }
   jobmon::monitor::Monitor monitor(*config, **store, *source, notifier, *log);
   if (auto restored = monitor.Restore(WallNow()); !restored) {
     log->Error("restore_failed", {{"error", restored.error().message}});
@@ -189,9 +210,19 @@ int main(int argc, char** argv) {
                 for (const auto& n : receiver_names) names += (names.empty() ? "" : ",") + n;
                 return names;
               }()},
-             {"metrics", config->metrics_listen.empty() ? "off" : config->metrics_listen}});
+             {"metrics", config->metrics_listen.empty() ? "off" : config->metrics_listen},
+             {"api_socket", api ? config->api_socket : "off"}});
   while (true) {
     const double started = WallNow();
+    if (api) {
+      // Users' watch requests: written by this thread, the store's only writer.
+      for (const auto& w : api->TakeWatches()) {
+        if (auto added = (*store)->AddWatch(w.job_id, started, w.uid); !added) {
+          log->Warn("watch_not_recorded",
+                    {{"job", std::to_string(w.job_id)}, {"error", added.error().message}});
+        }
+      }
+    }
     monitor.Cycle(started);
     // After the cycle committed: what it queued is durable before any send.
     jobmon::alerts::DeliveryRound round =
@@ -232,13 +263,17 @@ int main(int argc, char** argv) {
         MonitorConfig next = reloaded->monitor;
         if (next.state_db != monitor.config().state_db ||
             next.metrics_listen != monitor.config().metrics_listen ||
-            next.notify_file != monitor.config().notify_file) {
+            next.notify_file != monitor.config().notify_file ||
+            next.api_socket != monitor.config().api_socket ||
+            next.admin_group != monitor.config().admin_group) {
           log->Warn("config_needs_restart",
-                    {{"keys", "state_db, metrics_listen, notify_file"},
+                    {{"keys", "state_db, metrics_listen, notify_file, api_socket, admin_group"},
                      {"action", "kept as they were; restart to change them"}});
           next.state_db = monitor.config().state_db;
           next.metrics_listen = monitor.config().metrics_listen;
           next.notify_file = monitor.config().notify_file;
+          next.api_socket = monitor.config().api_socket;
+          next.admin_group = monitor.config().admin_group;
         }
         monitor.Reconfigure(next);
         log->Info("config_reloaded", {{"config", where.path}});

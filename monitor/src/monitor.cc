@@ -106,6 +106,7 @@ void Monitor::Track(const triage::SlurmJob& job, const std::string& source,
   record.partition = job.partition;
   record.node_list = job.node_list;
   record.start_time = job.start_time;
+  record.uid = job.uid;
   Tracked t = NewTracked(record, record.start_time.value_or(now));
   t.user = JobUser{job.uid, job.gid};
   t.progress->SetUser(*t.user);
@@ -139,8 +140,12 @@ Expected<std::vector<triage::SlurmJob>> Monitor::FetchJobs(double now) {
 }
 
 void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJob>>& listed) {
+  std::map<uint32_t, std::optional<uint32_t>> requests;  // job id -> asked by uid
+  if (auto w = store_.WatchRequests()) {
+    for (const WatchRequest& r : *w) requests[r.job_id] = r.uid;
+  }
   std::set<uint32_t> watched;
-  if (auto w = store_.Watches()) watched.insert(w->begin(), w->end());
+  for (const auto& [id, uid] : requests) watched.insert(id);
   if (!listed) {
     // A controller that does not answer says nothing about the jobs: keep
     // following them as they were, raise nothing, warn.
@@ -161,6 +166,16 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJo
     seen.insert(job.job_id);
     auto found = jobs_.find(job.job_id);
     if (found == jobs_.end()) {
+      // A user's watch request (through the socket API) holds for their own jobs only.
+      if (auto r = requests.find(job.job_id);
+          r != requests.end() && r->second && *r->second != job.uid) {
+        log_.Warn("watch_refused", {{"job", std::to_string(job.job_id)},
+                                    {"asked_by_uid", std::to_string(*r->second)},
+                                    {"job_uid", std::to_string(job.uid)}});
+        Check(store_.RemoveWatch(job.job_id), "remove watch");
+        watched.erase(job.job_id);
+        requests.erase(r);
+      }
       auto discovered = Discover(job, config_, watched, [&job](const std::string& dir) {
         return HasReadableManifest(dir, JobUser{job.uid, job.gid});
       });
@@ -178,13 +193,16 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJo
       t.user = JobUser{job.uid, job.gid};
       t.progress->SetUser(*t.user);
     }
-    if (t.record.slurm_state != job.state) {
+    const bool uid_learnt = t.record.uid != job.uid;  // rows from before schema 4
+    t.record.uid = job.uid;
+    const bool state_changed = t.record.slurm_state != job.state;
+    if (state_changed) {
       log_.Info(
           "job_state",
           {{"job", std::to_string(job.job_id)}, {"from", t.record.slurm_state}, {"to", job.state}});
       t.record.slurm_state = job.state;
-      Check(store_.UpsertJob(t.record), "upsert job");
     }
+    if (state_changed || uid_learnt) Check(store_.UpsertJob(t.record), "upsert job");
     t.slurm_exit_code = job.exit_code;
     if (!t.ended && triage::IsTerminalState(job.state)) OnEnded(t, job.state, now);
   }

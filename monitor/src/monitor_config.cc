@@ -54,6 +54,8 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.String("metrics_listen", config.metrics_listen);
   r.String("notify_file", config.notify_file);
   r.String("log_format", config.log_format);
+  r.String("api_socket", config.api_socket);
+  r.String("admin_group", config.admin_group);
   if (const toml::table* stall = r.Table("stall")) {
     TomlSection s(*stall, path, "monitor.stall");
     s.Number("k", config.stall.k, 1);
@@ -87,6 +89,9 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   if (r.error()) return Error{*r.error()};
   if (config.log_format != "text" && config.log_format != "json") {
     return Error{path + ": monitor.log_format must be \"text\" or \"json\""};
+  }
+  if (!config.api_socket.empty() && config.api_socket.front() != '/') {
+    return Error{path + ": monitor.api_socket must be an absolute path (or \"\" for none)"};
   }
   if (!config.metrics_listen.empty()) {
     if (auto listen = ParseMetricsListen(config.metrics_listen); !listen)

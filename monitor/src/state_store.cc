@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   source TEXT NOT NULL DEFAULT '', slurm_state TEXT NOT NULL DEFAULT '',
   first_seen REAL NOT NULL, last_seen REAL NOT NULL, ended_at REAL,
   partition TEXT NOT NULL DEFAULT '', node_list TEXT NOT NULL DEFAULT '', start_time REAL,
-  final_class TEXT NOT NULL DEFAULT '', final_status TEXT NOT NULL DEFAULT '');
+  final_class TEXT NOT NULL DEFAULT '', final_status TEXT NOT NULL DEFAULT '', uid INTEGER);
 CREATE TABLE IF NOT EXISTS progress (
   job_id INTEGER PRIMARY KEY REFERENCES jobs(job_id),
   log_inode INTEGER NOT NULL, log_device INTEGER NOT NULL, log_offset INTEGER NOT NULL,
@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS incidents (
   summary TEXT NOT NULL, evidence_json TEXT NOT NULL, close_reason TEXT NOT NULL DEFAULT '');
 -- At most one open incident per job: a restarted daemon finds it, never duplicates it.
 CREATE UNIQUE INDEX IF NOT EXISTS one_open_incident ON incidents(job_id) WHERE state = 'open';
-CREATE TABLE IF NOT EXISTS watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL,
+  uid INTEGER);
 )sql";
 
 // Version 1 (issue 6's first cut) lacked these columns and the watches table.
@@ -53,6 +54,11 @@ ALTER TABLE progress ADD COLUMN baseline_interval REAL;
 ALTER TABLE progress ADD COLUMN recent_interval REAL;
 ALTER TABLE progress ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 )sql";
+
+// Version 4 records the owner's uid (the socket API shows users their own
+// jobs) and who asked for a watch. NULL: not known yet / asked by an admin.
+const char* const kMigrateJobsTo4 = "ALTER TABLE jobs ADD COLUMN uid INTEGER;";
+const char* const kMigrateWatchesTo4 = "ALTER TABLE watches ADD COLUMN uid INTEGER;";
 
 // Owns one prepared statement; move-only, so it is finalized exactly once.
 struct Statement {
@@ -128,6 +134,7 @@ JobRecord ReadJob(sqlite3_stmt* s) {
   j.start_time = OptDouble(s, 12);
   j.final_class = Text(s, 13);
   j.final_status = Text(s, 14);
+  if (auto uid = OptInt(s, 15)) j.uid = static_cast<uint32_t>(*uid);
   return j;
 }
 
@@ -170,7 +177,7 @@ IncidentRecord ReadIncident(sqlite3_stmt* s) {
 
 constexpr const char* kJobColumns =
     "job_id, name, user, log_path, diag_dir, source, slurm_state, first_seen, last_seen, ended_at, "
-    "partition, node_list, start_time, final_class, final_status";
+    "partition, node_list, start_time, final_class, final_status, uid";
 constexpr const char* kIncidentColumns =
     "id, job_id, class, state, opened_at, closed_at, summary, evidence_json, close_reason";
 
@@ -225,6 +232,15 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
   if (found == 1) {
     if (auto r = store->Exec(kMigrateFrom1); !r)
       return Error{path + ": migration from schema 1: " + r.error().message};
+  }
+  if (found >= 1 && found < 4) {
+    if (auto r = store->Exec(kMigrateJobsTo4); !r)
+      return Error{path + ": migration to schema 4: " + r.error().message};
+    // Version 1 had no watches table: kSchema below creates it whole.
+    if (found >= 2) {
+      if (auto r = store->Exec(kMigrateWatchesTo4); !r)
+        return Error{path + ": migration to schema 4: " + r.error().message};
+    }
   }
   if (auto r = store->Exec(kSchema); !r) return r.error();
   if (auto r = alerts::Outbox::EnsureSchema(db); !r) return r.error();
@@ -291,10 +307,10 @@ Expected<void> StateStore::UpsertJob(const JobRecord& j) {
   auto s = Cached(
       "INSERT INTO jobs (job_id, name, user, log_path, diag_dir, source, slurm_state, "
       "first_seen, last_seen, ended_at, partition, node_list, start_time, final_class, "
-      "final_status) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15) "
+      "final_status, uid) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16) "
       "ON CONFLICT(job_id) DO UPDATE SET name=?2, user=?3, log_path=?4, diag_dir=?5, "
       "source=?6, slurm_state=?7, last_seen=?9, ended_at=?10, partition=?11, node_list=?12, "
-      "start_time=?13, final_class=?14, final_status=?15");
+      "start_time=?13, final_class=?14, final_status=?15, uid=coalesce(?16, uid)");
   if (!s) return s.error();
   sqlite3_stmt* st = *s;
   sqlite3_bind_int64(st, 1, j.job_id);
@@ -312,6 +328,7 @@ Expected<void> StateStore::UpsertJob(const JobRecord& j) {
   BindOptional(st, 13, j.start_time);
   BindText(st, 14, j.final_class);
   BindText(st, 15, j.final_status);
+  BindOptional(st, 16, j.uid ? std::optional<int64_t>(*j.uid) : std::nullopt);
   if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "upsert job");
   return {};
 }
@@ -465,11 +482,14 @@ Expected<std::vector<IncidentRecord>> StateStore::OpenIncidents() {
   return out;
 }
 
-Expected<void> StateStore::AddWatch(uint32_t job_id, double requested_at) {
-  auto s = Prepare(db_, "INSERT OR REPLACE INTO watches (job_id, requested_at) VALUES (?1, ?2)");
+Expected<void> StateStore::AddWatch(uint32_t job_id, double requested_at,
+                                    std::optional<uint32_t> for_uid) {
+  auto s = Prepare(
+      db_, "INSERT OR REPLACE INTO watches (job_id, requested_at, uid) VALUES (?1, ?2, ?3)");
   if (!s) return s.error();
   sqlite3_bind_int64(s->stmt, 1, job_id);
   sqlite3_bind_double(s->stmt, 2, requested_at);
+  BindOptional(s->stmt, 3, for_uid ? std::optional<int64_t>(*for_uid) : std::nullopt);
   if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "add watch");
   return {};
 }
@@ -481,6 +501,20 @@ Expected<std::vector<uint32_t>> StateStore::Watches() {
   int rc;
   while ((rc = sqlite3_step(s->stmt)) == SQLITE_ROW) {
     out.push_back(static_cast<uint32_t>(sqlite3_column_int64(s->stmt, 0)));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "watches");
+  return out;
+}
+
+Expected<std::vector<WatchRequest>> StateStore::WatchRequests() {
+  auto s = Prepare(db_, "SELECT job_id, uid FROM watches ORDER BY job_id");
+  if (!s) return s.error();
+  std::vector<WatchRequest> out;
+  int rc;
+  while ((rc = sqlite3_step(s->stmt)) == SQLITE_ROW) {
+    WatchRequest w{.job_id = static_cast<uint32_t>(sqlite3_column_int64(s->stmt, 0)), .uid = {}};
+    if (auto uid = OptInt(s->stmt, 1)) w.uid = static_cast<uint32_t>(*uid);
+    out.push_back(w);
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "watches");
   return out;

@@ -88,6 +88,7 @@ cat >"$SCRATCH/jobmon.toml" <<EOF
 [monitor]
 cluster = "dev"
 state_db = "$SCRATCH/monitor.db"
+api_socket = "$SCRATCH/monitor.sock"  # not /run/jobmon: clusters run side by side
 poll_interval = "1s"
 slurm_poll_interval = "2s"
 metrics_listen = "127.0.0.1:$MPORT"

@@ -33,6 +33,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STATE=$(mktemp -d /tmp/jobmon-mon-XXXXXX)
 SCRATCH=$(mktemp -d /tmp/jobmon-mon-scratch-XXXXXX)
+# The daemon's socket API, in a directory the test user reaches (SCRATCH is 0700).
+API=$(mktemp -d /tmp/jobmon-mon-api-XXXXXX) && chmod 0755 "$API"
 SUBNET=10.206.$((RANDOM % 200 + 20))
 MONITOR_PID=""
 
@@ -40,6 +42,7 @@ teardown() {
   stop_pid "$MONITOR_PID"
   [[ -n "${TEST_USER:-}" ]] && userdel "$TEST_USER" 2>/dev/null
   teardown_cluster jobmon-mon
+  rm -rf "$API"
 }
 trap teardown EXIT
 
@@ -72,6 +75,7 @@ scrape_timeout = "1s"
 stale_after = "4s"
 metrics_listen = "127.0.0.1:$MPORT"
 notify_file = "$ALERTS"
+api_socket = "$API/monitor.sock"
 $1
 [monitor.stall]
 k = 5
@@ -195,6 +199,10 @@ echo "# jobmon status / list"
 field() { checks field "$@"; }  # field FILE PATH...: values from a JSON report
 check "status --json: from the daemon, state incident, class hang/busy-wait" test \
   "$(field "$SCRATCH/status.json" source state class)" = "daemon incident hang/busy-wait"
+check "status --json: root asked through the daemon's socket API" test \
+  "$(field "$SCRATCH/status.json" daemon_source api_socket)" = "api $API/monitor.sock"
+check "the API socket is 0666 in a 0755 directory" test "$(stat -c %a "$API/monitor.sock" "$API")" = "666
+755"
 check "status --json: last step 29, expected step beyond it, stall duration" \
   checks expect "$SCRATCH/status.json" 'progress.last_step == 29' 'progress.expected_step_now > 29' 'stall_seconds > 0'
 check "status --json: Prometheus tunnel and the projection" \
@@ -284,6 +292,31 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
   step_of() { sql "SELECT last_step FROM progress WHERE job_id=$1"; }
   check "user jobs: their logs are read (as the user)" wait_for 20 bash -c \
     "$(declare -f sql step_of checks); [[ -n \$(step_of $fifo_job) && -n \$(step_of $link_job) ]]"
+  # Issue 18 item 4: the user sees their own jobs through the daemon's socket,
+  # without the database (0640, the daemon's), and is refused others' jobs.
+  install -m 0644 "$SCRATCH/jobmon.toml" "$API/user.toml"
+  as_user "$JOBMON" status "$fifo_job" --config "$API/user.toml" --json >"$API/user-status.json" 2>"$API/user-status.err"
+  check "a plain user: jobmon status of their own job, through the API" test \
+    "$(field "$API/user-status.json" source daemon_source job_id)" = "daemon api $fifo_job"
+  check "a plain user: their job's progress from the daemon" \
+    checks expect "$API/user-status.json" 'progress.last_step > 0'
+  as_user "$JOBMON" status "$steady2" --config "$API/user.toml" >/dev/null 2>"$API/user-other.err"
+  user_rc=$?
+  check "a plain user: another user's job is refused (exit 1) with a clear message" bash -c \
+    "[[ $user_rc -eq 1 ]] && grep -q 'job $steady2 is not yours' '$API/user-other.err'"
+  as_user "$JOBMON" list --all --json --config "$API/user.toml" >"$API/user-list.json"
+  check "a plain user: jobmon list comes through the API" test "$(field "$API/user-list.json" source)" = api
+  check "a plain user: jobmon list shows their two jobs only" test \
+    "$(checks lines "$API/user-list.json" jobs | wc -l)" -eq 2
+  check "a plain user: and their job is one of them" \
+    checks any "$API/user-list.json" jobs "job_id == $fifo_job"
+  as_user "$JOBMON" watch "$steady2" --config "$API/user.toml" >/dev/null 2>"$API/user-watch.err"
+  user_rc=$?
+  check "a plain user: watching another user's job is refused" bash -c \
+    "[[ $user_rc -eq 1 ]] && grep -q 'is not yours' '$API/user-watch.err'"
+  as_user "$JOBMON" list --db "$DB" --config "$API/user.toml" >/dev/null 2>&1
+  user_rc=$?
+  check "a plain user cannot read the database itself" test "$user_rc" -ne 0
   # The job keeps its open stdout; the path now names something else.
   as_user rm -f "$UDIR/$fifo_job-fifo.log" && as_user mkfifo "$UDIR/$fifo_job-fifo.log"
   as_user rm -f "$UDIR/$link_job-link.log" && as_user ln -s "$SECRET" "$UDIR/$link_job-link.log"

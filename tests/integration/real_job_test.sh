@@ -61,6 +61,7 @@ cat >"$SCRATCH/jobmon.toml" <<EOF
 [monitor]
 cluster = "devcluster"
 state_db = "$DB"
+api_socket = "$SCRATCH/monitor.sock"  # not /run/jobmon: clusters run side by side
 poll_interval = "${POLL}s"
 slurm_poll_interval = "2s"
 slurm_timeout = "3s"

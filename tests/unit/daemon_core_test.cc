@@ -277,6 +277,27 @@ TEST_F(MonitorTest, WatchedJobOutsideTheSelectionIsTracked) {
   EXPECT_TRUE(store->Watches().value().empty()) << "the request is consumed";
 }
 
+// Through the socket API a user asks for a watch in their own name: the
+// daemon follows the job only when Slurm says it is theirs.
+TEST_F(MonitorTest, AUsersWatchHoldsForTheirOwnJobOnly) {
+  SlurmJob mine = Job(8, dir.path() + "/mine.out");
+  SlurmJob theirs = Job(9, dir.path() + "/theirs.out");
+  mine.partition = theirs.partition = "cpu";
+  mine.uid = mine.gid = 1000;
+  theirs.uid = theirs.gid = 1001;
+  source.jobs.push_back(mine);
+  source.jobs.push_back(theirs);
+  ASSERT_TRUE(store->AddWatch(8, now, 1000u).ok());
+  ASSERT_TRUE(store->AddWatch(9, now, 1000u).ok());
+  monitor->Cycle(now += 2);
+  auto job = store->GetJob(8).value();
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->source, "watch");
+  EXPECT_EQ(job->uid, std::optional<uint32_t>(1000)) << "the owner's uid is recorded";
+  EXPECT_FALSE(store->GetJob(9).value()) << "uid 1000 asked for uid 1001's job";
+  EXPECT_TRUE(store->Watches().value().empty()) << "both requests are consumed";
+}
+
 TEST_F(MonitorTest, SlowdownRaisesTgsDegradationNotAHang) {
   int64_t step = 0;
   for (; step < 40; ++step) {
@@ -565,6 +586,7 @@ PRAGMA user_version = 1;)sql";
   auto read_only = StateStore::OpenReadOnly(path);
   ASSERT_TRUE(read_only.ok()) << read_only.error().message;
   EXPECT_EQ((*read_only)->Watches().value(), std::vector<uint32_t>{9});
+  EXPECT_FALSE((*read_only)->GetJob(5).value()->uid) << "an old row has no owner until Slurm says";
 }
 
 TEST(EventLog, LogfmtQuotesWhatNeedsIt) {

@@ -129,3 +129,57 @@ TEST(StateStoreTest, ANewDatabaseAndItsWalAreNotWorldReadable) {
 
 }  // namespace
 }  // namespace jobmon::monitor
+
+namespace jobmon::monitor {
+namespace {
+
+// Schema 3 (before the owners' uids): its rows stay readable, the columns
+// are added, and a read-only reader then sees version 4.
+TEST(StateStoreTest, MigratesASchema3DatabaseToOwnersUids) {
+  test_support::TempDir dir;
+  const std::string path = (dir.path / "v3.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v3 = R"sql(
+CREATE TABLE jobs (job_id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL DEFAULT '', user TEXT NOT NULL DEFAULT '',
+  log_path TEXT NOT NULL DEFAULT '', diag_dir TEXT NOT NULL DEFAULT '',
+  source TEXT NOT NULL DEFAULT '', slurm_state TEXT NOT NULL DEFAULT '',
+  first_seen REAL NOT NULL, last_seen REAL NOT NULL, ended_at REAL,
+  partition TEXT NOT NULL DEFAULT '', node_list TEXT NOT NULL DEFAULT '', start_time REAL,
+  final_class TEXT NOT NULL DEFAULT '', final_status TEXT NOT NULL DEFAULT '');
+CREATE TABLE watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL);
+INSERT INTO jobs (job_id, name, user, first_seen, last_seen) VALUES (5, 'old', 'alice', 1, 2);
+INSERT INTO watches VALUES (6, 1);
+PRAGMA user_version = 3;)sql";
+  ASSERT_EQ(sqlite3_exec(db, v3, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  {
+    auto refused = StateStore::OpenReadOnly(path);
+    EXPECT_FALSE(refused.ok()) << "a reader does not migrate";
+  }
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto old = (*store)->GetJob(5).value();
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->name, "old");
+  EXPECT_FALSE(old->uid);
+  EXPECT_EQ((*store)->WatchRequests().value(), (std::vector<WatchRequest>{{6, std::nullopt}}));
+
+  JobRecord updated = *old;
+  updated.uid = 1000;
+  ASSERT_TRUE((*store)->UpsertJob(updated).ok());
+  updated.uid.reset();  // a later write without the uid keeps the known one
+  ASSERT_TRUE((*store)->UpsertJob(updated).ok());
+  EXPECT_EQ((*store)->GetJob(5).value()->uid, std::optional<uint32_t>(1000));
+  ASSERT_TRUE((*store)->AddWatch(7, 2, 1000u).ok());
+  EXPECT_EQ((*store)->WatchRequests().value(),
+            (std::vector<WatchRequest>{{6, std::nullopt}, {7, 1000u}}));
+  store.value().reset();
+  auto reader = StateStore::OpenReadOnly(path);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  EXPECT_EQ((*reader)->GetJob(5).value()->uid, std::optional<uint32_t>(1000));
+}
+
+}  // namespace
+}  // namespace jobmon::monitor

@@ -58,6 +58,10 @@ struct MonitorConfig {
   std::string metrics_listen = "127.0.0.1:9188";  // empty: no /metrics
   std::string notify_file = "-";                  // JSON lines; "-": stdout
   std::string log_format = "text";                // text | json
+  // The read-only API for `jobmon status|list|watch` (Unix socket; empty:
+  // none). Users see their own jobs; root and admin_group's members all.
+  std::string api_socket = "/run/jobmon/monitor.sock";
+  std::string admin_group;  // empty: only root sees every job
 };
 
 // metrics_listen: exactly one loopback IP and port ("127.0.0.1:9188",

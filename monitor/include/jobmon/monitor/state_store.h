@@ -17,7 +17,7 @@
 
 namespace jobmon::monitor {
 
-inline constexpr int kStateSchemaVersion = 3;  // 3: the alerts outbox
+inline constexpr int kStateSchemaVersion = 4;  // 3: the alerts outbox; 4: owners' uids
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -30,6 +30,17 @@ struct JobRecord {
   std::optional<double> start_time;  // Slurm's StartTime, unix seconds
   std::string final_class;           // triage's primary class at job end ("none": clean)
   std::string final_status;          // triage's status at job end (completed, failed, ...)
+  // Slurm's UserId: who may see the job through the daemon's socket API.
+  // Absent in rows written before schema 4 until Slurm's next answer.
+  std::optional<uint32_t> uid;
+};
+
+// A `jobmon watch` request. `uid` set: asked by that (unprivileged) user,
+// honoured only for a job of that uid; absent: asked by root or an admin.
+struct WatchRequest {
+  uint32_t job_id = 0;
+  std::optional<uint32_t> uid;
+  bool operator==(const WatchRequest&) const = default;
 };
 
 struct ProgressRecord {
@@ -91,8 +102,10 @@ class StateStore {
   Expected<std::vector<IncidentRecord>> OpenIncidents();
 
   // `jobmon watch <id>`: requests the daemon picks up on its next Slurm poll.
-  Expected<void> AddWatch(uint32_t job_id, double requested_at);
+  Expected<void> AddWatch(uint32_t job_id, double requested_at,
+                          std::optional<uint32_t> for_uid = std::nullopt);
   Expected<std::vector<uint32_t>> Watches();
+  Expected<std::vector<WatchRequest>> WatchRequests();
   Expected<void> RemoveWatch(uint32_t job_id);
 
   // The connection, for the alerts outbox: its rows are written in the same
