@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 --exporter PATH --supervise PATH" >&2; exit 2 ;;
   esac
 done
-[ -x "$exporter" ] && [ -x "$supervise" ] || { echo "usage: $0 --exporter PATH --supervise PATH" >&2; exit 2; }
+if [ ! -x "$exporter" ] || [ ! -x "$supervise" ]; then echo "usage: $0 --exporter PATH --supervise PATH" >&2; exit 2; fi
 exporter=$(realpath "$exporter") supervise=$(realpath "$supervise")  # the supervisor wants absolute paths
 if [ "$(id -u)" != 0 ] || [ ! -w /proc/sys/kernel/dmesg_restrict ]; then
   echo "SKIP: needs root and a writable kernel.dmesg_restrict"
