@@ -1,0 +1,107 @@
+#pragma once
+// What a playbook returns and a diagnosis is made of: findings that carry
+// their numbers (host, GPU, device, value, time), evidence tables with the
+// query they came from, the root cause (earliest anomaly) and the chain
+// after it. Rendered by report.h (Markdown, JSON).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobmon/diagnose/context.h"
+
+namespace jobmon::diagnose {
+
+enum class Severity { kInfo, kWarning, kCritical };
+const char* ToString(Severity severity);
+
+struct Finding {
+  Severity severity = Severity::kInfo;
+  std::string family;             // the metric (or "observability", "training")
+  std::string host, gpu, device;  // empty where not per host / GPU / device
+  std::optional<double> value;
+  std::string unit;            // "W", "%", "/s", "count", ...
+  std::optional<double> time;  // when it started (first anomalous sample)
+  std::string text;            // one sentence with the numbers
+};
+
+struct EvidenceRow {
+  std::string host, gpu, value, interpretation;
+};
+
+struct EvidenceTable {
+  std::string title;
+  std::string query;  // the PromQL it came from
+  std::vector<EvidenceRow> rows;
+};
+
+// Data not to trust (ghost data, gaps, failing collectors), by host and family.
+struct UntrustedRange {
+  std::string host, family;
+  TimeRange range;
+  std::string reason;
+};
+
+struct PlaybookResult {
+  std::string playbook;       // "hang", "heartbeat", ... (playbooks.h)
+  std::string analysis_type;  // the reference's: hang | heartbeat | oom | hardware | ...
+  std::string verdict;        // a short code, e.g. "busy-wait-hang", "false-positive"
+  std::string summary;        // plain English: what the metrics show, the root cause
+  std::vector<EvidenceTable> evidence;
+  std::vector<Finding> anomalies;
+  std::optional<Finding> root_cause;  // the earliest anomaly
+  std::vector<Finding> chain;         // what followed it, in time order
+  std::string correlation;            // with the triage's classification
+  std::vector<std::string> next_steps;
+  std::vector<std::string> errors;  // queries that failed: the verdict is partial
+};
+
+struct ObservabilityResult {
+  std::vector<Finding> problems;
+  std::vector<UntrustedRange> untrusted;
+};
+
+// Earliest finding by time (findings without a time come last); the rest,
+// time-ordered, is the chain. Shared by every playbook and the comparison.
+void SetRootCauseAndChain(PlaybookResult& result);
+
+}  // namespace jobmon::diagnose
+
+namespace jobmon::diagnose {
+
+// Multi-job comparison (tsdb-diagnosis.md "Multi-Job Comparison", report
+// format of its step 8).
+struct ConfigDifference {
+  std::string parameter, a, b;
+};
+struct MetricComparison {
+  std::string metric;  // PromQL or family
+  std::optional<double> a, b;
+  std::string delta;  // "+12.5%" or "+3.0"
+  std::string likely_cause;
+};
+struct Comparison {
+  std::string job_a, job_b;
+  std::vector<ConfigDifference> config_differences;
+  std::optional<int64_t> overlap_first_step, overlap_last_step;
+  std::vector<MetricComparison> metrics;
+  std::optional<Finding> root_cause;  // the first diverging family
+  std::string summary;
+  std::vector<std::string> errors;
+};
+
+inline constexpr const char* kDiagnoseJsonSchema = "jobmon.diagnose/v1";
+
+// One diagnosis: what was opened, what it holds, the playbooks' results.
+struct Diagnosis {
+  std::string source;  // PromSource::Describe()
+  DiagnoseContext context;
+  bool tsdb_matches_log = true;  // the tb_step cross-check
+  std::string tsdb_check;        // what the cross-check compared
+  ObservabilityResult observability;
+  std::vector<PlaybookResult> playbooks;
+  std::optional<Comparison> comparison;
+  std::vector<std::string> warnings;
+};
+
+}  // namespace jobmon::diagnose

@@ -1,0 +1,69 @@
+#include "jobmon/diagnose/query_helpers.h"
+
+#include <gtest/gtest.h>
+
+#include "jobmon/diagnose/playbooks.h"
+#include "jobmon/diagnose/result.h"
+
+namespace jobmon::diagnose {
+namespace {
+
+TEST(QueryHelpers, RateUsesTheContextWindowAndSelector) {
+  DiagnoseContext context;
+  context.rate_window_seconds = 60;
+  EXPECT_EQ(RateExpr("hw_tcp_retransmits_total", context), "rate(hw_tcp_retransmits_total[60s])");
+  EXPECT_EQ(RateExpr("hw_tcp_retransmits_total", context, HostSelector({"n1.x", "n2"})),
+            R"(rate(hw_tcp_retransmits_total{host=~"n1\\.x|n2"}[60s]))");
+  EXPECT_EQ(IncreaseExpr("hw_oom_kills_total", {100, 190.5}), "increase(hw_oom_kills_total[91s])");
+}
+
+TEST(QueryHelpers, StatsInsideARangeAndOutsideCheckpoints) {
+  Series s{{{"host", "a"}}, {{10, 1}, {20, 5}, {30, 3}, {40, 100}}};
+  auto all = StatsOf(s);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, 4u);
+  EXPECT_DOUBLE_EQ(all->max, 100);
+  auto inside = StatsOf(s, TimeRange{15, 35});
+  ASSERT_TRUE(inside);
+  EXPECT_DOUBLE_EQ(inside->mean, 4);
+  EXPECT_FALSE(StatsOf(s, TimeRange{50, 60}));
+  DiagnoseContext context;
+  context.checkpoints.push_back({200, {35, 45}});
+  auto steady = StatsOf(WithoutCheckpoints(s, context));
+  ASSERT_TRUE(steady);
+  EXPECT_DOUBLE_EQ(steady->max, 5);
+  EXPECT_EQ(FirstTimeAbove(s, 4), 20);
+}
+
+TEST(Result, RootCauseIsTheEarliestAnomaly) {
+  PlaybookResult r;
+  r.anomalies.push_back(
+      {Severity::kWarning, "hw_gpu_power_watts", "a", "0", "", 300, "W", 200, "power"});
+  r.anomalies.push_back(
+      {Severity::kWarning, "hw_tcp_retransmits_total", "a", "", "", 50, "/s", 150, "tcp"});
+  r.anomalies.push_back(
+      {Severity::kInfo, "note", "", "", "", std::nullopt, "", std::nullopt, "untimed"});
+  SetRootCauseAndChain(r);
+  ASSERT_TRUE(r.root_cause);
+  EXPECT_EQ(r.root_cause->family, "hw_tcp_retransmits_total");
+  ASSERT_EQ(r.chain.size(), 1u);
+  EXPECT_EQ(r.chain[0].family, "hw_gpu_power_watts");
+}
+
+TEST(Playbooks, AutoFollowsTheTriageTable) {
+  auto names = [](const std::vector<const PlaybookSpec*>& specs) {
+    std::vector<std::string> out;
+    for (auto* s : specs) out.emplace_back(s->name);
+    return out;
+  };
+  EXPECT_EQ(names(PlaybooksForClass("hang")), std::vector<std::string>{"hang"});
+  EXPECT_EQ(names(PlaybooksForClass("unknown-death")),
+            (std::vector<std::string>{"oom", "hardware"}));
+  EXPECT_EQ(names(PlaybooksForClass("nccl-timeout")), std::vector<std::string>{"network"});
+  EXPECT_EQ(names(PlaybooksForClass("completed")),
+            (std::vector<std::string>{"gpu", "network", "training"}));
+  EXPECT_EQ(FindPlaybook("nope"), nullptr);
+}
+
+}  // namespace
+}  // namespace jobmon::diagnose
