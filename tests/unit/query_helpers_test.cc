@@ -37,12 +37,12 @@ TEST(QueryHelpers, StatsInsideARangeAndOutsideCheckpoints) {
 
 TEST(Result, RootCauseIsTheEarliestAnomaly) {
   PlaybookResult r;
+  r.anomalies.push_back({Severity::kWarning, "power-drop", "hw_gpu_power_watts", "a", "0", "", 300,
+                         "W", 200, "power"});
+  r.anomalies.push_back({Severity::kWarning, "tcp-retransmits", "hw_tcp_retransmits_total", "a", "",
+                         "", 50, "/s", 150, "tcp"});
   r.anomalies.push_back(
-      {Severity::kWarning, "hw_gpu_power_watts", "a", "0", "", 300, "W", 200, "power"});
-  r.anomalies.push_back(
-      {Severity::kWarning, "hw_tcp_retransmits_total", "a", "", "", 50, "/s", 150, "tcp"});
-  r.anomalies.push_back(
-      {Severity::kInfo, "note", "", "", "", std::nullopt, "", std::nullopt, "untimed"});
+      {Severity::kInfo, "note", "note", "", "", "", std::nullopt, "", std::nullopt, "untimed"});
   SetRootCauseAndChain(r);
   ASSERT_TRUE(r.root_cause);
   EXPECT_EQ(r.root_cause->family, "hw_tcp_retransmits_total");
