@@ -37,12 +37,15 @@ TEST(QueryHelpers, StatsInsideARangeAndOutsideCheckpoints) {
 
 TEST(Result, RootCauseIsTheEarliestAnomaly) {
   PlaybookResult r;
-  r.anomalies.push_back({Severity::kWarning, "power-drop", "hw_gpu_power_watts", "a", "0", "", 300,
-                         "W", 200, "power"});
-  r.anomalies.push_back({Severity::kWarning, "tcp-retransmits", "hw_tcp_retransmits_total", "a", "",
-                         "", 50, "/s", 150, "tcp"});
-  r.anomalies.push_back(
-      {Severity::kInfo, "note", "note", "", "", "", std::nullopt, "", std::nullopt, "untimed"});
+  auto finding = [](std::string family, std::optional<double> time) {
+    Finding f;
+    f.family = std::move(family);
+    f.time = time;
+    return f;
+  };
+  r.anomalies.push_back(finding("hw_gpu_power_watts", 200));
+  r.anomalies.push_back(finding("hw_tcp_retransmits_total", 150));
+  r.anomalies.push_back(finding("note", std::nullopt));
   SetRootCauseAndChain(r);
   ASSERT_TRUE(r.root_cause);
   EXPECT_EQ(r.root_cause->family, "hw_tcp_retransmits_total");
