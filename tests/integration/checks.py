@@ -224,6 +224,44 @@ def cmd_any(args):
     return 0 if isinstance(items, list) and any(holds(i, args[2:]) for i in items) else 1
 
 
+def playbook_result(report, name):
+    """The result of playbook NAME in a `jobmon diagnose --json` report
+    (schema jobmon.diagnose/v1: playbooks[].playbook), or MISSING."""
+    for result in report.get("playbooks", []) if isinstance(report, dict) else []:
+        if isinstance(result, dict) and result.get("playbook") == name:
+            return result
+    return MISSING
+
+
+def playbook_items(args):
+    """(items of LIST in playbook NAME's result, conditions) from FILE NAME LIST COND..."""
+    result = playbook_result(load_json(args[0]), args[1])
+    if result is MISSING:
+        raise ValueError(f"no playbook {args[1]!r} in {args[0]}")
+    items = get_path(result, args[2])
+    if not isinstance(items, list):
+        raise ValueError(f"{args[1]}: {args[2]} is not a list")
+    return items, args[3:]
+
+
+def cmd_playbook(args):
+    """playbook FILE NAME COND...: diagnose JSON: playbook NAME ran and its result meets every condition."""
+    result = playbook_result(load_json(args[0]), args[1])
+    return 0 if result is not MISSING and holds(result, args[2:]) else 1
+
+
+def cmd_playbook_any(args):
+    """playbook-any FILE NAME LIST COND...: some item of playbook NAME's LIST (anomalies, chain) meets every condition."""
+    items, conditions = playbook_items(args)
+    return 0 if any(holds(i, conditions) for i in items) else 1
+
+
+def cmd_playbook_none(args):
+    """playbook-none FILE NAME LIST COND...: playbook NAME ran and no item of its LIST meets every condition."""
+    items, conditions = playbook_items(args)
+    return 1 if any(holds(i, conditions) for i in items) else 0
+
+
 def cmd_count(args):
     """count JSONL COND...: how many records meet every condition (no file: 0)."""
     print(sum(1 for r in load_jsonl(args[0]) if holds(r, args[1:])))
@@ -319,6 +357,26 @@ def cmd_metric_value(args):
     return 0
 
 
+def tsdb_max_seconds(status):
+    """The newest sample's time (Unix seconds) from /api/v1/status/tsdb's
+    answer: an archived TSDB is all head (the WAL replayed) for jobs under
+    the 2 h block range; None when the head is empty."""
+    head = status.get("data", {}).get("headStats", {})
+    if not head.get("numSeries"):
+        return None
+    return head["maxTime"] / 1000
+
+
+def cmd_tsdb_max_time(args):
+    """tsdb-max-time URL: the TSDB's newest sample time, Unix seconds (instant
+    queries on an archive are asked at it: after the end, series are stale)."""
+    value = tsdb_max_seconds(json.loads(http_get(args[0].rstrip("/") + "/api/v1/status/tsdb")))
+    if value is None:
+        return 1
+    print(f"{value:.3f}")
+    return 0
+
+
 def cmd_served_gpus(args):
     """served-gpus TARGET_FILE: "gpu source" per hw_gpu_served sample of the exporter the
     Prometheus file_sd target file names, then "shared N" per hw_gpu_node_shared."""
@@ -392,11 +450,15 @@ COMMANDS = {
     "sums-equal": cmd_sums_equal,
     "mapping": cmd_mapping,
     "compare": cmd_compare,
+    "playbook": cmd_playbook,
+    "playbook-any": cmd_playbook_any,
+    "playbook-none": cmd_playbook_none,
     "between": cmd_between,
     "sql": cmd_sql,
     "free-port": cmd_free_port,
     "http-get": cmd_http_get,
     "metric-value": cmd_metric_value,
+    "tsdb-max-time": cmd_tsdb_max_time,
     "served-gpus": cmd_served_gpus,
     "am-alerts": cmd_am_alerts,
     "listen-addresses": cmd_listen_addresses,

@@ -10,7 +10,7 @@ import sqlite3
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
@@ -232,6 +232,39 @@ class ChecksTest(unittest.TestCase):
                          [({"gpu": "4", "source": "slurm", "vendor": "amd"}, 1.0)])
         self.assertEqual(checks.labelled_samples(text, "hw_gpu_node_shared"), [({"vendor": "amd"}, 1.0)])
         self.assertEqual(checks.labelled_samples(text, "absent"), [])
+
+    def test_playbook_conditions_on_a_diagnose_report(self):
+        report = os.path.join(self.dir.name, "diagnose.json")
+        with open(report, "w") as f:
+            json.dump({"schema": "jobmon.diagnose/v1", "playbooks": [
+                {"playbook": "gpu", "verdict": "healthy", "anomalies": []},
+                {"playbook": "training", "verdict": "step-time-increase",
+                 "root_cause": {"code": "thermal-high", "host": "node1", "gpu": "0"},
+                 "chain": [{"code": "clock-drop"}, {"code": "step-time-increase"}],
+                 "anomalies": [{"code": "io-pressure", "host": "node1", "device": "", "gpu": 0}]}]}, f)
+        self.assertEqual(self.run("playbook", report, "training", "verdict == step-time-increase",
+                                  "root_cause.code == thermal-high")[0], 0)
+        self.assertEqual(self.run("playbook", report, "gpu", "verdict == anomalous")[0], 1)
+        self.assertEqual(self.run("playbook", report, "hang", "verdict present")[0], 1)  # did not run
+        self.assertEqual(self.run("playbook-any", report, "training", "anomalies", "code == io-pressure",
+                                  "host == node1", "gpu == 0")[0], 0)
+        self.assertEqual(self.run("playbook-any", report, "training", "anomalies", "code == io-pressure",
+                                  "host == node2")[0], 1)
+        self.assertEqual(self.run("playbook-any", report, "training", "chain", "code == clock-drop")[0], 0)
+        self.assertEqual(self.run("playbook-none", report, "training", "anomalies", "host == node2")[0], 0)
+        self.assertEqual(self.run("playbook-none", report, "training", "anomalies", "code == io-pressure")[0], 1)
+        # A playbook that did not run, or a list it lacks, is no evidence of absence.
+        with redirect_stderr(io.StringIO()):
+            self.assertEqual(self.run("playbook-none", report, "network", "anomalies", "code == x")[0], 1)
+            self.assertEqual(self.run("playbook-none", report, "gpu", "chain", "code == x")[0], 1)
+
+    def test_tsdb_max_time_from_the_head_stats(self):
+        status = {"status": "success", "data": {"headStats": {
+            "numSeries": 286, "chunkCount": 286, "minTime": 1795424209400, "maxTime": 1795424252400}}}
+        self.assertEqual(checks.tsdb_max_seconds(status), 1795424252.4)
+        empty = {"status": "success", "data": {"headStats": {
+            "numSeries": 0, "minTime": 9223372036854775807, "maxTime": -9223372036854775808}}}
+        self.assertIsNone(checks.tsdb_max_seconds(empty))
 
     def test_unknown_command_is_a_usage_error(self):
         self.assertEqual(checks.main(["checks.py", "eval", "1"]), 2)
