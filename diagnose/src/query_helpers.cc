@@ -87,6 +87,13 @@ std::optional<double> FirstTimeAbove(const Series& series, double threshold, boo
   return std::nullopt;
 }
 
+std::optional<double> FirstTimeBelow(const Series& series, double threshold) {
+  for (const auto& sample : series.samples) {
+    if (sample.value < threshold) return sample.time;
+  }
+  return std::nullopt;
+}
+
 double StepFor(const TimeRange& range, const DiagnoseContext& context, int points) {
   double step = range.seconds() / std::max(1, points);
   return std::max({step, context.scrape_interval_seconds, 1.0});

@@ -36,6 +36,8 @@ Series WithoutCheckpoints(const Series& series, const DiagnoseContext& context);
 // First sample time where value > threshold (>= when `inclusive`).
 std::optional<double> FirstTimeAbove(const Series& series, double threshold,
                                      bool inclusive = false);
+// First sample time where value < threshold (a gauge falling: port state 0).
+std::optional<double> FirstTimeBelow(const Series& series, double threshold);
 // A step for a range query of `range`: about `points` points, at least the
 // scrape interval.
 double StepFor(const TimeRange& range, const DiagnoseContext& context, int points = 240);
