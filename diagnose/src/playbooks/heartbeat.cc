@@ -53,7 +53,8 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
   std::map<std::string, PerHost> view;
   auto gauge = [&](const std::string& family, auto pick) {
     std::string query = hosts.empty() ? family : fmt::format("{}{{{}}}", family, hosts);
-    for (const auto& [host, series] : playbook::ByHost(q.Range(query, at, step))) {
+    auto answer = q.Range(query, at, step);  // ByHost points into it
+    for (const auto& [host, series] : playbook::ByHost(answer)) {
       auto values = playbook::Values(series);
       if (!values.empty()) pick(view[host], values);
     }
@@ -79,7 +80,11 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
     PerHost& h = view[s.Label("host")];
     auto stats = StatsOf(s, at);
     if (stats) h.retransmit_peak = std::max(h.retransmit_peak.value_or(0), stats->max);
-    if (auto spike = playbook::RateSpike(s, at, context)) h.spike = spike;
+    // A stop inside a checkpoint save: its NFS retransmits are named as such below.
+    if (auto spike = playbook::RateSpike(s, at, context, playbook::kSpikeFactor, 1,
+                                         !context.InCheckpoint(stop))) {
+      h.spike = spike;
+    }
   }
 
   EvidenceTable table;
@@ -87,6 +92,7 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
       fmt::format("Accused hosts at the heartbeat-stop time {}", playbook::FormatTime(stop));
   table.query = playbook::Join(queries, "; ");
   bool any_util = false;
+  std::optional<double> lowest_util;
   std::vector<std::string> low, network, io;
   const bool in_checkpoint = context.InCheckpoint(stop);
   for (const auto& host : accused) {
@@ -102,7 +108,10 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
          !h.util                           ? "no GPU samples"
          : *h.util >= kTrainingUtilization ? "training"
                                            : "not training"});
-    if (h.util) any_util = true;
+    if (h.util) {
+      any_util = true;
+      lowest_util = std::min(lowest_util.value_or(*h.util), *h.util);
+    }
     if (!h.util || *h.util < kTrainingUtilization) {
       low.push_back(host);
       result.anomalies.push_back(MakeFinding(
@@ -188,10 +197,10 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
     result.verdict = "false-positive";
     result.summary = fmt::format(
         "The TSDB confirms a heartbeat false-positive kill: at the heartbeat-stop time ({}) all {} "
-        "accused hosts were training, with TCP retransmits near zero and no I/O pressure. The "
-        "heartbeat mechanism failed (known gRPC bug, "
-        "docs/jax-heartbeat-false-positive-postmortem.md).",
-        when, accused.size());
+        "accused hosts showed GPU utilization at {:.0f}% or more, TCP retransmit rate near zero "
+        "and no I/O pressure. The tasks were alive and training when the heartbeat mechanism "
+        "declared them dead (known gRPC bug, docs/jax-heartbeat-false-positive-postmortem.md).",
+        when, accused.size(), lowest_util.value_or(0));
     result.next_steps = {"Resubmit; raise jax_distributed_heartbeat_timeout_seconds"};
   }
   SetRootCauseAndChain(result);

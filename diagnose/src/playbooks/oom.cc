@@ -136,7 +136,8 @@ PlaybookResult RunOomPlaybook(PromSource& source, const DiagnoseContext& context
     for (const auto& g : gauges) {
       std::string query = fmt::format("{}{{{}}}", g.family, sel);
       io.query += (io.query.empty() ? "" : "; ") + query;
-      auto values = playbook::Values(playbook::ByHost(q.Range(query, around, step))[worst->host]);
+      auto answer = q.Range(query, around, step);  // ByHost points into it
+      auto values = playbook::Values(playbook::ByHost(answer)[worst->host]);
       if (values.empty()) continue;
       double peak = *std::max_element(values.begin(), values.end());
       bool bytes = std::string_view(g.family).ends_with("_bytes");

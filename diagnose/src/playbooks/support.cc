@@ -76,7 +76,8 @@ Finding MakeFinding(std::string code, Severity severity, std::string family, std
 }
 
 std::optional<Spike> RateSpike(const Series& rate, const TimeRange& around,
-                               const DiagnoseContext& context, double factor, double floor) {
+                               const DiagnoseContext& context, double factor, double floor,
+                               bool skip_checkpoints) {
   std::vector<double> before;
   for (const auto& sample : rate.samples) {
     if (sample.time < around.start && !context.InCheckpoint(sample.time)) {
@@ -88,7 +89,8 @@ std::optional<Spike> RateSpike(const Series& rate, const TimeRange& around,
   const double threshold = factor * std::max(floor, spike.baseline);
   bool found = false;
   for (const auto& sample : rate.samples) {
-    if (!around.Contains(sample.time) || context.InCheckpoint(sample.time)) continue;
+    if (!around.Contains(sample.time)) continue;
+    if (skip_checkpoints && context.InCheckpoint(sample.time)) continue;
     if (sample.value <= threshold) continue;
     if (!found) spike.time = sample.time;               // first: when it started
     spike.value = std::max(spike.value, sample.value);  // peak: how bad

@@ -44,7 +44,8 @@ Finding MakeFinding(std::string code, Severity severity, std::string family, std
 
 // A rate that jumps: the first sample inside `around` (outside checkpoint
 // windows) above factor x max(floor, the series' own mean before
-// around.start, outside checkpoints). The monitor's rule for a TCP
+// around.start, outside checkpoints; inside them too when
+// `skip_checkpoints` is false, to name NFS checkpoint traffic). The monitor's rule for a TCP
 // retransmit burst before a stall: 10 x max(1/s, baseline).
 struct Spike {
   double time = 0, value = 0, baseline = 0;
@@ -52,7 +53,7 @@ struct Spike {
 inline constexpr double kSpikeFactor = 10;
 std::optional<Spike> RateSpike(const Series& rate, const TimeRange& around,
                                const DiagnoseContext& context, double factor = kSpikeFactor,
-                               double floor = 1);
+                               double floor = 1, bool skip_checkpoints = true);
 
 // "2026-11-23 08:47:07 UTC"
 std::string FormatTime(double unix_seconds);
