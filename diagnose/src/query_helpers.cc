@@ -40,6 +40,12 @@ std::string IncreaseExpr(std::string_view counter, const TimeRange& range,
                      WholeSeconds(range.seconds()));
 }
 
+std::string OverTimeExpr(std::string_view fn, std::string_view gauge, double seconds,
+                         std::string_view selector) {
+  return fmt::format("{}_over_time({}[{}s])", fn, WithSelector(gauge, selector),
+                     WholeSeconds(seconds));
+}
+
 std::string HostSelector(const std::vector<std::string>& hosts) {
   if (hosts.empty()) return {};
   std::string alternatives;

@@ -83,14 +83,16 @@ std::vector<Finding> NetworkTrigger(playbook::Queries& q, const DiagnoseContext&
   const double step = StepFor(job, context);
   const TimeRange before{window.start - context.rate_window_seconds - 60,
                          window.start + context.rate_window_seconds};
+  // floor: the monitor's 1/s for TCP; RDMA errors are ~0 on a clean fabric.
   struct Rate {
     const char *family, *code, *what;
+    double floor;
   };
   const Rate rates[] = {
-      {"hw_tcp_retransmits_total", "tcp-retransmits", "TCP retransmits"},
-      {"hw_rdma_tx_retx_pkts_total", "rdma-retransmits", "RDMA retransmits"},
-      {"hw_rdma_tx_ack_timeout_total", "rdma-ack-timeouts", "RDMA ACK timeouts"},
-      {"hw_rdma_rx_cnp_pkts_total", "rdma-congestion", "congestion notifications"}};
+      {"hw_tcp_retransmits_total", "tcp-retransmits", "TCP retransmits", 1},
+      {"hw_rdma_tx_retx_pkts_total", "rdma-retransmits", "RDMA retransmits", 0.1},
+      {"hw_rdma_tx_ack_timeout_total", "rdma-ack-timeouts", "RDMA ACK timeouts", 0.1},
+      {"hw_rdma_rx_cnp_pkts_total", "rdma-congestion", "congestion notifications", 1}};
   EvidenceTable table;
   table.title = "Network just before the hang (rate per second)";
   for (const auto& r : rates) {
@@ -98,7 +100,7 @@ std::vector<Finding> NetworkTrigger(playbook::Queries& q, const DiagnoseContext&
     std::string query = RateExpr(r.family, context);
     table.query += (table.query.empty() ? "" : "; ") + query;
     for (const auto& s : q.Range(query, job, step)) {
-      auto spike = playbook::RateSpike(s, before, context);
+      auto spike = playbook::RateSpike(s, before, context, playbook::kSpikeFactor, r.floor);
       if (!spike) continue;
       Finding f = MakeFinding(
           r.code, Severity::kWarning, r.family, s.Label("host"), spike->value, "/s", spike->time,
@@ -113,20 +115,15 @@ std::vector<Finding> NetworkTrigger(playbook::Queries& q, const DiagnoseContext&
   }
   if (playbook::Wanted(context, "hw_rdma_port_state")) {
     const TimeRange around{before.start, window.end};
-    for (const auto& s : q.Range("hw_rdma_port_state", around, StepFor(around, context))) {
-      auto stats = StatsOf(s);
-      if (!stats || stats->min >= 1) continue;
-      double down = FirstTimeBelow(s, 1).value_or(stats->first_time);
-      Finding f =
-          MakeFinding("rdma-port-down", Severity::kCritical, "hw_rdma_port_state", s.Label("host"),
-                      0, "state", down,
-                      fmt::format("RDMA port {} {} on {} went down at {}", s.Label("device"),
-                                  s.Label("port"), s.Label("host"), playbook::FormatTime(down)));
-      f.device = s.Label("device") + "/" + s.Label("port");
-      table.rows.push_back({f.host, f.device, "0 (down)", f.text});
-      out.push_back(std::move(f));
+    const double port_step = StepFor(around, context);
+    const std::string ports = OverTimeExpr("min", "hw_rdma_port_state", port_step);
+    for (const auto& s : q.Range(ports, around, port_step)) {
+      if (auto f = playbook::PortDown(s)) {
+        table.rows.push_back({f->host, f->device, "0 (down)", f->text});
+        out.push_back(std::move(*f));
+      }
     }
-    table.query += "; hw_rdma_port_state";
+    table.query += "; " + ports;
   }
   result.evidence.push_back(std::move(table));
   return out;

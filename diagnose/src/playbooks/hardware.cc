@@ -137,23 +137,17 @@ PlaybookResult RunHardwarePlaybook(PromSource& source, const DiagnoseContext& co
 
   EvidenceTable ports;
   ports.title = "RDMA ports (lowest state in the job; 1 = ACTIVE)";
-  ports.query = "hw_rdma_port_state";
+  ports.query = OverTimeExpr("min", "hw_rdma_port_state", step);
   if (playbook::Wanted(context, "hw_rdma_port_state")) {
-    for (const auto& s : q.Range("hw_rdma_port_state", job, step)) {
+    for (const auto& s : q.Range(ports.query, job, step)) {
       auto stats = StatsOf(s);
       if (!stats) continue;
       std::string device = s.Label("device") + "/" + s.Label("port");
       ports.rows.push_back({s.Label("host"), device, fmt::format("{:.0f}", stats->min),
                             stats->min < 1 ? "went down" : "up throughout"});
-      if (stats->min >= 1) continue;
-      double down = FirstTimeBelow(s, 1).value_or(stats->first_time);
-      Finding f = MakeFinding(
-          "rdma-port-down", Severity::kCritical, "hw_rdma_port_state", s.Label("host"), stats->min,
-          "state", down,
-          fmt::format("{}: RDMA port {} down at {}{}", s.Label("host"), device,
-                      playbook::FormatTime(down), stats->last >= 1 ? " (came back)" : ""));
-      f.device = device;
-      result.anomalies.push_back(std::move(f));
+      auto down = playbook::PortDown(s);
+      if (!down) continue;
+      result.anomalies.push_back(std::move(*down));
       verdicts.emplace_back("rdma-port-down");
     }
   }

@@ -8,6 +8,8 @@
 #include <numeric>
 #include <set>
 
+#include "jobmon/diagnose/query_helpers.h"
+
 namespace jobmon::diagnose::playbook {
 
 std::vector<Series> Queries::Range(const std::string& promql, const TimeRange& range, double step) {
@@ -98,6 +100,20 @@ std::optional<Spike> RateSpike(const Series& rate, const TimeRange& around,
   }
   if (!found) return std::nullopt;
   return spike;
+}
+
+std::optional<Finding> PortDown(const Series& port_state) {
+  auto stats = StatsOf(port_state);
+  if (!stats || stats->min >= 1) return std::nullopt;
+  const double down = FirstTimeBelow(port_state, 1).value_or(stats->first_time);
+  const std::string device = port_state.Label("device") + "/" + port_state.Label("port");
+  Finding f =
+      MakeFinding("rdma-port-down", Severity::kCritical, "hw_rdma_port_state",
+                  port_state.Label("host"), stats->min, "state", down,
+                  fmt::format("{}: RDMA port {} down at {}{}", port_state.Label("host"), device,
+                              FormatTime(down), stats->last >= 1 ? " (came back)" : ""));
+  f.device = device;
+  return f;
 }
 
 std::string FormatTime(double unix_seconds) {

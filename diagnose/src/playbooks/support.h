@@ -55,6 +55,11 @@ std::optional<Spike> RateSpike(const Series& rate, const TimeRange& around,
                                const DiagnoseContext& context, double factor = kSpikeFactor,
                                double floor = 1, bool skip_checkpoints = true);
 
+// An RDMA port whose state (1 = ACTIVE) fell below 1 in the series:
+// rdma-port-down with device/port and the first sample down; nullopt if
+// it stayed up.
+std::optional<Finding> PortDown(const Series& port_state);
+
 // "2026-11-23 08:47:07 UTC"
 std::string FormatTime(double unix_seconds);
 // "12.3 GiB"
