@@ -116,6 +116,18 @@ TEST(HeartbeatPlaybook, AnIdleAccusedHostMayReallyHaveDied) {
   EXPECT_FALSE(FindingOf(r, "util-low", "n3"));
 }
 
+TEST(HeartbeatPlaybook, GpusWaitingOnACheckpointSaveAreStillAlive) {
+  Job job;
+  job.context.checkpoints.push_back({500, {840, 960}});
+  job.n2_util = 35;  // the save's D2H copy and write
+  job.n2_io = 45;
+  EXPECT_EQ(job.Run().verdict, "false-positive-io");
+  Job dead;
+  dead.context.checkpoints.push_back({500, {840, 960}});
+  dead.n2_util = 0;
+  EXPECT_EQ(dead.Run().verdict, "possible-true-positive");
+}
+
 TEST(HeartbeatPlaybook, NoSamplesAtTheStopIsUndetermined) {
   CannedPromSource source;
   auto context = testing::JobContext({"n1"}, 0, kEnd);

@@ -8,6 +8,7 @@
 
 #include "jobmon/diagnose/playbooks.h"
 #include "jobmon/diagnose/query_helpers.h"
+#include "jobmon/triage/step_series.h"
 #include "support.h"
 
 namespace jobmon::diagnose {
@@ -18,6 +19,10 @@ using playbook::MakeFinding;
 // "High (active training)": the fake trainer trains at ~97%, checkpoints at
 // ~35%, idles at 0; half-busy separates training from a dead task.
 constexpr double kTrainingUtilization = 50;
+// Inside a checkpoint save the GPUs idle for the D2H copy and the write
+// ("Checkpointing interference"; the fake trainer: ~35%): alive still
+// reads above this, a dead task reads 0.
+constexpr double kCheckpointUtilization = 10;
 // The monitor's I/O-pressure line (stall_classifier.cc: >= 10%).
 constexpr double kHighIoPressure = 10;
 
@@ -60,12 +65,13 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
     }
     return query;
   };
-  auto mean = [](std::vector<double>& v) { return playbook::Mean(v); };
+  // The median: a task that died just before the stop reads dead.
+  auto median = [](std::vector<double>& v) { return triage::Percentile(v, 0.5); };
   auto max = [](std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
   auto min = [](std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
   std::vector<std::string> queries;
   queries.push_back(gauge("hw_gpu_utilization_percent",
-                          [&](PerHost& h, std::vector<double>& v) { h.util = mean(v); }));
+                          [&](PerHost& h, std::vector<double>& v) { h.util = median(v); }));
   queries.push_back(gauge("hw_mem_available_bytes",
                           [&](PerHost& h, std::vector<double>& v) { h.mem_available = min(v); }));
   queries.push_back(gauge("hw_io_pressure_full_pct",
@@ -95,6 +101,7 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
   std::optional<double> lowest_util;
   std::vector<std::string> low, network, io;
   const bool in_checkpoint = context.InCheckpoint(stop);
+  const double alive = in_checkpoint ? kCheckpointUtilization : kTrainingUtilization;
   for (const auto& host : accused) {
     const PerHost& h = view[host];
     table.rows.push_back(
@@ -105,14 +112,14 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
                      h.io_full ? fmt::format("{:.1f}%", *h.io_full) : "n/a",
                      h.dirty ? playbook::FormatBytes(*h.dirty) : "n/a",
                      h.retransmit_peak ? fmt::format("{:.1f}/s", *h.retransmit_peak) : "n/a"),
-         !h.util                           ? "no GPU samples"
-         : *h.util >= kTrainingUtilization ? "training"
-                                           : "not training"});
+         !h.util            ? "no GPU samples"
+         : *h.util >= alive ? "training"
+                            : "not training"});
     if (h.util) {
       any_util = true;
       lowest_util = std::min(lowest_util.value_or(*h.util), *h.util);
     }
-    if (!h.util || *h.util < kTrainingUtilization) {
+    if (!h.util || *h.util < alive) {
       low.push_back(host);
       result.anomalies.push_back(MakeFinding(
           h.util ? "util-low" : "host-missing", Severity::kCritical, "hw_gpu_utilization_percent",
