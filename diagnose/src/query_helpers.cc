@@ -40,6 +40,12 @@ std::string IncreaseExpr(std::string_view counter, const TimeRange& range,
                      WholeSeconds(range.seconds()));
 }
 
+std::string OverTimeExpr(std::string_view fn, std::string_view gauge, double seconds,
+                         std::string_view selector) {
+  return fmt::format("{}_over_time({}[{}s])", fn, WithSelector(gauge, selector),
+                     WholeSeconds(seconds));
+}
+
 std::string HostSelector(const std::vector<std::string>& hosts) {
   if (hosts.empty()) return {};
   std::string alternatives;
@@ -83,6 +89,13 @@ Series WithoutCheckpoints(const Series& series, const DiagnoseContext& context) 
 std::optional<double> FirstTimeAbove(const Series& series, double threshold, bool inclusive) {
   for (const auto& sample : series.samples) {
     if (inclusive ? sample.value >= threshold : sample.value > threshold) return sample.time;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> FirstTimeBelow(const Series& series, double threshold) {
+  for (const auto& sample : series.samples) {
+    if (sample.value < threshold) return sample.time;
   }
   return std::nullopt;
 }

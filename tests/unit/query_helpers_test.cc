@@ -15,6 +15,8 @@ TEST(QueryHelpers, RateUsesTheContextWindowAndSelector) {
   EXPECT_EQ(RateExpr("hw_tcp_retransmits_total", context, HostSelector({"n1.x", "n2"})),
             R"(rate(hw_tcp_retransmits_total{host=~"n1\\.x|n2"}[60s]))");
   EXPECT_EQ(IncreaseExpr("hw_oom_kills_total", {100, 190.5}), "increase(hw_oom_kills_total[91s])");
+  EXPECT_EQ(OverTimeExpr("min", "hw_rdma_port_state", 15, R"(host="n1")"),
+            R"(min_over_time(hw_rdma_port_state{host="n1"}[15s]))");
 }
 
 TEST(QueryHelpers, StatsInsideARangeAndOutsideCheckpoints) {

@@ -20,6 +20,11 @@ std::string RateExpr(std::string_view counter, const DiagnoseContext& context,
 // "increase(name{selector}[Ns])" over `range`, to evaluate at range.end.
 std::string IncreaseExpr(std::string_view counter, const TimeRange& range,
                          std::string_view selector = "");
+// "<fn>_over_time(name{selector}[Ns])" ("min", "max"): a gauge's extreme
+// within each step of a range query, so a drop shorter than the step
+// (a port flapping between two points) is not stepped over.
+std::string OverTimeExpr(std::string_view fn, std::string_view gauge, double seconds,
+                         std::string_view selector = "");
 // `host=~"a|b"` (regex-quoted) for a selector; empty for no hosts.
 std::string HostSelector(const std::vector<std::string>& hosts);
 
@@ -36,6 +41,8 @@ Series WithoutCheckpoints(const Series& series, const DiagnoseContext& context);
 // First sample time where value > threshold (>= when `inclusive`).
 std::optional<double> FirstTimeAbove(const Series& series, double threshold,
                                      bool inclusive = false);
+// First sample time where value < threshold (a gauge falling: port state 0).
+std::optional<double> FirstTimeBelow(const Series& series, double threshold);
 // A step for a range query of `range`: about `points` points, at least the
 // scrape interval.
 double StepFor(const TimeRange& range, const DiagnoseContext& context, int points = 240);

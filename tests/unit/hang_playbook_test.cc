@@ -1,0 +1,172 @@
+// Playbook 1 against canned series shaped like the reference's table rows.
+#include <gtest/gtest.h>
+
+#include "canned_prom_source.h"
+#include "jobmon/diagnose/playbooks.h"
+#include "jobmon/diagnose/power_state.h"
+#include "playbook_test_support.h"
+
+namespace jobmon::diagnose {
+namespace {
+
+using testing::CannedPromSource;
+using testing::Constant;
+using testing::FindingOf;
+using testing::Shaped;
+
+constexpr double kHang = 600, kEnd = 1200;
+
+// The fake trainer's numbers: ~660 W training, ~300 W spinning at 100%.
+enum class After { kTraining, kBusyWait, kDead, kGone };
+
+struct Job {
+  CannedPromSource source;
+  DiagnoseContext context = testing::JobContext({"n1", "n2"}, 0, kEnd);
+  std::vector<Series> power, util;
+
+  Job() {
+    context.triage.primary_class = "hang";
+    context.triage.hang_start = kHang;
+  }
+  void Host(const std::string& host, After after) {
+    for (std::string gpu : {"0", "1"}) {
+      Labels l{{"host", host}, {"gpu", gpu}};
+      double end = after == After::kGone ? 700 : kEnd;
+      power.push_back(Shaped(l, 0, end, 5, [after](double t) {
+        if (t < kHang + 10 || after == After::kTraining || after == After::kGone) return 660.0;
+        return after == After::kDead ? 0.0 : 300.0;
+      }));
+      util.push_back(Shaped(l, 0, end, 5, [after](double t) {
+        if (t < kHang + 10 || after == After::kTraining || after == After::kGone) return 97.0;
+        return after == After::kDead ? 0.0 : 100.0;
+      }));
+    }
+  }
+  PlaybookResult Run() {
+    source.Answer("hw_gpu_power_watts", power);
+    source.Answer("hw_gpu_utilization_percent", util);
+    auto r = RunHangPlaybook(source, context);
+    testing::ExpectCountersOnlyThroughRateOrIncrease(source.asked());
+    EXPECT_TRUE(r.errors.empty());
+    return r;
+  }
+};
+
+Series QuietRate(const std::string& host) { return Constant({{"host", host}}, 0, kEnd, 5, 0.2); }
+
+TEST(HangPlaybook, BusyAtIdlePowerWithACleanNetworkIsABusyWaitHang) {
+  Job job;
+  job.Host("n1", After::kBusyWait);
+  job.Host("n2", After::kBusyWait);
+  job.source.Answer("rate(hw_tcp_retransmits_total", {QuietRate("n1"), QuietRate("n2")});
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "busy-wait-hang");
+  const Finding* f = FindingOf(r, "util-high-power-idle", "n2");
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(*f->value, 300, 1);
+  ASSERT_TRUE(f->time);
+  EXPECT_GE(*f->time, kHang);
+  EXPECT_FALSE(FindingOf(r, "tcp-retransmits"));
+  ASSERT_TRUE(r.root_cause);
+  EXPECT_NE(r.correlation.find("confirms"), std::string::npos);
+}
+
+TEST(HangPlaybook, ARetransmitBurstJustBeforeTheHangIsItsTrigger) {
+  Job job;
+  job.Host("n1", After::kBusyWait);
+  job.Host("n2", After::kBusyWait);
+  auto burst = Shaped({{"host", "n2"}}, 0, kEnd, 5,
+                      [](double t) { return t >= 570 && t <= 640 ? 50.0 : 0.2; });
+  job.source.Answer("rate(hw_tcp_retransmits_total", {QuietRate("n1"), burst});
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "network-triggered-hang");
+  ASSERT_TRUE(r.root_cause);
+  EXPECT_EQ(r.root_cause->code, "tcp-retransmits");
+  EXPECT_EQ(r.root_cause->host, "n2");
+  EXPECT_DOUBLE_EQ(*r.root_cause->time, 570);
+  EXPECT_FALSE(r.chain.empty());
+}
+
+TEST(HangPlaybook, ABurstInsideACheckpointWindowIsNotATrigger) {
+  Job job;
+  job.context.checkpoints.push_back({400, {560, 650}});
+  job.Host("n1", After::kBusyWait);
+  job.Host("n2", After::kBusyWait);
+  auto burst = Shaped({{"host", "n2"}}, 0, kEnd, 5,
+                      [](double t) { return t >= 570 && t <= 640 ? 50.0 : 0.2; });
+  job.source.Answer("rate(hw_tcp_retransmits_total", {QuietRate("n1"), burst});
+  EXPECT_EQ(job.Run().verdict, "busy-wait-hang");
+}
+
+TEST(HangPlaybook, AnRdmaPortDownBeforeTheHangNamesDeviceAndPort) {
+  Job job;
+  job.Host("n1", After::kBusyWait);
+  job.Host("n2", After::kBusyWait);
+  job.source.Answer("hw_rdma_port_state",
+                    {Shaped({{"host", "n1"}, {"device", "mlx5_1"}, {"port", "1"}}, 0, kEnd, 5,
+                            [](double t) { return t >= 590 ? 0.0 : 1.0; })});
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "network-triggered-hang");
+  const Finding* f = FindingOf(r, "rdma-port-down", "n1");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->device, "mlx5_1/1");
+  EXPECT_DOUBLE_EQ(*f->time, 590);
+}
+
+TEST(HangPlaybook, AHostThatStopsReportingIsANodeDeath) {
+  Job job;
+  job.Host("n1", After::kBusyWait);
+  job.Host("n2", After::kGone);
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "node-death");
+  const Finding* f = FindingOf(r, "host-missing", "n2");
+  ASSERT_TRUE(f);
+  EXPECT_DOUBLE_EQ(*f->time, 700);
+}
+
+TEST(HangPlaybook, GpusAtZeroWattsAreANodeDeath) {
+  Job job;
+  job.Host("n1", After::kBusyWait);
+  job.Host("n2", After::kDead);
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "node-death");
+  EXPECT_TRUE(FindingOf(r, "node-dead", "n2"));
+  EXPECT_FALSE(FindingOf(r, "node-dead", "n1"));
+}
+
+TEST(HangPlaybook, TrainingPowerEverywhereIsNotAHang) {
+  Job job;
+  job.Host("n1", After::kTraining);
+  job.Host("n2", After::kTraining);
+  job.source.Answer("rate(hw_tcp_retransmits_total", {QuietRate("n1"), QuietRate("n2")});
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "not-a-hang");
+  testing::ExpectNoFault(r);
+  EXPECT_NE(r.correlation.find("refutes"), std::string::npos);
+}
+
+TEST(HangPlaybook, OneHostStillComputingIsTheStraggler) {
+  Job job;
+  job.Host("n1", After::kTraining);
+  job.Host("n2", After::kBusyWait);
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "straggler");
+  EXPECT_TRUE(FindingOf(r, "power-spread", "n1"));
+  EXPECT_FALSE(FindingOf(r, "power-spread", "n2"));
+}
+
+TEST(PowerState, FractionsOfTheTrainingBaseline) {
+  EXPECT_EQ(JudgePower(100, 300, 660), PowerState::kBusyWait);
+  EXPECT_EQ(JudgePower(0, 140, 660), PowerState::kIdle);
+  EXPECT_EQ(JudgePower(97, 600, 660), PowerState::kActive);
+  EXPECT_EQ(JudgePower(97, 400, 660), PowerState::kBetween);
+  EXPECT_EQ(JudgePower(0, 2, 660), PowerState::kDead);
+  EXPECT_EQ(JudgePower(100, 300, std::nullopt), PowerState::kUnknown);
+  // MI355X (the reference): 900 W training, 300 W busy-wait, 260 W idle floor.
+  EXPECT_EQ(JudgePower(100, 300, 900, 260), PowerState::kBusyWait);
+  EXPECT_FALSE(TrainingBaseline({660, 660, 660}));
+  EXPECT_DOUBLE_EQ(*TrainingBaseline({600, 650, 660, 670, 900}), 660);
+}
+
+}  // namespace
+}  // namespace jobmon::diagnose
