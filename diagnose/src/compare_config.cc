@@ -243,6 +243,10 @@ class HeaderParser {
         ++i;
         continue;
       }
+      if (script.empty() && kLaunchers.contains(Basename(t)) && !StartsWith(t, "-")) {
+        launcher = Basename(t);  // srun ... torchrun ...: the inner launcher's flags follow
+        continue;
+      }
       if (script.empty() && EndsWith(t, ".py")) {
         script = Basename(t);
         continue;
