@@ -122,7 +122,9 @@ Comparison Compare(PromSource& a, const DiagnoseContext& ca, PromSource& b,
   const bool observability_differs = ObservabilityDiffers(out.config_differences);
   bool rdma_diverges = false;
   std::vector<std::string> tcp_only;
-  std::vector<std::string> symptoms;
+  std::vector<std::string> symptoms;   // diverging, not explained by config
+  std::vector<std::string> explained;  // diverging, explained by a config difference
+  std::string root_note;               // the root cause in a few words, for the summary
 
   for (const auto& metric : compare_detail::Sweep()) {
     auto sa = Measure(side_a, metric, out.errors);
@@ -185,7 +187,11 @@ Comparison Compare(PromSource& a, const DiagnoseContext& ca, PromSource& b,
     }
     if (metric.family.starts_with("hw_rdma_")) rdma_diverges = true;
     if (metric.role == Role::kTcp) tcp_only.push_back(std::string(metric.family));
-    if (metric.role == Role::kSymptom) symptoms.push_back(std::string(metric.family));
+    if (row.explained_by_config) {
+      explained.push_back(std::string(metric.family));
+    } else if (metric.role == Role::kSymptom) {
+      symptoms.push_back(std::string(metric.family));
+    }
 
     if (metric.role == Role::kCause && !row.explained_by_config && !out.root_cause) {
       Finding f;
@@ -200,6 +206,8 @@ Comparison Compare(PromSource& a, const DiagnoseContext& ca, PromSource& b,
                            side_a.name, Number(sa->mean), side_b.name, Number(sb->mean), row.delta,
                            Number(sa->stddev), Number(sb->stddev), row.likely_cause);
       out.root_cause = std::move(f);
+      root_note = fmt::format("{} ({} {} in job {} vs job {})", metric.code, metric.family,
+                              row.delta, side_b.name, side_a.name);
     }
     out.metrics.push_back(std::move(row));
   }
@@ -213,7 +221,8 @@ Comparison Compare(PromSource& a, const DiagnoseContext& ca, PromSource& b,
   std::string config =
       out.config_differences.empty()
           ? "identical config"
-          : fmt::format("{} config differences ({})", out.config_differences.size(),
+          : fmt::format("{} config difference{} ({})", out.config_differences.size(),
+                        out.config_differences.size() == 1 ? "" : "s",
                         JoinFirst(
                             [&] {
                               std::vector<std::string> keys;
@@ -224,17 +233,19 @@ Comparison Compare(PromSource& a, const DiagnoseContext& ca, PromSource& b,
                             4));
   std::string verdict;
   if (out.root_cause) {
-    verdict = "root cause: " + out.root_cause->text;
-  } else if (!tcp_only.empty() && !rdma_diverges) {
+    verdict = "root cause: " + root_note;
+  } else if (!tcp_only.empty() && !rdma_diverges && symptoms.empty()) {
     verdict =
         "only TCP differs beyond noise; TCP retransmits alone do not explain a throughput "
         "difference (no RDMA difference)";
   } else if (!symptoms.empty()) {
-    verdict =
-        fmt::format("{} differ{} but no contention source does{}", JoinFirst(symptoms, 3),
-                    symptoms.size() == 1 ? "s" : "",
-                    workload_keys.empty() ? "; compare the jobs' logs and code (reference step 7)"
-                                          : ": accounted for by the config differences");
+    verdict = fmt::format(
+        "{} differ{} but no contention source does; compare the jobs' logs and code (reference "
+        "step 7)",
+        JoinFirst(symptoms, 3), symptoms.size() == 1 ? "s" : "");
+  } else if (!explained.empty()) {
+    verdict = fmt::format("{} differ{}, accounted for by the config differences",
+                          JoinFirst(explained, 3), explained.size() == 1 ? "s" : "");
   } else {
     verdict = "no metric family differs beyond its noise";
   }

@@ -392,8 +392,28 @@ TEST(Compare, ConfigDifferenceExplainsSlowerSteps) {
   EXPECT_TRUE(step->diverges);
   EXPECT_TRUE(step->explained_by_config);
   EXPECT_FALSE(c.root_cause) << "a symptom explained by config";
+  EXPECT_NE(c.summary.find("accounted for by the config"), std::string::npos) << c.summary;
   auto md = RenderComparisonMarkdown(c);
   EXPECT_NE(md.find("| per_device_batch_size | 2 | 4 |"), std::string::npos) << md;
+}
+
+// Reference step 4: another observability stack (RAY=1) runs other
+// processes; the job-script header says so, and the gap is no leak.
+TEST(Compare, ObservabilityStackExplainsExtraProcesses) {
+  auto ca = JobContext("1", 1000);
+  auto cb = JobContext("2", 9000);
+  CannedPromSource a, b;
+  Healthy(a, ca);
+  Healthy(b, cb, 6);
+  auto c = Compare(a, ca, b, cb, "RAY=0\n", "RAY=1\n");
+  const auto* procs = Row(c, "hw_procs_running");
+  ASSERT_TRUE(procs);
+  EXPECT_TRUE(procs->diverges);
+  EXPECT_TRUE(procs->explained_by_config);
+  EXPECT_FALSE(c.root_cause);
+  c = Compare(a, ca, b, cb, "RAY=0\n", "RAY=0\n");
+  ASSERT_TRUE(c.root_cause) << "the same gap without the config difference";
+  EXPECT_EQ(c.root_cause->code, "procs-running");
 }
 
 // Checkpoint windows are left out of the steady state (reference,
