@@ -276,6 +276,14 @@ bool IsIdentityKey(const std::string& key) {
   return kIdentity.contains(key);
 }
 
+// Python prints True/False, shell scripts true/false: the same setting.
+std::string Comparable(const std::string& value) {
+  std::string lower = value;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower == "true" || lower == "false" ? lower : value;
+}
+
 }  // namespace
 
 ConfigMap ParseConfigHeader(std::string_view log_text, size_t max_lines) {
@@ -312,7 +320,7 @@ std::vector<ConfigDifference> DiffConfig(const ConfigMap& a, const ConfigMap& b)
     auto ib = b.find(key);
     std::string va = ia == a.end() ? "(not set)" : ia->second.value;
     std::string vb = ib == b.end() ? "(not set)" : ib->second.value;
-    if (va != vb) out.push_back({key, va, vb});
+    if (Comparable(va) != Comparable(vb)) out.push_back({key, va, vb});
   }
   return out;
 }

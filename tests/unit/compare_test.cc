@@ -78,6 +78,10 @@ TEST(CompareConfig, DifferencesFromTwoFakeTrainerHeaders) {
   EXPECT_FALSE(by_key.contains("SLURM_JOB_ID")) << "the job's identity is no config";
   EXPECT_FALSE(by_key.contains("steps"));
   EXPECT_TRUE(DiffConfig(a, ParseConfigHeader(FakeTrainerHeader(100, 20, "43"))).empty());
+  // The same setting from a shell script and from Python's print.
+  EXPECT_TRUE(DiffConfig(ParseConfigHeader("PASSTHROUGH_ARGS=async_checkpointing=true\n"),
+                         ParseConfigHeader("Config param async_checkpointing: True\n"))
+                  .empty());
 }
 
 // Real logs (tests/fixtures/real): step lines, gloo/torchrun warnings and
