@@ -80,11 +80,18 @@ struct MetricComparison {
   std::optional<double> a, b;
   std::string delta;  // "+12.5%" or "+3.0"
   std::string likely_cause;
+  std::string contention_source;           // Playbook 7's checklist row ("CPU", "Network (RDMA)")
+  std::string unit;                        // "/s", "%", "W", ...
+  std::optional<double> noise_a, noise_b;  // standard deviation over time of the steady state
+  bool diverges = false;                   // beyond noise and the family's floor
+  bool explained_by_config = false;        // a config difference accounts for it
 };
 struct Comparison {
   std::string job_a, job_b;
   std::vector<ConfigDifference> config_differences;
   std::optional<int64_t> overlap_first_step, overlap_last_step;
+  int64_t warmup_steps_skipped = 0;           // after the later job's first step
+  std::optional<TimeRange> range_a, range_b;  // the overlap in each job's wall clock
   std::vector<MetricComparison> metrics;
   std::optional<Finding> root_cause;  // the first diverging family
   std::string summary;
