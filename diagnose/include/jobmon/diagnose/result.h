@@ -16,6 +16,7 @@ enum class Severity { kInfo, kWarning, kCritical };
 const char* ToString(Severity severity);
 
 struct Finding {
+  std::string code;  // stable id shared with tests and JSON ("ecc-uncorrectable", ...)
   Severity severity = Severity::kInfo;
   std::string family;             // the metric (or "observability", "training")
   std::string host, gpu, device;  // empty where not per host / GPU / device
