@@ -97,16 +97,21 @@ GpuErrorTotals GpuErrorsOver(PromSource& source, PlaybookResult& result,
   GpuErrorTotals totals;
   for (const Counter& c : kCounters) {
     if (!Asks(context, c.family)) continue;
+    std::optional<std::vector<Series>> windows;
     for (const Series& s : IncreaseOver(source, result, c.family, range, c.selector)) {
       if (s.samples.empty()) continue;
       const double added = s.samples.back().value;
       if (added <= 0) continue;
       Add(totals, c.tally, added);
       // When it started: the first rate window in which the counter rose.
+      // Asked once per counter, only when some series of it rose.
+      if (!windows) {
+        windows = Range(source, result,
+                        IncreaseExpr(c.family, {0, context.rate_window_seconds}, c.selector), range,
+                        context);
+      }
       std::optional<double> first;
-      for (const Series& r : Range(
-               source, result, IncreaseExpr(c.family, {0, context.rate_window_seconds}, c.selector),
-               range, context)) {
+      for (const Series& r : *windows) {
         if (SameSeries(r.labels, s.labels)) first = FirstTimeAbove(r, 0);
       }
       totals.findings.push_back(
