@@ -16,6 +16,7 @@ enum class Severity { kInfo, kWarning, kCritical };
 const char* ToString(Severity severity);
 
 struct Finding {
+  std::string code;  // stable id shared with tests and JSON ("ecc-uncorrectable", ...)
   Severity severity = Severity::kInfo;
   std::string family;             // the metric (or "observability", "training")
   std::string host, gpu, device;  // empty where not per host / GPU / device
@@ -59,6 +60,7 @@ struct PlaybookResult {
 struct ObservabilityResult {
   std::vector<Finding> problems;
   std::vector<UntrustedRange> untrusted;
+  std::vector<std::string> errors;  // queries that failed: the check is partial
 };
 
 // Earliest finding by time (findings without a time come last); the rest,
