@@ -41,25 +41,35 @@ Discovery Discover(PromSource& source, const DiscoveryInputs& inputs) {
     d.errors.push_back("host label values: " + hosts.error().message);
   }
 
-  // One point per scrape interval at most; `up` is what Prometheus wrote for
-  // every scrape, so its first and last samples bound the job's own data.
+  // timestamp(up) answers each scrape's own time (up itself would answer the
+  // query's grid), so its extremes bound the job's data exactly: the
+  // cross-check reads tb_step at the very end.
   DiagnoseContext step_context;
   step_context.scrape_interval_seconds = inputs.scrape_interval_seconds;
   const double step = StepFor(inputs.tsdb_range, step_context);
   std::map<std::string, HostLastScrape> last;
+  auto stamps = source.QueryRange("timestamp(up)", inputs.tsdb_range, step);
+  if (stamps.ok()) {
+    std::optional<double> first, final;
+    for (const Series& s : stamps.value()) {
+      last[s.Label("host")];
+      for (const Sample& sample : s.samples) {
+        first = std::min(first.value_or(sample.value), sample.value);
+        final = std::max(final.value_or(sample.value), sample.value);
+      }
+    }
+    if (first) d.job_range = {*first, *final};
+  } else {
+    d.errors.push_back("timestamp(up): " + stamps.error().message);
+  }
   auto up = source.QueryRange("up", inputs.tsdb_range, step);
   if (up.ok()) {
-    std::optional<double> first, final;
     for (const Series& s : up.value()) {
-      if (s.samples.empty()) continue;
-      first = std::min(first.value_or(s.samples.front().time), s.samples.front().time);
-      final = std::max(final.value_or(s.samples.back().time), s.samples.back().time);
       HostLastScrape& h = last[s.Label("host")];
       for (const Sample& sample : s.samples) {
         if (sample.value == 1) h.last_up = std::max(h.last_up.value_or(sample.time), sample.time);
       }
     }
-    if (first) d.job_range = {*first, *final};
   } else {
     d.errors.push_back("up: " + up.error().message);
   }

@@ -21,6 +21,12 @@ TEST(Discovery, FamiliesHostsRangesAndLastScrapes) {
   source.Labels("host", {"b", "a"});
   source.Answer("hw_collector_success",
                 {Grid({{"host", "a"}}, 130, 380, 5, [](double) { return 1; })});
+  auto stamp = [](double t) { return t; };
+  // The scrapes' own times: a from 131.2 to 401.2, b from 140 to 390.
+  source.Answer(
+      "timestamp(up)",
+      {Grid({{"host", "a"}}, 130, 400, 5, [](double t) { return t + 1.2; }),
+       Grid({{"host", "b"}}, 140, 390, 5, stamp), Grid({{"host", "c"}}, 150, 300, 5, stamp)});
   source.Answer("up", {Grid({{"host", "a"}}, 130, 400, 5, [](double) { return 1; }),
                        Grid({{"host", "b"}}, 140, 390, 5, [](double) { return 1; }),
                        // c's exporter never answered: up == 0, no series of its own.
@@ -33,8 +39,8 @@ TEST(Discovery, FamiliesHostsRangesAndLastScrapes) {
   EXPECT_TRUE(d.errors.empty());
   EXPECT_EQ(d.families.front(), "hw_gpu_power_watts") << "sorted";
   EXPECT_EQ(d.hosts, (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(d.job_range.start, 130);
-  EXPECT_EQ(d.job_range.end, 400);
+  EXPECT_DOUBLE_EQ(d.job_range.start, 131.2) << "the first scrape's own time, not the grid's";
+  EXPECT_DOUBLE_EQ(d.job_range.end, 401.2);
   ASSERT_EQ(d.last_scrape.size(), 3u);
   EXPECT_EQ(d.last_scrape[0].host, "a");
   EXPECT_EQ(d.last_scrape[0].last_up, 400);
@@ -45,7 +51,7 @@ TEST(Discovery, FamiliesHostsRangesAndLastScrapes) {
   DiagnoseContext c;
   ApplyDiscovery(d, in, c);
   EXPECT_EQ(c.tsdb_range.start, 100);
-  EXPECT_EQ(c.job_range.end, 400);
+  EXPECT_DOUBLE_EQ(c.job_range.end, 401.2);
   EXPECT_EQ(c.expected_hosts.size(), 4u);
   EXPECT_TRUE(c.HasFamily("tb_step"));
 

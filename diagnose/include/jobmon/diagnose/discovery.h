@@ -21,7 +21,7 @@ struct DiscoveryInputs {
 
 struct HostLastScrape {
   std::string host;
-  std::optional<double> last_up;         // last `up == 1` sample
+  std::optional<double> last_up;         // last `up == 1` (at the query's step)
   std::optional<double> last_collector;  // last hw_collector_success sample
 };
 
@@ -29,7 +29,7 @@ struct Discovery {
   std::vector<std::string> families;  // sorted
   std::vector<std::string> hosts;     // sorted
   TimeRange tsdb_range;
-  TimeRange job_range;  // first to last `up` sample; the TSDB's range without one
+  TimeRange job_range;  // first to last scrape (`up` sample); the TSDB's range without one
   std::vector<HostLastScrape> last_scrape;
   std::vector<std::string> errors;  // queries that failed (discovery goes on)
 };
