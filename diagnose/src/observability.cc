@@ -81,6 +81,11 @@ struct Checker {
       for (const TimeRange& g : Gaps(times, context.job_range, gap)) {
         gaps_by_host[host].push_back(g);
         const bool edge = g.start <= context.job_range.start || g.end >= context.job_range.end;
+        // Nodes start and stop their exporters apart (prolog, epilog, the
+        // targets file's refresh): a short absence at an edge is normal.
+        if (edge && g.seconds() <= std::max({gap, 60.0, 12 * context.scrape_interval_seconds})) {
+          continue;
+        }
         if (edge) {
           Add("host-missing", Severity::kWarning, host, g,
               fmt::format("{} has no samples for {} at the job's {} ({:.0f} to {:.0f}): present "

@@ -138,9 +138,10 @@ TEST(Observability, AGapAMissingHostAndAFailingCollectorWithItsRange) {
 TEST(Observability, ExporterDownSlowScrapesPartialHostsAndMissingFamilies) {
   CannedPromSource source;
   auto same = [](double t) { return t; };
-  // b's exporter starts 2 minutes late.
+  // b's exporter starts 2 minutes late; c's 30 s late (nodes start apart).
   source.Answer("timestamp(up)", {Grid({{"host", "a"}}, 1000, 1600, 5, same),
-                                  Grid({{"host", "b"}}, 1120, 1600, 5, same)});
+                                  Grid({{"host", "b"}}, 1120, 1600, 5, same),
+                                  Grid({{"host", "c"}}, 1030, 1600, 5, same)});
   source.Answer("up", {Grid({{"host", "a"}}, 1000, 1600, 5,
                             [](double t) { return t >= 1500 && t < 1530 ? 0 : 1; })});
   source.Answer("hw_scrape_duration_seconds", {Grid({{"host", "a"}}, 1000, 1600, 5, [](double t) {
