@@ -42,18 +42,18 @@ CannedPromSource TwoHosts() {
   auto same = [](double t) { return t; };
   source.Answer("timestamp(up)", {Grid({{"host", "a"}}, 1000, 1600, 5, same),
                                   Grid({{"host", "b"}}, 1000, 1600, 5, same, b_gap)});
-  source.Answer("up", {Grid({{"host", "a"}}, 1000, 1600, 5, [](double) { return 1; }),
-                       Grid(
-                           {{"host", "b"}}, 1000, 1600, 5, [](double) { return 1; }, b_gap)});
+  // One failed scrape on a (a timeout) and one on b: no exporter down.
+  auto one_timeout = [](double t) { return t == 1100 ? 0 : 1; };
+  source.Answer("up", {Grid({{"host", "a"}}, 1000, 1600, 5, one_timeout),
+                       Grid({{"host", "b"}}, 1000, 1600, 5, one_timeout, b_gap)});
   auto busy = [](double t) { return 0.2 + t * 1e-6; };
   source.Answer("hw_scrape_duration_seconds", {Grid({{"host", "a"}}, 1000, 1600, 5, busy),
                                                Grid({{"host", "b"}}, 1000, 1600, 5, busy, b_gap)});
-  source.Answer(
-      "hw_collector_success",
-      {Grid(
-           {{"host", "b"}, {"collector", "rdma"}}, 1000, 1600, 5,
-           [](double t) { return t >= 1400 && t <= 1450 ? 0 : 1; }, b_gap),
-       Grid({{"host", "a"}, {"collector", "rdma"}}, 1000, 1600, 5, [](double) { return 1; })});
+  source.Answer("hw_collector_success",
+                {Grid(
+                     {{"host", "b"}, {"collector", "rdma"}}, 1000, 1600, 5,
+                     [](double t) { return t >= 1400 && t <= 1450 ? 0 : 1; }, b_gap),
+                 Grid({{"host", "a"}, {"collector", "rdma"}}, 1000, 1600, 5, one_timeout)});
   auto load = [](double t) { return 400 + std::fmod(t * 7.3, 60); };
   source.Answer("hw_gpu_power_watts", {Grid({{"host", "a"}, {"gpu", "0"}}, 1000, 1600, 5,
                                             [&](double t) { return t >= 1300 ? 312.5 : load(t); }),
@@ -176,9 +176,11 @@ TEST(Observability, ThresholdsScaleWithTheJob) {
   c.job_range = {0, 600};
   EXPECT_EQ(GhostMinSeconds(c, 5), 150) << "a quarter of a 10-minute job";
   c.job_range = {0, 120};
-  EXPECT_EQ(GhostMinSeconds(c, 5), 60) << "never under a minute";
+  EXPECT_EQ(GhostMinSeconds(c, 5), 60) << "never under 12 scrapes";
+  c.scrape_interval_seconds = 1;
+  c.job_range = {0, 50};
+  EXPECT_EQ(GhostMinSeconds(c, 1), 12.5) << "a dev cluster's minute-long job at 1 s scrapes";
   c.scrape_interval_seconds = 10;
-  EXPECT_EQ(GhostMinSeconds(c, 10), 120) << "never under 12 scrapes";
   EXPECT_EQ(GapSeconds(c, 10), 30);
   EXPECT_EQ(GapSeconds(c, 60), 120) << "a coarse query step sees one sample per step";
 }

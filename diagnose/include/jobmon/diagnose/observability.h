@@ -20,7 +20,7 @@ inline constexpr double kSlowScrapeSeconds = 8;
 
 // How long a value may hold exactly still before it is ghost data: the
 // reference's 5 minutes, shortened for short jobs to a quarter of the job
-// but never under max(60 s, 12 scrapes), and never under 3 query steps.
+// but never under 12 scrapes, and never under 3 query steps.
 double GhostMinSeconds(const DiagnoseContext& context, double query_step);
 // No sample for longer than this is a gap: 3 scrape intervals (the
 // reference's), or 2 query steps when the query is coarser than the scrape.
