@@ -24,7 +24,8 @@ struct DiagnoseInputs {
   std::string job;                             // job id or the path given, for the report
   std::optional<triage::TriageReport> triage;  // of the job's log, when there is one
   std::optional<Manifest> manifest;            // its nodes are the hosts expected
-  TimeRange tsdb_range;                        // block meta / headStats (tsdb_access.h)
+  // Block meta / headStats (tsdb_access.h); required: every query stays inside it.
+  TimeRange tsdb_range;
   // Playbook names, or "auto" (by the triage class) or "health" (the
   // sweep); empty is "auto".
   std::vector<std::string> playbooks;
