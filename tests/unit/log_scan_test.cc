@@ -423,5 +423,22 @@ TEST_F(LogScanTest, StepTimeFromTheLinesOwnAbslTimestamp) {
   EXPECT_DOUBLE_EQ(std::fmod(*at, 86400.0), 10 * 3600 + 60.0) << "the line's stamp, not + 3 s";
 }
 
+TEST_F(LogScanTest, FailureTimeAndHeartbeatTimeoutForTheTsdbWindow) {
+  // What `jobmon diagnose` computes "heartbeats stopped" from: the
+  // accusation's own stamp and the configured timeout.
+  auto facts =
+      scanner_->ScanFile(std::string(JOBMON_FIXTURES) + "/logs/heartbeat-false-positive.log");
+  ASSERT_TRUE(facts.ok()) << facts.error().message;
+  EXPECT_EQ(facts->heartbeat_timeout, 100.0);
+  TriageReport report = Analyze(*facts, {});
+  ASSERT_EQ(report.primary, "heartbeat-timeout");
+  EXPECT_EQ(report.heartbeat_timeout_seconds, 100.0);
+  ASSERT_TRUE(report.failure_time);
+  EXPECT_DOUBLE_EQ(*report.failure_time, 1795168873.0) << "2026-11-20 10:01:13, line 299";
+  // A completed job has no failure time.
+  ScanFacts done = Scan("2026-11-20T10:00:00Z start\nStatus: SUCCESS (exit 0)\nJOB SUMMARY\n");
+  EXPECT_FALSE(Analyze(done, {}).failure_time);
+}
+
 }  // namespace
 }  // namespace jobmon::triage

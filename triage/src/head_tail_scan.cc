@@ -97,6 +97,7 @@ Expected<ScanFacts> LogScanner::MergeHeadAndTail(const std::string& head_bytes,
   if (!f.total_steps) f.total_steps = h.total_steps;
   f.checkpointing = f.checkpointing || h.checkpointing;
   if (!f.checkpoint_period) f.checkpoint_period = h.checkpoint_period;
+  if (!f.heartbeat_timeout) f.heartbeat_timeout = h.heartbeat_timeout;
   if (!f.nnodes) f.nnodes = h.nnodes;
   if (!f.node_list) f.node_list = h.node_list;
   if (!f.restore_step) f.restore_step = h.restore_step;

@@ -32,6 +32,7 @@ enum class Fact {
   kSlurmEnd,
   kExceptionLine,
   kTaskExit,
+  kHeartbeatTimeout,
 };
 
 struct FactPattern {

@@ -38,6 +38,7 @@ const std::vector<FactPattern>& FactPatterns() {
       {R"(\[Prometheus\] Started on port \d)", false, Fact::kPrometheusPort},
       {R"(restoring from this run's directory step \d)", false, Fact::kRestore},
       {R"(No existing checkpoints found)", false, Fact::kFreshStart},
+      {R"(jax_distributed_heartbeat_timeout_seconds=\d)", false, Fact::kHeartbeatTimeout},
       {R"(srun: error: \S+: task \d+: (Killed|Segmentation fault|Aborted))", false,
        Fact::kTaskKilled},
       // Frameworks' own "training finished" lines (docs/signature-sources.md):

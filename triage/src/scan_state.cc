@@ -501,6 +501,9 @@ class ScanState : public ChunkSink {
       case Fact::kFreshStart:
         facts_.fresh_start_logged = true;
         break;
+      case Fact::kHeartbeatTimeout:
+        if (auto timeout = ParseHeartbeatTimeout(text)) facts_.heartbeat_timeout = *timeout;
+        break;
       case Fact::kCompletion:
         facts_.completion = LineRef{line, Sanitize(text)};
         break;

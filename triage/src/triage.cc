@@ -320,6 +320,28 @@ bool KernelOomIsRoot(const ScanFacts& facts, const std::string& primary,
   return false;
 }
 
+// The primary's line time when that line is kept (first, last, examples;
+// the heartbeat accusation) and stamped, else the log's last timestamp.
+std::optional<double> FailureTime(const ScanFacts& facts, const std::string& primary,
+                                  std::optional<uint64_t> primary_line) {
+  std::vector<const LineRef*> refs;
+  if (auto it = facts.classes.find(primary); it != facts.classes.end()) {
+    if (!primary_line) primary_line = it->second.first.line;
+    refs.push_back(&it->second.first);
+    for (const LineRef& ref : it->second.examples) refs.push_back(&ref);
+    refs.push_back(&it->second.last);
+  }
+  if (primary == "heartbeat-timeout" && facts.heartbeat) {
+    if (!primary_line) primary_line = facts.heartbeat->line;
+    refs.push_back(&*facts.heartbeat);
+  }
+  for (const LineRef* ref : refs) {
+    if (!primary_line || ref->line != *primary_line) continue;
+    if (auto t = LineTime(ref->text, facts.timestamp_year)) return t;
+  }
+  return facts.last_timestamp;
+}
+
 }  // namespace
 
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
@@ -591,6 +613,8 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
 
   // Heartbeat checklist, log part.
   if (facts.heartbeat) r.heartbeat = CheckHeartbeat(facts, p, profile);
+  r.heartbeat_timeout_seconds = facts.heartbeat_timeout;
+  if (primary != "none") r.failure_time = FailureTime(facts, primary, primary_line);
 
   // Additional findings.
   for (const ClassFinding& c : r.classes) {

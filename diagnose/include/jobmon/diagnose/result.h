@@ -60,6 +60,7 @@ struct PlaybookResult {
 struct ObservabilityResult {
   std::vector<Finding> problems;
   std::vector<UntrustedRange> untrusted;
+  std::vector<std::string> errors;  // queries that failed: the check is partial
 };
 
 // Earliest finding by time (findings without a time come last); the rest,

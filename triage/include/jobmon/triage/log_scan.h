@@ -60,6 +60,8 @@ struct ScanFacts {
   std::optional<int64_t> total_steps;  // steps=N in PASSTHROUGH_ARGS
   bool checkpointing = false;          // enable_checkpointing=true
   std::optional<int64_t> checkpoint_period;
+  // jax_distributed_heartbeat_timeout_seconds= (for when heartbeats stopped).
+  std::optional<double> heartbeat_timeout;
   std::optional<int> nnodes;
   std::optional<std::string> node_list;
   std::optional<int64_t> restore_step;  // "restoring from this run's directory step N"

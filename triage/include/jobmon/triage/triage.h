@@ -87,6 +87,11 @@ struct TriageReport {
   std::vector<LineRef> evidence;
   Progress progress;
   std::optional<HeartbeatChecklist> heartbeat;
+  // When the job failed, for a TSDB's time window (tsdb-diagnosis.md step
+  // 4): the primary's first line's own timestamp, else the log's last
+  // timestamp; nullopt without a failure or without timestamps.
+  std::optional<double> failure_time;
+  std::optional<double> heartbeat_timeout_seconds;  // jax_distributed_heartbeat_timeout_seconds=
   std::vector<DecodedNodeExit> node_exits;
   std::vector<KernelFinding> kernel;  // every kernel event given, matched or not
   std::vector<std::string> findings;
