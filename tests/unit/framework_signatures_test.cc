@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "jobmon/triage/line_facts.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
 
@@ -137,6 +138,128 @@ TEST_F(FrameworkSignaturesTest, OutOfMemoryWordings) {
       "0(default_pg) Rank 0]  failure detected by watchdog at work sequence id: 59958 PG status: "
       "last enqueued work: 59998, last completed work: 59957",
       "nccl-timeout", As::kRoot);
+}
+
+TEST_F(FrameworkSignaturesTest, PyTorchCudaOutOfMemoryWordingsAcrossVersions) {
+  // c10/cuda/CUDACachingAllocator.cpp TORCH_CHECK_WITH(OutOfMemoryError, ...),
+  // 1.x form: "CUDA out of memory. Tried to allocate ", size, " (GPU ", device,
+  // "; ", total, " total capacity; ", allocated, " already allocated; ", free,
+  // " free; ", allowed_info, reserved, " reserved in total by PyTorch)", hint;
+  // type name from torch/csrc/Exceptions.cpp "torch.cuda.OutOfMemoryError".
+  ExpectClass(
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+      "79.15 GiB total capacity; 78.10 GiB already allocated; 5.62 MiB free; 78.50 GiB reserved "
+      "in total by PyTorch) If reserved memory is >> allocated memory try setting "
+      "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+      "PYTORCH_CUDA_ALLOC_CONF",
+      "oom-gpu", As::kRoot);
+  // HEAD form: ". GPU ", device, " has a total capacity of ", total, " of which ",
+  // free, " is free. ", proc_info, "Of the allocated memory ", allocated,
+  // " is allocated by PyTorch, and ", reserved, " is reserved by PyTorch but
+  // unallocated.", expandable_segments hint; later type name torch.OutOfMemoryError;
+  // torchrun's [rankN]: tee label.
+  ExpectClass(
+      "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 "
+      "has a total capacity of 79.19 GiB of which 1.06 GiB is free. Of the allocated memory "
+      "76.10 GiB is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated. "
+      "If reserved but unallocated memory is large try setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+      "documentation for Memory Management  "
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+      "oom-gpu", As::kRoot);
+  // The type name alone (a traceback's last line cut before its message).
+  ExpectClass("torch.OutOfMemoryError", "oom-gpu", As::kRoot);
+  // Not an OOM: another torch exception type.
+  ScanFacts other = Scan("torch.distributed.DistBackendError: NCCL error\n");
+  EXPECT_FALSE(other.classes.count("oom-gpu"));
+}
+
+TEST_F(FrameworkSignaturesTest, ProcessGroupNcclWatchdogWordingsWithLogPrefix) {
+  // ProcessGroupNCCL::createLogPrefix(): "[PG ID ", local_id_, " PG GUID ",
+  // pg_uid_, "(", pg_desc_, ") Rank ", rank_, "] " (no "(desc)" when undefined).
+  const std::string prefix = "[PG ID 1 PG GUID 3(dp_replicate) Rank 5] ";
+  // WorkNCCL::checkTimeout: logPrefix(), "Watchdog caught collective operation
+  // timeout: ", *this, " ran for ", ms, " milliseconds before timing out." with
+  // operator<<(WorkNCCL): "WorkNCCL(SeqNum=", seq, ", OpType=", op, ", NumelIn=",
+  // in, ", NumelOut=", out, ", Timeout(ms)=", timeout, ")".
+  ExpectClass(prefix +
+                  "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, "
+                  "OpType=_ALLGATHER_BASE, NumelIn=4096, NumelOut=32768, Timeout(ms)=600000) "
+                  "ran for 600104 milliseconds before timing out.",
+              "nccl-timeout", As::kRoot);
+  // Watchdog loop: logPrefix(), "Exception (either an error or timeout) detected
+  // by watchdog at work: ", seq, ", last enqueued NCCL work: ", n, ", last
+  // completed NCCL work: ", m, ".".
+  ExpectClass(prefix +
+                  "Exception (either an error or timeout) detected by watchdog at work: 42, last "
+                  "enqueued NCCL work: 43, last completed NCCL work: 41.",
+              "nccl-timeout", As::kRoot);
+  // WorkNCCL::handleException: LOG(ERROR) << logPrefix() << "Some NCCL operations
+  // have failed or timed out. Due to the asynchronous nature of CUDA kernels,
+  // subsequent GPU operations might run on corrupted/incomplete data."
+  ExpectClass(prefix +
+                  "Some NCCL operations have failed or timed out. Due to the asynchronous "
+                  "nature of CUDA kernels, subsequent GPU operations might run on "
+                  "corrupted/incomplete data.",
+              "nccl-timeout", As::kConsequence);
+}
+
+TEST_F(FrameworkSignaturesTest, XlaOutOfMemoryIsAGpuOomNotAHostOne) {
+  // tensorflow/stream_executor/tf_allocator_adapter.cc ResourceExhausted("Out of
+  // memory while trying to allocate ", size, " bytes.") as jaxlib raises it.
+  ScanFacts device = Scan(
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+      "allocate 17179869184 bytes.\n");
+  ASSERT_TRUE(device.classes.count("oom-gpu"));
+  EXPECT_EQ(device.classes.at("oom-gpu").first_root, 1u);
+  EXPECT_FALSE(device.classes.count("oom-host"));
+  // openxla/xla tf_allocator_adapter.cc MemoryAllocationError, pinned host
+  // pool: "Out of ", "host ", "memory while trying to allocate ", size,
+  // " bytes.", kHostMemoryExplanation. Matched without the status name too.
+  ScanFacts host = Scan(
+      "Out of host memory while trying to allocate 1073741824 bytes. Please set the environment "
+      "variable XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB to allocate larger host memory than the "
+      "default 64 GB.\n");
+  ASSERT_TRUE(host.classes.count("oom-gpu"));
+  EXPECT_EQ(host.classes.at("oom-gpu").first_root, 1u);
+}
+
+TEST_F(FrameworkSignaturesTest, CoordinationServiceWordingsOfTslAndXla) {
+  // google/tsl coordination_service.cc (2023-06..2024-04, jax <= 0.4.26):
+  // LOG(ERROR) << "Stopping coordination service as the following tasks are "
+  // "unhealthy (stopped sending heartbeats):\n" << tasks joined by "\n" << ...
+  const std::string tsl_stop =
+      "E0101 12:00:00.000000  4242 coordination_service.cc:428] Stopping coordination service "
+      "as the following tasks are unhealthy (stopped sending heartbeats):";
+  ExpectClass(tsl_stop, "heartbeat-timeout", As::kRoot);
+  EXPECT_TRUE(IsHeartbeatAccusation(tsl_stop));
+  // xla coordination_service.cc CheckHeartbeatTimeout UNAVAILABLE status.
+  EXPECT_TRUE(IsHeartbeatAccusation(
+      "UNAVAILABLE: The following tasks are unhealthy (stopped sending heartbeats):"));
+  // tsl "Task ", task_name, " heartbeat timeout. This indicates that the remote
+  // task has failed, got preempted, or crashed unexpectedly. Check the task logs
+  // for an earlier error to debug further." (UNAVAILABLE, per task).
+  ExpectClass(
+      "UNAVAILABLE: Task /job:jax_worker/replica:0/task:3 heartbeat timeout. This indicates "
+      "that the remote task has failed, got preempted, or crashed unexpectedly. Check the task "
+      "logs for an earlier error to debug further.",
+      "heartbeat-timeout", As::kRoot);
+  // tsl TaskState::RecordHeartbeat: "Incarnation ID mismatch: expecting ", a,
+  // " but got ", b, ". This means the remote task has restarted." (ABORTED).
+  ExpectClass(
+      "ABORTED: Incarnation ID mismatch: expecting 8023541 but got 1192. This means the remote "
+      "task has restarted.",
+      "node-fail", As::kRoot);
+  // xla: task_id, " Heartbeat: Incarnation ID mismatch: expecting ", a, " but got ", b, ...
+  ExpectClass(
+      "ABORTED: 3 Heartbeat: Incarnation ID mismatch: expecting 8023541 but got 1192. The task "
+      "has restarted and likely crashed earlier - check for any earlier errors or any scheduler "
+      "events (e.g. preemption, eviction) to debug further.",
+      "node-fail", As::kRoot);
+  // The agent's own coordinator restart ("Leader incarnation ID mismatch") is
+  // another wording, and no task restart.
+  ScanFacts leader = Scan("ABORTED: Leader incarnation ID mismatch: the coordination leader\n");
+  EXPECT_FALSE(leader.classes.count("node-fail"));
 }
 
 TEST_F(FrameworkSignaturesTest, DeepSpeedOverflowSkipsAreNotFailures) {

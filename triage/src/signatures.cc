@@ -76,12 +76,17 @@ constexpr const char* kNcclSocket =
     "NVIDIA/nccl src/include/socket.h, src/misc/socket.cc: 'Net : Connection closed by remote "
     "peer' v2.3..2.15, 'socketProgress: Connection closed by remote peer' v2.16..HEAD (verified)";
 constexpr const char* kCudaOom =
-    "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp 'CUDA out of memory. Tried to allocate' "
-    "1.x..2.x; python type torch.cuda.OutOfMemoryError 1.13+ (verified 1.13.1 torch/cuda), "
-    "torch.OutOfMemoryError 2.5+ (unverified)";
+    "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc "
+    "TORCH_CHECK_WITH(...OutOfMemoryError, 'CUDA out of memory. Tried to allocate ', ...): the "
+    "prefix is the same in every stored version read, 1.x '(GPU N; X total capacity; ...)' to "
+    "HEAD eb42ad6 '. GPU N has a total capacity of ...' (idx); python type "
+    "'torch.cuda.OutOfMemoryError' torch/csrc/Exceptions.cpp 1.13..2.x (verified: Debian 1.13.1 "
+    "libtorch_python.so strings, idx 2.x copy), 'torch.OutOfMemoryError' in later copies (idx; "
+    "release of the rename not pinned)";
 constexpr const char* kCudaErr =
-    "pytorch/pytorch c10/cuda/CUDAException.h C10_CUDA_CHECK 'CUDA error: ' + "
-    "cudaGetErrorString() (CUDA runtime's strings), 1.x..2.x (format unverified in source)";
+    "pytorch/pytorch c10/cuda/CUDAException.cpp c10_cuda_check_implementation 'CUDA error: ' + "
+    "cudaGetErrorString(err) (verified, idx 0e4c6cd); the error texts are libcudart's (closed "
+    "source: unverified in source)";
 constexpr const char* kC10dSocket =
     "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp SocketConnectOp::throwTimeoutError, "
     "1.13..2.x (verified: 1.13.1 libtorch and tests/fixtures/real/pytorch, HEAD source)";
@@ -105,8 +110,13 @@ const char* const kPythonExceptionLine =
 // tasks whose heartbeats stopped on the lines that follow.
 const std::vector<Signature>& HeartbeatAccusations() {
   static const std::vector<Signature> accusations = {
-      {R"(The following tasks are unhealthy \(stopped sending heartbeats\))",
-       "openxla/xla coordination_service.cc CheckHeartbeatTimeout (also tsl), 2023..2026"},
+      // tsl (jax <= 0.4.26) only logs it on the coordinator, lower case,
+      // as "Stopping coordination service as the following tasks are ...".
+      {R"([Tt]he following tasks are unhealthy \(stopped sending heartbeats\))",
+       "google/tsl tsl/distributed_runtime/coordination/coordination_service.cc "
+       "StartCheckStaleness LOG(ERROR) 01a839dd 2023-06..00b7447a 2024-04 (git); openxla/xla "
+       "xla/tsl/distributed_runtime/coordination/ then xla/pjrt/distributed/coordination/ "
+       "coordination_service.cc CheckHeartbeatTimeout UNAVAILABLE status (idx)"},
   };
   return accusations;
 }
@@ -151,8 +161,25 @@ constexpr const char* kPython =
     "CPython Lib/traceback.py TracebackException.format / format_exception_only "
     "('<module>.<qualname>: <str>'), 3.x (verified 3.11)";
 constexpr const char* kXlaCoord =
-    "openxla/xla xla/pjrt/distributed/client.h missed_heartbeat_callback, 2023..2026 "
-    "(tsl-era wording; see docs/signature-sources.md 6)";
+    "openxla/xla xla/pjrt/distributed/client.h missed_heartbeat_callback LOG(QFATAL), "
+    "xla::Status two-argument era (idx 001918b7, 2023); later replaced by 'the JAX distributed "
+    "service detected fatal errors' (docs/signature-sources.md 6)";
+constexpr const char* kXlaHeartbeatTask =
+    "google/tsl tsl/distributed_runtime/coordination/coordination_service.cc 'Task <name> "
+    "heartbeat timeout. This indicates that the remote task has failed, ...' 6a79f3a2 2022-10.."
+    "00b7447a 2024-04 (git); openxla/xla xla/tsl/... and xla/pjrt/distributed/coordination/ "
+    "(idx, to 2026)";
+constexpr const char* kXlaIncarnation =
+    "google/tsl coordination_service.cc TaskState::RecordHeartbeat 'Incarnation ID mismatch: "
+    "expecting X but got Y. This means the remote task has restarted.' 6a79f3a2 2022-10.."
+    "00b7447a 2024-04 (git); openxla/xla '<task> Heartbeat: Incarnation ID mismatch: expecting "
+    "...' (idx, 2026)";
+constexpr const char* kXlaOom =
+    "tensorflow/tensorflow tensorflow/stream_executor/tf_allocator_adapter.cc "
+    "ResourceExhausted('Out of memory while trying to allocate ', size, ' bytes.') (idx "
+    "26c7ffd); openxla/xla xla/stream_executor/integrations/tf_allocator_adapter.cc "
+    "MemoryAllocationError 'Out of ' ['host '] 'memory while trying to allocate N bytes.' "
+    "(idx 370cfa8): the BFC allocator's failure seen through PJRT";
 
 std::vector<Signature> Join(std::vector<Signature> first, const std::vector<Signature>& then) {
   first.insert(first.end(), then.begin(), then.end());
@@ -277,7 +304,7 @@ std::vector<FailureClass> BuildTable() {
              {R"(Terminating process because of missing heartbeat response from the coordinator)",
               kXlaCoord},
              {R"(heartbeat timeout\. This indicates that the remote task has failed)",
-              "openxla/xla coordination_service.cc per-task heartbeat error, 2025..2026"}}),
+              kXlaHeartbeatTask}}),
        false,
        {"Known bug — almost certainly a false positive (see "
         "docs/jax-heartbeat-false-positive-postmortem.md); the checklist above gives the verdict.",
@@ -312,9 +339,9 @@ std::vector<FailureClass> BuildTable() {
         {R"(torch\.(cuda\.)?OutOfMemoryError)", kCudaOom},
         {R"(CUDA error: out of memory)", kCudaErr},
         {R"(No executable batch size found, reached zero)", kAccelerateBatch},
-        {R"(Out of memory while trying to allocate)",
-         "openxla/xla BFC allocator / PJRT 'Out of memory while trying to allocate N bytes' "
-         "(unverified in source)"}},
+        // The host variant is XLA's pinned host pool (XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB),
+        // not the kernel's OOM killer: same advice as a device OOM.
+        {R"(Out of (host )?memory while trying to allocate)", kXlaOom}},
        false,
        {"Reduce per_device_batch_size or max_target_length.", "Try remat_policy=full.",
         "Check the XLA buffer assignment for memory usage."}},
@@ -334,7 +361,9 @@ std::vector<FailureClass> BuildTable() {
          "pytorch/pytorch ProcessGroupNCCL.cpp WorkNCCL::synchronizeInternal (blocking wait), "
          "1.12..2.1"},
         {R"(Exception \(either an error or timeout\) detected by watchdog)",
-         "pytorch/pytorch ProcessGroupNCCL.cpp watchdogHandler, 2.2+ (unverified in source)"},
+         "pytorch/pytorch ProcessGroupNCCL.cpp watchdog loop LOG(ERROR) logPrefix(), 'Exception "
+         "(either an error or timeout) detected by watchdog at work: ', seq, ', last enqueued "
+         "NCCL work: ', ... (idx: pgStatus_-era copies; later 'failure detected by watchdog')"},
         {R"(failure detected by watchdog at work sequence id: \d)",
          "pytorch/pytorch ProcessGroupNCCL.cpp watchdog (Watchdog::runLoop), 2.5+ era wording "
          "(idx: two stored copies of the file with desyncDebugger_)"},
@@ -362,8 +391,9 @@ std::vector<FailureClass> BuildTable() {
         // when the store is unreachable, the socket timeout above precedes it.
         {R"(RendezvousTimeoutError)", kRendezvousApi},
         {R"(Some NCCL operations have failed or timed out)",
-         "pytorch/pytorch ProcessGroupNCCL.cpp WorkNCCL::handleException, 1.12..2.x (follows the "
-         "watchdog line)",
+         "pytorch/pytorch ProcessGroupNCCL.cpp WorkNCCL::handleNCCLGuard (one sentence ending "
+         "'taking the entire process down.') then WorkNCCL::handleException (logPrefix() first, "
+         "the tear-down sentence on its own line), 1.12..2.x (idx; follows the watchdog line)",
          W::kConsequence},
         {R"(Connection closed by peer)", kGlooPair, W::kConsequence},
         {R"(Read error .*Connection reset by peer)", kGlooPair, W::kConsequence},
@@ -401,8 +431,13 @@ std::vector<FailureClass> BuildTable() {
          W::kRoot},
         {R"(Current loss scale already at minimum - cannot decrease scale anymore)",
          kDeepSpeedMinScale, W::kRoot},
+        // The text is HIP's (hipErrorIllegalAddress in the HIP runtime's
+        // hipGetErrorString switch, idx); the "HIP error: " prefix is
+        // c10/cuda/CUDAException.cpp after PyTorch's hipify, a rewrite not
+        // found in source (docs/signature-sources.md 4).
         {R"(HIP error: an illegal memory access was encountered)",
-         "ROCm/pytorch c10/hip (hipified C10_CUDA_CHECK), unverified in source"}},
+         "HIP runtime ihipGetErrorString 'an illegal memory access was encountered' (idx); "
+         "'HIP error: ' prefix via hipified C10_CUDA_CHECK (unverified in source)"}},
        true,
        {"Read the full traceback (quoted below).", "Check whether it is a known MaxText issue.",
         "Verify the config parameters."}},
@@ -499,8 +534,7 @@ std::vector<FailureClass> BuildTable() {
          W::kRoot},
         {R"(\*\*\* (JOB|STEP) \S+ ON \S+ UNCORRECTABLE MEMORY ERROR AT)",
          "SchedMD/slurm slurmstepd req.c, 22.05..25.05", W::kRoot},
-        {R"(Heartbeat: Incarnation ID mismatch)",
-         "openxla/xla coordination_service.cc TaskState::RecordHeartbeat, 2025..2026", W::kRoot}},
+        {R"(Incarnation ID mismatch: expecting \d+ but got \d+)", kXlaIncarnation, W::kRoot}},
        true,
        {"Identify which nodes failed (below) and read their task output.",
         "Exit 137: likely OOM. Exit 134/139: check core dumps."}},
