@@ -57,16 +57,17 @@ std::optional<triage::TriageReport> TriageLog(const TargetRequest& request,
 }
 
 TargetOutcome Run(const TargetRequest& request) {
-  auto target = ResolveTarget(request.argument);
-  if (!target) return Failed(Status::kInputError, target.error().message);
-  if (!request.log_path.empty()) target->log_path = request.log_path;
+  auto resolved = ResolveTarget(request.argument);
+  if (!resolved) return Failed(Status::kInputError, resolved.error().message);
+  ResolvedTarget target = *resolved;
+  if (!request.log_path.empty()) target.log_path = request.log_path;
 
   DiagnoseInputs inputs;
-  inputs.job = target->job_id.empty() ? request.argument : target->job_id;
+  inputs.job = target.job_id.empty() ? request.argument : target.job_id;
   inputs.playbooks = request.playbooks;
-  inputs.manifest = target->manifest;
+  inputs.manifest = target.manifest;
   std::vector<std::string> warnings;
-  inputs.triage = TriageLog(request, target->log_path, warnings);
+  inputs.triage = TriageLog(request, target.log_path, warnings);
   // MERGE (d14core): inputs.log_steps from StepMapFromLogLines when the
   // TSDB has no tb_step.
 
@@ -75,7 +76,7 @@ TargetOutcome Run(const TargetRequest& request) {
   options.prometheus_binary = request.prometheus_binary;
   options.query_timeout = request.query_timeout_seconds;
   options.progress = request.progress;
-  auto session = OpenTsdb(*target, options);
+  auto session = OpenTsdb(target, options);
   if (!session) return Failed(Status::kAccessError, session.error().message);
   if (auto range = (*session)->DataRange(); range && *range) {
     inputs.tsdb_range = **range;
