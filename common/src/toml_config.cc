@@ -65,6 +65,16 @@ void TomlSection::String(const char* key, std::string& out) {
   }
 }
 
+void TomlSection::Bool(const char* key, bool& out) {
+  const toml::node* node = Get(key);
+  if (!node) return;
+  if (auto* v = node->as_boolean()) {
+    out = v->get();
+  } else {
+    Fail(key, "must be true or false");
+  }
+}
+
 void TomlSection::Seconds(const char* key, double& out, double minimum) {
   const toml::node* node = Get(key);
   if (!node) return;

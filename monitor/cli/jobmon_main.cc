@@ -5,6 +5,7 @@
 
 #include "alert_command.h"
 #include "cli_common.h"
+#include "diagnose_command.h"
 #include "monitor_commands.h"
 #include "triage_command.h"
 
@@ -12,9 +13,9 @@ int main(int argc, char** argv) {
   CLI::App app{"jobmon: observability and triage for Slurm GPU training jobs"};
   app.require_subcommand(1);
   std::vector<std::function<int()>> commands = {
-      jobmon::cli::AddTriageCommand(app), jobmon::cli::AddStatusCommand(app),
-      jobmon::cli::AddListCommand(app), jobmon::cli::AddWatchCommand(app),
-      jobmon::cli::AddAlertCommand(app)};
+      jobmon::cli::AddTriageCommand(app), jobmon::cli::AddDiagnoseCommand(app),
+      jobmon::cli::AddStatusCommand(app), jobmon::cli::AddListCommand(app),
+      jobmon::cli::AddWatchCommand(app),  jobmon::cli::AddAlertCommand(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -50,6 +50,8 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.Seconds("stale_after", config.stale_after, 1);
   r.Seconds("ended_retention", config.ended_retention, 0);
   r.Seconds("heartbeat_timeout", config.heartbeat_timeout, 1);
+  r.Bool("diagnose_at_end", config.diagnose_at_end);
+  r.Seconds("diagnose_timeout", config.diagnose_timeout, 1);
   r.Number("slowdown_factor", config.slowdown_factor, 1.01);
   r.String("metrics_listen", config.metrics_listen);
   r.String("notify_file", config.notify_file);

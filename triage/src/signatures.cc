@@ -581,7 +581,7 @@ std::vector<FailureClass> BuildTable() {
        "The last steps are more than 10% slower than the steady state.",
        {},
        false,
-       {"Compare step time with system metrics: `jobmon diagnose <job> --playbook tgs`.",
+       {"Compare step time with system metrics: `jobmon diagnose <job> --playbook training`.",
         "Check for I/O pressure, TCP retransmits and thermal throttling."}},
   };
 }

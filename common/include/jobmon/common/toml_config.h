@@ -45,6 +45,7 @@ class TomlSection {
       : table_(table), path_(std::move(path)), section_(std::move(section)) {}
 
   void String(const char* key, std::string& out);
+  void Bool(const char* key, bool& out);
   // A duration (TomlDurationSeconds) of at least `minimum` seconds.
   void Seconds(const char* key, double& out, double minimum);
   void Number(const char* key, double& out, double minimum);

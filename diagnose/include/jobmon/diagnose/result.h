@@ -44,7 +44,9 @@ struct UntrustedRange {
 };
 
 struct PlaybookResult {
-  std::string playbook;       // "hang", "heartbeat", ... (playbooks.h)
+  std::string playbook;  // "hang", "heartbeat", ... (playbooks.h)
+  // The playbook's own window of interest; unset: the diagnosis' context.window.
+  std::optional<TimeRange> window;
   std::string analysis_type;  // the reference's: hang | heartbeat | oom | hardware | ...
   std::string verdict;        // a short code, e.g. "busy-wait-hang", "false-positive"
   std::string summary;        // plain English: what the metrics show, the root cause

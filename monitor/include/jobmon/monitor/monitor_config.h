@@ -52,6 +52,11 @@ struct MonitorConfig {
   double window_seconds = 3600;
   double stale_after = 30;        // an exporter not scraped successfully this long is gone
   double ended_retention = 3600;  // ended jobs stay tracked (for `jobmon status`) this long
+  // At job end, when the TSDB archive exists: `jobmon diagnose`'s auto
+  // playbooks, off the cycle thread, attached to the incident's alert as a
+  // follow-up; abandoned (its Prometheus stopped) after diagnose_timeout.
+  bool diagnose_at_end = true;
+  double diagnose_timeout = 60;
   StallPolicy stall;
   double heartbeat_timeout = 100;  // when the log does not state it
   double slowdown_factor = 1.3;    // tgs-degradation: recent median step over baseline

@@ -1,0 +1,70 @@
+#pragma once
+// One diagnosis end to end, for `jobmon diagnose` and the monitor's
+// end-of-job attachment: resolve what was named, triage the job's log, open
+// its TSDB (tsdb_access.h), run the playbooks (diagnose.h), close the TSDB.
+// Callers take it as a TargetDiagnoser so tests inject a fake.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jobmon/diagnose/prom_source.h"
+#include "jobmon/diagnose/result.h"
+
+namespace jobmon::diagnose {
+
+struct TargetRequest {
+  std::string argument;  // job id | log | diag dir | archive | TSDB dir
+  // Playbook names, "auto" (by the triage class) or "health" (the sweep).
+  std::vector<std::string> playbooks = {"auto"};
+  std::optional<std::string> prometheus_url;  // query this, start nothing
+  std::string log_path;                       // the job's log, when not the one found
+  std::string compare;                        // another target, side by side
+  std::string step_regex;                     // the triage's custom step lines ([triage])
+  std::string prometheus_binary = "/usr/bin/prometheus";
+  double query_timeout_seconds = 120;
+  std::function<void(std::string_view)> progress;
+  // Set by another thread to abandon the diagnosis: the next query throws
+  // DiagnosisCancelled and the TSDB session (its Prometheus) is closed.
+  std::shared_ptr<const std::atomic<bool>> cancel;
+};
+
+// Not a std::exception: the playbooks' own catch-alls must let it through.
+struct DiagnosisCancelled {};
+
+struct TargetOutcome {
+  enum class Status { kDiagnosed, kInputError, kAccessError, kCancelled };
+  Status status = Status::kDiagnosed;
+  std::string error;  // what failed, for the other statuses
+  Diagnosis diagnosis;
+};
+
+using TargetDiagnoser = std::function<TargetOutcome(const TargetRequest&)>;
+
+// The real one. Never throws; every failure is an outcome.
+TargetOutcome DiagnoseTarget(const TargetRequest& request);
+
+// A PromSource that throws DiagnosisCancelled before each query once
+// `cancel` is set, so a diagnosis stops within one query.
+class CancellablePromSource : public PromSource {
+ public:
+  CancellablePromSource(PromSource& inner, std::shared_ptr<const std::atomic<bool>> cancel)
+      : inner_(inner), cancel_(std::move(cancel)) {}
+  Expected<std::vector<Series>> QueryRange(std::string_view promql, const TimeRange& range,
+                                           double step_seconds) override;
+  Expected<std::vector<Series>> QueryInstant(std::string_view promql, double time) override;
+  Expected<std::vector<std::string>> LabelValues(
+      std::string_view label, const std::optional<TimeRange>& range = std::nullopt) override;
+  std::string Describe() const override { return inner_.Describe(); }
+
+ private:
+  void ThrowIfCancelled() const;
+  PromSource& inner_;
+  std::shared_ptr<const std::atomic<bool>> cancel_;
+};
+
+}  // namespace jobmon::diagnose

@@ -1,0 +1,166 @@
+#include "diagnose_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "cli_common.h"
+#include "jobmon/common/config_path.h"
+#include "jobmon/diagnose/playbooks.h"
+#include "jobmon/diagnose/report.h"
+#include "jobmon/monitor/jobmon_config.h"
+
+namespace jobmon::cli {
+namespace {
+
+using diagnose::TargetOutcome;
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string PlaybookNames() {
+  std::string names;
+  for (const auto& spec : diagnose::Playbooks())
+    names += (names.empty() ? "" : ", ") + std::string(spec.name);
+  return names;
+}
+
+}  // namespace
+
+Expected<diagnose::TargetRequest> BuildRequest(const DiagnoseArgs& args) {
+  if (args.target.empty())
+    return Error{"give the job: a job id, its log, its diag dir, tsdb.tar.zst or a TSDB dir"};
+  diagnose::TargetRequest request;
+  request.argument = args.target;
+  std::vector<std::string> names = SplitCommas(args.playbook);
+  if (names.empty()) return Error{"--playbook wants a name or auto (" + PlaybookNames() + ")"};
+  for (const auto& name : names) {
+    if (name != "auto" && !diagnose::FindPlaybook(name))
+      return Error{fmt::format("unknown playbook '{}' (auto, {})", name, PlaybookNames())};
+  }
+  if (names.size() > 1 && std::find(names.begin(), names.end(), "auto") != names.end())
+    return Error{"--playbook auto picks the playbooks itself: give it alone"};
+  if (args.health) {
+    if (names != std::vector<std::string>{"auto"})
+      return Error{"--health is the sweep of gpu, network and training: not with --playbook"};
+    names = {"health"};
+  }
+  request.playbooks = std::move(names);
+  if (!args.prometheus_url.empty()) request.prometheus_url = args.prometheus_url;
+  if (!args.compare.empty() && !args.prometheus_url.empty())
+    return Error{"--compare opens both jobs itself: not with --prometheus"};
+  request.compare = args.compare;
+  request.log_path = args.log_path;
+  return request;
+}
+
+int ExitCodeFor(const TargetOutcome& outcome) {
+  switch (outcome.status) {
+    case TargetOutcome::Status::kDiagnosed: {
+      bool partial = !outcome.diagnosis.tsdb_matches_log;
+      for (const auto& p : outcome.diagnosis.playbooks) partial = partial || !p.errors.empty();
+      return partial ? kDiagnosedPartly : kOk;
+    }
+    case TargetOutcome::Status::kInputError:
+      return kUsageError;
+    case TargetOutcome::Status::kAccessError:
+    case TargetOutcome::Status::kCancelled:
+      return kFailed;
+  }
+  return kFailed;
+}
+
+int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagnoser,
+                std::ostream& out, std::ostream& err) {
+  auto fail = [&err](const std::string& message, int code) {
+    err << "jobmon diagnose: error: " << message << "\n";
+    return code;
+  };
+  auto built = BuildRequest(args);
+  if (!built) return fail(built.error().message, kUsageError);
+  diagnose::TargetRequest request = *built;
+  auto config = monitor::LoadJobmonConfig(args.config_path);
+  if (!config) return fail(config.error().message, kUsageError);
+  request.step_regex = config->triage.step_regex;
+  if (!args.quiet) {
+    request.progress = [&err](std::string_view line) {
+      err << "jobmon diagnose: " << line << "\n" << std::flush;
+    };
+  }
+  TargetOutcome outcome = diagnoser(request);
+  const int code = ExitCodeFor(outcome);
+  if (outcome.status != TargetOutcome::Status::kDiagnosed) return fail(outcome.error, code);
+  if (args.json) {
+    out << JsonText(diagnose::ToJson(outcome.diagnosis));
+  } else {
+    out << diagnose::RenderMarkdown(outcome.diagnosis);
+  }
+  if (!outcome.diagnosis.tsdb_matches_log)
+    err << "jobmon diagnose: warning: the TSDB does not match the log (wrong TSDB?): "
+        << outcome.diagnosis.tsdb_check << "\n";
+  return code;
+}
+
+diagnose::TargetDiagnoser DefaultDiagnoser() {
+#ifdef JOBMON_DIAGNOSE_ENGINE
+  return diagnose::DiagnoseTarget;
+#else
+  // MERGE (issue 14): goes with the guard in diagnose/CMakeLists.txt.
+  return [](const diagnose::TargetRequest&) {
+    TargetOutcome out;
+    out.status = TargetOutcome::Status::kAccessError;
+    out.error = "this build has no TSDB access (diagnose.h, tsdb_access.cc)";
+    return out;
+  };
+#endif
+}
+
+std::function<int()> AddDiagnoseCommand(CLI::App& app) {
+  auto args = std::make_shared<DiagnoseArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "diagnose",
+      "Diagnose a job from its metrics (TSDB): the playbooks of tsdb-diagnosis.md on its live "
+      "Prometheus, its archive (served by a read-only Prometheus on a free loopback port, "
+      "removed afterwards) or a TSDB directory.");
+  cmd->add_option("target", args->target,
+                  "Job id, job log, diag dir, tsdb.tar.zst archive, or TSDB directory");
+  cmd->add_option("--playbook", args->playbook,
+                  "auto (from the log's triage class; none: the health sweep), or one or more "
+                  "comma-separated of: " +
+                      PlaybookNames())
+      ->capture_default_str();
+  cmd->add_flag("--health", args->health,
+                "The health sweep (gpu, network, training) for a live or finished job");
+  cmd->add_option("--compare", args->compare,
+                  "Another job (same forms as target): the two side by side");
+  AddJsonFlag(cmd, args->json,
+              "JSON output (schema jobmon.diagnose/v1, see docs/diagnose-json.md)");
+  cmd->add_option("--prometheus", args->prometheus_url,
+                  "Query this Prometheus (e.g. an ssh tunnel to a live job's), start none");
+  cmd->add_option("--log", args->log_path, "The job's log, when it is not found beside the job");
+  cmd->add_option("-c,--config", args->config_path,
+                  std::string(kConfigOptionHelp) + "; its [triage] step_regex reads the log");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress lines on stderr");
+  cmd->footer(
+      "Exit codes: 0 diagnosed, 3 diagnosed partly (the TSDB does not match the log, or a "
+      "playbook's queries failed), 1 the TSDB could not be opened or served, 2 usage or input "
+      "error (nothing found for the target), 130/143 interrupted (the read-only Prometheus is "
+      "stopped first). Report format: docs/diagnose-json.md.");
+  return [cmd, args] {
+    if (!cmd->parsed()) return kNotThisOne;
+    return RunDiagnose(*args, DefaultDiagnoser(), std::cout, std::cerr);
+  };
+}
+
+}  // namespace jobmon::cli

@@ -1,0 +1,48 @@
+#pragma once
+// `jobmon diagnose`: the TSDB playbooks of reference/tsdb-diagnosis.md
+// against a job's live Prometheus, its archive or a TSDB directory.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "jobmon/diagnose/diagnose_target.h"
+
+namespace jobmon::cli {
+
+// Diagnosed, but the TSDB does not match the log or a playbook's queries failed.
+inline constexpr int kDiagnosedPartly = 3;
+
+struct DiagnoseArgs {
+  std::string target;
+  std::string playbook = "auto";  // a name, several comma-separated, or auto
+  bool health = false;
+  std::string compare;
+  bool json = false;
+  std::string prometheus_url;
+  std::string log_path;
+  std::string config_path;
+  bool quiet = false;
+};
+
+// The request for `args`, or a usage error (unknown playbook, --health with
+// a named playbook, no target).
+Expected<diagnose::TargetRequest> BuildRequest(const DiagnoseArgs& args);
+
+// 0 diagnosed, 3 diagnosed partly, 1 the TSDB could not be opened or the
+// diagnosis stopped, 2 usage or input error.
+int ExitCodeFor(const diagnose::TargetOutcome& outcome);
+
+// Runs the command with `diagnoser` (tests inject a fake), printing the
+// report to `out` and progress and errors to `err`.
+int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagnoser,
+                std::ostream& out, std::ostream& err);
+
+// The real diagnoser (diagnose_target.h), or where this build lacks it, one
+// that says so.
+diagnose::TargetDiagnoser DefaultDiagnoser();
+
+std::function<int()> AddDiagnoseCommand(CLI::App& app);
+
+}  // namespace jobmon::cli

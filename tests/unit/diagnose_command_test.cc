@@ -1,0 +1,151 @@
+// `jobmon diagnose`: usage errors through the real binary (exit 2 before
+// anything is opened), and the command's flow with a fake diagnoser:
+// the request it builds, the report it prints, the exit codes.
+
+#include "diagnose_command.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "jobmon/common/run_command.h"
+
+namespace jobmon::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using diagnose::TargetOutcome;
+using diagnose::TargetRequest;
+
+CommandResult RunJobmon(const std::string& arguments) {
+  const std::string command = std::string("'") + JOBMON_CLI + "' diagnose " + arguments + " 2>&1";
+  auto result = RunCommand({"/bin/sh", "-c", command}, std::chrono::seconds(10));
+  EXPECT_TRUE(result.ok());
+  return result.ok() ? *result : CommandResult{};
+}
+
+TEST(DiagnoseCli, UsageErrorsExitTwo) {
+  auto unknown = RunJobmon("1234 --playbook tgs -c /dev/null");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("unknown playbook 'tgs'"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("training"), std::string::npos) << unknown.output;  // the names
+
+  auto both = RunJobmon("1234 --health --playbook hang -c /dev/null");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--health"), std::string::npos) << both.output;
+
+  auto none = RunJobmon("-c /dev/null");
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+
+  auto flag = RunJobmon("1234 --no-such-flag");
+  EXPECT_EQ(flag.exit_code, 2) << flag.output;
+}
+
+TEST(DiagnoseCli, HelpNamesPlaybooksAndExitCodes) {
+  auto help = RunJobmon("--help");
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  for (const char* text : {"--playbook", "--health", "--compare", "--json", "--prometheus",
+                           "hang, heartbeat, oom, hardware, gpu, network, training", "Exit codes"})
+    EXPECT_NE(help.output.find(text), std::string::npos) << text << "\n" << help.output;
+}
+
+class DiagnoseFlow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = fs::temp_directory_path() / ("jobmon-diagnose-" + std::to_string(getpid()) + ".toml");
+    std::ofstream(config_) << "[triage]\nstep_regex = 'it (?P<step>\\d+)'\n";
+    args_.target = "4242";
+    args_.config_path = config_.string();
+  }
+  void TearDown() override { fs::remove(config_); }
+
+  // Runs with a fake that records the request and answers `outcome`.
+  int Run(const TargetOutcome& outcome) {
+    return RunDiagnose(
+        args_,
+        [&](const TargetRequest& r) {
+          seen_ = r;
+          if (r.progress) r.progress("playbook hang");
+          return outcome;
+        },
+        out_, err_);
+  }
+
+  static TargetOutcome Diagnosed(std::string verdict) {
+    TargetOutcome o;
+    o.diagnosis.context.job = "4242";
+    diagnose::PlaybookResult p;
+    p.playbook = "hang";
+    p.analysis_type = "hang";
+    p.verdict = std::move(verdict);
+    o.diagnosis.playbooks.push_back(p);
+    return o;
+  }
+
+  fs::path config_;
+  DiagnoseArgs args_;
+  std::optional<TargetRequest> seen_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(DiagnoseFlow, MarkdownWithProgressAndTheConfigsStepRegex) {
+  EXPECT_EQ(Run(Diagnosed("busy-wait-hang")), 0);
+  ASSERT_TRUE(seen_);
+  EXPECT_EQ(seen_->argument, "4242");
+  EXPECT_EQ(seen_->playbooks, std::vector<std::string>{"auto"});
+  EXPECT_EQ(seen_->step_regex, "it (?P<step>\\d+)");
+  EXPECT_NE(out_.str().find("## TSDB Diagnosis: 4242"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("`busy-wait-hang`"), std::string::npos);
+  EXPECT_NE(err_.str().find("jobmon diagnose: playbook hang"), std::string::npos);
+}
+
+TEST_F(DiagnoseFlow, QuietJsonHealth) {
+  args_.quiet = true;
+  args_.json = true;
+  args_.health = true;
+  EXPECT_EQ(Run(Diagnosed("healthy")), 0);
+  EXPECT_EQ(seen_->playbooks, std::vector<std::string>{"health"});
+  EXPECT_TRUE(err_.str().empty()) << err_.str();
+  auto j = nlohmann::json::parse(out_.str());
+  EXPECT_EQ(j["schema"], "jobmon.diagnose/v1");
+  EXPECT_EQ(j["playbooks"][0]["verdict"], "healthy");
+}
+
+TEST_F(DiagnoseFlow, SeveralPlaybooksAndAUrl) {
+  args_.playbook = "hang,network";
+  args_.prometheus_url = "http://127.0.0.1:9090";
+  EXPECT_EQ(Run(Diagnosed("not-a-hang")), 0);
+  EXPECT_EQ(seen_->playbooks, (std::vector<std::string>{"hang", "network"}));
+  EXPECT_EQ(seen_->prometheus_url, "http://127.0.0.1:9090");
+  args_.playbook = "auto,hang";
+  EXPECT_EQ(Run(Diagnosed("x")), 2);
+}
+
+TEST_F(DiagnoseFlow, ExitCodesFollowTheOutcome) {
+  TargetOutcome partial = Diagnosed("busy-wait-hang");
+  partial.diagnosis.playbooks[0].errors.push_back("timeout");
+  EXPECT_EQ(Run(partial), kDiagnosedPartly);
+  TargetOutcome wrong = Diagnosed("busy-wait-hang");
+  wrong.diagnosis.tsdb_matches_log = false;
+  wrong.diagnosis.tsdb_check = "tb_step 50, the log 900";
+  EXPECT_EQ(Run(wrong), kDiagnosedPartly);
+  EXPECT_NE(err_.str().find("wrong TSDB?"), std::string::npos);
+  TargetOutcome missing;
+  missing.status = TargetOutcome::Status::kInputError;
+  missing.error = "no diag dir for job 4242";
+  EXPECT_EQ(Run(missing), 2);
+  EXPECT_NE(err_.str().find("no diag dir for job 4242"), std::string::npos);
+  TargetOutcome closed;
+  closed.status = TargetOutcome::Status::kAccessError;
+  closed.error = "prometheus did not start";
+  out_.str("");
+  EXPECT_EQ(Run(closed), 1);
+  EXPECT_TRUE(out_.str().empty());  // no report on failure
+}
+
+}  // namespace
+}  // namespace jobmon::cli
