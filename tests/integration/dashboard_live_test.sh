@@ -141,6 +141,46 @@ check "JobmonRdmaPortDown's expression selected nothing in the ECC job" test \
 /usr/bin/python3 "$CHECKER" "$DASHBOARD" "$URL" --step 2 --rate-interval 10s \
   --optional-var cluster --optional-var slurm_job_id >"$SCRATCH/dashboard-check-ecc.log"
 check "every panel's query returns series on the ECC job's TSDB too" test $? -eq 0
+grep '^FAIL' "$SCRATCH/dashboard-check-ecc.log"
+stop_pid "$PROM_PID"
+OUR_PIDS=()
+
+# The central store's view: both jobs' samples with the labels remote_write
+# adds (slurm_job_id, cluster, user), imported into one TSDB (promtool), the
+# dashboard pointed at one job by its variables, the alert expressions
+# keeping the jobs apart though both ran on node1 and node2.
+echo "# a central store holding both jobs (slurm_job_id, cluster, user labels)"
+inputs=()
+for name in "${!job[@]}"; do
+  promtool tsdb dump "$SCRATCH/tsdb-$name/prometheus" >"$SCRATCH/dump-$name" 2>"$SCRATCH/dump-$name.err"
+  inputs+=("$SCRATCH/dump-$name:slurm_job_id=${job[$name]},cluster=dev,user=root")
+done
+range=$(/usr/bin/python3 "$(dirname "$CHECKER")/tsdb_relabel.py" "$SCRATCH/central.om" "${inputs[@]}")
+check "both jobs' samples exported for the store" test -n "$range"
+import_store() { promtool tsdb create-blocks-from openmetrics "$SCRATCH/central.om" "$SCRATCH/central" >"$1" 2>&1; }
+check "promtool imports them" import_store "$SCRATCH/central-import.log"
+port=$(free_loopback_port)
+prometheus --config.file="$SCRATCH/empty.yml" --storage.tsdb.path="$SCRATCH/central" \
+  --web.listen-address="127.0.0.1:$port" >"$SCRATCH/central.log" 2>&1 &
+PROM_PID=$!
+OUR_PIDS=("$PROM_PID")
+URL=http://127.0.0.1:$port T=${range#* }
+wait_for 30 "$PROMQ" "$URL" 'vector(1)' >/dev/null 2>&1
+# shellcheck disable=SC2086 # range is "START END"
+/usr/bin/python3 "$CHECKER" "$DASHBOARD" "$URL" --rules "$RULES" --step 2 --rate-interval 10s \
+  --start ${range% *} --end ${range#* } --var "slurm_job_id=${job[rdma]}" --var cluster=dev \
+  >"$SCRATCH/dashboard-check-central.log"
+check "central store, job ${job[rdma]} selected: every panel returns series, every rule evaluates" test $? -eq 0
+grep '^FAIL' "$SCRATCH/dashboard-check-central.log"
+check "central store: the slurm_job_id variable names both jobs" \
+  grep -qE "variable slurm_job_id: 2 values \['(${job[rdma]}|${job[ecc]})', '(${job[rdma]}|${job[ecc]})'\]" \
+  "$SCRATCH/dashboard-check-central.log"
+check "central store: JobmonRdmaPortDown selected job ${job[rdma]}'s node2 bnxt_re1 port 1 only" test \
+  "$(series "count by (slurm_job_id, host, device, port) (count_over_time(($(rule_expr JobmonRdmaPortDown))[10m:1s]))")" \
+  == "{device=\"bnxt_re1\",host=\"node2\",port=\"1\",slurm_job_id=\"${job[rdma]}\"}"
+check "central store: JobmonGpuUncorrectableErrors selected job ${job[ecc]}'s node2 GPU 1 only" test \
+  "$(series "count by (slurm_job_id, host, gpu) (count_over_time(($(rule_expr JobmonGpuUncorrectableErrors))[10m:1s]))")" \
+  == "{gpu=\"1\",host=\"node2\",slurm_job_id=\"${job[ecc]}\"}"
 stop_pid "$PROM_PID"
 OUR_PIDS=()
 
