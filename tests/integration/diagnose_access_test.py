@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 START = 1700000000
 
@@ -90,10 +91,10 @@ def listening_sockets(pid):
     return out
 
 
-def start_driver(driver, target, first_port, temp_parent):
+def start_driver(driver, target, first_port, temp_parent, stderr=None):
     proc = subprocess.Popen([driver, target, "--first-port", str(first_port),
                              "--temp-parent", temp_parent],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)
     facts = {"hosts": [], "series": {}}
     deadline = time.time() + 90
     for line in proc.stdout:
@@ -129,7 +130,7 @@ def wait_gone(pid, seconds=15):
     return False
 
 
-def check_session(driver, target, held_port, temp_parent, end_with_sigterm):
+def check_session(driver, target, held_port, temp_parent, end_with_sigterm, wal_only=False):
     name = f"{os.path.basename(target)} ({'SIGTERM' if end_with_sigterm else 'close'})"
     proc, facts = start_driver(driver, target, held_port, temp_parent)
     url = facts.get("url", "")
@@ -140,16 +141,21 @@ def check_session(driver, target, held_port, temp_parent, end_with_sigterm):
         fail(f"{name}: took the port this test holds ({held_port})")
     if port < held_port:
         fail(f"{name}: port {port} below the scan's start {held_port}")
-    if sorted(facts["hosts"]) != ["node001", "node002"]:
-        fail(f"{name}: hosts {facts['hosts']}")
-    series = facts["series"]
-    if series.get("node001", (0, 0))[1] != 97 or series.get("node002", (0, 0))[1] != 12:
-        fail(f"{name}: series {series}")
-    if series["node001"][0] < 50:
-        fail(f"{name}: only {series['node001'][0]} samples")
     lo, hi = facts.get("range", (0, 0))
-    if abs(lo - START) > 1 or abs(hi - (START + 59 * 15)) > 1:
-        fail(f"{name}: range {facts.get('range')}")
+    if wal_only:
+        # No blocks: the range is the head's, which the instance replayed.
+        if not (time.time() - 600 < lo <= hi <= time.time() + 60):
+            fail(f"{name}: range {facts.get('range')} is not the replayed WAL's")
+    else:
+        if sorted(facts["hosts"]) != ["node001", "node002"]:
+            fail(f"{name}: hosts {facts['hosts']}")
+        series = facts["series"]
+        if series.get("node001", (0, 0))[1] != 97 or series.get("node002", (0, 0))[1] != 12:
+            fail(f"{name}: series {series}")
+        if series["node001"][0] < 50:
+            fail(f"{name}: only {series['node001'][0]} samples")
+        if abs(lo - START) > 1 or abs(hi - (START + 59 * 15)) > 1:
+            fail(f"{name}: range {facts.get('range')}")
     tsdb = facts["tsdb"]
     temp_dir = os.path.dirname(tsdb)
     if os.path.dirname(temp_dir) != temp_parent:
@@ -179,6 +185,80 @@ def check_session(driver, target, held_port, temp_parent, end_with_sigterm):
     if os.path.exists(temp_dir):
         fail(f"{name}: temp dir {temp_dir} left behind")
     print(f"ok: {name}: 127.0.0.1:{port} (held {held_port}), pid {pid} gone, temp dir removed")
+
+
+def run_own_prometheus(work, tsdb, scrape_self):
+    """A Prometheus of this test's own over `tsdb` (as a job's live one)."""
+    port = free_port_from(29190)
+    run_own_prometheus.port = port
+    config = os.path.join(work, f"own-{port}.yml")
+    with open(config, "w") as f:
+        if scrape_self:
+            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: self\n"
+                    f"    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
+    log = open(os.path.join(work, f"own-{port}.log"), "w")
+    proc = subprocess.Popen(["/usr/bin/prometheus", f"--storage.tsdb.path={tsdb}",
+                             f"--config.file={config}", f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=log, stderr=log)
+    log.close()
+    for _ in range(300):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    fail("this test's own Prometheus did not start")
+
+
+def check_wal_only(driver, work, held_port, temp_parent):
+    """A TSDB with only wal/: the read-only instance replays it."""
+    tsdb = os.path.join(work, "wal_tsdb")
+    proc = run_own_prometheus(work, tsdb, scrape_self=True)
+    # Its first scrape comes a few seconds after the start; then two more.
+    url = f"http://127.0.0.1:{run_own_prometheus.port}/api/v1/status/tsdb"
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                if json.load(answer)["data"]["headStats"]["numSeries"] > 0:
+                    break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    else:
+        fail("this test's own Prometheus scraped nothing")
+    time.sleep(2)
+    proc.terminate()
+    proc.wait(timeout=30)
+    blocks = [d for d in os.listdir(tsdb) if len(d) == 26]
+    if blocks or not os.listdir(os.path.join(tsdb, "wal")):
+        fail(f"the WAL-only TSDB has blocks {blocks} or no WAL")
+    check_session(driver, tsdb, held_port, temp_parent, False, wal_only=True)
+
+
+def check_live(driver, work, tsdb, held_port, temp_parent):
+    """A TSDB a Prometheus serves: copied (blocks only), never served twice."""
+    live = os.path.join(work, "live_tsdb")
+    shutil.copytree(tsdb, live)
+    own = run_own_prometheus(work, live, scrape_self=False)
+    try:
+        proc, facts = start_driver(driver, live, held_port, temp_parent, stderr=subprocess.PIPE)
+        served = prometheus_pids(live)
+        if served != [own.pid]:
+            fail(f"live TSDB served by {served}, not only by this test's {own.pid}")
+        if facts["tsdb"].startswith(live) or sorted(facts["hosts"]) != ["node001", "node002"]:
+            fail(f"live TSDB: session over {facts['tsdb']}, hosts {facts['hosts']}")
+        _, progress = proc.communicate("close\n", timeout=30)
+        if "is live" not in progress or "blocks only" not in progress:
+            fail(f"live TSDB not recognised as live: {progress!r}")
+        if own.poll() is not None:
+            fail("the live Prometheus was stopped")
+        if not os.path.isdir(os.path.join(live, "wal")):
+            fail("the live TSDB lost its WAL")
+        print(f"ok: live TSDB: a copy of its blocks served, its Prometheus {own.pid} untouched")
+    finally:
+        own.terminate()
+        own.wait(timeout=30)
 
 
 def make_archive(work, tsdb):
@@ -218,6 +298,8 @@ def main():
         try:
             for sigterm in (False, True):
                 check_session(args.driver, tsdb, held_port, temp_parent, sigterm)
+            check_live(args.driver, work, tsdb, held_port, temp_parent)
+            check_wal_only(args.driver, work, held_port, temp_parent)
             diag, manifest = make_archive(work, tsdb)
             shutil.rmtree(tsdb)  # only the archive is left to serve
             for sigterm in (False, True):
