@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   TsdbSession& s = *owned;
   std::cout << "url " << s.url() << "\n";
   std::cout << "tsdb " << s.local_tsdb_dir() << "\n";
+  std::cout << "live " << (s.live() ? 1 : 0) << "\n";
   auto range = s.DataRange();
   if (range && *range)
     std::cout << fmt::format("range {:.3f} {:.3f}\n", (*range)->start, (*range)->end);

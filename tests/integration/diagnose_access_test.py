@@ -103,7 +103,7 @@ def start_driver(driver, target, first_port, temp_parent, stderr=None):
             continue
         if words[0] == "ready":
             return proc, facts
-        if words[0] in ("url", "tsdb"):
+        if words[0] in ("url", "tsdb", "live"):
             facts[words[0]] = words[1] if len(words) > 1 else ""
         if words[0] == "range":
             facts["range"] = (float(words[1]), float(words[2]))
@@ -256,9 +256,39 @@ def check_live(driver, work, tsdb, held_port, temp_parent):
         if not os.path.isdir(os.path.join(live, "wal")):
             fail("the live TSDB lost its WAL")
         print(f"ok: live TSDB: a copy of its blocks served, its Prometheus {own.pid} untouched")
+        check_running_job(driver, work, live, held_port, temp_parent, own)
     finally:
         own.terminate()
         own.wait(timeout=30)
+
+
+def check_running_job(driver, work, live, held_port, temp_parent, own):
+    """A running job's diag dir: its own Prometheus is queried, none started."""
+    diag = os.path.join(work, "jobmon-diag-88")
+    os.makedirs(diag)
+    manifest = {"schema": "jobmon.manifest/v1", "job_id": 88, "state": "running",
+                "diag_dir": diag, "head_node": socket.gethostname(), "tsdb_dir": live,
+                "prometheus": {"address": "127.0.0.1", "port": run_own_prometheus.port,
+                               "url": ""}}
+    with open(os.path.join(diag, "manifest.json"), "w") as f:
+        json.dump(manifest, f)
+    proc, facts = start_driver(driver, diag, held_port, temp_parent)
+    proc.communicate("close\n", timeout=30)
+    if facts.get("url") != f"http://127.0.0.1:{run_own_prometheus.port}" or facts.get("live") != "1":
+        fail(f"running job: session {facts}")
+    if facts.get("tsdb") or os.listdir(temp_parent) or prometheus_pids(live) != [own.pid]:
+        fail(f"running job: something was started ({facts}, {os.listdir(temp_parent)})")
+    if sorted(facts["hosts"]) != ["node001", "node002"]:
+        fail(f"running job: hosts {facts['hosts']}")
+    # Another Prometheus on the job's port (not serving its TSDB) is refused.
+    manifest["tsdb_dir"] = "/elsewhere/prometheus"
+    with open(os.path.join(diag, "manifest.json"), "w") as f:
+        json.dump(manifest, f)
+    run = subprocess.run([driver, diag, "--temp-parent", temp_parent], capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL)
+    if run.returncode == 0 or "not job 88's TSDB" not in run.stderr:
+        fail(f"another Prometheus on the job's port: exit {run.returncode}, {run.stderr!r}")
+    print("ok: running job: its own Prometheus queried, a stranger on its port refused")
 
 
 def make_archive(work, tsdb):
