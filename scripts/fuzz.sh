@@ -29,7 +29,7 @@ mkdir -p build/fuzz/crashes
 # shipped config, a target file and recorded squeue --json and sinfo --json output.
 mkdir -p "$work"/{triage,steps,hostlist,tfevents,exposition,monitor,promjson}
 # Prometheus's answers as captured from the real server.
-cp tests/fixtures/prometheus_api/*.json "$work/promjson/"
+cp tests/fixtures/prometheus_api/*.json tests/fixtures/prometheus_api/*.txt "$work/promjson/"
 # The monitor's inputs, tagged with the selector byte of fuzz_monitor_inputs.
 { printf '\x00'; cat etc/jobmon.toml; } >"$work/monitor/config"
 { printf '\x01'; printf '[{"targets": ["10.1.0.11:9400"], "labels": {"host": "node1"}}]'; } >"$work/monitor/targets"

@@ -22,5 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto head = ParseTsdbHeadRange(text); head && *head && (*head)->max_ms < (*head)->min_ms)
     __builtin_trap();
   ParseStatusFlag(text, "storage.tsdb.path");
+  if (auto times = ParseTsdbTimesFromMetrics(text); times && times->max_ms < times->min_ms)
+    __builtin_trap();
   return 0;
 }

@@ -280,6 +280,12 @@ def check_running_job(driver, work, live, held_port, temp_parent, own):
         fail(f"running job: something was started ({facts}, {os.listdir(temp_parent)})")
     if sorted(facts["hosts"]) != ["node001", "node002"]:
         fail(f"running job: hosts {facts['hosts']}")
+    # Its blocks are not ours to read: the range comes from its /metrics.
+    lo, hi = facts.get("range", (0, 0))
+    if abs(lo - START) > 1 or abs(hi - (START + 59 * 15)) > 1:
+        fail(f"running job: range {facts.get('range')}")
+    if facts["series"].get("node001", (0, 0))[1] != 97:
+        fail(f"running job: series {facts['series']}")
     # Another Prometheus on the job's port (not serving its TSDB) is refused.
     manifest["tsdb_dir"] = "/elsewhere/prometheus"
     with open(os.path.join(diag, "manifest.json"), "w") as f:

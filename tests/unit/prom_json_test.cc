@@ -141,6 +141,19 @@ TEST(PromJson, TsdbHeadRange) {
   EXPECT_GE((*head)->max_ms, (*head)->min_ms);
 }
 
+TEST(PromJson, TsdbTimesFromPrometheussOwnMetrics) {
+  auto range = ParseTsdbTimesFromMetrics(Fixture("metrics_tsdb_times.txt"));
+  ASSERT_TRUE(range);
+  EXPECT_EQ(range->min_ms, 1700000000000);
+  EXPECT_EQ(range->max_ms, 1700000585001);
+  // A new, empty TSDB: lowest INT64_MAX, head max INT64_MIN.
+  EXPECT_FALSE(
+      ParseTsdbTimesFromMetrics("prometheus_tsdb_lowest_timestamp 9.223372036854776e+18\n"
+                                "prometheus_tsdb_head_max_time -9.223372036854776e+18\n"));
+  EXPECT_FALSE(ParseTsdbTimesFromMetrics("prometheus_tsdb_lowest_timestamp 1\n"));
+  EXPECT_FALSE(ParseTsdbTimesFromMetrics(""));
+}
+
 TEST(PromJson, StatusFlag) {
   auto path = ParseStatusFlag(Fixture("status_flags.json"), "storage.tsdb.path");
   ASSERT_TRUE(path) << path.error().message;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -168,6 +169,35 @@ Expected<std::optional<MsRange>> ParseTsdbHeadRange(std::string_view text) {
       series != head->end() && series->is_number_integer() && series->get<int64_t>() == 0)
     return std::optional<MsRange>();
   return std::optional<MsRange>(*range);
+}
+
+std::optional<MsRange> ParseTsdbTimesFromMetrics(std::string_view text) {
+  std::optional<double> lowest, head_max;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    size_t space = line.find(' ');
+    if (space == std::string_view::npos) continue;
+    std::string_view name = line.substr(0, space);
+    std::optional<double>* slot = name == "prometheus_tsdb_lowest_timestamp" ? &lowest
+                                  : name == "prometheus_tsdb_head_max_time"  ? &head_max
+                                                                             : nullptr;
+    if (!slot) continue;
+    std::string value(line.substr(space + 1));
+    value = value.substr(0, value.find(' '));  // a timestamp may follow
+    char* parsed_end = nullptr;
+    double v = std::strtod(value.c_str(), &parsed_end);
+    if (parsed_end == value.c_str() || *parsed_end != '\0' || !std::isfinite(v)) continue;
+    *slot = v;
+  }
+  // Beyond int64 (an empty TSDB's sentinels are at its ends): no range.
+  constexpr double kLimit = 9.2e18;
+  if (!lowest || !head_max || *head_max < *lowest || *lowest < -kLimit || *head_max > kLimit)
+    return std::nullopt;
+  return MsRange{static_cast<int64_t>(*lowest), static_cast<int64_t>(*head_max)};
 }
 
 Expected<std::optional<std::string>> ParseStatusFlag(std::string_view text, std::string_view flag) {

@@ -8,11 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "jobmon/common/daemon.h"
@@ -69,6 +72,12 @@ Expected<std::optional<TimeRange>> RangeOf(const std::string& local_dir,
     range = BlocksRange(*tsdb);
   }
   range = Union(range, HeadRange(source));
+  if (local_dir.empty()) {
+    // The blocks are on the serving machine: ask Prometheus for its own
+    // lowest timestamp (its /metrics, even when it scrapes nothing).
+    auto metrics = source.Get("/metrics");
+    if (metrics) range = Union(range, ParseTsdbTimesFromMetrics(*metrics));
+  }
   if (!range) return std::optional<TimeRange>();
   return std::optional<TimeRange>(range->seconds());
 }
@@ -299,7 +308,9 @@ Expected<std::unique_ptr<TsdbSession>> ServeCopy(const std::string& dir, bool bl
   // Hard links would let a chown for nobody change the originals.
   auto copied = CopyTsdbForServing(dir, data, blocks_only, geteuid() != 0);
   if (!copied) return copied.error();
-  if (blocks_only && InspectTsdb(data).value().blocks.empty())
+  auto copy = InspectTsdb(data);
+  if (!copy) return copy.error();
+  if (blocks_only && copy->blocks.empty())
     return Error{what +
                  " is live and has no compacted blocks yet (its data is all in the WAL, "
                  "which only its own Prometheus may read): reach that Prometheus instead"};
@@ -333,9 +344,11 @@ Expected<std::unique_ptr<TsdbSession>> ServeArchive(const ResolvedTarget& target
   if (root != unpacked) {
     // Serve "<temp>/data" itself: Serve puts its config and log beside it.
     const std::string moved = ws.owned->temp_dir + "/tsdb";
-    fs::rename(root, moved);
-    fs::remove_all(unpacked);
-    fs::rename(moved, unpacked);
+    std::error_code ec;
+    fs::rename(root, moved, ec);
+    if (!ec) fs::remove_all(unpacked, ec);
+    if (!ec) fs::rename(moved, unpacked, ec);
+    if (ec) return Error{unpacked + ": " + ec.message()};
   }
   return Serve(ws, unpacked, "archive " + archive, options);
 }
@@ -366,17 +379,16 @@ Expected<void> CopyTsdbForServing(const std::string& from, const std::string& to
     if (ec) return Error{target.string() + ": " + ec.message()};
     for (auto it = fs::recursive_directory_iterator(top.path(), ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      const fs::path out = target / fs::relative(it->path(), top.path());
-      if (it->is_symlink()) {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (it->is_directory()) {
+      const fs::path out = target / it->path().lexically_relative(top.path());
+      // symlink_status: a link is never followed, whatever it points at.
+      const auto type = it->symlink_status(ec).type();
+      if (ec) return Error{it->path().string() + ": " + ec.message()};
+      if (type == fs::file_type::directory) {
         fs::create_directory(out, ec);
         if (ec) return Error{out.string() + ": " + ec.message()};
         continue;
       }
-      if (!it->is_regular_file()) continue;
+      if (type != fs::file_type::regular) continue;
       if (block && link_blocks) {
         fs::create_hard_link(it->path(), out, ec);
         if (!ec) continue;

@@ -47,6 +47,12 @@ Expected<BlockMeta> ParseBlockMeta(std::string_view json);
 // minTime INT64_MAX, maxTime INT64_MIN, or both at the last block's end).
 Expected<std::optional<MsRange>> ParseTsdbHeadRange(std::string_view json);
 
+// Prometheus's own /metrics (exposition text): the whole TSDB's range,
+// prometheus_tsdb_lowest_timestamp to prometheus_tsdb_head_max_time (ms),
+// for a live instance whose blocks are not on this machine (status/tsdb
+// has only the head's). nullopt when either is missing or the TSDB is empty.
+std::optional<MsRange> ParseTsdbTimesFromMetrics(std::string_view exposition);
+
 // /api/v1/status/flags: one flag's value ("storage.tsdb.path"), to tell
 // whether a Prometheus on a port is the job's own; nullopt when absent.
 Expected<std::optional<std::string>> ParseStatusFlag(std::string_view json, std::string_view flag);
