@@ -153,6 +153,27 @@ TEST(ResolveTarget, ErrorsNameWhatWasLookedAt) {
   EXPECT_NE(bad.error().message.find("manifest.json"), std::string::npos);
 }
 
+TEST(ResolveTarget, JobIdWithoutSlurmLooksHere) {
+  TempDir dir;
+  const fs::path old = fs::current_path();
+  fs::current_path(dir.path);
+  // Job 98765 is unknown to Slurm here (or there is no Slurm): the default
+  // pattern's directory in the current one is the last place looked at.
+  auto missing = ResolveTarget("98765");
+  FakeBlock(dir.path / "jobmon-diag-98765" / kTsdbDirName, kBlockA, 0, 1000);
+  auto found = ResolveTarget("98765");
+  fs::current_path(old);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find((dir.path / "jobmon-diag-98765").string()),
+            std::string::npos)
+      << missing.error().message;
+  EXPECT_NE(missing.error().message.find("scontrol"), std::string::npos);
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_EQ(found->kind, TargetKind::kJobId);
+  EXPECT_EQ(found->job_id, "98765");
+  EXPECT_EQ(found->tsdb_dir, (dir.path / "jobmon-diag-98765" / kTsdbDirName).string());
+}
+
 TEST(ResolveTarget, ScontrolStdOut) {
   EXPECT_EQ(ParseScontrolStdOut("JobId=5 JobName=x StdErr=/e StdIn=/dev/null "
                                 "StdOut=/home/a/run/slurm-5.out Power=")
