@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "archive/tsdb_archive.h"
 #include "diagnose_test_support.h"
 
 namespace jobmon::diagnose {
@@ -145,6 +146,22 @@ TEST(ArchiveUnpack, NotAnArchive) {
   testing::Write(dir.path / "a.tar.zst", "plain text, not zstd or tar");
   auto result = UnpackArchive((dir.path / "a.tar.zst").string(), dir.path.string());
   EXPECT_FALSE(result);
+}
+
+TEST(ArchiveUnpack, WhatTheArchiverPacks) {
+  TempDir dir;
+  const fs::path tsdb = dir.path / "tsdb";
+  testing::FakeBlock(tsdb, "01HZZZZZZZZZZZZZZZZZZZZZZA", 0, 1000);
+  testing::Write(tsdb / "wal" / "00000003", std::string(100000, 'w'));
+  const fs::path archive = dir.path / "tsdb.tar.zst";
+  auto packed = archive::ArchiveDirectory(tsdb.string(), "prometheus", archive.string(), 3);
+  ASSERT_TRUE(packed) << packed.error().message;
+  fs::create_directories(dir.path / "out");
+  auto result = UnpackArchive(archive.string(), (dir.path / "out").string());
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->files, packed->files);
+  EXPECT_EQ(result->bytes, packed->input_bytes);
+  EXPECT_EQ(fs::file_size(dir.path / "out" / "prometheus" / "wal" / "00000003"), 100000u);
 }
 
 TEST(ArchiveUnpack, SafeEntryPath) {
