@@ -56,6 +56,17 @@ bool Ready(const std::string& url, double timeout_seconds) {
   return PromHttpSource(url, options).Get("/-/ready").ok();
 }
 
+// The TSDB a Prometheus serves (its --storage.tsdb.path); empty if unknown.
+std::string ServedPath(const std::string& url) {
+  PromHttpOptions options;
+  options.timeout_seconds = 5;
+  options.max_body = 1 << 20;
+  auto flags = PromHttpSource(url, options).Get("/api/v1/status/flags");
+  if (!flags) return {};
+  auto path = ParseStatusFlag(*flags, "storage.tsdb.path");
+  return path && *path ? **path : std::string();
+}
+
 std::optional<MsRange> HeadRange(const PromHttpSource& source) {
   auto body = source.Get("/api/v1/status/tsdb");
   if (!body) return std::nullopt;
@@ -178,15 +189,15 @@ Expected<void> MakeWorkspace(const AccessOptions& options, Workspace& ws) {
     const char* tmp = getenv("TMPDIR");
     parent = tmp && *tmp ? tmp : "/tmp";
   }
-  std::string pattern = parent + "/jobmon-diagnose-XXXXXX";
-  // mkdtemp: a new directory, mode 0700, ours.
-  if (!mkdtemp(pattern.data())) return Error{parent + ": mkdtemp: " + std::strerror(errno)};
-  {
-    std::lock_guard lock(ws.owned->mutex);
-    ws.owned->temp_dir = pattern;
-  }
+  // Registered before the directory exists: a signal at any point after
+  // mkdtemp finds it.
   auto owned = ws.owned;
   ws.cleanup = RegisterCleanup([owned] { owned->Clean(); });
+  std::string pattern = parent + "/jobmon-diagnose-XXXXXX";
+  std::lock_guard lock(ws.owned->mutex);
+  // mkdtemp: a new directory, mode 0700, ours.
+  if (!mkdtemp(pattern.data())) return Error{parent + ": mkdtemp: " + std::strerror(errno)};
+  ws.owned->temp_dir = pattern;
   return {};
 }
 
@@ -205,9 +216,10 @@ std::string TsdbRootIn(const std::string& dir) {
 Expected<void> ChownTree(const std::string& dir, uid_t uid, gid_t gid) {
   if (lchown(dir.c_str(), uid, gid) != 0) return Error{dir + ": chown: " + std::strerror(errno)};
   std::error_code ec;
-  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
-    if (lchown(entry.path().c_str(), uid, gid) != 0)
-      return Error{entry.path().string() + ": chown: " + std::strerror(errno)};
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (lchown(it->path().c_str(), uid, gid) != 0)
+      return Error{it->path().string() + ": chown: " + std::strerror(errno)};
   }
   if (ec) return Error{dir + ": " + ec.message()};
   return {};
@@ -240,6 +252,7 @@ Expected<std::unique_ptr<TsdbSession>> Serve(Workspace& ws, const std::string& d
   }
 
   std::set<int> skip;
+  std::error_code ec;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto port = FindFreeLoopbackPort(options.first_port, options.port_tries, skip);
     if (!port) return port.error();
@@ -249,6 +262,7 @@ Expected<std::unique_ptr<TsdbSession>> Serve(Workspace& ws, const std::string& d
                  // Blocks of any age stay queryable (no retention deletes).
                  "--storage.tsdb.retention.time=100y"};
     Progress(options, fmt::format("starting a read-only Prometheus on {} over {}", url, what));
+    fs::remove(log, ec);  // a retry's log tells only its own story
     ProcessIdentity identity;
     {
       std::lock_guard lock(ws.owned->mutex);  // the signal thread sees it at once
@@ -262,7 +276,8 @@ Expected<std::unique_ptr<TsdbSession>> Serve(Workspace& ws, const std::string& d
     auto next_note = Clock::now() + std::chrono::seconds(10);
     bool exited = false;
     while (Clock::now() < deadline) {
-      if (Ready(url, 2)) {
+      // Ready, and ours: not another server that took the port meanwhile.
+      if (Ready(url, 2) && ServedPath(url) == data_dir) {
         auto session = std::make_unique<LocalSession>(
             ws.owned, ws.cleanup, data_dir, url,
             HttpOptions(options, fmt::format("{} (read-only Prometheus over {})", url, what)));
@@ -290,8 +305,10 @@ Expected<std::unique_ptr<TsdbSession>> Serve(Workspace& ws, const std::string& d
       skip.insert(*port);
       continue;
     }
-    return Error{fmt::format("{} {} on {}; its log ({}):{}", options.prometheus_binary,
-                             exited ? "exited" : "did not become ready", url, log, tail)};
+    // The temp dir and the log in it go with the workspace: the tail is kept.
+    return Error{fmt::format("{} {} on {} over {}; the end of its log:{}",
+                             options.prometheus_binary, exited ? "exited" : "did not become ready",
+                             url, what, tail)};
   }
   return Error{"Prometheus lost its port three times; giving up"};
 }
@@ -420,15 +437,12 @@ Expected<std::unique_ptr<TsdbSession>> OpenTsdb(const ResolvedTarget& target,
     if (Ready(url, 5)) {
       // 127.0.0.1:<port> may be another Prometheus (another job's, a
       // cluster's): it is this job's only when it serves this job's TSDB.
-      PromHttpSource probe(url, HttpOptions(options, url));
-      auto flags = probe.Get("/api/v1/status/flags");
-      auto path = flags ? ParseStatusFlag(*flags, "storage.tsdb.path")
-                        : Expected<std::optional<std::string>>(flags.error());
-      if (path && *path && !manifest->tsdb_dir.empty() && **path != manifest->tsdb_dir)
+      const std::string served = ServedPath(url);
+      if (!served.empty() && !manifest->tsdb_dir.empty() && served != manifest->tsdb_dir)
         return Error{fmt::format(
             "{} answers but serves {}, not job {}'s TSDB {}: another Prometheus holds that port "
             "here; open the job's tunnel on a free port and pass --prometheus",
-            url, **path, target.job_id, manifest->tsdb_dir)};
+            url, served, target.job_id, manifest->tsdb_dir)};
       Progress(options, "job " + target.job_id + " is running: querying its Prometheus at " + url);
       return std::unique_ptr<TsdbSession>(std::make_unique<RemoteSession>(
           url, HttpOptions(options, url + " (the running job's Prometheus)"), true));
