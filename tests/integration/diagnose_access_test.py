@@ -130,8 +130,9 @@ def wait_gone(pid, seconds=15):
     return False
 
 
-def check_session(driver, target, held_port, temp_parent, end_with_sigterm, wal_only=False):
-    name = f"{os.path.basename(target)} ({'SIGTERM' if end_with_sigterm else 'close'})"
+def check_session(driver, target, held_port, temp_parent, end_with, wal_only=False):
+    """end_with: None (stdin says close) or the signal sent mid-session."""
+    name = f"{os.path.basename(target)} ({end_with.name if end_with else 'close'})"
     proc, facts = start_driver(driver, target, held_port, temp_parent)
     url = facts.get("url", "")
     if not url.startswith("http://127.0.0.1:"):
@@ -171,11 +172,11 @@ def check_session(driver, target, held_port, temp_parent, end_with_sigterm, wal_
         fail(f"{name}: prometheus listens on {sockets}, not only 127.0.0.1:{port}")
     if os.geteuid() == 0 and os.stat(f"/proc/{pid}").st_uid == 0:
         fail(f"{name}: prometheus runs as root")
-    if end_with_sigterm:
-        proc.send_signal(signal.SIGTERM)
+    if end_with:
+        proc.send_signal(end_with)
         code = proc.wait(timeout=30)
-        if code != 128 + signal.SIGTERM:
-            fail(f"{name}: driver exit {code} after SIGTERM, not 143")
+        if code != 128 + end_with:
+            fail(f"{name}: driver exit {code} after {end_with.name}, not {128 + end_with}")
     else:
         out, _ = proc.communicate("close\n", timeout=30)
         if "closed" not in out or proc.returncode != 0:
@@ -233,7 +234,7 @@ def check_wal_only(driver, work, held_port, temp_parent):
     blocks = [d for d in os.listdir(tsdb) if len(d) == 26]
     if blocks or not os.listdir(os.path.join(tsdb, "wal")):
         fail(f"the WAL-only TSDB has blocks {blocks} or no WAL")
-    check_session(driver, tsdb, held_port, temp_parent, False, wal_only=True)
+    check_session(driver, tsdb, held_port, temp_parent, None, wal_only=True)
 
 
 def check_live(driver, work, tsdb, held_port, temp_parent):
@@ -332,14 +333,14 @@ def main():
         holder.bind(("127.0.0.1", held_port))
         holder.listen(1)
         try:
-            for sigterm in (False, True):
-                check_session(args.driver, tsdb, held_port, temp_parent, sigterm)
+            for end_with in (None, signal.SIGTERM, signal.SIGINT):
+                check_session(args.driver, tsdb, held_port, temp_parent, end_with)
             check_live(args.driver, work, tsdb, held_port, temp_parent)
             check_wal_only(args.driver, work, held_port, temp_parent)
             diag, manifest = make_archive(work, tsdb)
             shutil.rmtree(tsdb)  # only the archive is left to serve
-            for sigterm in (False, True):
-                check_session(args.driver, diag, held_port, temp_parent, sigterm)
+            for end_with in (None, signal.SIGTERM):
+                check_session(args.driver, diag, held_port, temp_parent, end_with)
             # A tampered archive is refused before anything starts.
             manifest["archive"]["sha256"] = "0" * 64
             with open(os.path.join(diag, "manifest.json"), "w") as f:
