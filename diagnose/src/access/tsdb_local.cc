@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -152,6 +154,46 @@ std::optional<LiveServer> FindLiveServer(const std::string& dir, const std::stri
                         "prometheus pid " + name + " serves it (--storage.tsdb.path)"};
   }
   return std::nullopt;
+}
+
+Expected<void> CopyTsdbForServing(const std::string& from, const std::string& to, bool blocks_only,
+                                  bool link_blocks) {
+  std::error_code ec;
+  if (!fs::is_directory(from, ec)) return Error{from + ": not a directory"};
+  if (mkdir(to.c_str(), 0700) != 0) return Error{to + ": " + std::strerror(errno)};
+  for (const auto& top : fs::directory_iterator(from, ec)) {
+    const std::string name = top.path().filename().string();
+    const bool block = IsBlockDirName(name);
+    const bool head = name == "wal" || name == "chunks_head";
+    if (top.is_symlink(ec) || !top.is_directory(ec)) continue;  // lock, queries.active, ...
+    if (!block && (blocks_only || !head)) continue;
+    const fs::path target = fs::path(to) / name;
+    fs::create_directory(target, ec);
+    if (ec) return Error{target.string() + ": " + ec.message()};
+    for (auto it = fs::recursive_directory_iterator(top.path(), ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const fs::path out = target / it->path().lexically_relative(top.path());
+      // symlink_status: a link is never followed, whatever it points at.
+      const auto type = it->symlink_status(ec).type();
+      if (ec) return Error{it->path().string() + ": " + ec.message()};
+      if (type == fs::file_type::directory) {
+        fs::create_directory(out, ec);
+        if (ec) return Error{out.string() + ": " + ec.message()};
+        continue;
+      }
+      if (type != fs::file_type::regular) continue;
+      if (block && link_blocks) {
+        fs::create_hard_link(it->path(), out, ec);
+        if (!ec) continue;
+        ec.clear();  // another filesystem: copy
+      }
+      fs::copy_file(it->path(), out, ec);
+      if (ec) return Error{it->path().string() + ": " + ec.message()};
+    }
+    if (ec) return Error{top.path().string() + ": " + ec.message()};
+  }
+  if (ec) return Error{from + ": " + ec.message()};
+  return {};
 }
 
 }  // namespace jobmon::diagnose

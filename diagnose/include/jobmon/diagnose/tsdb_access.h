@@ -88,11 +88,5 @@ std::optional<std::string> JobIdOfLog(const std::string& log_path);
 // The diag dir the default pattern (%o/jobmon-diag-%j) gives a job whose
 // stdout is `stdout_path`.
 std::string DefaultDiagDirBeside(const std::string& stdout_path, const std::string& job_id);
-// Copies a TSDB for serving: blocks always; wal/ and chunks_head/ unless
-// `blocks_only` (a live TSDB: reference "Case A fallback"); never lock or
-// queries.active; symlinks skipped. Block files are hard links when
-// `link_blocks` (they are immutable; Prometheus replaces, never rewrites).
-Expected<void> CopyTsdbForServing(const std::string& from, const std::string& to, bool blocks_only,
-                                  bool link_blocks);
 
 }  // namespace jobmon::diagnose

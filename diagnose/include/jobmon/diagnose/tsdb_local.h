@@ -56,4 +56,11 @@ std::optional<LiveServer> FindLiveServer(const std::string& dir,
 // /proc/<pid>/cmdline, when its program is a prometheus.
 std::optional<std::string> TsdbPathOfCmdline(std::string_view cmdline);
 
+// Copies a TSDB for serving: blocks always; wal/ and chunks_head/ unless
+// `blocks_only` (a live TSDB: reference "Case A fallback"); never lock or
+// queries.active; symlinks skipped. Block files are hard links when
+// `link_blocks` (they are immutable; Prometheus replaces, never rewrites).
+Expected<void> CopyTsdbForServing(const std::string& from, const std::string& to, bool blocks_only,
+                                  bool link_blocks);
+
 }  // namespace jobmon::diagnose
