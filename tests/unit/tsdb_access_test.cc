@@ -8,6 +8,7 @@
 
 #include "diagnose_test_support.h"
 #include "jobmon/common/diag_dir.h"
+#include "jobmon/diagnose/port_scan.h"
 #include "jobmon/diagnose/tsdb_local.h"
 
 namespace jobmon::diagnose {
@@ -269,6 +270,30 @@ TEST(OpenTsdb, ArchiveWithAnotherSha256IsRefused) {
   int entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path)) ++entries;
   EXPECT_EQ(entries, 1);
+}
+
+TEST(OpenTsdb, RunningJobOutOfReachSaysHowToReachIt) {
+  TempDir dir;
+  auto port = FindFreeLoopbackPort(39190, 100);  // nothing answers there
+  ASSERT_TRUE(port);
+  Manifest m = SomeManifest(dir.path.string());
+  m.state = "running";
+  m.head_node = "far-away-head";
+  m.prometheus_address = "127.0.0.1";
+  m.prometheus_port = *port;
+  m.tunnel_command = "ssh -J login -L 9190:localhost:9190 far-away-head";
+  ResolvedTarget target;
+  target.job_id = "4242";
+  target.manifest = m;
+  AccessOptions options;
+  options.prometheus_binary = "/nonexistent/prometheus";  // never started for a live job
+  options.temp_parent = dir.path.string();
+  options.cleanup_on_signal = false;
+  auto session = OpenTsdb(target, options);
+  ASSERT_FALSE(session);
+  EXPECT_NE(session.error().message.find(m.tunnel_command), std::string::npos)
+      << session.error().message;
+  EXPECT_TRUE(fs::is_empty(dir.path));
 }
 
 TEST(OpenTsdb, FailedStartRemovesItsTempDir) {
