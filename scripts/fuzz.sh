@@ -27,7 +27,9 @@ mkdir -p build/fuzz/crashes
 
 # Seeds: fixture logs, their lines, hostlists, a real event file, the
 # shipped config, a target file and recorded squeue --json and sinfo --json output.
-mkdir -p "$work"/{triage,steps,hostlist,tfevents,exposition,monitor}
+mkdir -p "$work"/{triage,steps,hostlist,tfevents,exposition,monitor,promjson}
+# Prometheus's answers as captured from the real server.
+cp tests/fixtures/prometheus_api/*.json tests/fixtures/prometheus_api/*.txt "$work/promjson/"
 # The monitor's inputs, tagged with the selector byte of fuzz_monitor_inputs.
 { printf '\x00'; cat etc/jobmon.toml; } >"$work/monitor/config"
 { printf '\x01'; printf '[{"targets": ["10.1.0.11:9400"], "labels": {"host": "node1"}}]'; } >"$work/monitor/targets"
@@ -54,7 +56,8 @@ status=0
 # name:seed corpus:max input length:runs in --ci mode
 for target in fuzz_triage_log:triage:65536:3000 fuzz_step_lines:steps:512:400000 \
   fuzz_hostlist:hostlist:256:30000 fuzz_tfevents:tfevents:8192:400000 \
-  fuzz_exposition:exposition:16384:30000 fuzz_monitor_inputs:monitor:16384:30000; do
+  fuzz_exposition:exposition:16384:30000 fuzz_monitor_inputs:monitor:16384:30000 \
+  fuzz_prom_json:promjson:65536:30000; do
   IFS=: read -r name corpus max_len runs <<<"$target"
   if [[ $mode == ci ]]; then
     budget=(-seed=1 -runs="$runs")

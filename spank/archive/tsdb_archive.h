@@ -8,6 +8,7 @@
 #include <string>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/common/sha256.h"
 
 namespace jobmon::archive {
 
@@ -24,6 +25,7 @@ Expected<ArchiveResult> ArchiveDirectory(
     const std::string& source_dir, const std::string& top_name, const std::string& archive_path,
     int zstd_level, const std::function<void(uint64_t, uint64_t)>& progress = {});
 
-Expected<std::string> Sha256OfFile(const std::string& path);
+// Moved to common/sha256.h (diagnose checks archives with it too).
+using jobmon::Sha256OfFile;
 
 }  // namespace jobmon::archive

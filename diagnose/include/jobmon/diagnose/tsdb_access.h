@@ -8,6 +8,8 @@
 // second instance on a live TSDB, never a lock deleted), stopped and removed
 // when the session ends, on every path (error, SIGINT, SIGTERM).
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -40,7 +42,14 @@ struct AccessOptions {
   int port_tries = 100;
   std::string temp_parent;     // private temp dirs go here (default $TMPDIR or /tmp)
   double start_timeout = 120;  // seconds to wait for a read-only Prometheus to answer
-  std::function<void(std::string_view)> progress;  // one line per long step (stderr)
+  std::function<void(std::string_view)> progress;    // one line per long step (stderr)
+  double query_timeout = 120;                        // one API request
+  size_t max_response_bytes = size_t{256} << 20;     // one API answer
+  uint64_t max_unpacked_bytes = uint64_t{64} << 30;  // an archive, unpacked
+  // SIGINT/SIGTERM/SIGHUP stop what a session started and exit 130/143/129
+  // (cleanup_on_signal.h): right for the CLI; a daemon with its own signal
+  // handling (the monitor) sets false and destroys its sessions itself.
+  bool cleanup_on_signal = true;
 };
 
 // Job id: the diag dir from the monitor's state or Slurm's StdOut (the
@@ -58,9 +67,26 @@ class TsdbSession {
   // empty for a live job's Prometheus or a URL.
   virtual std::string local_tsdb_dir() const = 0;
   virtual bool live() const = 0;  // a running job's own Prometheus
+  // The time range the TSDB holds: its blocks' meta.json and, where the
+  // session can ask, the head (/api/v1/status/tsdb headStats: the WAL a
+  // read-only instance replayed, a live instance's recent data). nullopt:
+  // no data. This base version reads only local_tsdb_dir()'s blocks.
+  virtual Expected<std::optional<TimeRange>> DataRange();
+  // Where the session is (a URL); empty when it has none.
+  virtual std::string url() const { return {}; }
 };
 
 Expected<std::unique_ptr<TsdbSession>> OpenTsdb(const ResolvedTarget& target,
                                                 const AccessOptions& options);
+
+// Parts of the above, for tests.
+// `scontrol show job -o <id>`'s StdOut= (made absolute against WorkDir=).
+std::optional<std::string> ParseScontrolStdOut(std::string_view scontrol_output);
+// A log's job id: SLURM_JOB_ID=<id> in its first lines, else the last run
+// of digits in its file name ("slurm-1234.out").
+std::optional<std::string> JobIdOfLog(const std::string& log_path);
+// The diag dir the default pattern (%o/jobmon-diag-%j) gives a job whose
+// stdout is `stdout_path`.
+std::string DefaultDiagDirBeside(const std::string& stdout_path, const std::string& job_id);
 
 }  // namespace jobmon::diagnose

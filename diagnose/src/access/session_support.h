@@ -1,0 +1,24 @@
+#pragma once
+// What the TSDB sessions share (tsdb_access.cc, readonly_prometheus.cc):
+// progress lines, HTTP options, probing a Prometheus, a session's range.
+
+#include <optional>
+#include <string>
+
+#include "jobmon/diagnose/prom_http.h"
+#include "jobmon/diagnose/tsdb_access.h"
+
+namespace jobmon::diagnose {
+
+void Progress(const AccessOptions& options, const std::string& line);
+PromHttpOptions HttpOptions(const AccessOptions& options, std::string description);
+// /-/ready answers 200 once the TSDB is loaded (the WAL replayed).
+bool Ready(const std::string& url, double timeout_seconds);
+// The TSDB a Prometheus serves (its --storage.tsdb.path); empty if unknown.
+std::string ServedPath(const std::string& url);
+// The blocks in local_dir (when given), the head, and, with no local dir,
+// the instance's own /metrics.
+Expected<std::optional<TimeRange>> RangeOf(const std::string& local_dir,
+                                           const PromHttpSource& source);
+
+}  // namespace jobmon::diagnose
