@@ -65,6 +65,8 @@ Expected<std::vector<const PlaybookSpec*>> SelectPlaybooks(
   for (const std::string& name : names) {
     if (name == "auto") {
       for (const PlaybookSpec* spec : PlaybooksForClass(triage_class)) AddUnique(out, spec);
+    } else if (name == "none") {  // discovery and window only (the other job of --compare)
+      continue;
     } else if (name == "health") {
       for (const PlaybookSpec* spec : HealthPlaybooks()) AddUnique(out, spec);
     } else if (const PlaybookSpec* spec = FindPlaybook(name)) {

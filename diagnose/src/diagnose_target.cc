@@ -2,8 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <ctime>
+#include <fstream>
+#include <memory>
+
+#include "jobmon/diagnose/compare.h"
 #include "jobmon/diagnose/diagnose.h"
 #include "jobmon/diagnose/tsdb_access.h"
+#include "jobmon/diagnose/window.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
@@ -56,45 +62,124 @@ std::optional<triage::TriageReport> TriageLog(const TargetRequest& request,
   return report;
 }
 
-TargetOutcome Run(const TargetRequest& request) {
-  auto resolved = ResolveTarget(request.argument);
-  if (!resolved) return Failed(Status::kInputError, resolved.error().message);
+// The first bytes of a log (its header, for the config comparison) and its
+// lines up to a bound (stamped step lines, for the step map when the TSDB
+// has no tb_step): bounded so a multi-GiB log costs no more than triage.
+struct LogText {
+  std::string text;
+  bool cut = false;
+};
+constexpr size_t kLogHeaderBytes = size_t{256} << 10;
+constexpr size_t kLogStepBytes = size_t{64} << 20;
+
+LogText ReadLogPrefix(const std::string& path, size_t limit) {
+  LogText out;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return out;
+  out.text.resize(limit);
+  in.read(out.text.data(), static_cast<std::streamsize>(limit));
+  out.text.resize(static_cast<size_t>(in.gcount()));
+  out.cut = out.text.size() == limit;
+  return out;
+}
+
+std::vector<StepTime> LogSteps(const std::string& log_path, std::vector<std::string>& warnings) {
+  if (log_path.empty()) return {};
+  LogText log = ReadLogPrefix(log_path, kLogStepBytes);
+  std::vector<std::string_view> lines;
+  std::string_view rest = log.text;
+  while (!rest.empty()) {
+    size_t end = rest.find_first_of("\r\n");
+    lines.push_back(rest.substr(0, end));
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  // absl/glog stamps carry no year: this year's (a job spanning New Year is
+  // rare and only shifts its step map, which tb_step normally replaces).
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  auto steps = StepMapFromLogLines(lines, utc.tm_year + 1900);
+  if (log.cut && !steps.empty())
+    warnings.push_back(
+        fmt::format("the log's step map covers its first {} MiB only", kLogStepBytes >> 20));
+  return steps;
+}
+
+// One job opened and diagnosed; the session (its read-only Prometheus)
+// lives as long as this, so a comparison can still query it.
+struct OpenedJob {
+  std::unique_ptr<TsdbSession> session;
+  std::unique_ptr<CancellablePromSource> source;
+  Diagnosis diagnosis;
+  std::string log_header;
+};
+
+Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::string& argument,
+                                    const std::string& log_override,
+                                    const std::vector<std::string>& playbooks,
+                                    TargetOutcome::Status& failure) {
+  auto resolved = ResolveTarget(argument);
+  if (!resolved) {
+    failure = Status::kInputError;
+    return resolved.error();
+  }
   ResolvedTarget target = *resolved;
-  if (!request.log_path.empty()) target.log_path = request.log_path;
+  if (!log_override.empty()) target.log_path = log_override;
 
   DiagnoseInputs inputs;
-  inputs.job = target.job_id.empty() ? request.argument : target.job_id;
-  inputs.playbooks = request.playbooks;
+  inputs.job = target.job_id.empty() ? argument : target.job_id;
+  inputs.playbooks = playbooks;
   inputs.manifest = target.manifest;
   std::vector<std::string> warnings;
   inputs.triage = TriageLog(request, target.log_path, warnings);
-  // MERGE (d14core): inputs.log_steps from StepMapFromLogLines when the
-  // TSDB has no tb_step.
+  inputs.log_steps = LogSteps(target.log_path, warnings);
 
   AccessOptions options;
-  options.prometheus_url = request.prometheus_url;
+  options.prometheus_url = request.compare.empty() ? request.prometheus_url : std::nullopt;
   options.prometheus_binary = request.prometheus_binary;
   options.query_timeout = request.query_timeout_seconds;
   options.progress = request.progress;
+  OpenedJob job;
   auto session = OpenTsdb(target, options);
-  if (!session) return Failed(Status::kAccessError, session.error().message);
-  if (auto range = (*session)->DataRange(); range && *range) {
+  if (!session) {
+    failure = Status::kAccessError;
+    return Error{argument + ": " + session.error().message};
+  }
+  job.session = std::move(session.value());
+  if (auto range = job.session->DataRange(); range && *range) {
     inputs.tsdb_range = **range;
   } else {
     warnings.push_back(range ? "the TSDB holds no data"
                              : "the TSDB's time range: " + range.error().message);
   }
+  job.source = std::make_unique<CancellablePromSource>(job.session->source(), request.cancel);
+  job.diagnosis = Diagnose(*job.source, inputs, request.progress);
+  job.diagnosis.warnings.insert(job.diagnosis.warnings.begin(), warnings.begin(), warnings.end());
+  if (!target.log_path.empty())
+    job.log_header = ReadLogPrefix(target.log_path, kLogHeaderBytes).text;
+  return job;
+}
 
-  CancellablePromSource source((*session)->source(), request.cancel);
+TargetOutcome Run(const TargetRequest& request) {
+  Status failure = Status::kAccessError;
+  auto main_job =
+      OpenAndDiagnose(request, request.argument, request.log_path, request.playbooks, failure);
+  if (!main_job) return Failed(failure, main_job.error().message);
   TargetOutcome out;
-  out.diagnosis = Diagnose(source, inputs, request.progress);
-  // MERGE (d14compare): with request.compare, resolve and open the other
-  // job the same way and set out.diagnosis.comparison = Compare(...).
-  if (!request.compare.empty())
-    out.diagnosis.warnings.push_back("--compare " + request.compare +
-                                     ": the comparison is not in this build");
-  out.diagnosis.warnings.insert(out.diagnosis.warnings.begin(), warnings.begin(), warnings.end());
-  return out;  // the session (and its Prometheus) ends here
+  if (!request.compare.empty()) {
+    // The other job: discovery and window only, then side by side. Its
+    // read-only Prometheus takes the next free port (the first holds one).
+    Say(request, "compare: opening " + request.compare);
+    auto other = OpenAndDiagnose(request, request.compare, "", {"none"}, failure);
+    if (!other) return Failed(failure, other.error().message);
+    Say(request, "compare: " + request.compare + " vs " + request.argument);
+    main_job.value().diagnosis.comparison =
+        Compare(*other->source, other->diagnosis.context, *main_job->source,
+                main_job->diagnosis.context, other->log_header, main_job->log_header);
+  }
+  out.diagnosis = std::move(main_job.value().diagnosis);
+  return out;  // the sessions (and their Prometheus) end here
 }
 
 }  // namespace

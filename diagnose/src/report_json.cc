@@ -1,3 +1,4 @@
+#include "jobmon/diagnose/compare.h"
 #include "jobmon/diagnose/report.h"
 
 namespace jobmon::diagnose {
@@ -79,21 +80,6 @@ json Playbook(const PlaybookResult& p, const TimeRange& default_window) {
           {"errors", p.errors}};
 }
 
-// MERGE (d14compare): replace this call by ComparisonToJson (compare.h);
-// the fields below are a subset of what it writes.
-json ComparisonPlaceholder(const Comparison& c) {
-  json metrics = json::array();
-  for (const auto& m : c.metrics)
-    metrics.push_back({{"metric", m.metric},
-                       {"a", Opt(m.a)},
-                       {"b", Opt(m.b)},
-                       {"delta", m.delta},
-                       {"likely_cause", m.likely_cause}});
-  return {{"job_a", c.job_a},     {"job_b", c.job_b},
-          {"metrics", metrics},   {"root_cause", c.root_cause ? ToJson(*c.root_cause) : json()},
-          {"summary", c.summary}, {"errors", c.errors}};
-}
-
 }  // namespace
 
 json ToJson(const Finding& f) {
@@ -122,7 +108,7 @@ json ToJson(const Diagnosis& d) {
           {"observability",
            {{"problems", Findings(d.observability.problems)}, {"untrusted", untrusted}}},
           {"playbooks", playbooks},
-          {"comparison", d.comparison ? ComparisonPlaceholder(*d.comparison) : json()},
+          {"comparison", d.comparison ? ComparisonToJson(*d.comparison) : json()},
           {"warnings", d.warnings}};
 }
 

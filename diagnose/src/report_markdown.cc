@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "jobmon/common/iso_time.h"
+#include "jobmon/diagnose/compare.h"
 #include "jobmon/diagnose/report.h"
 
 namespace jobmon::diagnose {
@@ -128,20 +129,6 @@ std::string RenderObservability(const Diagnosis& d) {
   return md;
 }
 
-// MERGE (d14compare): replace this call by RenderComparisonMarkdown (compare.h),
-// the reference's step-8 format; this minimal table stands in until then.
-std::string RenderComparisonPlaceholder(const Comparison& c) {
-  std::string md = fmt::format("## Multi-Job Comparison: {} vs {}\n", c.job_a, c.job_b);
-  if (!c.summary.empty()) md += c.summary + "\n";
-  md += "\n| Metric | A | B | Delta | Likely cause |\n|---|---|---|---|---|\n";
-  auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; };
-  for (const auto& m : c.metrics)
-    md += fmt::format("| {} | {} | {} | {} | {} |\n", Cell(m.metric), num(m.a), num(m.b),
-                      Cell(m.delta), Cell(m.likely_cause));
-  if (c.root_cause) md += "\nRoot cause: " + FindingLine(*c.root_cause) + "\n";
-  return md + "\n";
-}
-
 }  // namespace
 
 std::string FormatSeconds(double seconds) {
@@ -178,7 +165,7 @@ std::string RenderMarkdown(const Diagnosis& d) {
   // Without a playbook (a failed selection) the header still says what was read.
   if (d.playbooks.empty() && !d.comparison) md += Header(d, "none", d.context.window) + "\n";
   for (const auto& p : d.playbooks) md += RenderPlaybook(d, p);
-  if (d.comparison) md += RenderComparisonPlaceholder(*d.comparison);
+  if (d.comparison) md += RenderComparisonMarkdown(*d.comparison);
   md += RenderObservability(d);
   return md;
 }

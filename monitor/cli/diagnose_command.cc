@@ -112,19 +112,7 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
   return code;
 }
 
-diagnose::TargetDiagnoser DefaultDiagnoser() {
-#ifdef JOBMON_DIAGNOSE_ENGINE
-  return diagnose::DiagnoseTarget;
-#else
-  // MERGE (issue 14): goes with the guard in diagnose/CMakeLists.txt.
-  return [](const diagnose::TargetRequest&) {
-    TargetOutcome out;
-    out.status = TargetOutcome::Status::kAccessError;
-    out.error = "this build has no TSDB access (diagnose.h, tsdb_access.cc)";
-    return out;
-  };
-#endif
-}
+diagnose::TargetDiagnoser DefaultDiagnoser() { return diagnose::DiagnoseTarget; }
 
 std::function<int()> AddDiagnoseCommand(CLI::App& app) {
   auto args = std::make_shared<DiagnoseArgs>();
