@@ -106,6 +106,7 @@ std::string ToJson(const Manifest& m) {
               {"tunnel_command", m.tunnel_command},
               {"tsdb_dir", m.tsdb_dir},
               {"targets_dir", m.targets_dir},
+              {"job_log", m.job_log},
               {"versions", {{"jobmon", m.jobmon_version}, {"prometheus", m.prometheus_version}}},
               {"remote_write", m.remote_write},
               {"state", m.state},
@@ -152,6 +153,7 @@ Expected<ManifestFields> ParseManifestFields(std::string_view text) {
   top.Take("tunnel_command", m.tunnel_command);
   top.Take("tsdb_dir", m.tsdb_dir);
   top.Take("targets_dir", m.targets_dir);
+  top.Take("job_log", m.job_log);
   if (const json* v = top.Object("versions")) {
     FieldReader versions(*v, "versions.", out.problems);
     versions.Take("jobmon", m.jobmon_version);

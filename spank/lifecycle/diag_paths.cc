@@ -39,6 +39,20 @@ std::string StdoutDirectory(const JobEnv& job) {
   return *expanded;
 }
 
+std::string StdoutPath(const JobEnv& job) {
+  std::string id = std::to_string(job.job_id);
+  // Slurm's default for a batch job without --output.
+  std::string pattern = job.stdout_path.empty() ? "slurm-%j.out" : job.stdout_path;
+  auto expanded = ExpandPattern(
+      pattern,
+      {{'j', id}, {'A', id}, {'u', job.user}, {'x', job.job_name}, {'N', job.head_node()}});
+  // Per-task or per-node patterns (%t, %n, %s...) name no single file.
+  if (!expanded || expanded->empty()) return {};
+  if (expanded->front() != '/')
+    return (job.work_dir.empty() ? "/tmp" : job.work_dir) + "/" + *expanded;
+  return *expanded;
+}
+
 Expected<DiagLayout> DiagLayoutFor(const PluginConfig& config, const JobEnv& job) {
   auto expanded = ExpandPattern(config.diag_dir, {{'j', std::to_string(job.job_id)},
                                                   {'u', job.user},

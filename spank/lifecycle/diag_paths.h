@@ -22,6 +22,9 @@ Expected<std::string> ExpandPattern(const std::string& pattern,
 // (%j %u %x %N %A %%) expanded; the work dir when there is no stdout file
 // or its directory still holds a step-level pattern.
 std::string StdoutDirectory(const JobEnv& job);
+// The job's stdout file, patterns expanded (empty when it depends on the
+// task or node); relative paths are in the work dir.
+std::string StdoutPath(const JobEnv& job);
 
 Expected<DiagLayout> DiagLayoutFor(const PluginConfig& config, const JobEnv& job);
 

@@ -304,6 +304,7 @@ struct Prolog {
         manifest.head_node = job.head_node();
         manifest.diag_dir = layout.dir;
         manifest.targets_dir = layout.targets_dir();
+        manifest.job_log = StdoutPath(job);
         manifest.jobmon_version = JOBMON_VERSION;
         manifest.started_at = IsoNow();
         StartPrometheus(manifest);

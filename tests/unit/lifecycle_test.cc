@@ -137,6 +137,19 @@ TEST(JobEnvTest, ReadsSlurmdsVariablesAndNamesWhatIsMissing) {
   EXPECT_NE(bad.error().message.find("not a number"), std::string::npos);
 }
 
+TEST(DiagPaths, StdoutPathIsTheJobsLogForTheManifest) {
+  JobEnv job = TwoNodeJob();
+  job.stdout_path = "/shared/%u/runs/%x-%j/out-%j.log";
+  job.job_name = "llama";
+  EXPECT_EQ(StdoutPath(job), "/shared/alice/runs/llama-4242/out-4242.log");
+  job.stdout_path = "slurm-%j.out";  // relative: in the work dir
+  EXPECT_EQ(StdoutPath(job), "/home/alice/slurm-4242.out");
+  job.stdout_path = "";  // no --output: Slurm's default
+  EXPECT_EQ(StdoutPath(job), "/home/alice/slurm-4242.out");
+  job.stdout_path = "/shared/out-%t.log";  // per task: no single file
+  EXPECT_EQ(StdoutPath(job), "");
+}
+
 TEST(DiagPaths, DefaultIsBesideTheJobsStdoutWithPatternsExpanded) {
   JobEnv job = TwoNodeJob();
   EXPECT_EQ(StdoutDirectory(job), "/shared/alice/runs/llama-4242");

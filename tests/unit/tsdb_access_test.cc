@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/file.h>
 
 #include "diagnose_test_support.h"
@@ -93,6 +94,31 @@ TEST(ResolveTarget, DiagDirWithManifestAndArchive) {
   // The raw TSDB, when kept, is preferred to unpacking.
   FakeBlock(layout.tsdb_dir(), kBlockA, 0, 1000);
   EXPECT_EQ(ResolveTarget(diag)->tsdb_dir, layout.tsdb_dir());
+}
+
+TEST(ResolveTarget, TheManifestsJobLogOnlyWhenItIsTheJobUsersOwnFile) {
+  TempDir dir;
+  const std::string diag = (dir.path / "jobmon-diag-4242").string();
+  DiagLayout layout{diag};
+  fs::create_directories(diag);
+  const std::string log = (dir.path / "slurm-4242.out").string();
+  Write(log, "step 1\n");
+  Manifest m = SomeManifest(diag);
+  m.uid = getuid();
+  m.job_log = log;
+  ASSERT_TRUE(WriteManifest(layout.manifest(), m));
+  EXPECT_EQ(ResolveTarget(diag)->log_path, log);
+  // Another user's file (as the job's user could name /etc/shadow).
+  m.uid = getuid() + 1;
+  ASSERT_TRUE(WriteManifest(layout.manifest(), m));
+  EXPECT_EQ(ResolveTarget(diag)->log_path, "");
+  // A link, even to the job user's own file.
+  m.uid = getuid();
+  const std::string link = (dir.path / "link.out").string();
+  fs::create_symlink(log, link);
+  m.job_log = link;
+  ASSERT_TRUE(WriteManifest(layout.manifest(), m));
+  EXPECT_EQ(ResolveTarget(diag)->log_path, "");
 }
 
 TEST(ResolveTarget, ArchiveFileTakesTheManifestBesideIt) {

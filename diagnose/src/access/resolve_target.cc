@@ -1,6 +1,7 @@
 // ResolveTarget: what `jobmon diagnose <argument>` names, and where that
 // job's TSDB is (tsdb_access.h).
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -19,6 +20,14 @@ namespace jobmon::diagnose {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The manifest is the job user's file: the log it names is read (maybe by
+// root: the monitor, an admin) only when it is a regular file, not a link,
+// owned by the job's user — never a file of someone else's it points at.
+bool IsJobsOwnLog(const std::string& path, uint32_t uid) {
+  struct stat st {};
+  return !path.empty() && lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid;
+}
 
 bool AllDigits(std::string_view s) {
   return !s.empty() &&
@@ -58,6 +67,7 @@ Expected<ResolvedTarget> ResolveDirectory(const std::string& argument) {
     out.kind = TargetKind::kDiagDir;
     out.manifest = *manifest;
     if (manifest->job_id) out.job_id = std::to_string(manifest->job_id);
+    if (IsJobsOwnLog(manifest->job_log, manifest->uid)) out.log_path = manifest->job_log;
     if (manifest->archive && IsFile(manifest->archive->path))
       out.archive_path = manifest->archive->path;
     else if (IsFile(layout.archive()))
@@ -101,6 +111,7 @@ Expected<ResolvedTarget> ResolveArchive(const std::string& argument) {
     out.manifest = *manifest;
     out.diag_dir = fs::path(out.archive_path).parent_path().string();
     if (manifest->job_id) out.job_id = std::to_string(manifest->job_id);
+    if (IsJobsOwnLog(manifest->job_log, manifest->uid)) out.log_path = manifest->job_log;
   }
   return out;
 }

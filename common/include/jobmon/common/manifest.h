@@ -45,6 +45,9 @@ struct Manifest {
   // removed once archived into the diag dir.
   std::string tsdb_dir;
   std::string targets_dir;
+  // The job's stdout file (Slurm's StdOut, patterns expanded), so a
+  // diagnosis of the diag dir finds the log to triage after Slurm forgot it.
+  std::string job_log;
   std::string jobmon_version;
   std::string prometheus_version;
   std::string remote_write;
