@@ -4,8 +4,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <sys/file.h>
+#include <unistd.h>
 
 #include "diagnose_test_support.h"
 #include "jobmon/common/diag_dir.h"
