@@ -17,6 +17,7 @@ std::string Severity(const std::string& klass) {
 std::string Title(const Alert& a) {
   std::string title = "Job " + std::to_string(a.job_id);
   if (!a.job_name.empty()) title += " (" + a.job_name + ")";
+  if (!a.diagnosis.empty()) return title + ": " + a.klass + " diagnosis";
   return title + ": " + a.klass + (a.status == "resolved" ? " resolved" : "");
 }
 
@@ -52,7 +53,9 @@ nlohmann::json ToJson(const Alert& a) {
           {"close_reason", a.close_reason},
           {"diag_dir", a.diag_dir},
           {"tunnel_command", a.tunnel_command},
-          {"report", a.report}};
+          {"report", a.report},
+          {"diagnosis", a.diagnosis},
+          {"diagnosis_report", a.diagnosis_report}};
 }
 
 Alert AlertFromJson(const nlohmann::json& j) {
@@ -74,6 +77,8 @@ Alert AlertFromJson(const nlohmann::json& j) {
   a.diag_dir = j.value("diag_dir", "");
   a.tunnel_command = j.value("tunnel_command", "");
   a.report = j.value("report", "");
+  a.diagnosis = j.value("diagnosis", "");
+  a.diagnosis_report = j.value("diagnosis_report", "");
   return a;
 }
 

@@ -64,6 +64,7 @@ class AlertmanagerReceiver : public Receiver {
     if (!config_.runbook_url.empty()) annotations["runbook_url"] = config_.runbook_url;
     if (!alert.tunnel_command.empty()) annotations["tunnel_command"] = alert.tunnel_command;
     if (!alert.diag_dir.empty()) annotations["diag_dir"] = alert.diag_dir;
+    if (!alert.diagnosis.empty()) annotations["diagnosis"] = alert.diagnosis;
     nlohmann::json entry = {
         {"labels", labels},
         {"annotations", annotations},

@@ -51,7 +51,10 @@ Expected<void> Outbox::EnsureSchema(sqlite3* db) {
 }
 
 std::string Outbox::IdempotencyKey(const Alert& alert) {
-  return alert.key + "/" + std::to_string(alert.incident_id) + "/" + alert.status;
+  // A diagnosis follow-up is an event of its own, not a repeat of the
+  // incident's last one.
+  return alert.key + "/" + std::to_string(alert.incident_id) + "/" + alert.status +
+         (alert.diagnosis.empty() ? "" : "/diagnosis");
 }
 
 Expected<int> Outbox::Enqueue(const Alert& alert, const std::vector<std::string>& receivers,

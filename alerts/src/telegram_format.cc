@@ -118,10 +118,24 @@ std::vector<std::string> SplitHtmlLines(const std::vector<std::string>& lines, s
 
 std::vector<std::string> FormatTelegramMessages(const Alert& a, size_t limit) {
   const bool firing = a.status == "firing";
+  const bool follow_up = !a.diagnosis.empty();
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("<b>{} {}</b> <code>{}</code>", firing ? "🔴 FIRING" : "✅ RESOLVED",
+  lines.push_back(fmt::format("<b>{} {}</b> <code>{}</code>",
+                              follow_up ? "🩺 DIAGNOSIS"
+                              : firing  ? "🔴 FIRING"
+                                        : "✅ RESOLVED",
                               EscapeHtml(Title(a)), EscapeHtml(a.klass)));
   lines.push_back(EscapeHtml(a.summary));
+  if (follow_up) {
+    lines.push_back("<b>Diagnosis:</b>");
+    size_t from = 0;
+    while (from < a.diagnosis.size()) {
+      size_t end = a.diagnosis.find('\n', from);
+      if (end == std::string::npos) end = a.diagnosis.size();
+      if (end > from) lines.push_back("• " + EscapeHtml(a.diagnosis.substr(from, end - from)));
+      from = end + 1;
+    }
+  }
   if (!firing && !a.close_reason.empty())
     lines.push_back(Line("Closed:", EscapeHtml(a.close_reason)));
   if (!a.hosts.empty()) {
@@ -132,7 +146,7 @@ std::vector<std::string> FormatTelegramMessages(const Alert& a, size_t limit) {
   lines.push_back(Line("Cluster:", EscapeHtml(a.cluster)) + " " +
                   Line("User:", EscapeHtml(a.user.empty() ? "-" : a.user)) + " " +
                   Line("Severity:", EscapeHtml(Severity(a.klass))));
-  if (firing && !a.evidence.empty()) {
+  if (firing && !follow_up && !a.evidence.empty()) {
     lines.push_back("<b>Evidence:</b>");
     for (const auto& e : a.evidence) lines.push_back("• " + EscapeHtml(e));
   }

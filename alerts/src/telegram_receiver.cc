@@ -1,7 +1,7 @@
 // Telegram Bot API: sendMessage (parse_mode=HTML, split to the 4096 limit)
-// to every chat, then the triage report as a document (sendDocument,
-// multipart). Parts already delivered for an event are remembered, so a
-// retry after a failure (a 429, one chat down) does not repeat them.
+// to every chat, then the triage report (a firing) or the diagnosis (a
+// follow-up) as a document (sendDocument, multipart). Parts already delivered for an event are
+// remembered, so a retry after a failure (a 429, one chat down) does not repeat them.
 #include <set>
 
 #include "jobmon/alerts/alerts_config.h"
@@ -39,16 +39,20 @@ class TelegramReceiver : public Receiver {
         if (!d.ok) return Failed(d, chat);
         done.insert(part);
       }
-      if (alert.report.empty() || alert.status != "firing") continue;
+      const bool follow_up = !alert.diagnosis_report.empty();
+      const std::string& document = follow_up ? alert.diagnosis_report : alert.report;
+      if (document.empty() || (!follow_up && alert.status != "firing")) continue;
       const std::string part = chat + "/document";
       if (done.count(part)) continue;
       HttpRequest request;
       request.url = Method("sendDocument");
       request.timeout_seconds = config_.timeout;
-      request.multipart = {{"chat_id", chat, "", ""},
-                           {"caption", Title(alert), "", ""},
-                           {"document", alert.report,
-                            "triage-" + std::to_string(alert.job_id) + ".md", "text/markdown"}};
+      request.multipart = {
+          {"chat_id", chat, "", ""},
+          {"caption", Title(alert), "", ""},
+          {"document", document,
+           (follow_up ? "diagnosis-" : "triage-") + std::to_string(alert.job_id) + ".md",
+           "text/markdown"}};
       if (config_.message_thread_id) {
         request.multipart.push_back(
             {"message_thread_id", std::to_string(config_.message_thread_id), "", ""});

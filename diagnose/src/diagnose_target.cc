@@ -140,6 +140,7 @@ Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::str
   options.prometheus_binary = request.prometheus_binary;
   options.query_timeout = request.query_timeout_seconds;
   options.progress = request.progress;
+  options.cleanup_on_signal = request.cleanup_on_signal;
   OpenedJob job;
   auto session = OpenTsdb(target, options);
   if (!session) {

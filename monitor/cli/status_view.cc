@@ -118,6 +118,7 @@ StatusView BuildStatusView(const StatusInputs& in) {
     view.tracked_as = in.record->source;
     view.final_status = in.record->final_status;
     view.final_class = in.record->final_class;
+    if (!in.record->diagnosis.empty()) view.diagnosis = in.record->diagnosis;
   } else if (in.slurm) {
     view.name = in.slurm->name;
     view.user = in.slurm->user;
@@ -179,6 +180,7 @@ json StatusJson(const StatusView& v) {
   if (v.tracked_as) out["tracked_as"] = *v.tracked_as;
   if (v.final_status) out["final_status"] = *v.final_status;
   if (v.final_class) out["final_class"] = *v.final_class;
+  if (v.diagnosis) out["diagnosis"] = *v.diagnosis;
   if (v.stall_seconds) out["stall_seconds"] = *v.stall_seconds;
   for (const auto& i : v.incidents) out["incidents"].push_back(IncidentJson(i));
   if (v.prometheus) {
@@ -226,6 +228,15 @@ std::string StatusText(const StatusView& v) {
   }
   if (v.final_status && !v.final_status->empty()) {
     text += fmt::format("  at job end: {} ({})\n", *v.final_status, v.final_class.value_or(""));
+  }
+  if (v.diagnosis) {
+    text += "  diagnosis:\n";
+    for (size_t from = 0; from < v.diagnosis->size();) {
+      size_t end = v.diagnosis->find('\n', from);
+      if (end == std::string::npos) end = v.diagnosis->size();
+      if (end > from) text += "    " + v.diagnosis->substr(from, end - from) + "\n";
+      from = end + 1;
+    }
   }
   if (v.incidents.empty()) {
     text += "  incidents: none\n";

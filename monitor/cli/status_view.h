@@ -69,6 +69,8 @@ struct StatusView {
   std::optional<std::string> slurm_exit_code;
   std::optional<std::string> name, user;  // the job's, from the daemon or Slurm
   std::optional<std::string> tracked_as, final_status, final_class;  // the daemon's
+  // The daemon's end-of-job TSDB diagnosis: verdict lines, or why there is none.
+  std::optional<std::string> diagnosis;
   std::string state;                    // ended, incident, a phase, a triage status, unknown
   std::optional<std::string> klass;     // the open incident's, else the projection's primary
   std::optional<double> stall_seconds;  // how long the open incident has been open

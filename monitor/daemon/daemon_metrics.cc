@@ -36,6 +36,11 @@ DaemonMetrics::DaemonMetrics(const std::string& listen)
                     .Help("Followed jobs whose exporters the daemon scrapes (--diag)")
                     .Register(r)
                     .Add({});
+  diagnoses_pending_ = &BuildGauge()
+                            .Name("jobmon_monitor_diagnoses_pending")
+                            .Help("End-of-job diagnoses waiting for their archive or running")
+                            .Register(r)
+                            .Add({});
   slurm_reachable_ = &BuildGauge()
                           .Name("jobmon_monitor_slurm_reachable")
                           .Help("1 when the last Slurm poll answered")
@@ -94,6 +99,7 @@ void DaemonMetrics::Advance(prometheus::Counter& counter, uint64_t total) {
 void DaemonMetrics::Update(const monitor::MonitorStats& s) {
   jobs_->Set(static_cast<double>(s.jobs_tracked));
   diag_jobs_->Set(static_cast<double>(s.diag_jobs));
+  diagnoses_pending_->Set(static_cast<double>(s.diagnoses_pending));
   slurm_reachable_->Set(s.slurm_reachable ? 1 : 0);
   slurm_poll_seconds_->Set(s.last_slurm_poll_seconds);
   cycle_seconds_->Observe(s.last_cycle_seconds);

@@ -32,6 +32,7 @@ class DaemonMetrics {
   std::unique_ptr<prometheus::Exposer> exposer_;
   prometheus::Gauge* jobs_ = nullptr;
   prometheus::Gauge* diag_jobs_ = nullptr;
+  prometheus::Gauge* diagnoses_pending_ = nullptr;
   prometheus::Gauge* slurm_reachable_ = nullptr;
   prometheus::Gauge* slurm_poll_seconds_ = nullptr;
   prometheus::Histogram* cycle_seconds_ = nullptr;

@@ -96,7 +96,9 @@ json JobJson(const JobRecord& j) {
           {"node_list", j.node_list},
           {"start_time", Optional(j.start_time)},
           {"final_class", j.final_class},
-          {"final_status", j.final_status}};
+          {"final_status", j.final_status},
+          {"diagnosis", j.diagnosis},
+          {"diagnosed_at", Optional(j.diagnosed_at)}};
 }
 
 Expected<JobRecord> JobFromJson(const json& j) {
@@ -119,6 +121,8 @@ Expected<JobRecord> JobFromJson(const json& j) {
   in.Get("start_time", r.start_time);
   in.Get("final_class", r.final_class);
   in.Get("final_status", r.final_status);
+  in.Get("diagnosis", r.diagnosis);  // absent from an older daemon's answer
+  in.Get("diagnosed_at", r.diagnosed_at);
   if (in.error()) return Error{"job: " + *in.error()};
   return r;
 }

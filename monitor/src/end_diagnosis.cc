@@ -19,12 +19,13 @@ EndDiagnosis::~EndDiagnosis() {
   }
 }
 
-void EndDiagnosis::Submit(uint32_t job_id, int64_t incident_id, std::string target) {
+void EndDiagnosis::Submit(uint32_t job_id, int64_t incident_id, std::string target,
+                          Clock::time_point now) {
   Job job{job_id, incident_id, std::move(target)};
   if (running_) {
     queue_.push_back(std::move(job));
   } else {
-    Start(std::move(job), Clock::now());
+    Start(std::move(job), now);
   }
 }
 
@@ -36,6 +37,7 @@ void EndDiagnosis::Start(Job job, Clock::time_point now) {
   request.argument = running_->job.target;
   request.playbooks = {"auto"};
   request.cancel = running_->cancel;
+  request.cleanup_on_signal = false;  // the daemon's SIGTERM is the daemon's
   // The thread owns copies of what it writes: an abandoned one may outlive
   // this object's interest in it, never the object itself (joined above).
   running_->thread = std::thread(

@@ -28,4 +28,14 @@ alerts::Alert BuildAlert(const AlertContext& context, const JobRecord& job,
   return alert;
 }
 
+alerts::Alert BuildDiagnosisAlert(const AlertContext& context, const JobRecord& job,
+                                  const IncidentRecord& incident, double at,
+                                  const std::string& verdicts, const std::string& markdown) {
+  alerts::Alert alert = BuildAlert(context, job, incident,
+                                   incident.state == "open" ? "firing" : "resolved", at, nullptr);
+  alert.diagnosis = verdicts;
+  alert.diagnosis_report = markdown;
+  return alert;
+}
+
 }  // namespace jobmon::monitor

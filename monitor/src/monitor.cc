@@ -36,8 +36,14 @@ std::optional<OpenIncidentFacts> FactsOf(const std::optional<IncidentRecord>& op
 }  // namespace
 
 Monitor::Monitor(MonitorConfig config, StateStore& store, JobSource& source,
-                 alerts::Notifier& notifier, EventLog& log)
-    : config_(std::move(config)), store_(store), source_(source), notifier_(notifier), log_(log) {
+                 alerts::Notifier& notifier, EventLog& log, diagnose::TargetDiagnoser diagnoser)
+    : config_(std::move(config)),
+      store_(store),
+      source_(source),
+      notifier_(notifier),
+      log_(log),
+      diagnoser_(std::move(diagnoser)),
+      followup_(std::make_unique<DiagnosisFollowUp>(diagnoser_, config_.diagnose_timeout)) {
   auto scanner = triage::LogScanner::Create({});
   if (scanner) {
     scanner_ = std::move(scanner.value());
@@ -49,6 +55,10 @@ Monitor::Monitor(MonitorConfig config, StateStore& store, JobSource& source,
 Monitor::~Monitor() = default;
 
 void Monitor::Reconfigure(MonitorConfig config) {
+  // A new diagnose_timeout applies once no diagnosis is under way.
+  if (config.diagnose_timeout != config_.diagnose_timeout && followup_->pending() == 0) {
+    followup_ = std::make_unique<DiagnosisFollowUp>(diagnoser_, config.diagnose_timeout);
+  }
   config_ = std::move(config);
   next_slurm_poll_ = 0;  // selections may have changed
 }
@@ -335,9 +345,11 @@ void Monitor::Cycle(double now) {
   auto listed = FetchJobsIfDue(now);
   ScrapeDiagJobs(now);
   if (listed && *listed) ScanEndingJobs(**listed);
+  const std::vector<DiagnosisOutcome> diagnosed = PollDiagnoses(now);
   Check(store_.Begin(), "begin");
   if (listed) RefreshJobs(now, *listed);
   PollJobs(now);
+  for (const DiagnosisOutcome& outcome : diagnosed) ApplyDiagnosis(outcome, now);
   ForgetEndedJobs(now);
   Check(store_.Commit(), "commit");
   RecordCycle(started);
@@ -373,6 +385,7 @@ void Monitor::RecordCycle(std::chrono::steady_clock::time_point started) {
   for (const auto& [id, t] : jobs_) {
     if (t.window) ++stats_.diag_jobs;
   }
+  stats_.diagnoses_pending = followup_->pending();
   ++stats_.cycles;
   stats_.last_cycle_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -544,6 +557,8 @@ void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
     verdict = EndVerdict{report->primary, report->status};
   }
   const IncidentDecision decision = DecideOnEnd(FactsOf(t.open), verdict, t.heartbeat_handled);
+  // The incident the job ends with: the diagnosis follows it up.
+  int64_t end_incident = t.open ? t.open->id : 0;
   if (decision.closes()) Close(t, decision.close_reason, now);
   Check(store_.UpsertJob(t.record), "upsert job");
   log_.Info("job_ended", {{"job", std::to_string(t.record.job_id)},
@@ -558,6 +573,7 @@ void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
     }
     incident.report = std::move(report);
     Open(t, std::move(incident), now);
+    if (t.open) end_incident = t.open->id;
     if (decision.closed_at_once && t.open) {
       // Nothing to wait for: the job is over. Closed without a resolve.
       Check(store_.CloseIncident(t.open->id, now, "ended"), "close incident");
@@ -565,6 +581,7 @@ void Monitor::OnEnded(Tracked& t, const std::string& slurm_state, double now) {
     }
   }
   SaveProgress(t, now);
+  QueueDiagnosis(t, end_incident, now);
 }
 
 void Monitor::Open(Tracked& t, NewIncident opened_as, double now) {
@@ -617,8 +634,10 @@ void Monitor::Close(Tracked& t, const std::string& reason, double now) {
 
 void Monitor::Send(const Tracked& t, const IncidentRecord& incident, const std::string& status,
                    double at, const triage::TriageReport* report) {
-  const alerts::Alert alert =
-      BuildAlert({config_.cluster, t.tunnel_command}, t.record, incident, status, at, report);
+  Notify(BuildAlert({config_.cluster, t.tunnel_command}, t.record, incident, status, at, report));
+}
+
+void Monitor::Notify(const alerts::Alert& alert) {
   if (auto sent = notifier_.Notify(alert); !sent) {
     ++stats_.notify_failures;
     log_.Error(

@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   source TEXT NOT NULL DEFAULT '', slurm_state TEXT NOT NULL DEFAULT '',
   first_seen REAL NOT NULL, last_seen REAL NOT NULL, ended_at REAL,
   partition TEXT NOT NULL DEFAULT '', node_list TEXT NOT NULL DEFAULT '', start_time REAL,
-  final_class TEXT NOT NULL DEFAULT '', final_status TEXT NOT NULL DEFAULT '', uid INTEGER);
+  final_class TEXT NOT NULL DEFAULT '', final_status TEXT NOT NULL DEFAULT '', uid INTEGER,
+  diagnosis TEXT NOT NULL DEFAULT '', diagnosed_at REAL);
 CREATE TABLE IF NOT EXISTS progress (
   job_id INTEGER PRIMARY KEY REFERENCES jobs(job_id),
   log_inode INTEGER NOT NULL, log_device INTEGER NOT NULL, log_offset INTEGER NOT NULL,
@@ -59,6 +60,11 @@ ALTER TABLE progress ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 // jobs) and who asked for a watch. NULL: not known yet / asked by an admin.
 const char* const kMigrateJobsTo4 = "ALTER TABLE jobs ADD COLUMN uid INTEGER;";
 const char* const kMigrateWatchesTo4 = "ALTER TABLE watches ADD COLUMN uid INTEGER;";
+// Version 5 keeps the end-of-job diagnosis for `jobmon status`.
+const char* const kMigrateTo5 = R"sql(
+ALTER TABLE jobs ADD COLUMN diagnosis TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN diagnosed_at REAL;
+)sql";
 
 // Owns one prepared statement; move-only, so it is finalized exactly once.
 struct Statement {
@@ -135,6 +141,8 @@ JobRecord ReadJob(sqlite3_stmt* s) {
   j.final_class = Text(s, 13);
   j.final_status = Text(s, 14);
   if (auto uid = OptInt(s, 15)) j.uid = static_cast<uint32_t>(*uid);
+  j.diagnosis = Text(s, 16);
+  j.diagnosed_at = OptDouble(s, 17);
   return j;
 }
 
@@ -177,7 +185,7 @@ IncidentRecord ReadIncident(sqlite3_stmt* s) {
 
 constexpr const char* kJobColumns =
     "job_id, name, user, log_path, diag_dir, source, slurm_state, first_seen, last_seen, ended_at, "
-    "partition, node_list, start_time, final_class, final_status, uid";
+    "partition, node_list, start_time, final_class, final_status, uid, diagnosis, diagnosed_at";
 constexpr const char* kIncidentColumns =
     "id, job_id, class, state, opened_at, closed_at, summary, evidence_json, close_reason";
 
@@ -241,6 +249,10 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
       if (auto r = store->Exec(kMigrateWatchesTo4); !r)
         return Error{path + ": migration to schema 4: " + r.error().message};
     }
+  }
+  if (found >= 1 && found < 5) {
+    if (auto r = store->Exec(kMigrateTo5); !r)
+      return Error{path + ": migration to schema 5: " + r.error().message};
   }
   if (auto r = store->Exec(kSchema); !r) return r.error();
   if (auto r = alerts::Outbox::EnsureSchema(db); !r) return r.error();
@@ -330,6 +342,16 @@ Expected<void> StateStore::UpsertJob(const JobRecord& j) {
   BindText(st, 15, j.final_status);
   BindOptional(st, 16, j.uid ? std::optional<int64_t>(*j.uid) : std::nullopt);
   if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "upsert job");
+  return {};
+}
+
+Expected<void> StateStore::SetDiagnosis(uint32_t job_id, const std::string& diagnosis, double at) {
+  auto s = Cached("UPDATE jobs SET diagnosis=?2, diagnosed_at=?3 WHERE job_id=?1");
+  if (!s) return s.error();
+  sqlite3_bind_int64(*s, 1, job_id);
+  BindText(*s, 2, diagnosis);
+  sqlite3_bind_double(*s, 3, at);
+  if (sqlite3_step(*s) != SQLITE_DONE) return SqlError(db_, "set diagnosis");
   return {};
 }
 

@@ -267,6 +267,12 @@ check "controller outage: no incident for the job that kept training" test -z "$
 check "controller outage: the job was not taken for ended" test -z "$(sql "SELECT ended_at FROM jobs WHERE job_id=$steady")"
 scancel "$death" "$hbtp" "$steady" 2>/dev/null
 wait_for 60 bash -c "$(declare -f job_done); job_done $death && job_done $hbtp && job_done $steady"
+# The hang job (cancelled in wave 1) has long been archived: its end-of-job
+# diagnosis follows its incident through the outbox to the notifier file.
+check "hang: the end-of-job diagnosis follows its incident (alert with diagnosis)" wait_for 60 bash -c \
+  "$(declare -f checks); [[ \$(checks count \"\$ALERTS\" 'job_id == $hang' 'class == hang/busy-wait' 'diagnosis contains : ') -eq 1 ]]"
+check "hang: jobmon status shows the diagnosis's verdict lines" bash -c \
+  "'$JOBMON' status $hang --json --config '$SCRATCH/jobmon.toml' >'$SCRATCH/status-diag.json' && $(declare -f checks); checks field '$SCRATCH/status-diag.json' diagnosis | grep -Eq '^[a-z]+: [a-z-]+'"
 
 echo "# wave 3: an unprivileged user turns the logs the daemon follows against it"
 TEST_USER=jmmon$$

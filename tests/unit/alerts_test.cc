@@ -243,6 +243,19 @@ TEST_F(OutboxTest, EnqueueIsIdempotentAndDeliveryIsInOrder) {
   EXPECT_EQ(outbox->DeliverDue({&a, &b}, 300, 10).delivered, 0) << "nothing twice";
 }
 
+TEST_F(OutboxTest, ADiagnosisFollowUpIsAnEventOfItsOwn) {
+  ScriptedReceiver a("a");
+  ASSERT_EQ(outbox->Enqueue(Event("firing"), {"a"}, 100).value(), 1);
+  ASSERT_EQ(outbox->Enqueue(Event("resolved"), {"a"}, 200).value(), 1);
+  Alert follow_up = Event("resolved");
+  follow_up.diagnosis = "hang: busy-wait-hang\n";
+  EXPECT_EQ(outbox->Enqueue(follow_up, {"a"}, 260).value(), 1) << "not the resolve again";
+  EXPECT_EQ(outbox->Enqueue(follow_up, {"a"}, 261).value(), 0) << "queued once";
+  EXPECT_EQ(outbox->DeliverDue({&a}, 300, 10).delivered, 3);
+  ASSERT_EQ(a.keys.size(), 3u);
+  EXPECT_EQ(a.keys[2], "c/7/hang/1/resolved/diagnosis");
+}
+
 TEST_F(OutboxTest, ReceiverDownBacksOffKeepsOrderAndDeliversEverythingLater) {
   ScriptedReceiver hook("hook");
   ASSERT_TRUE(outbox->Enqueue(Event("firing"), {"hook"}, 100).ok());
@@ -434,6 +447,55 @@ TEST(HttpReceivers, AlertmanagerV2LabelsAnnotationsAndEndsAt) {
   EXPECT_EQ(resolved[0]["endsAt"], "1970-01-01T00:03:20Z");
 }
 
+TEST(HttpReceivers, TheDiagnosisFollowUpIsAnAnnotationOfTheSameAlertmanagerAlert) {
+  OneShotServer server(200, "", 2);
+  AlertsConfig config;
+  ReceiverConfig am;
+  am.kind = "alertmanager";
+  am.name = "am";
+  am.url = server.url();
+  config.receivers = {am};
+  auto receivers = BuildReceivers(config, Secrets{}).value();
+  Alert resolved = Event("resolved", 3, "ended/python-exception");
+  Alert follow_up = resolved;
+  follow_up.diagnosis = "hardware: pcie-fatal\nnetwork: healthy\n";
+  follow_up.diagnosis_report = "## TSDB Diagnosis: 7\n";
+  ASSERT_TRUE(receivers[0]->Deliver(resolved, "k").ok);
+  ASSERT_TRUE(receivers[0]->Deliver(follow_up, "k2").ok);
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  auto first = nlohmann::json::parse(requests[0].substr(requests[0].find("\r\n\r\n") + 4));
+  auto second = nlohmann::json::parse(requests[1].substr(requests[1].find("\r\n\r\n") + 4));
+  EXPECT_FALSE(first[0]["annotations"].contains("diagnosis"));
+  EXPECT_EQ(second[0]["annotations"]["diagnosis"], follow_up.diagnosis);
+  EXPECT_EQ(second[0]["labels"], first[0]["labels"]) << "the same alert, updated";
+  EXPECT_EQ(second[0]["endsAt"], first[0]["endsAt"]) << "still resolved";
+}
+
+TEST(TelegramReceiver, TheFollowUpSendsTheVerdictsThenTheDiagnosisAsADocument) {
+  OneShotServer server(200, "{\"ok\":true}", 2);
+  ReceiverConfig tg;
+  tg.kind = "telegram";
+  tg.name = "tg";
+  tg.url = server.url();
+  tg.chat_ids = {"5"};
+  auto receiver = MakeTelegramReceiver(tg, "T0KEN");
+  Alert follow_up = Event("resolved", 3, "ended/python-exception");
+  follow_up.report = "# triage, sent with the firing";
+  follow_up.diagnosis = "hardware: pcie-fatal\n";
+  follow_up.diagnosis_report = "## TSDB Diagnosis: 7\nverdict pcie-fatal\n";
+  Delivery d = receiver->Deliver(follow_up, "k");
+  ASSERT_TRUE(d.ok) << d.error;
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_NE(requests[0].find("sendMessage"), std::string::npos);
+  EXPECT_NE(requests[0].find("hardware: pcie-fatal"), std::string::npos);
+  EXPECT_NE(requests[1].find("sendDocument"), std::string::npos);
+  EXPECT_NE(requests[1].find("diagnosis-7.md"), std::string::npos);
+  EXPECT_NE(requests[1].find("verdict pcie-fatal"), std::string::npos);
+  EXPECT_EQ(requests[1].find("sent with the firing"), std::string::npos);
+}
+
 TEST(HttpReceivers, StatusClassification) {
   {
     OneShotServer server(429, R"({"ok":false,"parameters":{"retry_after":12}})");
@@ -466,6 +528,24 @@ TEST(HttpReceivers, StatusClassification) {
   Delivery d = FromHttp(HttpPost(refused));
   EXPECT_FALSE(d.ok);
   EXPECT_FALSE(d.permanent);
+}
+
+TEST(TelegramFormat, AFollowUpShowsTheVerdictsNotTheEvidence) {
+  Alert a;
+  a.status = "resolved";
+  a.cluster = "c";
+  a.job_id = 42;
+  a.klass = "ended/oom";
+  a.summary = "CUDA out of memory";
+  a.evidence = {"log line 9: OutOfMemoryError"};
+  a.diagnosis = "oom: gradual-ramp <x>\nhardware: clean\n";
+  const auto messages = FormatTelegramMessages(a);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("🩺 DIAGNOSIS Job 42: ended/oom diagnosis"), std::string::npos)
+      << messages[0];
+  EXPECT_NE(messages[0].find("• oom: gradual-ramp &lt;x&gt;"), std::string::npos) << messages[0];
+  EXPECT_NE(messages[0].find("• hardware: clean"), std::string::npos);
+  EXPECT_EQ(messages[0].find("OutOfMemoryError"), std::string::npos);
 }
 
 }  // namespace

@@ -97,9 +97,17 @@ TEST(ApiProtocol, RecordsSurviveTheTripAsJson) {
   JobRecord j = Job(9, kAlice, "alice");
   j.ended_at = 300;
   j.final_class = "hang/busy-wait";
+  j.diagnosis = "hang: busy-wait-hang\n";
+  j.diagnosed_at = 360;
   auto back = api::JobFromJson(api::JobJson(j));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(api::JobJson(*back), api::JobJson(j));
+  EXPECT_EQ(back->diagnosis, "hang: busy-wait-hang\n");
+  json older = api::JobJson(j);  // an older daemon's answer has no diagnosis
+  older.erase("diagnosis");
+  older.erase("diagnosed_at");
+  ASSERT_TRUE(api::JobFromJson(older).ok());
+  EXPECT_EQ(api::JobFromJson(older)->diagnosis, "");
   EXPECT_EQ(back->uid, std::optional<uint32_t>(kAlice));
   EXPECT_EQ(back->ended_at, std::optional<double>(300));
   json wrong = api::JobJson(j);

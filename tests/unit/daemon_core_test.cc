@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "daemon_test_fakes.h"
 #include "jobmon/alerts/notifier.h"
 #include "jobmon/common/tunnel.h"
 #include "jobmon/monitor/diag_files.h"
@@ -55,51 +56,9 @@ class TempDir {
   std::string path_;
 };
 
-class ScriptedSource : public JobSource {
- public:
-  Expected<std::vector<SlurmJob>> ListJobs() override {
-    ++calls;
-    if (down) return Error{"scontrol exited with 1 (controller unreachable?)"};
-    return jobs;
-  }
-  Expected<NodeAddresses> ListNodeAddresses() override {
-    ++node_calls;
-    if (down || nodes_down) return Error{"sinfo exited with 1 (controller unreachable?)"};
-    return nodes;
-  }
-  std::vector<SlurmJob> jobs;
-  NodeAddresses nodes = {{"node1", {IpAddress::Parse("10.0.0.11").value()}},
-                         {"node2", {IpAddress::Parse("10.0.0.12").value()}},
-                         {"node3", {IpAddress::Parse("10.0.0.13").value()}}};
-  bool down = false;
-  bool nodes_down = false;
-  int node_calls = 0;
-  int calls = 0;
-};
-
-class RecordingNotifier : public alerts::Notifier {
- public:
-  std::string name() const override { return "recording"; }
-  Expected<void> Notify(const alerts::Alert& alert) override {
-    sent.push_back(alert);
-    return {};
-  }
-  std::vector<alerts::Alert> sent;
-};
-
-class RecordingLog : public EventLog {
- public:
-  void Write(LogLevel, std::string_view event, const LogFields& fields) override {
-    lines.push_back(RenderLogfmt(event, fields));
-  }
-  bool Has(const std::string& text) const {
-    for (const auto& l : lines) {
-      if (l.find(text) != std::string::npos) return true;
-    }
-    return false;
-  }
-  std::vector<std::string> lines;
-};
+using test_support::RecordingLog;
+using test_support::RecordingNotifier;
+using test_support::ScriptedSource;
 
 SlurmJob Job(uint32_t id, const std::string& log, const std::string& state = "RUNNING") {
   SlurmJob j;

@@ -23,12 +23,14 @@ struct Gate {
   std::condition_variable cv;
   bool go = false;
   std::atomic<bool> started{false}, saw_cancel{false}, session_closed{false};
+  std::atomic<bool> cleanup_on_signal{true};
   std::string argument;
 
   diagnose::TargetDiagnoser Fake() {
     return [this](const TargetRequest& r) {
       started = true;
       argument = r.argument;
+      cleanup_on_signal = r.cleanup_on_signal;
       std::unique_lock lock(mu);
       while (!go && !(r.cancel && r.cancel->load())) cv.wait_for(lock, 5ms);
       TargetOutcome out;
@@ -74,6 +76,7 @@ TEST(EndDiagnosis, SubmitDoesNotWaitAndTheReportComesBack) {
   auto results = PollUntilResult(d);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(gate.argument, "/diag/77/tsdb.tar.zst");
+  EXPECT_FALSE(gate.cleanup_on_signal) << "the daemon's SIGTERM stays the daemon's";
   EXPECT_EQ(results[0].job_id, 77u);
   EXPECT_EQ(results[0].incident_id, 5);
   EXPECT_FALSE(results[0].timed_out);

@@ -74,6 +74,23 @@ TEST(IncidentAlert, ResolvedCarriesTheCloseReasonAndNoReport) {
   EXPECT_TRUE(alert.report.empty());
 }
 
+TEST(IncidentAlert, TheDiagnosisFollowUpKeepsTheIncidentsKeyAndStatus) {
+  IncidentRecord closed = Incident();
+  closed.state = "closed";
+  closed.close_reason = "ended";
+  const alerts::Alert alert = BuildDiagnosisAlert(
+      {"gpu-a", ""}, Job(), closed, 1200, "hang: node-death\n", "## TSDB Diagnosis: 1234\n");
+  EXPECT_EQ(alert.key, "gpu-a/1234/hang/node-death");
+  EXPECT_EQ(alert.incident_id, 9);
+  EXPECT_EQ(alert.status, "resolved") << "a closed incident stays resolved";
+  EXPECT_EQ(alert.diagnosis, "hang: node-death\n");
+  EXPECT_EQ(alert.diagnosis_report, "## TSDB Diagnosis: 1234\n");
+  EXPECT_TRUE(alert.report.empty());
+  EXPECT_EQ(alert.at, 1200);
+  EXPECT_EQ(BuildDiagnosisAlert({"gpu-a", ""}, Job(), Incident(), 1200, "x\n", "").status, "firing")
+      << "an incident still open";
+}
+
 std::string EvidenceColumn(StateStore& store, int64_t id) {
   sqlite3_stmt* s = nullptr;
   EXPECT_EQ(sqlite3_prepare_v2(store.handle(), "SELECT evidence_json FROM incidents WHERE id=?1",

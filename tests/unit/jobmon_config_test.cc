@@ -168,6 +168,37 @@ timeout = "2s"
   EXPECT_EQ(parsed->alerts.receivers[0].timeout, 2);
 }
 
+TEST(JobmonConfig, TheEndOfJobDiagnosisKeys) {
+  auto defaults = ParseJobmonConfig("[monitor]\n", "x.toml");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_TRUE(defaults->monitor.diagnose_at_end);
+  EXPECT_EQ(defaults->monitor.diagnose_timeout, 60);
+  auto parsed = ParseJobmonConfig(
+      "[monitor]\ndiagnose_at_end = false\ndiagnose_timeout = \"2m30s\"\n", "x.toml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_FALSE(parsed->monitor.diagnose_at_end);
+  EXPECT_EQ(parsed->monitor.diagnose_timeout, 150);
+  struct Case {
+    const char* toml;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{"[monitor]\ndiagnose_at_end = true\ndiagnose_at_ends = true\n",
+                "x.toml:3: unknown key 'diagnose_at_ends' in [monitor]"},
+           Case{"[monitor]\ndiagnose_at_end = \"yes\"\n", "diagnose_at_end"},
+           Case{"[monitor]\ndiagnose_timeout = \"soon\"\n",
+                "x.toml: monitor.diagnose_timeout invalid duration 'soon'"},
+           Case{"[monitor]\ndiagnose_timeout = \"500ms\"\n",
+                "x.toml: monitor.diagnose_timeout must be at least"},
+       }) {
+    auto refused = ParseJobmonConfig(c.toml, "x.toml");
+    ASSERT_FALSE(refused.ok()) << c.toml;
+    EXPECT_NE(refused.error().message.find(c.message), std::string::npos)
+        << c.toml << "\n"
+        << refused.error().message;
+  }
+}
+
 TEST(JobmonConfig, DurationErrorsNameTheKey) {
   struct Case {
     const char* toml;

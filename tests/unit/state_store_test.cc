@@ -127,6 +127,49 @@ TEST(StateStoreTest, ANewDatabaseAndItsWalAreNotWorldReadable) {
   EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
+// Schema 4 (before the end-of-job diagnosis): its rows stay readable, the
+// columns are added; the diagnosis is written only by SetDiagnosis, so the
+// daemon's later writes of the job keep it.
+TEST(StateStoreTest, MigratesASchema4DatabaseToTheDiagnosis) {
+  test_support::TempDir dir;
+  const std::string path = (dir.path / "v4.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v4 = R"sql(
+CREATE TABLE jobs (job_id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL DEFAULT '', user TEXT NOT NULL DEFAULT '',
+  log_path TEXT NOT NULL DEFAULT '', diag_dir TEXT NOT NULL DEFAULT '',
+  source TEXT NOT NULL DEFAULT '', slurm_state TEXT NOT NULL DEFAULT '',
+  first_seen REAL NOT NULL, last_seen REAL NOT NULL, ended_at REAL,
+  partition TEXT NOT NULL DEFAULT '', node_list TEXT NOT NULL DEFAULT '', start_time REAL,
+  final_class TEXT NOT NULL DEFAULT '', final_status TEXT NOT NULL DEFAULT '', uid INTEGER);
+CREATE TABLE watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL, uid INTEGER);
+INSERT INTO jobs (job_id, name, user, first_seen, last_seen, uid)
+  VALUES (5, 'old', 'alice', 1, 2, 1000);
+PRAGMA user_version = 4;)sql";
+  ASSERT_EQ(sqlite3_exec(db, v4, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto old = (*store)->GetJob(5).value();
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->name, "old");
+  EXPECT_EQ(old->uid, std::optional<uint32_t>(1000));
+  EXPECT_EQ(old->diagnosis, "");
+  EXPECT_FALSE(old->diagnosed_at);
+  ASSERT_TRUE((*store)->SetDiagnosis(5, "hang: straggler\n", 50).ok());
+  JobRecord later = *old;  // the daemon's in-memory record, without the diagnosis
+  later.slurm_state = "COMPLETED";
+  ASSERT_TRUE((*store)->UpsertJob(later).ok());
+  store.value().reset();
+  auto reader = StateStore::OpenReadOnly(path);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  auto read = (*reader)->GetJob(5).value();
+  EXPECT_EQ(read->slurm_state, "COMPLETED");
+  EXPECT_EQ(read->diagnosis, "hang: straggler\n") << "UpsertJob keeps it";
+  EXPECT_EQ(read->diagnosed_at, std::optional<double>(50));
+}
+
 }  // namespace
 }  // namespace jobmon::monitor
 

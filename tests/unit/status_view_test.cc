@@ -133,6 +133,21 @@ TEST(StatusViewTest, AnEndedJobHasNoThresholdNorExpectedStep) {
   EXPECT_NE(StatusText(view).find("  at job end: completed (none)\n"), std::string::npos);
 }
 
+TEST(StatusViewTest, TheEndOfJobDiagnosisIsShownLineByLine) {
+  StatusInputs in = DaemonInputs();
+  in.record->ended_at = kNow - 60;
+  in.record->final_status = "failed";
+  in.record->final_class = "python-exception";
+  EXPECT_FALSE(BuildStatusView(in).diagnosis) << "none stored: none shown";
+  EXPECT_FALSE(StatusJson(BuildStatusView(in)).contains("diagnosis"));
+  in.record->diagnosis = "hardware: pcie-fatal\nnetwork: healthy\n";
+  const StatusView view = BuildStatusView(in);
+  EXPECT_EQ(StatusJson(view)["diagnosis"], "hardware: pcie-fatal\nnetwork: healthy\n");
+  EXPECT_NE(StatusText(view).find("  diagnosis:\n    hardware: pcie-fatal\n    network: healthy\n"),
+            std::string::npos)
+      << StatusText(view);
+}
+
 TEST(StatusViewTest, SlurmsStateWinsOverTheDaemonsLastOne) {
   StatusInputs in = DaemonInputs();
   triage::SlurmJob slurm;

@@ -1,8 +1,9 @@
 #pragma once
 // One alert event as the monitor hands it to the outbox: an incident that
-// opened (firing) or closed (resolved). The key is stable per incident
-// (cluster, job, class), so receivers deduplicate and pair a resolve with
-// its firing.
+// opened (firing) or closed (resolved), or a follow-up of either carrying
+// the end-of-job diagnosis (`diagnosis` set; the status is the incident's).
+// The key is stable per incident (cluster, job, class), so receivers
+// deduplicate and pair a resolve with its firing.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ struct Alert {
   std::string close_reason;  // resolved only: resumed | ended | superseded
   std::string diag_dir, tunnel_command;
   std::string report;  // the triage report (Markdown), when there is one
+  // The follow-up's TSDB diagnosis: one verdict line per playbook, and the
+  // report (Markdown) Telegram gets as a document.
+  std::string diagnosis, diagnosis_report;
 };
 
 std::string AlertKey(const std::string& cluster, uint32_t job_id, const std::string& klass);

@@ -31,6 +31,9 @@ struct TargetRequest {
   // Set by another thread to abandon the diagnosis: the next query throws
   // DiagnosisCancelled and the TSDB session (its Prometheus) is closed.
   std::shared_ptr<const std::atomic<bool>> cancel;
+  // AccessOptions::cleanup_on_signal: the CLI's default; the monitor sets
+  // false, as its own SIGTERM handling must stay its own.
+  bool cleanup_on_signal = true;
 };
 
 // Not a std::exception: the playbooks' own catch-alls must let it through.

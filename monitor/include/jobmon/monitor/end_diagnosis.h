@@ -37,8 +37,9 @@ class EndDiagnosis {
   EndDiagnosis& operator=(const EndDiagnosis&) = delete;
 
   // Starts (or queues behind the running one) `target`, an archive or
-  // diag dir; never blocks.
-  void Submit(uint32_t job_id, int64_t incident_id, std::string target);
+  // diag dir; never blocks. `now`: the clock Poll is given (the monitor's).
+  void Submit(uint32_t job_id, int64_t incident_id, std::string target,
+              Clock::time_point now = Clock::now());
   // What finished, or was abandoned at the timeout, since the last call;
   // starts the next queued one.
   std::vector<Result> Poll(Clock::time_point now = Clock::now());

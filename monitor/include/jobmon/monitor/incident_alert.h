@@ -22,4 +22,11 @@ alerts::Alert BuildAlert(const AlertContext& context, const JobRecord& job,
                          const IncidentRecord& incident, const std::string& status, double at,
                          const triage::TriageReport* report);
 
+// The follow-up of `incident` carrying the end-of-job TSDB diagnosis (its
+// verdict lines and Markdown report), with the incident's own status
+// (open: firing, closed: resolved) and no triage report.
+alerts::Alert BuildDiagnosisAlert(const AlertContext& context, const JobRecord& job,
+                                  const IncidentRecord& incident, double at,
+                                  const std::string& verdicts, const std::string& markdown);
+
 }  // namespace jobmon::monitor

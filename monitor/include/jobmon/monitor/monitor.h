@@ -17,6 +17,8 @@
 
 #include "jobmon/alerts/notifier.h"
 #include "jobmon/common/user_file.h"
+#include "jobmon/diagnose/diagnose_target.h"
+#include "jobmon/monitor/diagnosis_followup.h"
 #include "jobmon/monitor/event_log.h"
 #include "jobmon/monitor/job_progress.h"
 #include "jobmon/monitor/job_source.h"
@@ -40,13 +42,16 @@ struct MonitorStats {
   bool slurm_reachable = true;  // the last Slurm poll answered
   uint64_t scrapes = 0, scrape_failures = 0;
   uint64_t notify_failures = 0;
+  size_t diagnoses_pending = 0;                      // end-of-job diagnoses waiting or running
   std::map<std::string, uint64_t> incidents_opened;  // by class, since start
 };
 
 class Monitor {
  public:
+  // `diagnoser`: the end-of-job diagnosis ([monitor] diagnose_at_end);
+  // tests give a fake.
   Monitor(MonitorConfig config, StateStore& store, JobSource& source, alerts::Notifier& notifier,
-          EventLog& log);
+          EventLog& log, diagnose::TargetDiagnoser diagnoser = diagnose::DiagnoseTarget);
   ~Monitor();
 
   // Picks up every job the store knows that has not ended, with its log
@@ -121,6 +126,12 @@ class Monitor {
   // A heartbeat accusation not judged yet: judged once, and the policy decides.
   void OnHeartbeat(Tracked& job, double now);
   void OnEnded(Tracked& job, const std::string& slurm_state, double now);
+  // The end-of-job diagnosis: queued at job end (its archive awaited),
+  // polled before the cycle's transaction, its outcome stored (and sent as
+  // a follow-up of the incident the job ended with) inside it.
+  void QueueDiagnosis(const Tracked& job, int64_t incident_id, double now);
+  std::vector<DiagnosisOutcome> PollDiagnoses(double now);
+  void ApplyDiagnosis(const DiagnosisOutcome& outcome, double now);
   // The contents of the incidents the policy opens.
   StallClassification ClassifyStallOf(const Tracked& job, const ProgressState& state,
                                       double now) const;
@@ -135,6 +146,7 @@ class Monitor {
   void Close(Tracked& job, const std::string& reason, double now);
   void Send(const Tracked& job, const IncidentRecord& incident, const std::string& status,
             double at, const triage::TriageReport* report);
+  void Notify(const alerts::Alert& alert);
   void SaveProgress(Tracked& job, double now);
   void Check(const Expected<void>& result, const char* what);
 
@@ -152,6 +164,8 @@ class Monitor {
   std::string node_addresses_error_ = "not asked yet";
   std::optional<double> next_node_poll_;
   MonitorStats stats_;
+  diagnose::TargetDiagnoser diagnoser_;
+  std::unique_ptr<DiagnosisFollowUp> followup_;
 
  public:
   // At job end: the first and the last bytes of the log are scanned, not

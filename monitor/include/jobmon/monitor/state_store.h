@@ -17,7 +17,8 @@
 
 namespace jobmon::monitor {
 
-inline constexpr int kStateSchemaVersion = 4;  // 3: the alerts outbox; 4: owners' uids
+// 3: the alerts outbox; 4: owners' uids; 5: the end-of-job diagnosis.
+inline constexpr int kStateSchemaVersion = 5;
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -33,6 +34,11 @@ struct JobRecord {
   // Slurm's UserId: who may see the job through the daemon's socket API.
   // Absent in rows written before schema 4 until Slurm's next answer.
   std::optional<uint32_t> uid;
+  // The end-of-job TSDB diagnosis: its verdict lines, or why there is none
+  // ("diagnosis timed out after 60s"). Written by SetDiagnosis only, so
+  // UpsertJob never clears it.
+  std::string diagnosis;
+  std::optional<double> diagnosed_at;
 };
 
 // A `jobmon watch` request. `uid` set: asked by that (unprivileged) user,
@@ -87,6 +93,7 @@ class StateStore {
   StateStore& operator=(const StateStore&) = delete;
 
   Expected<void> UpsertJob(const JobRecord& job);
+  Expected<void> SetDiagnosis(uint32_t job_id, const std::string& diagnosis, double at);
   Expected<std::optional<JobRecord>> GetJob(uint32_t job_id);
   Expected<std::vector<JobRecord>> ListJobs();
 
