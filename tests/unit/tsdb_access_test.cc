@@ -121,6 +121,38 @@ TEST(ResolveTarget, TheManifestsJobLogOnlyWhenItIsTheJobUsersOwnFile) {
   EXPECT_EQ(ResolveTarget(diag)->log_path, "");
 }
 
+TEST(ResolveTarget, PathsTheManifestNamesOutsideTheDiagDirAreNotTaken) {
+  TempDir dir;
+  const std::string diag = (dir.path / "jobmon-diag-4242").string();
+  DiagLayout layout{diag};
+  fs::create_directories(diag);
+  const std::string elsewhere = (dir.path / "someone-elses.tar.zst").string();
+  Write(elsewhere, "x");
+  Manifest m = SomeManifest(diag);
+  m.uid = getuid();
+  ArchiveInfo archive;
+  archive.path = elsewhere;
+  archive.sha256 = std::string(64, 'a');
+  m.archive = archive;
+  ASSERT_TRUE(WriteManifest(layout.manifest(), m));
+  EXPECT_EQ(ResolveTarget(diag)->archive_path, "");
+  // The diag dir's own archive, but not as a link to another file.
+  fs::create_symlink(elsewhere, layout.archive());
+  EXPECT_EQ(ResolveTarget(diag)->archive_path, "");
+  fs::remove(layout.archive());
+  Write(layout.archive(), "x");
+  EXPECT_EQ(ResolveTarget(diag)->archive_path, layout.archive());
+  // A TSDB directory named by the manifest, as a link: not copied.
+  FakeBlock((dir.path / "real-tsdb").string(), kBlockA, 0, 1000);
+  fs::create_directory_symlink(dir.path / "real-tsdb", dir.path / "tsdb-link");
+  m.tsdb_dir = (dir.path / "tsdb-link").string();
+  ASSERT_TRUE(WriteManifest(layout.manifest(), m));
+  EXPECT_EQ(ResolveTarget(diag)->tsdb_dir, "");
+  m.tsdb_dir = (dir.path / "real-tsdb").string();
+  ASSERT_TRUE(WriteManifest(layout.manifest(), m));
+  EXPECT_EQ(ResolveTarget(diag)->tsdb_dir, m.tsdb_dir);
+}
+
 TEST(ResolveTarget, ArchiveFileTakesTheManifestBesideIt) {
   TempDir dir;
   DiagLayout layout{dir.path.string()};

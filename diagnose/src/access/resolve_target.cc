@@ -2,6 +2,7 @@
 // job's TSDB is (tsdb_access.h).
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -24,6 +25,15 @@ namespace {
 // The manifest is the job user's file: the log it names is read (maybe by
 // root: the monitor, an admin) only when it is a regular file, not a link,
 // owned by the job's user — never a file of someone else's it points at.
+// A regular file (or a directory) that is no link, owned by `uid` or by
+// whoever runs this.
+bool OwnedPlain(const std::string& path, uint32_t uid, bool directory) {
+  struct stat st {};
+  if (path.empty() || lstat(path.c_str(), &st) != 0) return false;
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) return false;
+  return st.st_uid == uid || st.st_uid == geteuid();
+}
+
 bool IsJobsOwnLog(const std::string& path, uint32_t uid) {
   struct stat st {};
   return !path.empty() && lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid;
@@ -68,15 +78,19 @@ Expected<ResolvedTarget> ResolveDirectory(const std::string& argument) {
     out.manifest = *manifest;
     if (manifest->job_id) out.job_id = std::to_string(manifest->job_id);
     if (IsJobsOwnLog(manifest->job_log, manifest->uid)) out.log_path = manifest->job_log;
-    if (manifest->archive && IsFile(manifest->archive->path))
-      out.archive_path = manifest->archive->path;
-    else if (IsFile(layout.archive()))
-      out.archive_path = layout.archive();
+    // The manifest is the job user's: the paths it names are not trusted as
+    // they are (root, the monitor or an admin, would unpack or copy whatever
+    // they name and serve it on loopback). The archive is the diag dir's own
+    // (where the archiver, run as the job's user, writes it); a TSDB
+    // directory is used only when it is no link and its owner is the job's
+    // user or the caller.
+    const uint32_t owner = manifest->uid;
+    if (OwnedPlain(layout.archive(), owner, false)) out.archive_path = layout.archive();
     // The diag dir's raw copy, else the head node's own TSDB when this
     // machine sees it (a live job on its head node, or a shared disk).
-    if (HasData(layout.tsdb_dir()))
+    if (OwnedPlain(layout.tsdb_dir(), owner, true) && HasData(layout.tsdb_dir()))
       out.tsdb_dir = layout.tsdb_dir();
-    else if (!manifest->tsdb_dir.empty() && HasData(manifest->tsdb_dir))
+    else if (OwnedPlain(manifest->tsdb_dir, owner, true) && HasData(manifest->tsdb_dir))
       out.tsdb_dir = manifest->tsdb_dir;
     return out;
   }
