@@ -8,6 +8,7 @@
 #include "jobmon/diagnose/discovery.h"
 #include "jobmon/diagnose/observability.h"
 #include "jobmon/diagnose/query_helpers.h"
+#include "jobmon/diagnose/scrape_interval.h"
 #include "jobmon/diagnose/window.h"
 
 namespace jobmon::diagnose {
@@ -93,12 +94,25 @@ Diagnosis Diagnose(PromSource& source, const DiagnoseInputs& inputs, const Progr
   // Step 3: what the TSDB holds.
   DiscoveryInputs discovery_inputs;
   discovery_inputs.tsdb_range = inputs.tsdb_range;
+  // The scrape interval first: discovery's query step and every threshold
+  // counted in scrapes follow from it.
   discovery_inputs.scrape_interval_seconds = inputs.scrape_interval_seconds;
+  FoundInterval interval = DiscoverScrapeInterval(source, inputs.tsdb_range);
+  if (interval.seconds) discovery_inputs.scrape_interval_seconds = *interval.seconds;
   if (inputs.manifest) discovery_inputs.expected_hosts = inputs.manifest->nodes;
   Discovery discovery = Discover(source, discovery_inputs);
   ApplyDiscovery(discovery, discovery_inputs, context);
   for (const std::string& e : discovery.errors) d.warnings.push_back("discovery: " + e);
   say("discovery: " + DescribeDiscovery(discovery));
+  if (interval.seconds) {
+    say(fmt::format("scrape interval: {:g}s (from the spacing of `up` samples)",
+                    *interval.seconds));
+  } else {
+    d.warnings.push_back(fmt::format(
+        "scrape interval: not found in the data{}; assuming {:g}s{}",
+        interval.error.empty() ? "" : " (" + interval.error + ")", inputs.scrape_interval_seconds,
+        inputs.scrape_interval_from_config ? " (the diag dir's prometheus.yml)" : ""));
+  }
   if (context.families.empty()) {
     d.warnings.push_back("the TSDB holds no metrics: Prometheus never scraped (see its log)");
   }

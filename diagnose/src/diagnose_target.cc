@@ -6,8 +6,11 @@
 #include <fstream>
 #include <memory>
 
+#include "jobmon/common/diag_dir.h"
+#include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/compare.h"
 #include "jobmon/diagnose/diagnose.h"
+#include "jobmon/diagnose/scrape_interval.h"
 #include "jobmon/diagnose/tsdb_access.h"
 #include "jobmon/diagnose/window.h"
 #include "jobmon/triage/job_input.h"
@@ -132,6 +135,17 @@ Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::str
   inputs.playbooks = playbooks;
   inputs.manifest = target.manifest;
   std::vector<std::string> warnings;
+  if (!target.diag_dir.empty()) {
+    // The interval the plugin configured: the fallback when the data
+    // cannot tell (Diagnose reads it from the `up` samples first).
+    DiagLayout layout{target.diag_dir};
+    if (auto yaml = ReadUserFile(layout.prometheus_config(), size_t{1} << 20); yaml.ok()) {
+      if (auto seconds = ScrapeIntervalFromConfig(yaml.value())) {
+        inputs.scrape_interval_seconds = *seconds;
+        inputs.scrape_interval_from_config = true;
+      }
+    }
+  }
   inputs.triage = TriageLog(request, target.log_path, warnings);
   inputs.log_steps = LogSteps(target.log_path, warnings);
 

@@ -16,7 +16,16 @@ const char* ToString(Severity severity) {
   return "info";
 }
 
-void SetRootCauseAndChain(PlaybookResult& result) {
+int CausalRank(const std::string& code) {
+  if (code == "clock-drop") return 1;
+  if (code == "power-drop" || code == "power-spread" || code == "power-idle" ||
+      code == "util-low" || code == "util-high-power-idle")
+    return 2;
+  if (code == "step-time-increase" || code == "throughput-drop") return 3;
+  return 0;
+}
+
+void SetRootCauseAndChain(PlaybookResult& result, double same_time_seconds) {
   result.root_cause.reset();
   result.chain.clear();
   std::vector<Finding> timed;
@@ -27,6 +36,17 @@ void SetRootCauseAndChain(PlaybookResult& result) {
   // telling first).
   std::stable_sort(timed.begin(), timed.end(),
                    [](const Finding& a, const Finding& b) { return *a.time < *b.time; });
+  // Within one step of the earliest of a group the times cannot order the
+  // findings: the cause goes first.
+  for (auto group = timed.begin(); group != timed.end();) {
+    auto end = std::find_if(group, timed.end(), [&](const Finding& f) {
+      return *f.time - *group->time > same_time_seconds;
+    });
+    std::stable_sort(group, end, [](const Finding& a, const Finding& b) {
+      return CausalRank(a.code) < CausalRank(b.code);
+    });
+    group = end;
+  }
   if (timed.empty()) {
     if (!result.anomalies.empty()) result.root_cause = result.anomalies.front();
     return;

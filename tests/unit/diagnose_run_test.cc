@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "canned_prom_source.h"
@@ -94,6 +95,36 @@ TEST(Diagnose, RunsEveryStepThenTheTriageClassesPlaybooks) {
   bool playbook_line = false;
   for (const auto& line : progress) playbook_line |= line.rfind("playbook heartbeat", 0) == 0;
   EXPECT_TRUE(playbook_line);
+}
+
+TEST(Diagnose, TheScrapeIntervalIsTheDatasNotTheDefault) {
+  // Scraped every second (a dev cluster's scrape_interval=1s); the input's
+  // 5 s is only the fallback.
+  CannedPromSource source;
+  source.Labels("__name__", {"up"});
+  source.Labels("host", {"n1"});
+  source.Answer("timestamp(up)",
+                {Grid({{"host", "n1"}}, 1000, 1040, 1, [](double t) { return t; })});
+  DiagnoseInputs in;
+  in.tsdb_range = {1000, 1040};
+  in.playbooks = {"none"};
+  std::vector<std::string> progress;
+  Diagnosis d = Diagnose(source, in, [&](std::string_view line) { progress.emplace_back(line); });
+  EXPECT_EQ(d.context.scrape_interval_seconds, 1);
+  EXPECT_EQ(d.context.rate_window_seconds, 10) << "a quarter of the 40 s job, over 4 scrapes";
+  EXPECT_TRUE(std::any_of(progress.begin(), progress.end(), [](const std::string& line) {
+    return line == "scrape interval: 1s (from the spacing of `up` samples)";
+  }));
+
+  // No `up` to measure: the fallback (the diag dir's prometheus.yml), said.
+  CannedPromSource bare;
+  in.scrape_interval_seconds = 15;
+  in.scrape_interval_from_config = true;
+  d = Diagnose(bare, in);
+  EXPECT_EQ(d.context.scrape_interval_seconds, 15);
+  EXPECT_TRUE(std::any_of(d.warnings.begin(), d.warnings.end(), [](const std::string& w) {
+    return w.find("assuming 15s (the diag dir's prometheus.yml)") != std::string::npos;
+  }));
 }
 
 TEST(Diagnose, AnotherJobsTsdbIsALoudWarning) {

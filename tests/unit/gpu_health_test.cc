@@ -123,6 +123,81 @@ TEST(GpuHealthPlaybook, FindsEachFaultWithItsNumbers) {
   testing::ExpectNoBareCounters(source.asked());
 }
 
+const Finding* Find(const PlaybookResult& r, const std::string& code) {
+  for (const auto& f : r.anomalies) {
+    if (f.code == code) return &f;
+  }
+  return nullptr;
+}
+
+// Power under load, noisy as real GPUs are: each sample `median` plus one
+// of -A, -A/2, 0, A/2, A in turn (A = 200 W), so each GPU's median is its
+// `median` and its samples spread ~150 W (sigma).
+std::vector<Series> NoisyPower(const std::vector<double>& medians) {
+  std::vector<Series> out;
+  for (size_t g = 0; g < kGpus.size(); ++g) {
+    out.push_back(Over(kGpus[g], [&](int i) { return medians[g] + 100.0 * ((i + g) % 5 - 2.0); }));
+  }
+  return out;
+}
+
+TEST(GpuHealthPlaybook, PowerNoiseIsNotASpread) {
+  // One GPU's median 40 W under the others': more than 5% of 660 W (the old
+  // max-min rule flagged it) but well inside its samples' noise.
+  CannedPromSource source;
+  source.Answer("hw_gpu_power_watts", NoisyPower({620, 660, 660, 665}));
+  auto r = RunGpuHealthPlaybook(source, testing::JobContext());
+  EXPECT_EQ(Find(r, "power-spread"), nullptr) << r.summary;
+  EXPECT_EQ(r.verdict, "healthy") << r.summary;
+}
+
+TEST(GpuHealthPlaybook, AGpuReallyLowerIsASpreadThroughTheNoise) {
+  CannedPromSource source;
+  source.Answer("hw_gpu_power_watts", NoisyPower({460, 660, 670, 665}));
+  auto r = RunGpuHealthPlaybook(source, testing::JobContext());
+  const Finding* f = Find(r, "power-spread");
+  ASSERT_NE(f, nullptr) << r.summary;
+  EXPECT_EQ(f->host + ":" + f->gpu, "n1:0");
+  EXPECT_NEAR(*f->value, 460 - 665, 1e-9) << "from the median of the GPUs' medians";
+  EXPECT_EQ(r.verdict, "anomalous");
+}
+
+// A throttle longer than half the job: the GPU's median is the throttled
+// clock itself, its steady-state high is not.
+std::vector<Series> Clocks(const std::function<double(size_t g, int i)>& mhz) {
+  std::vector<Series> out;
+  for (size_t g = 0; g < kGpus.size(); ++g) {
+    Labels l = kGpus[g];
+    l["type"] = "sclk";
+    out.push_back(Over(l, [&](int i) { return mhz(g, i); }));
+  }
+  return out;
+}
+
+TEST(GpuHealthPlaybook, AThrottleLongerThanHalfTheJobIsStillAClockDrop) {
+  CannedPromSource source;
+  source.Answer("hw_gpu_clock_mhz", Clocks([](size_t g, int i) {
+                  return g == 0 && i >= 30 ? 1400.0 : 2100.0;  // 50 of 80 scrapes throttled
+                }));
+  auto r = RunGpuHealthPlaybook(source, testing::JobContext());
+  const Finding* f = Find(r, "clock-drop");
+  ASSERT_NE(f, nullptr) << r.summary;
+  EXPECT_EQ(f->host + ":" + f->gpu, "n1:0");
+  EXPECT_EQ(f->value, 1400);
+  EXPECT_EQ(f->time, TimeAt(30));
+  EXPECT_NE(f->text.find("2100MHz steady-state high"), std::string::npos) << f->text;
+}
+
+TEST(GpuHealthPlaybook, APowerCappedClockWanderingBelowItsHighIsNoDrop) {
+  // Under a power cap sclk moves between ~1800 and 2100 MHz all job long.
+  CannedPromSource source;
+  source.Answer("hw_gpu_clock_mhz", Clocks([](size_t g, int i) {
+                  return 1800.0 + 75.0 * static_cast<double>((i + g) % 5);
+                }));
+  auto r = RunGpuHealthPlaybook(source, testing::JobContext());
+  EXPECT_EQ(Find(r, "clock-drop"), nullptr) << r.summary;
+}
+
 TEST(GpuHealthPlaybook, FailedQueriesArePartialNotHealthyByAccident) {
   struct Failing : CannedPromSource {
     Expected<std::vector<Series>> QueryRange(std::string_view, const TimeRange&, double) override {

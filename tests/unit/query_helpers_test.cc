@@ -55,6 +55,50 @@ TEST(Result, RootCauseIsTheEarliestAnomaly) {
   EXPECT_EQ(r.chain[0].family, "hw_gpu_power_watts");
 }
 
+Finding Coded(std::string code, double time) {
+  Finding f;
+  f.code = std::move(code);
+  f.time = time;
+  return f;
+}
+
+std::vector<std::string> ChainCodes(const PlaybookResult& r) {
+  std::vector<std::string> out;
+  for (const auto& f : r.chain) out.push_back(f.code);
+  return out;
+}
+
+TEST(Result, WithinOneStepTheCauseLeadsItsSymptoms) {
+  // The playbook's order lists the symptoms first; all dated within one
+  // 5 s query step: temperature -> clock -> power -> steps.
+  PlaybookResult r;
+  for (const char* code : {"step-time-increase", "throughput-drop", "power-drop", "clock-drop"}) {
+    r.anomalies.push_back(Coded(code, 100));
+  }
+  r.anomalies.push_back(Coded("thermal-high", 103));
+  SetRootCauseAndChain(r, 5);
+  ASSERT_TRUE(r.root_cause);
+  EXPECT_EQ(r.root_cause->code, "thermal-high");
+  EXPECT_EQ(ChainCodes(r), (std::vector<std::string>{"clock-drop", "power-drop",
+                                                     "step-time-increase", "throughput-drop"}));
+  EXPECT_EQ(CausalRank("io-pressure"), CausalRank("thermal-high"));
+  EXPECT_LT(CausalRank("procs-running"), CausalRank("throughput-drop"));
+}
+
+TEST(Result, BeyondOneStepTheEarlierFindingLeadsWhateverItIs) {
+  PlaybookResult r;
+  r.anomalies.push_back(Coded("step-time-increase", 100));
+  r.anomalies.push_back(Coded("thermal-high", 106));
+  SetRootCauseAndChain(r, 5);
+  ASSERT_TRUE(r.root_cause);
+  EXPECT_EQ(r.root_cause->code, "step-time-increase");
+  EXPECT_EQ(ChainCodes(r), std::vector<std::string>{"thermal-high"});
+  // Without a tolerance only exact ties are reordered.
+  r.anomalies = {Coded("throughput-drop", 100), Coded("rdma-retransmits", 100.5)};
+  SetRootCauseAndChain(r);
+  EXPECT_EQ(r.root_cause->code, "throughput-drop");
+}
+
 TEST(Playbooks, AutoFollowsTheTriageTable) {
   auto names = [](const std::vector<const PlaybookSpec*>& specs) {
     std::vector<std::string> out;

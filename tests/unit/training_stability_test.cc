@@ -109,6 +109,48 @@ TEST(TrainingStabilityPlaybook, ThermalRampLeadsTheChainToSlowerSteps) {
   testing::ExpectNoBareCounters(source.asked());
 }
 
+// Scrapes too coarse to order them: the GPU's temperature, clock and power
+// and the steps all change at scrape `gpu_at` (the steps at `steps_at`).
+void LoadSuddenThrottle(CannedPromSource& source, int gpu_at, int steps_at) {
+  auto step = [&](int i) { return (i >= steps_at ? 1.6 : 1.0) + (i % 2 ? 0.02 : -0.02); };
+  source.Answer("tb_perf_step_time_seconds", {Over(kHost, step)});
+  source.Answer("tb_perf_per_device_tokens_per_sec",
+                {Over(kHost, [&](int i) { return 1000 / step(i); })});
+  source.Answer("hw_gpu_temperature_celsius",
+                {Over(kGpu, [&](int i) { return i >= gpu_at ? 104.0 : 74.0 + (i % 3); })});
+  Labels sclk = kGpu;
+  sclk["type"] = "sclk";
+  source.Answer("hw_gpu_clock_mhz",
+                {Over(sclk, [&](int i) { return i >= gpu_at ? 1400.0 : 2100.0; })});
+  source.Answer("hw_gpu_power_watts",
+                {Over(kGpu, [&](int i) { return i >= gpu_at ? 460.0 : 660.0 + (i % 2); })});
+}
+
+TEST(TrainingStabilityPlaybook, AtTheSameScrapeTheContentionSourceLeadsItsSymptoms) {
+  auto context = testing::JobContext();
+  CannedPromSource source;
+  LoadSuddenThrottle(source, 54, 54);
+  auto r = RunTrainingStabilityPlaybook(source, context);
+  ASSERT_TRUE(r.root_cause) << r.summary;
+  EXPECT_EQ(r.root_cause->code, "thermal-high") << r.summary;
+  EXPECT_EQ(r.root_cause->time, TimeAt(54));
+  std::vector<std::string> chain;
+  for (const auto& f : r.chain) chain.push_back(f.code);
+  EXPECT_EQ(chain, (std::vector<std::string>{"clock-drop", "power-drop", "step-time-increase",
+                                             "throughput-drop"}))
+      << r.summary;
+}
+
+TEST(TrainingStabilityPlaybook, ASourceThatMovedScrapesAfterTheSlowdownDoesNotLead) {
+  auto context = testing::JobContext();
+  CannedPromSource source;
+  LoadSuddenThrottle(source, 56, 54);  // the GPU two scrapes after the steps slowed
+  auto r = RunTrainingStabilityPlaybook(source, context);
+  ASSERT_TRUE(r.root_cause) << r.summary;
+  EXPECT_EQ(r.root_cause->code, "step-time-increase") << r.summary;
+  EXPECT_EQ(r.root_cause->time, TimeAt(54));
+}
+
 TEST(TrainingStabilityPlaybook, LossSpikeIsDivergence) {
   auto context = testing::JobContext(20);
   CannedPromSource source;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -113,6 +114,31 @@ std::optional<Deviation> Worst(const std::vector<Series>& answer, const Check& c
   return worst;
 }
 
+// The span at the step a long baseline allows, with the window around the
+// anomaly at its own finer step (the scrape interval for all but very long
+// rate windows): an excursion's onset is dated to the scrape, so a ramp
+// that began a few scrapes before the slowdown is seen to precede it.
+std::vector<Series> SpanFinerAtAnomaly(PromSource& source, PlaybookResult& result,
+                                       const std::string& promql, const DiagnoseContext& context,
+                                       const ContentionWindows& w) {
+  const TimeRange span{w.baseline.start, w.at.end};
+  auto coarse = Range(source, result, promql, span, context);
+  if (coarse.empty() || StepFor(w.at, context) >= StepFor(span, context)) return coarse;
+  auto fine = Range(source, result, promql, w.at, context);
+  for (Series& s : coarse) {
+    auto match = std::find_if(fine.begin(), fine.end(),
+                              [&](const Series& f) { return f.labels == s.labels; });
+    if (match == fine.end()) continue;
+    std::vector<Sample> merged;
+    for (const Sample& x : s.samples) {
+      if (x.time < w.at.start) merged.push_back(x);
+    }
+    merged.insert(merged.end(), match->samples.begin(), match->samples.end());
+    s.samples = std::move(merged);
+  }
+  return coarse;
+}
+
 }  // namespace
 
 void RunContentionChecklist(PromSource& source, const DiagnoseContext& context,
@@ -127,7 +153,7 @@ void RunContentionChecklist(PromSource& source, const DiagnoseContext& context,
     family = family.substr(0, family.find('{'));
     if (!Asks(context, family)) continue;
     const std::string promql = check.counter ? RateExpr(check.family, context) : check.family;
-    auto answer = Range(source, result, promql, span, context);
+    auto answer = SpanFinerAtAnomaly(source, result, promql, context, w);
     if (answer.empty()) continue;
     auto d = Worst(answer, check, context, w);
     if (!d) {

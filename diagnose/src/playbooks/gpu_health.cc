@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -25,9 +26,17 @@ constexpr double kTempThrottleC = 100;  // ">100C = throttling"
 // training): 5% of the job's own training baseline, so NVIDIA, AMD and the
 // fake trainer's GPUs are judged alike.
 constexpr double kPowerSpreadFraction = 0.05;
-constexpr double kClockDropFraction = 0.85;  // "sudden drop": below 85% of its own median
-constexpr double kVramHighFraction = 0.95;   // ">95% = risk of GPU OOM"
-constexpr double kUtilLowPercent = 80;       // "<80% during training"
+constexpr double kPowerNoiseFactor = 3;       // deviations within 3 sigma are noise
+constexpr double kMadToSigma = 1.4826;        // sigma of normal data from its MAD
+constexpr size_t kMinGpusForSpread = 8;       // a node's worth: the MAD of fewer breaks down
+constexpr double kMedianEfficiency = 1.2533;  // standard error of a median / of a mean
+// "Sudden drop": below 85% of the GPU's high clock, its 90th percentile in
+// steady state; a median would be the throttled clock itself once a
+// throttle lasts over half the job.
+constexpr double kClockDropFraction = 0.85;
+constexpr double kClockBaselinePercentile = 0.9;
+constexpr double kVramHighFraction = 0.95;  // ">95% = risk of GPU OOM"
+constexpr double kUtilLowPercent = 80;      // "<80% during training"
 
 struct MinMaxAvg {
   double min = 0, max = 0, sum = 0;
@@ -52,6 +61,76 @@ void ForSteady(const Series& s, const TimeRange& steady, const DiagnoseContext& 
   for (const auto& sample : s.samples) {
     if (steady.Contains(sample.time) && !c.InCheckpoint(sample.time)) fn(sample);
   }
+}
+
+// The median proper (the mean of the middle two of an even count).
+double MiddleMedian(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A GPU's steady-state power samples.
+struct GpuPower {
+  Labels labels;
+  std::vector<double> values;
+};
+struct PowerOutlier {
+  Labels labels;
+  double median = 0, noise = 0;
+};
+struct PowerSpread {
+  double baseline = 0, spread = 0;  // median of the GPUs' medians; their max - min
+  std::vector<PowerOutlier> outliers;
+};
+
+// Per-GPU power under load is noisy (tens of watts sample to sample), and a
+// median of few samples (short jobs, 15 s scrapes) moves with it: a GPU is
+// an outlier only when its steady median is off the cross-GPU median by
+// more than the relative threshold and by more than kPowerNoiseFactor times
+// the noise: the larger of its median's standard error (1.2533 x sigma /
+// sqrt(n), sigma from the samples' MAD) and, with enough GPUs that the
+// healthy ones are a clear majority (kMinGpusForSpread), the spread of the
+// GPUs' medians (1.4826 x their MAD: silicon differs by a few percent).
+PowerSpread JudgePowerSpread(const std::vector<GpuPower>& gpus) {
+  PowerSpread out;
+  std::vector<double> medians;
+  for (const GpuPower& g : gpus) medians.push_back(playbook::Median(g.values));
+  out.baseline = playbook::Median(medians);
+  auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+  out.spread = *hi - *lo;
+  std::vector<double> deviations;
+  for (double m : medians) deviations.push_back(std::abs(m - out.baseline));
+  const double between =
+      medians.size() >= kMinGpusForSpread ? kMadToSigma * MiddleMedian(deviations) : 0;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    std::vector<double> spread;
+    for (double v : gpus[i].values) spread.push_back(std::abs(v - medians[i]));
+    const double sigma = kMadToSigma * playbook::Median(spread);
+    const double standard_error =
+        kMedianEfficiency * sigma / std::sqrt(static_cast<double>(gpus[i].values.size()));
+    const double noise = std::max(standard_error, between);
+    if (out.baseline > 0 && deviations[i] > kPowerSpreadFraction * out.baseline &&
+        deviations[i] > kPowerNoiseFactor * noise) {
+      out.outliers.push_back({gpus[i].labels, medians[i], noise});
+    }
+  }
+  return out;
+}
+
+// The clock a GPU runs at when not throttled: the 90th percentile of its
+// steady-state samples, which a throttle covering up to 90% of the job
+// cannot drag down (its median can: thermal faults last). Not
+// hw_gpu_clock_max_mhz: GPUs under a power cap legitimately run well below
+// their top DPM level all job long.
+std::optional<double> ClockBaseline(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const auto at =
+      static_cast<size_t>(kClockBaselinePercentile * static_cast<double>(values.size() - 1));
+  if (values[at] <= 0) return std::nullopt;
+  return values[at];
 }
 
 struct Gpus {
@@ -105,39 +184,33 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
 
   // 2. Power: per-GPU steady medians against the job's own baseline.
   MinMaxAvg power;
-  std::map<std::string, std::pair<double, Labels>> power_median;
+  std::vector<GpuPower> gpu_power;
   for (const Series& s : playbook::Range(source, result, "hw_gpu_power_watts", range, context)) {
     seen.See(s.labels);
-    std::vector<double> values;
+    GpuPower g{s.labels, {}};
     ForSteady(s, steady, context, [&](const Sample& x) {
-      values.push_back(x.value);
+      g.values.push_back(x.value);
       power.Add(x.value);
     });
-    if (!values.empty()) power_median[Key(s.labels)] = {playbook::Median(values), s.labels};
+    if (!g.values.empty()) gpu_power.push_back(std::move(g));
   }
-  if (!power_median.empty()) {
-    std::vector<double> medians;
-    for (const auto& [key, m] : power_median) medians.push_back(m.first);
-    const double baseline = playbook::Median(medians);
-    auto [lo, hi] =
-        std::minmax_element(power_median.begin(), power_median.end(),
-                            [](auto& a, auto& b) { return a.second.first < b.second.first; });
-    const double spread = hi->second.first - lo->second.first;
+  if (!gpu_power.empty()) {
+    PowerSpread p = JudgePowerSpread(gpu_power);
     lines.push_back(fmt::format("Power: min {:.0f}W max {:.0f}W avg {:.0f}W spread: {:.0f}W",
-                                power.min, power.max, power.avg(), spread));
-    if (baseline > 0 && spread > kPowerSpreadFraction * baseline) {
-      // The outlier is the GPU farther from the baseline.
-      const auto& odd = baseline - lo->second.first > hi->second.first - baseline ? *lo : *hi;
-      add(MakeFinding("power-spread", Severity::kWarning, "hw_gpu_power_watts", odd.second.second,
-                      spread, "W", std::nullopt,
-                      fmt::format("steady-state power spread {:.0f}W across GPUs (>{:.0f}% of the "
-                                  "job's {:.0f}W baseline); outlier {} at {:.0f}W",
-                                  spread, 100 * kPowerSpreadFraction, baseline,
-                                  Where(odd.second.second), odd.second.first)));
+                                power.min, power.max, power.avg(), p.spread));
+    for (const PowerOutlier& o : p.outliers) {
+      add(MakeFinding(
+          "power-spread", Severity::kWarning, "hw_gpu_power_watts", o.labels, o.median - p.baseline,
+          "W", std::nullopt,
+          fmt::format("{} steady-state power {:.0f}W, {:+.0f}W from the {:.0f}W median of the "
+                      "job's GPUs (beyond {:.0f}% and {:.0f}x the noise, {:.0f}W; spread "
+                      "{:.0f}W)",
+                      Where(o.labels), o.median, o.median - p.baseline, p.baseline,
+                      100 * kPowerSpreadFraction, kPowerNoiseFactor, o.noise, p.spread)));
     }
   }
 
-  // 3. Core clock: a run below 85% of the GPU's own steady median.
+  // 3. Core clock: a run below 85% of the GPU's own high clock.
   MinMaxAvg clock;
   double nominal = 0;
   for (const Series& s :
@@ -147,26 +220,31 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   for (const Series& s :
        playbook::Range(source, result, R"(hw_gpu_clock_mhz{type="sclk"})", range, context)) {
     seen.See(s.labels);
-    ForSteady(s, steady, context, [&](const Sample& x) { clock.Add(x.value); });
-    auto median = playbook::SteadyMedian(s, steady, context);
-    if (!median || *median <= 0) continue;
-    const double low = kClockDropFraction * *median;
+    std::vector<double> values;
+    ForSteady(s, steady, context, [&](const Sample& x) {
+      clock.Add(x.value);
+      values.push_back(x.value);
+    });
+    auto high = ClockBaseline(values);
+    if (!high) continue;
+    const double low = kClockDropFraction * *high;
     auto outside = [&](double t) { return !steady.Contains(t) || context.InCheckpoint(t); };
     auto run = playbook::LongestRun(
         s, [&](double v) { return v < low; }, outside);
     if (!run || run->samples < 2) continue;
     auto onset = playbook::Onset(
-        s, [&](double v) { return v < low; }, [&](double v) { return v < 0.97 * *median; },
-        outside);
-    double lowest = *median;
+        s, [&](double v) { return v < low; }, [&](double v) { return v < 0.97 * *high; }, outside);
+    double lowest = *high;
     for (const auto& x : s.samples) {
       if (x.time >= run->start && x.time <= run->end) lowest = std::min(lowest, x.value);
     }
-    add(MakeFinding("clock-drop", Severity::kWarning, "hw_gpu_clock_mhz", s.labels, lowest, "MHz",
-                    onset ? onset : run->start,
-                    fmt::format("{} core clock dropped to {:.0f}MHz from its {:.0f}MHz median "
-                                "outside checkpoints ({} to {})",
-                                Where(s.labels), lowest, *median, At(run->start), At(run->end))));
+    add(MakeFinding(
+        "clock-drop", Severity::kWarning, "hw_gpu_clock_mhz", s.labels, lowest, "MHz",
+        onset ? onset : run->start,
+        fmt::format("{} core clock dropped to {:.0f}MHz ({:.0f}% of its {:.0f}MHz steady-state "
+                    "high, p{:.0f} outside checkpoints) from {} to {}",
+                    Where(s.labels), lowest, 100 * lowest / *high, *high,
+                    100 * kClockBaselinePercentile, At(run->start), At(run->end))));
   }
   if (clock.n) {
     lines.push_back(fmt::format("Core clock: min {:.0f}MHz max {:.0f}MHz (nominal: {:.0f}MHz)",
@@ -250,7 +328,7 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   if (seen.gpus.empty() && result.anomalies.empty()) {
     result.summary += "\nNo GPU series in the TSDB for this window.";
   }
-  SetRootCauseAndChain(result);
+  SetRootCauseAndChain(result, StepFor(range, context));
   if (!seen.anomalous.empty()) {
     result.next_steps.push_back(
         "Drain nodes with uncorrectable or fatal errors; watch GPUs with "

@@ -245,7 +245,9 @@ PlaybookResult RunTrainingStabilityPlaybook(PromSource& source, const DiagnoseCo
   for (const auto& f : result.anomalies) {
     if (f.severity != Severity::kInfo) ranked.anomalies.push_back(f);
   }
-  SetRootCauseAndChain(ranked);
+  // Findings within one query step of each other are not ordered by
+  // their times: the cause leads (result.h, CausalRank).
+  SetRootCauseAndChain(ranked, StepFor(range, context));
   result.root_cause = ranked.root_cause;
   result.chain = ranked.chain;
   result.summary = "Training: " + result.verdict + ".";

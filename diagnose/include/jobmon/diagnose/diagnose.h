@@ -29,7 +29,10 @@ struct DiagnoseInputs {
   // Playbook names, or "auto" (by the triage class) or "health" (the
   // sweep); empty is "auto".
   std::vector<std::string> playbooks;
+  // The fallback when the data cannot tell (scrape_interval.h): the diag
+  // dir's prometheus.yml when read, else the plugin's default.
   double scrape_interval_seconds = 5;
+  bool scrape_interval_from_config = false;
   // The log's stamped step lines (StepMapFromLogLines), used when the TSDB
   // has no tb_step.
   std::vector<StepTime> log_steps;

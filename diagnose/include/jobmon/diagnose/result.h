@@ -67,7 +67,19 @@ struct ObservabilityResult {
 
 // Earliest finding by time (findings without a time come last); the rest,
 // time-ordered, is the chain. Shared by every playbook and the comparison.
-void SetRootCauseAndChain(PlaybookResult& result);
+// Findings dated within `same_time_seconds` of each other (one query step:
+// the data cannot order them) are put in causal order (CausalRank): a
+// contention source before the GPU symptoms before the training symptoms
+// it explains; the playbook's order breaks remaining ties.
+void SetRootCauseAndChain(PlaybookResult& result, double same_time_seconds = 0);
+
+// Where a finding's code sits in the reference's chains ("Contention
+// checklist", GPU thermal: temperature rise -> clock throttle -> power drop
+// -> throughput drop; "Common Pitfalls": power, clock, utilization and
+// throughput drops are symptoms, not causes): 0 a cause (system or
+// training-level event), 1 a clock drop, 2 GPU power/utilization symptoms,
+// 3 step time and throughput.
+int CausalRank(const std::string& code);
 
 }  // namespace jobmon::diagnose
 
