@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "counter_reads.h"
 #include "jobmon/diagnose/context.h"
 #include "jobmon/diagnose/prom_source.h"
 #include "jobmon/diagnose/result.h"
@@ -40,14 +40,9 @@ inline DiagnoseContext JobContext(std::vector<std::string> hosts, double start, 
 
 // Every "<name>_total" in every query sits right inside rate( or increase(.
 inline void ExpectCountersOnlyThroughRateOrIncrease(const std::vector<std::string>& asked) {
-  static const std::regex counter(R"([A-Za-z_:][A-Za-z0-9_:]*_total\b)");
   for (const auto& query : asked) {
-    for (auto it = std::sregex_iterator(query.begin(), query.end(), counter);
-         it != std::sregex_iterator(); ++it) {
-      std::string before = query.substr(0, static_cast<size_t>(it->position()));
-      bool wrapped = before.ends_with("rate(") || before.ends_with("increase(");
-      EXPECT_TRUE(wrapped) << "bare counter read: " << query;
-    }
+    for (const auto& name : BareCounterReads(query))
+      ADD_FAILURE() << "bare counter read " << name << ": " << query;
   }
 }
 

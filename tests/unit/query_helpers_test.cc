@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "counter_reads.h"
 #include "jobmon/diagnose/playbooks.h"
 #include "jobmon/diagnose/result.h"
 
@@ -116,3 +117,19 @@ TEST(Playbooks, AutoFollowsTheTriageTable) {
 
 }  // namespace
 }  // namespace jobmon::diagnose
+
+namespace jobmon::diagnose::testing {
+namespace {
+
+TEST(CounterReads, OnlyCountersOutsideRateOrIncreaseAreBare) {
+  EXPECT_TRUE(BareCounterReads("rate(hw_tcp_retransmits_total[5m])").empty());
+  EXPECT_TRUE(BareCounterReads(R"(increase(hw_oom_kills_total{host="a"}[1h]))").empty());
+  EXPECT_TRUE(BareCounterReads("hw_gpu_totals_x").empty());
+  EXPECT_EQ(BareCounterReads("rate(a_total[1m]) + b:c_total > 0"),
+            std::vector<std::string>{"b:c_total"});
+  EXPECT_EQ(BareCounterReads("max_over_time(hw_rdma_port_rcv_errors_total[1m])"),
+            std::vector<std::string>{"hw_rdma_port_rcv_errors_total"});
+}
+
+}  // namespace
+}  // namespace jobmon::diagnose::testing
