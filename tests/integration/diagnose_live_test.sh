@@ -105,7 +105,7 @@ for name in "${!job[@]}"; do
 done
 HANG_LOG=$JOBS/hang-${job[hang]}.log
 # The hang: ~15 s after both ranks' last step (99), as an operator would.
-(wait_for 150 bash -c "grep -q '^0: completed step: 99,' $HANG_LOG && grep -q '^1: completed step: 99,' $HANG_LOG" &&
+(wait_for 150 bash -c "grep -qs '^0: completed step: 99,' $HANG_LOG && grep -qs '^1: completed step: 99,' $HANG_LOG" &&
   sleep 15 && echo "# scancel the hung job ${job[hang]}" && scancel "${job[hang]}") &
 OUR_PIDS+=($!)
 all_archived() {
@@ -268,12 +268,15 @@ out=$(diagnose procs --compare "$JOBS/jobmon-diag-${job[base]}")
 check "comparison: root cause procs-running" checks expect "$out" "comparison.root_cause.code == procs-running"
 
 
-out=$(diagnose hang --playbook hang)
+# Triage calls a stall before a cancel a hang past max(10 x p99 step,
+# [triage] stall_min_seconds) (default 2 minutes): this job hung for ~15 s.
+printf '[triage]\nstall_min_seconds = "10s"\n' >"$SCRATCH/jobmon.toml"
+out=$(diagnose hang --playbook hang --config "$SCRATCH/jobmon.toml")
 check "hang: the job log found and triaged (class hang)" checks expect "$out" "context.triage.primary_class == hang"
 check "hang: hang verdict busy-wait-hang" pb "$out" hang "verdict == busy-wait-hang"
 check "hang: util-high-power-idle on node1" pb_any "$out" hang anomalies "code == util-high-power-idle" "host == node1"
 check "hang: util-high-power-idle on node2" pb_any "$out" hang anomalies "code == util-high-power-idle" "host == node2"
-out=$(diagnose hang)
+out=$(diagnose hang --config "$SCRATCH/jobmon.toml")
 check "hang: auto selection runs the hang playbook first ($(checks playbooks "$out" | tr '\n' ' '))" \
   test "$(checks playbooks "$out" | head -1)" == hang
 check "hang: auto, busy-wait-hang" pb "$out" hang "verdict == busy-wait-hang"
