@@ -82,7 +82,7 @@ submit() {
     $fault_args >"$SCRATCH/fault-$name.log" 2>&1 &
   OUR_PIDS+=($!)
 }
-echo "# 8 jobs at once, one fault each"
+echo "# 11 jobs at once, one fault each"
 submit ecc ecc "--fault-at-step 80"
 submit rdma rdma "--fault-at-step 80"
 submit tcp tcp-checkpoint "--checkpoint-every 50" --checkpoint-every 50 --checkpoint-seconds 3
