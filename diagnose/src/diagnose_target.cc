@@ -54,6 +54,7 @@ std::optional<triage::TriageReport> TriageLog(const TargetRequest& request,
     return std::nullopt;
   }
   triage::AnalysisContext context;
+  if (request.stall_min_seconds) context.stall_min_seconds = *request.stall_min_seconds;
   if (auto id = facts->job_id) {
     if (auto view = triage::QuerySlurmJobState(*id)) {
       context.slurm_state = view->state;

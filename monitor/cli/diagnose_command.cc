@@ -93,6 +93,7 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
   auto config = monitor::LoadJobmonConfig(args.config_path);
   if (!config) return fail(config.error().message, kUsageError);
   request.step_regex = config->triage.step_regex;
+  request.stall_min_seconds = config->triage.stall_min_seconds;
   if (!args.quiet) {
     request.progress = [&err](std::string_view line) {
       err << "jobmon diagnose: " << line << "\n" << std::flush;
@@ -138,7 +139,8 @@ std::function<int()> AddDiagnoseCommand(CLI::App& app) {
                   "Query this Prometheus (e.g. an ssh tunnel to a live job's), start none");
   cmd->add_option("--log", args->log_path, "The job's log, when it is not found beside the job");
   cmd->add_option("-c,--config", args->config_path,
-                  std::string(kConfigOptionHelp) + "; its [triage] step_regex reads the log");
+                  std::string(kConfigOptionHelp) +
+                      "; its [triage] step_regex and stall_min_seconds read the log");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress lines on stderr");
   cmd->footer(
       "Exit codes: 0 diagnosed, 3 diagnosed partly (the TSDB does not match the log, or a "

@@ -244,6 +244,17 @@ def playbook_items(args):
     return items, args[3:]
 
 
+def cmd_playbooks(args):
+    """playbooks FILE: the playbooks a diagnose JSON report ran, one per line, in its order
+    (what `jobmon diagnose` without --playbook picked from the triage class)."""
+    report = load_json(args[0])
+    results = report.get("playbooks", []) if isinstance(report, dict) else []
+    for result in results:
+        if isinstance(result, dict) and isinstance(result.get("playbook"), str):
+            print(result["playbook"])
+    return 0
+
+
 def cmd_playbook(args):
     """playbook FILE NAME COND...: diagnose JSON: playbook NAME ran and its result meets every condition."""
     result = playbook_result(load_json(args[0]), args[1])
@@ -453,6 +464,7 @@ COMMANDS = {
     "playbook": cmd_playbook,
     "playbook-any": cmd_playbook_any,
     "playbook-none": cmd_playbook_none,
+    "playbooks": cmd_playbooks,
     "between": cmd_between,
     "sql": cmd_sql,
     "free-port": cmd_free_port,

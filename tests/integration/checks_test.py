@@ -258,6 +258,17 @@ class ChecksTest(unittest.TestCase):
             self.assertEqual(self.run("playbook-none", report, "network", "anomalies", "code == x")[0], 1)
             self.assertEqual(self.run("playbook-none", report, "gpu", "chain", "code == x")[0], 1)
 
+    def test_playbooks_a_report_ran_in_order(self):
+        report = os.path.join(self.dir.name, "auto.json")
+        with open(report, "w") as f:
+            json.dump({"schema": "jobmon.diagnose/v1", "playbooks": [
+                {"playbook": "hang", "verdict": "busy-wait-hang"}, {"verdict": "no name"},
+                {"playbook": "network", "verdict": "healthy"}]}, f)
+        self.assertEqual(self.run("playbooks", report), (0, "hang\nnetwork\n"))
+        with open(report, "w") as f:
+            json.dump({"schema": "jobmon.diagnose/v1"}, f)
+        self.assertEqual(self.run("playbooks", report), (0, ""))
+
     def test_tsdb_max_time_from_the_head_stats(self):
         status = {"status": "success", "data": {"headStats": {
             "numSeries": 286, "chunkCount": 286, "minTime": 1795424209400, "maxTime": 1795424252400}}}

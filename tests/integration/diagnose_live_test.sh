@@ -7,7 +7,13 @@
 # port 1, TCP retransmits only inside checkpoint windows, I/O pressure on
 # node1, a thermal ramp with clock drop and slower steps on node1 GPU 0, a
 # frozen exporter tree on node2, and two jobs of which one has more runnable
-# processes everywhere). All jobs run at once; each archive is checked twice:
+# processes everywhere), and three jobs that fail as the first playbooks
+# expect: a hang (the fake trainer's --hang-at; the trees show busy-wait GPUs
+# once no step came for 3 s, and the job is cancelled after ~15 s of it), a
+# JAX heartbeat accusation of node2 while its GPUs trained (a false positive)
+# and a host OOM kill on node2 after its MemAvailable fell toward zero. Their
+# diag dirs name the job log (manifest job_log), so diagnose triages it and
+# auto-selects the playbook. All jobs run at once; each archive is checked twice:
 # the fault is in the TSDB where it was injected and nowhere else (a
 # read-only Prometheus on the unpacked archive), and each playbook's verdict
 # and findings from `jobmon diagnose --json`. Needs root. One line per
@@ -76,7 +82,7 @@ submit() {
     $fault_args >"$SCRATCH/fault-$name.log" 2>&1 &
   OUR_PIDS+=($!)
 }
-echo "# 8 jobs at once, one fault each"
+echo "# 11 jobs at once, one fault each"
 submit ecc ecc "--fault-at-step 80"
 submit rdma rdma "--fault-at-step 80"
 submit tcp tcp-checkpoint "--checkpoint-every 50" --checkpoint-every 50 --checkpoint-seconds 3
@@ -85,10 +91,23 @@ submit thermal thermal "--fault-at-step 60" --slow-from 100 --slow-factor 1.6
 submit ghost ghost "--fault-at-step 80"
 submit base baseline ""
 submit procs procs-high "" --slow-from 1 --slow-factor 1.2
+# Every rank stops after step 99 and spins; cancelled below.
+submit hang baseline "" --hang-at 100
+# Rank 0 accuses rank 1 (node2) at step 150 (~33 s in) with a 10 s timeout:
+# the heartbeats "stopped" ~23 s in, mid-training.
+submit hbfp baseline "" --heartbeat-timeout-at 150 --heartbeat-timeout-seconds 10
+# node2's memory falls from step 125 (~3 s to the floor, the kernel's kill
+# there), the trainer's OOM lines at step 150.
+submit oom oom "--fault-at-step 125" --oom-at 150
 for name in "${!job[@]}"; do
   check "fault tree of $name (job ${job[$name]}) built" wait_for 30 test -s "$SCRATCH/ready-$name"
   scontrol release "${job[$name]}"
 done
+HANG_LOG=$JOBS/hang-${job[hang]}.log
+# The hang: ~15 s after both ranks' last step (99), as an operator would.
+(wait_for 150 bash -c "grep -qs '^0: completed step: 99,' $HANG_LOG && grep -qs '^1: completed step: 99,' $HANG_LOG" &&
+  sleep 15 && echo "# scancel the hung job ${job[hang]}" && scancel "${job[hang]}") &
+OUR_PIDS+=($!)
 all_archived() {
   local name
   for name in "${!job[@]}"; do
@@ -99,9 +118,17 @@ check "every job ends and is archived within 4 minutes" wait_for 240 all_archive
 for pid in "${OUR_PIDS[@]}"; do stop_pid "$pid"; done
 OUR_PIDS=()
 for name in "${!job[@]}"; do
+  [[ $name == hang || $name == hbfp || $name == oom ]] && continue
   check "$name: the trainer ran all $STEPS steps on both ranks" bash -c \
     "grep -q '^0: completed step: $((STEPS - 1)),' $JOBS/$name-${job[$name]}.log && grep -q '^1: completed step: $((STEPS - 1)),' $JOBS/$name-${job[$name]}.log"
 done
+
+check "hang: both ranks stopped after step 99" bash -c \
+  "grep -q '^0: completed step: 99,' $HANG_LOG && ! grep -q 'completed step: 100,' $HANG_LOG"
+check "hbfp: rank 0 accused task 1 of stopping heartbeats" \
+  grep -q '^0: /job:jax_worker/replica:0/task:1$' "$JOBS/hbfp-${job[hbfp]}.log"
+check "oom: rank 1 OOM-killed at step 150" bash -c \
+  "grep -q '^1: Out of memory: Killed process' $JOBS/oom-${job[oom]}.log && grep -q '^1: completed step: 149,' $JOBS/oom-${job[oom]}.log"
 
 echo "# the faults are in the TSDBs, where they were injected only"
 printf 'global:\n  scrape_interval: 1h\n' >"$SCRATCH/empty.yml"
@@ -164,6 +191,14 @@ check "procs: runnable processes ${procs_procs:-?} vs ${base_procs:-?} in the ba
   checks compare "${procs_procs:-0}" '>' "$(awk -v b="${base_procs:-99}" 'BEGIN {print b + 10}')"
 check "procs: higher on every host" test \
   "$(series 'count by (host) (min_over_time(hw_procs_running[10m]) > 15)')" == '{host="node1"} {host="node2"}'
+open_tsdb hang
+check "hang: GPUs busy (>85%) at near-idle power (<250 W) for 5+ s on both hosts" test \
+  "$(series 'count by (host) (count_over_time((hw_gpu_utilization_percent > 85 and on (host, gpu) hw_gpu_power_watts < 250)[10m:1s]) > 5)')" == '{host="node1"} {host="node2"}'
+open_tsdb oom
+check "oom: MemAvailable fell below 5% of its high on node2 only" test \
+  "$(series 'count by (host) (min_over_time(hw_mem_available_bytes[10m]) < 0.05 * max_over_time(hw_mem_available_bytes[10m]))')" == '{host="node2"}'
+check "oom: oom_kill rose on node2 only" test \
+  "$(series 'count by (host) (increase(hw_oom_kills_total[10m]) > 0)')" == '{host="node2"}'
 stop_pid "$PROM_PID"
 OUR_PIDS=()
 
@@ -177,9 +212,10 @@ fi
 # diagnose NAME ARGS...: `jobmon diagnose` on NAME's diag dir; prints the
 # path of its JSON (kept with its stderr in $SCRATCH, for a failed run).
 diagnose() {
-  local name=$1 file
+  local name=$1 file tag
   shift
-  file=$SCRATCH/diagnose-$name-${2##*/}.json
+  tag=${2:-auto}  # the playbook's (or the compared dir's) name
+  file=$SCRATCH/diagnose-$name-${tag##*/}.json
   "$JOBMON" diagnose "$JOBS/jobmon-diag-${job[$name]}" "$@" --json >"$file" 2>"${file%.json}.err"
   echo "$file"
 }
@@ -230,5 +266,37 @@ check "baseline: no observability problem" checks expect "$out" "observability.p
 
 out=$(diagnose procs --compare "$JOBS/jobmon-diag-${job[base]}")
 check "comparison: root cause procs-running" checks expect "$out" "comparison.root_cause.code == procs-running"
+
+
+# Triage calls a stall before a cancel a hang past max(10 x p99 step,
+# [triage] stall_min_seconds) (default 2 minutes): this job hung for ~15 s.
+printf '[triage]\nstall_min_seconds = "10s"\n' >"$SCRATCH/jobmon.toml"
+out=$(diagnose hang --playbook hang --config "$SCRATCH/jobmon.toml")
+check "hang: the job log found and triaged (class hang)" checks expect "$out" "context.triage.primary_class == hang"
+check "hang: hang verdict busy-wait-hang" pb "$out" hang "verdict == busy-wait-hang"
+check "hang: util-high-power-idle on node1" pb_any "$out" hang anomalies "code == util-high-power-idle" "host == node1"
+check "hang: util-high-power-idle on node2" pb_any "$out" hang anomalies "code == util-high-power-idle" "host == node2"
+out=$(diagnose hang --config "$SCRATCH/jobmon.toml")
+check "hang: auto selection runs the hang playbook first ($(checks playbooks "$out" | tr '\n' ' '))" \
+  test "$(checks playbooks "$out" | head -1)" == hang
+check "hang: auto, busy-wait-hang" pb "$out" hang "verdict == busy-wait-hang"
+
+out=$(diagnose hbfp --playbook heartbeat)
+check "hbfp: triage names the accused host node2" checks expect "$out" "context.triage.accused_hosts.0 == node2"
+read -r hb_stop job_start job_end < <(checks field "$out" context.triage.heartbeat_stop context.job_range.start context.job_range.end)
+check "hbfp: heartbeat stop (crash - 10 s) ${hb_stop:-?} inside the job (${job_start:-?}..${job_end:-?})" \
+  checks between "${job_start:-1}" "${hb_stop:-0}" "${job_end:-0}"
+check "hbfp: heartbeat verdict false-positive" pb "$out" heartbeat "verdict == false-positive"
+out=$(diagnose hbfp)
+check "hbfp: auto selection runs the heartbeat playbook" pb "$out" heartbeat "verdict == false-positive"
+
+out=$(diagnose oom --playbook oom)
+check "oom: oom verdict sudden-spike (a fall of seconds)" pb "$out" oom "verdict == sudden-spike"
+check "oom: oom-kill on node2" pb_any "$out" oom anomalies "code == oom-kill" "host == node2"
+check "oom: no oom-kill elsewhere" pb_none "$out" oom anomalies "code == oom-kill" "host != node2"
+check "oom: host-memory-spike on node2" pb_any "$out" oom anomalies "code == host-memory-spike" "host == node2"
+check "oom: no memory finding on node1" pb_none "$out" oom anomalies "code in host-memory-spike|host-memory-ramp" "host == node1"
+out=$(diagnose oom)
+check "oom: auto selection runs the oom playbook" pb "$out" oom "verdict == sudden-spike"
 
 finish

@@ -15,7 +15,10 @@ out (plus ras/, aer_dev_*, pp_dpm_sclk) and an RDMA tree per the kernel's
 Documentation/ABI/stable/sysfs-class-infiniband (bnxt_re hw_counters). The job
 log (srun -l: "R: completed step: S, ...") tells the phase: compiling before
 the first step, checkpoint windows (between step S-1 and "Saved a checkpoint
-at step S"), the fault from --fault-at-step on, idle after the last step.
+at step S"), the fault from --fault-at-step on, idle after the last step or
+once the rank exited (NODE_EXIT, or its OOM-kill lines), and busy-wait (util
+high, power near idle: NCCL spinning in a collective) when a rank that is
+still alive logged no step for --stall-seconds (a hung job).
 Files are replaced atomically (rename), so the exporter never reads a torn one.
 
 Scenarios and what they change (the node, GPU and port named here are what
@@ -30,6 +33,11 @@ diagnose_live_test.sh asserts):
                   sclk 2100 -> 1400 MHz and power -30%
   ghost           node2: the whole tree stops changing (a frozen exporter)
   procs-high      every node: procs_running ~24 instead of ~4
+  oom             node2: MemAvailable falls ~8 GB/s toward ~1.5% of its start,
+                  where /proc/vmstat oom_kill rises by 1 (the kernel's kill,
+                  before the trainer's log says so); back once the rank died
+Hang and heartbeat jobs need no scenario of their own (baseline): their
+phases (busy-wait while hung, idle after the accusation) come from the log.
 """
 import argparse
 import os
@@ -40,7 +48,7 @@ import sys
 import time
 
 FIXTURE_PROCFS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "procfs", "basic")
-SCENARIOS = ("baseline", "ecc", "rdma", "tcp-checkpoint", "io-pressure", "thermal", "ghost", "procs-high")
+SCENARIOS = ("baseline", "ecc", "rdma", "tcp-checkpoint", "io-pressure", "thermal", "ghost", "procs-high", "oom")
 GPUS = 2
 RDMA_DEVICES = ("bnxt_re0", "bnxt_re1")
 # Where each scenario's fault lands (the test asserts these).
@@ -50,7 +58,11 @@ TARGET = {
     "io-pressure": {"node": "node1"},
     "thermal": {"node": "node1", "gpu": 0},
     "ghost": {"node": "node2"},
+    "oom": {"node": "node2"},
 }
+MEM_AVAILABLE_KB = 24145260
+OOM_FALL_KB_PER_S = 8_000_000
+OOM_FLOOR_FRACTION = 0.015
 RDMA_COUNTERS = ("port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets", "port_rcv_errors",
                  "symbol_error", "link_downed")
 RDMA_HW_COUNTERS = ("rx_bytes", "tx_bytes", "rx_pkts", "tx_pkts", "tx_retx_pkts", "tx_retx_bytes", "tx_ack_timeout",
@@ -61,21 +73,37 @@ RDMA_HW_COUNTERS = ("rx_bytes", "tx_bytes", "rx_pkts", "tx_pkts", "tx_retx_pkts"
 
 STEP_LINE = re.compile(r"^(?:(\d+): )?completed step: (\d+),")
 SAVED_LINE = re.compile(r"^(?:(\d+): )?Saved a checkpoint at step (\d+)\.")
+# The fake trainer's exit line (any non-zero exit) and its OOM-kill line
+# (the killed rank prints it, then dies of SIGKILL without NODE_EXIT).
+EXIT_LINE = re.compile(r"^(?:(\d+): )?(?:NODE_EXIT host=|Out of memory: Killed process )")
 
 
 class LogState:
-    """What the job log said so far, per rank: last completed step, last
-    saved checkpoint. Fed line by line (pure; no I/O)."""
+    """What the job log said so far, per rank: last completed step and when
+    it was read, last saved checkpoint, ranks that exited. Fed line by line
+    with the time it was read (pure; no I/O)."""
 
     def __init__(self):
         self.last_step = {}
+        self.last_step_at = {}
         self.last_saved = {}
+        self.exited = set()
 
-    def feed(self, line):
+    def feed(self, line, now=0.0):
         for pattern, table in ((STEP_LINE, self.last_step), (SAVED_LINE, self.last_saved)):
             m = pattern.match(line)
             if m:
                 table[int(m.group(1) or 0)] = int(m.group(2))
+                if table is self.last_step:
+                    self.last_step_at[int(m.group(1) or 0)] = now
+        m = EXIT_LINE.match(line)
+        if m:
+            self.exited.add(int(m.group(1) or 0))
+
+    def stalled(self, rank, now, seconds):
+        """rank logged steps, then none for `seconds` (and did not exit)."""
+        return (bool(seconds) and rank in self.last_step_at and rank not in self.exited
+                and now - self.last_step_at[rank] > seconds)
 
     def max_step(self):
         return max(self.last_step.values(), default=-1)
@@ -108,12 +136,14 @@ def new_node_state():
     }
 
 
-def phase_of(log, rank, every, trainer_done):
-    if trainer_done:
+def phase_of(log, rank, every, trainer_done, now=0.0, stall_seconds=0):
+    if trainer_done or rank in log.exited:
         return "idle"
     if rank not in log.last_step:
         return "compiling"
-    return "checkpoint" if log.in_checkpoint(rank, every) else "training"
+    if log.in_checkpoint(rank, every):
+        return "checkpoint"  # a save is a pause of its own, not a hang
+    return "busy-wait" if log.stalled(rank, now, stall_seconds) else "training"
 
 
 GPU_PHASE = {  # centre and spread of busy %, power W, temperature C (the fake trainer's ReadingFor)
@@ -121,6 +151,9 @@ GPU_PHASE = {  # centre and spread of busy %, power W, temperature C (the fake t
     "compiling": ((15, 10), (190, 15), (45, 2)),
     "training": ((97, 3), (660, 40), (74, 3)),
     "checkpoint": ((35, 15), (330, 30), (65, 3)),
+    # Spinning in a collective: "busy" to the driver, near idle power (the
+    # reference's Playbook 1 busy-wait signature; the trainer's kBusyWait).
+    "busy-wait": ((98, 2), (165, 10), (52, 2)),
 }
 
 
@@ -133,7 +166,15 @@ def tick(state, node, scenario, phase, fault, dt, rng):
     state["ctxt"] += int(rng.uniform(8000, 12000) * dt)
     state["procs_running"] = (24 if scenario == "procs-high" else 4) + rng.randint(-1, 1)
     state["procs_blocked"] = rng.randint(0, 1)
-    state["mem_available_kb"] = 24145260 - rng.randint(0, 20000)
+    if scenario == "oom" and on_target and phase != "idle":
+        # Falling toward zero; the kernel kills at the floor (once).
+        floor = int(MEM_AVAILABLE_KB * OOM_FLOOR_FRACTION)
+        state["mem_available_kb"] = max(floor, state["mem_available_kb"] - int(OOM_FALL_KB_PER_S * dt))
+        if state["mem_available_kb"] == floor and not state.get("oom_killed"):
+            state["oom_killed"] = True
+            state["oom_kill"] += 1
+    else:  # the killed rank's memory is back
+        state["mem_available_kb"] = MEM_AVAILABLE_KB - rng.randint(0, 20000)
     some, full = [rng.uniform(0.5, 2.0), 0], [rng.uniform(0.1, 0.8), 0]
     if scenario == "io-pressure" and on_target:
         some[0], full[0] = rng.uniform(40, 50), rng.uniform(20, 30)
@@ -154,8 +195,8 @@ def tick(state, node, scenario, phase, fault, dt, rng):
         gpu["busy"] = max(0, min(100, int(busy_c + busy_s * rng.uniform(-1, 1))))
         power_w = power_c + power_s * rng.uniform(-1, 1)
         temp = temp_c + temp_s * rng.uniform(-1, 1)
-        gpu["sclk"] = 2100 if phase in ("training", "checkpoint") else 500
-        gpu["vram"] = (150 << 30) if phase in ("training", "checkpoint") else (8 << 30)
+        gpu["sclk"] = 2100 if phase in ("training", "checkpoint", "busy-wait") else 500
+        gpu["vram"] = (150 << 30) if phase in ("training", "checkpoint", "busy-wait") else (8 << 30)
         if scenario == "thermal" and on_target and index == target["gpu"]:
             state["thermal_c"] = min(104.0, (state["thermal_c"] or temp) + 3.0 * dt)
             temp = state["thermal_c"] + rng.uniform(-0.5, 0.5)
@@ -316,7 +357,7 @@ class LogFollower:
     def __init__(self, path, log_state):
         self.path, self.state, self.offset, self.partial = path, log_state, 0, ""
 
-    def poll(self):
+    def poll(self, now=0.0):
         if not self.path or not os.path.exists(self.path):
             return
         with open(self.path, errors="replace") as f:
@@ -326,7 +367,7 @@ class LogFollower:
         lines = (self.partial + text).split("\n")
         self.partial = lines.pop()
         for line in lines:
-            self.state.feed(line)
+            self.state.feed(line, now)
 
 
 def run(args):
@@ -343,15 +384,15 @@ def run(args):
     last = time.monotonic()
     first = True
     while time.monotonic() < deadline:
-        follower.poll()
         now = time.monotonic()
+        follower.poll(now)
         dt, last = (now - last) if not first else args.interval, now
         fault = args.fault_at_step is not None and log.max_step() >= args.fault_at_step
         done = args.steps is not None and log.max_step() >= args.steps - 1
         for rank, node in enumerate(nodes):
             if node in frozen:
                 continue
-            phase = phase_of(log, rank, args.checkpoint_every, done)
+            phase = phase_of(log, rank, args.checkpoint_every, done, now, args.stall_seconds)
             tick(states[node], node, args.scenario, phase, fault, dt, rng)
             write_tree(os.path.join(args.root, node, "proc"), render_procfs(fixture, states[node]))
             write_tree(os.path.join(args.root, node, "sys"), render_sysfs(states[node]))
@@ -377,6 +418,8 @@ def main(argv):
     r.add_argument("--steps", type=int, help="the trainer's --steps: idle after the last one")
     r.add_argument("--seconds", type=float, default=240, help="bound on the run")
     r.add_argument("--interval", type=float, default=0.5)
+    r.add_argument("--stall-seconds", type=float, default=3,
+                   help="no step for this long on a live rank: busy-wait (0: never)")
     r.add_argument("--ready", help="written after the first full tree")
     r.add_argument("--seed", type=int, default=14)
     args = p.parse_args(argv)

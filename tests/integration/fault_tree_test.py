@@ -45,6 +45,30 @@ class LogStateTest(unittest.TestCase):
         self.assertEqual(fault_tree.phase_of(log, 0, 4, False), "checkpoint")
         self.assertEqual(fault_tree.phase_of(log, 0, 0, True), "idle")
 
+    def test_a_live_rank_without_steps_busy_waits(self):
+        log = fault_tree.LogState()
+        log.feed("0: completed step: 99, seconds: 0.2", now=100.0)
+        log.feed("1: completed step: 99, seconds: 0.2", now=100.0)
+        self.assertEqual(fault_tree.phase_of(log, 0, 0, False, now=102.0, stall_seconds=3), "training")
+        self.assertEqual(fault_tree.phase_of(log, 0, 0, False, now=104.0, stall_seconds=3), "busy-wait")
+        self.assertEqual(fault_tree.phase_of(log, 0, 0, False, now=104.0, stall_seconds=0), "training")
+        # A checkpoint save is a pause of its own, however long.
+        self.assertEqual(fault_tree.phase_of(log, 0, 100, False, now=104.0, stall_seconds=3), "checkpoint")
+        log.feed("0: W1123 10:00:00.000000      77 topology.cc:212] Cannot read CPU core 57", now=105.0)
+        self.assertEqual(fault_tree.phase_of(log, 0, 0, False, now=106.0, stall_seconds=3), "busy-wait")
+        log.feed("0: NODE_EXIT host=node1 exit=143", now=107.0)  # scancel: the rank is gone
+        self.assertEqual(fault_tree.phase_of(log, 0, 0, False, now=108.0, stall_seconds=3), "idle")
+        self.assertEqual(fault_tree.phase_of(log, 1, 0, False, now=108.0, stall_seconds=3), "busy-wait")
+
+    def test_the_oom_killed_rank_is_gone(self):
+        log = fault_tree.LogState()
+        log.feed("1: completed step: 149, seconds: 0.2", now=10.0)
+        log.feed("1: oom-kill:constraint=CONSTRAINT_NONE,task=python3,pid=4242", now=10.1)
+        self.assertNotIn(1, log.exited)
+        log.feed("1: Out of memory: Killed process 4242 (python3) total-vm:812345678kB", now=10.1)
+        self.assertEqual(log.exited, {1})
+        self.assertEqual(fault_tree.phase_of(log, 1, 0, False, now=20.0, stall_seconds=3), "idle")
+
 
 class TickTest(unittest.TestCase):
     def test_ecc_rises_on_the_target_gpu_only(self):
@@ -90,6 +114,31 @@ class TickTest(unittest.TestCase):
         self.assertGreaterEqual(run_ticks("procs-high", "node1")["procs_running"], 23)
         self.assertGreaterEqual(run_ticks("procs-high", "node2", fault=False)["procs_running"], 23)
         self.assertLessEqual(run_ticks("baseline", "node1")["procs_running"], 5)
+
+    def test_busy_wait_is_busy_at_near_idle_power(self):
+        spin, train = run_ticks("baseline", "node1", phase="busy-wait"), run_ticks("baseline", "node1")
+        idle = run_ticks("baseline", "node1", phase="idle")
+        for gpu, trained in zip(spin["gpus"], train["gpus"]):
+            self.assertGreaterEqual(gpu["busy"], 90)
+            self.assertLess(gpu["power_uw"], 0.5 * trained["power_uw"])  # the playbooks' idle line
+        self.assertLess(spin["gpus"][0]["power_uw"], 1.5 * idle["gpus"][0]["power_uw"])
+
+    def test_oom_memory_falls_to_the_floor_then_one_kill(self):
+        start = fault_tree.new_node_state()
+        falling = run_ticks("oom", "node2", ticks=4)  # 2 s: on the way down
+        self.assertLess(falling["mem_available_kb"], 0.5 * start["mem_available_kb"])
+        self.assertEqual(falling["oom_kill"], start["oom_kill"])
+        hit = run_ticks("oom", "node2", ticks=20)
+        self.assertLess(hit["mem_available_kb"], 0.02 * start["mem_available_kb"])
+        self.assertEqual(hit["oom_kill"], start["oom_kill"] + 1)  # once, however long at the floor
+        for other in (run_ticks("oom", "node1"), run_ticks("oom", "node2", fault=False)):
+            self.assertGreater(other["mem_available_kb"], 0.99 * start["mem_available_kb"])
+            self.assertEqual(other["oom_kill"], start["oom_kill"])
+        # The killed rank (idle) has its memory back; the count stays.
+        state, rng = hit, random.Random(2)
+        fault_tree.tick(state, "node2", "oom", "idle", True, 0.5, rng)
+        self.assertGreater(state["mem_available_kb"], 0.99 * start["mem_available_kb"])
+        self.assertEqual(state["oom_kill"], start["oom_kill"] + 1)
 
     def test_counters_never_go_back(self):
         state, rng = fault_tree.new_node_state(), random.Random(3)

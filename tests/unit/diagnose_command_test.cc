@@ -57,7 +57,8 @@ class DiagnoseFlow : public ::testing::Test {
  protected:
   void SetUp() override {
     config_ = fs::temp_directory_path() / ("jobmon-diagnose-" + std::to_string(getpid()) + ".toml");
-    std::ofstream(config_) << "[triage]\nstep_regex = 'it (?P<step>\\d+)'\n";
+    std::ofstream(config_)
+        << "[triage]\nstep_regex = 'it (?P<step>\\d+)'\nstall_min_seconds = \"10s\"\n";
     args_.target = "4242";
     args_.config_path = config_.string();
   }
@@ -98,9 +99,17 @@ TEST_F(DiagnoseFlow, MarkdownWithProgressAndTheConfigsStepRegex) {
   EXPECT_EQ(seen_->argument, "4242");
   EXPECT_EQ(seen_->playbooks, std::vector<std::string>{"auto"});
   EXPECT_EQ(seen_->step_regex, "it (?P<step>\\d+)");
+  EXPECT_EQ(seen_->stall_min_seconds, 10);  // triage's stall line, as `jobmon triage` reads it
   EXPECT_NE(out_.str().find("## TSDB Diagnosis: 4242"), std::string::npos) << out_.str();
   EXPECT_NE(out_.str().find("`busy-wait-hang`"), std::string::npos);
   EXPECT_NE(err_.str().find("jobmon diagnose: playbook hang"), std::string::npos);
+}
+
+TEST_F(DiagnoseFlow, NoStallMinimumInTheConfigLeavesTriagesDefault) {
+  std::ofstream(config_) << "[triage]\n";
+  EXPECT_EQ(Run(Diagnosed("busy-wait-hang")), 0);
+  ASSERT_TRUE(seen_);
+  EXPECT_FALSE(seen_->stall_min_seconds);
 }
 
 TEST_F(DiagnoseFlow, QuietJsonHealth) {

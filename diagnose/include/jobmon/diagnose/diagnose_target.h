@@ -25,6 +25,9 @@ struct TargetRequest {
   std::string log_path;                       // the job's log, when not the one found
   std::string compare;                        // another target, side by side
   std::string step_regex;                     // the triage's custom step lines ([triage])
+  // [triage] stall_min_seconds, as `jobmon triage` reads it: no step for
+  // this long before a cancel is a hang (nullopt: triage's default).
+  std::optional<double> stall_min_seconds;
   std::string prometheus_binary = "/usr/bin/prometheus";
   double query_timeout_seconds = 120;
   std::function<void(std::string_view)> progress;
