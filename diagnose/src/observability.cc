@@ -238,7 +238,11 @@ struct Checker {
     }
     for (const auto& [host, runs] : flat) {
       std::set<std::string> reported;
-      for (const auto& [gpu, r] : runs) {
+      for (const auto& run : runs) {
+        // Named copies, not a structured binding: lambdas below capture them
+        // (clang before 16 cannot capture bindings).
+        const std::string& gpu = run.first;
+        const TimeRange& r = run.second;
         if (!Scraped(host, r) || reported.count(gpu)) continue;
         // A healthy host: another host with a GPU not flat over this run.
         bool healthy_elsewhere = false;

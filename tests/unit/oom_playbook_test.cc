@@ -87,6 +87,22 @@ TEST(OomPlaybook, ASuddenDropOutsideCheckpointsIsASpike) {
   EXPECT_NEAR(*spike->time, 3000, 15);
 }
 
+// The log's failure line can precede the scrape that carries the kernel's
+// count: a kill counted 10 s after the crash time is still this job's.
+TEST(OomPlaybook, AKillScrapedJustAfterTheCrashTimeCounts) {
+  Job job;
+  job.n1 = [](double t) { return t < 3000 ? 100 * kGiB : 1 * kGiB; };
+  job.context.triage.crash_time = 3300;
+  job.context.scrape_interval_seconds = 5;
+  // Counted from 3310 on: the instant increase answers 0 at the crash time.
+  job.source.Answer("increase(hw_oom_kills_total",
+                    {testing::Shaped({{"host", "n1"}}, 0, kEnd, 5,
+                                     [](double t) { return t >= 3310 ? 1.0 : 0.0; })});
+  job.kill_time = 3310;
+  auto r = job.Run();
+  EXPECT_TRUE(FindingOf(r, "oom-kill", "n1"));
+}
+
 TEST(OomPlaybook, ACheckpointSaveThatReachesTheLimitIsACheckpointOom) {
   Job job;
   job.n1 = [](double t) { return t >= 3415 && t <= 3475 ? 0.5 * kGiB : CheckpointDips(t); };

@@ -51,14 +51,20 @@ PlaybookResult RunOomPlaybook(PromSource& source, const DiagnoseContext& context
     h.host = s.Label("host");
     h.trajectory = playbook::ClassifyMemory(s, context, spike_span);
   }
-  const std::string kills_query = IncreaseExpr("hw_oom_kills_total", job);
-  for (const auto& s : q.Instant(kills_query, job.end)) {
+  // The kernel counts the kill when it happens; the exporter's next scrapes
+  // carry it, which may be after the log's failure line (the crash time):
+  // kills are counted a few scrapes past it, within the job's data.
+  const TimeRange kills{job.start,
+                        std::min(context.job_range.end,
+                                 job.end + std::max(3 * context.scrape_interval_seconds, step))};
+  const std::string kills_query = IncreaseExpr("hw_oom_kills_total", kills);
+  for (const auto& s : q.Instant(kills_query, kills.end)) {
     if (s.samples.empty() || s.samples.back().value < 0.5) continue;
     hosts[s.Label("host")].host = s.Label("host");
     hosts[s.Label("host")].kills = s.samples.back().value;
   }
   if (std::any_of(hosts.begin(), hosts.end(), [](auto& h) { return h.second.kills > 0; })) {
-    for (const auto& s : q.Range(RateExpr("hw_oom_kills_total", context), job, step)) {
+    for (const auto& s : q.Range(RateExpr("hw_oom_kills_total", context), kills, step)) {
       hosts[s.Label("host")].first_kill = FirstTimeAbove(s, 0);
     }
   }
