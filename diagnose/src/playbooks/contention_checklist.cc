@@ -151,7 +151,7 @@ void RunContentionChecklist(PromSource& source, const DiagnoseContext& context,
   for (const Check& check : Checks()) {
     std::string family = check.family;
     family = family.substr(0, family.find('{'));
-    if (!Asks(context, family)) continue;
+    if (!Wanted(context, family)) continue;
     const std::string promql = check.counter ? RateExpr(check.family, context) : check.family;
     auto answer = SpanFinerAtAnomaly(source, result, promql, context, w);
     if (answer.empty()) continue;

@@ -96,7 +96,7 @@ GpuErrorTotals GpuErrorsOver(PromSource& source, PlaybookResult& result,
                              const DiagnoseContext& context, const TimeRange& range) {
   GpuErrorTotals totals;
   for (const Counter& c : kCounters) {
-    if (!Asks(context, c.family)) continue;
+    if (!Wanted(context, c.family)) continue;
     std::optional<std::vector<Series>> windows;
     for (const Series& s : IncreaseOver(source, result, c.family, range, c.selector)) {
       if (s.samples.empty()) continue;

@@ -126,7 +126,7 @@ PlaybookResult RunNetworkHealthPlaybook(PromSource& source, const DiagnoseContex
 
   // 2, 3, 5-10: RDMA and NIC error rates.
   for (const Signal& signal : kSignals) {
-    if (!playbook::Asks(context, signal.counter)) continue;
+    if (!playbook::Wanted(context, signal.counter)) continue;
     const std::string promql = RateExpr(signal.counter, context);
     for (const Series& s : playbook::Range(source, result, promql, range, context)) {
       auto run = playbook::LongestRun(s, [](double v) { return v > 0; });

@@ -9,28 +9,14 @@
 
 namespace jobmon::diagnose::playbook {
 
-bool Asks(const DiagnoseContext& context, std::string_view family) {
-  return context.families.empty() || context.HasFamily(std::string(family));
-}
-
 std::vector<Series> Range(PromSource& source, PlaybookResult& result, const std::string& promql,
                           const TimeRange& range, const DiagnoseContext& context) {
-  auto answer = source.QueryRange(promql, range, StepFor(range, context));
-  if (!answer) {
-    result.errors.push_back(promql + ": " + answer.error().message);
-    return {};
-  }
-  return std::move(answer).value();
+  return Queries(source, result).Range(promql, range, StepFor(range, context));
 }
 
 std::vector<Series> Instant(PromSource& source, PlaybookResult& result, const std::string& promql,
                             double time) {
-  auto answer = source.QueryInstant(promql, time);
-  if (!answer) {
-    result.errors.push_back(promql + ": " + answer.error().message);
-    return {};
-  }
-  return std::move(answer).value();
+  return Queries(source, result).Instant(promql, time);
 }
 
 std::vector<Series> IncreaseOver(PromSource& source, PlaybookResult& result,

@@ -13,12 +13,9 @@
 #include "jobmon/diagnose/context.h"
 #include "jobmon/diagnose/prom_source.h"
 #include "jobmon/diagnose/result.h"
+#include "queries.h"
 
 namespace jobmon::diagnose::playbook {
-
-// Whether to ask for `family`: discovery lists the TSDB's families; an empty
-// list means discovery did not run, so ask and let an empty answer say it.
-bool Asks(const DiagnoseContext& context, std::string_view family);
 
 // A range query over `range`; a failure lands in result.errors, empty answer.
 std::vector<Series> Range(PromSource& source, PlaybookResult& result, const std::string& promql,

@@ -12,28 +12,6 @@
 
 namespace jobmon::diagnose::playbook {
 
-std::vector<Series> Queries::Range(const std::string& promql, const TimeRange& range, double step) {
-  auto answer = source_.QueryRange(promql, range, step);
-  if (!answer) {
-    result_.errors.push_back(fmt::format("{}: {}", promql, answer.error().message));
-    return {};
-  }
-  return std::move(*answer);
-}
-
-std::vector<Series> Queries::Instant(const std::string& promql, double time) {
-  auto answer = source_.QueryInstant(promql, time);
-  if (!answer) {
-    result_.errors.push_back(fmt::format("{}: {}", promql, answer.error().message));
-    return {};
-  }
-  return std::move(*answer);
-}
-
-bool Wanted(const DiagnoseContext& context, std::string_view family) {
-  return context.families.empty() || context.HasFamily(std::string(family));
-}
-
 std::vector<std::string> JobHosts(const DiagnoseContext& context) {
   std::set<std::string> hosts(context.hosts.begin(), context.hosts.end());
   hosts.insert(context.expected_hosts.begin(), context.expected_hosts.end());

@@ -12,23 +12,10 @@
 #include "jobmon/diagnose/context.h"
 #include "jobmon/diagnose/prom_source.h"
 #include "jobmon/diagnose/result.h"
+#include "queries.h"
 
 namespace jobmon::diagnose::playbook {
 
-class Queries {
- public:
-  Queries(PromSource& source, PlaybookResult& result) : source_(source), result_(result) {}
-  // Empty on failure (the error goes to result.errors).
-  std::vector<Series> Range(const std::string& promql, const TimeRange& range, double step);
-  std::vector<Series> Instant(const std::string& promql, double time);
-
- private:
-  PromSource& source_;
-  PlaybookResult& result_;
-};
-
-// Whether to ask for a family: discovery found it, or discovery is unknown.
-bool Wanted(const DiagnoseContext& context, std::string_view family);
 // The job's hosts: those with samples and those the manifest names.
 std::vector<std::string> JobHosts(const DiagnoseContext& context);
 // Series by their host label.

@@ -35,7 +35,7 @@ std::string TbExpr(const std::string& name, const DiagnoseContext& context) {
 // The tb_* series with the most points (every host's exporter may serve it).
 std::optional<Series> Tb(PromSource& source, PlaybookResult& result, const std::string& name,
                          const DiagnoseContext& context, const TimeRange& range) {
-  if (!playbook::Asks(context, name)) return std::nullopt;
+  if (!playbook::Wanted(context, name)) return std::nullopt;
   std::optional<Series> best;
   for (auto& s : playbook::Range(source, result, TbExpr(name, context), range, context)) {
     if (!best || s.samples.size() > best->samples.size()) best = std::move(s);
