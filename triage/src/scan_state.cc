@@ -65,6 +65,19 @@ struct Event {
   unsigned id;
 };
 
+// memchr is vectorised in libc; std::count compiled to a byte loop that was a
+// tenth of a scan's time.
+uint64_t CountNewlines(const char* from, const char* to) {
+  uint64_t count = 0;
+  while (from < to) {
+    const void* nl = std::memchr(from, '\n', static_cast<size_t>(to - from));
+    if (!nl) break;
+    ++count;
+    from = static_cast<const char*>(nl) + 1;
+  }
+  return count;
+}
+
 int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
             void* context) {
   static_cast<std::vector<Event>*>(context)->push_back({to, id});
@@ -93,7 +106,7 @@ class ScanState : public ChunkSink {
       const void* nl_before = at == 0 ? nullptr : memrchr(data.data(), '\n', at);
       size_t start = nl_before ? static_cast<const char*>(nl_before) - data.data() + 1 : 0;
       if (start < cursor) start = cursor;  // cannot happen for sorted events; stay safe
-      line_no += static_cast<uint64_t>(std::count(data.data() + cursor, data.data() + start, '\n'));
+      line_no += CountNewlines(data.data() + cursor, data.data() + start);
       cursor = start;
       const void* nl_after = std::memchr(data.data() + at, '\n', data.size() - at);
       size_t end = nl_after ? static_cast<const char*>(nl_after) - data.data() : data.size();
@@ -105,8 +118,7 @@ class ScanState : public ChunkSink {
       Line(line_no, StripCr(data.substr(start, end - start)));
     }
     if (impl_.custom_step) CustomSteps(data);
-    line_no +=
-        static_cast<uint64_t>(std::count(data.data() + cursor, data.data() + data.size(), '\n'));
+    line_no += CountNewlines(data.data() + cursor, data.data() + data.size());
     CaptureTail(data, line_no);
     next_line_ = line_no;
     facts_.lines = next_line_ - 1;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <iterator>
+#include <string>
 
 namespace jobmon::triage {
 namespace {
@@ -87,11 +89,19 @@ std::optional<StepSample> LastBarUpdate(std::string_view line, Parse parse) {
 // (Lightning's "Validation DataLoader 0", "Sanity Checking", "Testing",
 // "Predicting"; datasets' "Map"; checkpoint writers and loaders).
 bool NotTrainingBar(std::string_view description) {
-  for (std::string_view word : {"valid", "eval", "test", "predict", "sanity", "saving",
-                                "checkpoint", "loading", "download", "map"}) {
-    if (ContainsNoCase(description, word)) return true;
+  static constexpr std::string_view kWords[] = {"valid",    "eval",   "test",       "predict",
+                                                "sanity",   "saving", "checkpoint", "loading",
+                                                "download", "map"};
+  // Descriptions are short: folded once into a buffer instead of per word.
+  char folded[128];
+  if (description.size() > sizeof folded) {
+    return std::any_of(std::begin(kWords), std::end(kWords),
+                       [&](std::string_view word) { return ContainsNoCase(description, word); });
   }
-  return false;
+  for (size_t i = 0; i < description.size(); ++i) folded[i] = Lower(description[i]);
+  const std::string_view text(folded, description.size());
+  return std::any_of(std::begin(kWords), std::end(kWords),
+                     [&](std::string_view word) { return text.find(word) != text.npos; });
 }
 
 // "k/n" in a bar piece: where it starts, k and n (n empty for "?").
@@ -223,9 +233,12 @@ std::optional<double> ParseAbslTimestamp(std::string_view line, int year) {
 }
 
 std::optional<double> FindIsoTimestamp(std::string_view line) {
-  // Look for "YYYY-" with a plausible century, then validate the rest.
-  for (size_t pos = 0; pos + 19 <= line.size(); ++pos) {
-    if ((line[pos] == '1' || line[pos] == '2') && line[pos + 4] == '-') {
+  // Look for "YYYY-" with a plausible century, then validate the rest; the
+  // dashes are found with find (memchr), as most lines have none.
+  for (size_t dash = line.find('-', 4); dash != line.npos && dash + 15 <= line.size();
+       dash = line.find('-', dash + 1)) {
+    size_t pos = dash - 4;
+    if (line[pos] == '1' || line[pos] == '2') {
       if (auto t = ParseIsoTimestamp(line.substr(pos))) return t;
     }
   }
@@ -424,9 +437,18 @@ std::optional<StepSample> ParseT5xStep(std::string_view line) {
 // "max_steps") and not after eval/valid/test; the line needs a metric or a
 // total so that "step 3 of preprocessing" is no step.
 std::optional<StepSample> ParseGenericStep(std::string_view line) {
-  for (std::string_view keyword : {"step", "iteration", "iter"}) {
-    for (size_t at = FindNoCase(line, keyword, 0); at != line.npos;
-         at = FindNoCase(line, keyword, at + 1)) {
+  // Lower-cased once per line, so every keyword search below is a plain
+  // find (memchr-fast): this parser sees most lines of a log, and a
+  // per-character case-folding search was half of `jobmon triage`'s time.
+  thread_local std::string lowered;
+  lowered.assign(line);
+  for (char& c : lowered) c = Lower(c);
+  const std::string_view folded = lowered;
+  static constexpr std::string_view kKeywords[] = {"step", "iteration", "iter"};
+  static constexpr std::string_view kMetrics[] = {
+      "loss", "lr", "learning", "ppl", "perplexity", "acc", "grad", "tok", "throughput", "samples"};
+  for (std::string_view keyword : kKeywords) {
+    for (size_t at = folded.find(keyword); at != folded.npos; at = folded.find(keyword, at + 1)) {
       if (at > 0 && IsAlnum(line[at - 1])) continue;
       std::string_view rest = line.substr(at + keyword.size());
       size_t separators = 0;
@@ -442,17 +464,17 @@ std::optional<StepSample> ParseGenericStep(std::string_view line) {
       auto step = TakeInt(rest);
       if (!step || *step < 0 || (!rest.empty() && (IsAlnum(rest.front()) || rest.front() == '.')))
         continue;
-      StepSample sample{*step, std::nullopt, std::nullopt, FindIsoTimestamp(line)};
+      StepSample sample{*step, std::nullopt, std::nullopt, std::nullopt};
       if (!rest.empty() && rest.front() == '/') {
         std::string_view total_text = rest.substr(1);
         if (auto total = TakeInt(total_text); total && *total >= *step) sample.total_steps = total;
       }
-      bool metric = false;
-      for (std::string_view word : {"loss", "lr", "learning", "ppl", "perplexity", "acc", "grad",
-                                    "tok", "throughput", "samples"}) {
-        metric |= ContainsNoCase(rest, word);
-      }
+      const std::string_view folded_rest = folded.substr(line.size() - rest.size());
+      bool metric = std::any_of(std::begin(kMetrics), std::end(kMetrics), [&](std::string_view w) {
+        return folded_rest.find(w) != folded_rest.npos;
+      });
       if (!metric && !sample.total_steps) continue;
+      sample.timestamp = FindIsoTimestamp(line);
       return sample;
     }
   }
