@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Configures and builds one flavour of jobmon: release (default), asan, fuzz.
-#   scripts/build.sh [release|asan|fuzz]
+#   scripts/build.sh [release|asan|fuzz] [extra cmake -D options]
 set -euo pipefail
 flavour=${1:-release}
 root=$(cd "$(dirname "$0")/.." && pwd)
 case "$flavour" in
-  release) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  # Options given after the flavour override these (a later -D wins).
+  release) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBMON_BUILD_UNIT_TESTS=ON) ;;
   # The sanitizer build leaves the SPANK plugin out: an ASan runtime cannot
   # be loaded into slurmd/slurmstepd, which are not built with it.
   asan) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBMON_SANITIZE=ON -DJOBMON_BUILD_SPANK=OFF) ;;
   # libFuzzer targets: clang, every library instrumented.
   fuzz) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBMON_FUZZ=ON -DJOBMON_BUILD_TESTS=OFF
                  -DJOBMON_BUILD_SPANK=OFF -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14) ;;
-  *) echo "usage: $0 [release|asan|fuzz]" >&2; exit 2 ;;
+  *) echo "usage: $0 [release|asan|fuzz] [-DOPTION=VALUE ...]" >&2; exit 2 ;;
 esac
+if [[ $# -gt 0 ]]; then shift; fi
+options+=("$@")
 # Configure quietly, but show everything when it fails.
 mkdir -p "$root/build"
 if ! cmake -S "$root" -B "$root/build/$flavour" -DJOBMON_WERROR=ON "${options[@]}" \

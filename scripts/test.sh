@@ -25,10 +25,10 @@ step 3 "build with ASan/UBSan"
 scripts/build.sh asan
 
 step 4 "unit tests under ASan/UBSan"
-(cd build/asan && ctest -L unit --output-on-failure --timeout 300)
+(cd build/asan && ctest -L unit -j2 --output-on-failure --timeout 300)
 
-step 5 "release build (SPANK plugin, fake trainer)"
-scripts/build.sh release
+step 5 "release build (SPANK plugin, fake trainer; no unit tests: they ran in step 4)"
+scripts/build.sh release -DJOBMON_BUILD_UNIT_TESTS=OFF
 
 step 6 "integration tests on the dev cluster"
 (cd build/release && ctest -L integration --output-on-failure --verbose --timeout 600)
