@@ -5,8 +5,11 @@ set -euo pipefail
 flavour=${1:-release}
 root=$(cd "$(dirname "$0")/.." && pwd)
 case "$flavour" in
-  # Options given after the flavour override these (a later -D wins).
-  release) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBMON_BUILD_UNIT_TESTS=ON) ;;
+  # Prefix /usr: the Debian package (scripts/package.sh) is this build,
+  # and the binaries carry their install paths. Options given after the
+  # flavour override these (a later -D wins).
+  release) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr
+                    -DJOBMON_BUILD_UNIT_TESTS=ON) ;;
   # The sanitizer build leaves the SPANK plugin out: an ASan runtime cannot
   # be loaded into slurmd/slurmstepd, which are not built with it.
   asan) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBMON_SANITIZE=ON -DJOBMON_BUILD_SPANK=OFF) ;;

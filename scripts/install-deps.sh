@@ -21,6 +21,8 @@ PACKAGES=(
   prometheus-alertmanager
   # the SPANK plugin's header, and the real Slurm the integration tests run
   libslurm-dev slurmctld slurmd slurm-client munge
+  # checks the Debian package (package_live); dpkg-shlibdeps comes with build-essential
+  lintian
   # dev cluster plumbing
   iproute2 util-linux procps
   # the independent TensorBoard event decoder, tests and benchmarks

@@ -11,6 +11,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"jobmon: observability and triage for Slurm GPU training jobs"};
+  app.set_version_flag("--version", "jobmon " JOBMON_VERSION);
   app.require_subcommand(1);
   std::vector<std::function<int()>> commands = {
       jobmon::cli::AddTriageCommand(app), jobmon::cli::AddDiagnoseCommand(app),

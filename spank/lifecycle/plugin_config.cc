@@ -140,6 +140,15 @@ const std::map<std::string, Setter>& Setters() {
        }},
       {"remote_write_password_file", Path(&PluginConfig::remote_write_password_file)},
       {"remote_write_ca_file", Path(&PluginConfig::remote_write_ca_file)},
+      {"rule_file",
+       [](PluginConfig& c, const std::string& v) -> Expected<void> {
+         // Prometheus reads rule_files entries as glob patterns: a name
+         // with a metacharacter would match other files, or none.
+         if (v.find_first_of("*?[\\") != std::string::npos) {
+           return Error{"expected a file name without glob characters (*?[\\)"};
+         }
+         return AbsolutePath(c.rule_file, v);
+       }},
       {"epilog_wait", Duration(&PluginConfig::epilog_wait, std::chrono::milliseconds(0))},
       {"run_dir", Path(&PluginConfig::run_dir)},
       {"tfevents_dir",

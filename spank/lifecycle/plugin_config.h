@@ -44,6 +44,9 @@ struct PluginConfig {
   std::string remote_write;     // central store URL, also written by every job
   // Its external label `cluster`; empty: Slurm's ClusterName (SLURM_CLUSTER_NAME).
   std::string cluster;
+  // A Prometheus rules file the job's Prometheus evaluates (rule_files:),
+  // e.g. the package's /usr/share/jobmon/jobmon-rules.yml; empty: none.
+  std::string rule_file;
   // Credentials for remote_write, referenced from prometheus.yml (never
   // copied); checked by remote_write.h.
   std::string remote_write_bearer_file;          // authorization: credentials_file

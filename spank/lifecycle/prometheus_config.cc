@@ -33,6 +33,10 @@ std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job
   const std::string& cluster = config.cluster.empty() ? job.cluster : config.cluster;
   if (!cluster.empty()) out += "    cluster: " + Quoted(cluster) + "\n";
   out += "    user: " + Quoted(job.user) + "\n";
+  if (!config.rule_file.empty()) {
+    out += "rule_files:\n";
+    out += "  - " + Quoted(config.rule_file) + "\n";
+  }
   out += "scrape_configs:\n";
   out += "  - job_name: jobmon-exporter\n";
   // The exporter labels its series with host itself; keep that label.

@@ -26,6 +26,7 @@
 #include "lifecycle/port_reservation.h"
 #include "lifecycle/prometheus_config.h"
 #include "lifecycle/remote_write.h"
+#include "lifecycle/rule_file.h"
 #include "spank/diag_option.h"
 #include "spank/job_script.h"
 #include "spank/node_files.h"
@@ -226,6 +227,13 @@ struct Prolog {
       }
     }
     manifest.remote_write = rendered.remote_write;
+    if (!config.rule_file.empty()) {
+      // Prometheus would not start with an unreadable rules file.
+      if (auto rules = lc::CheckRuleFile(config.rule_file, job.uid, job_gid); !rules) {
+        Degrade("rule_file off: " + rules.error().message);
+        rendered.rule_file.clear();
+      }
+    }
     Expected<void> written = [&] {
       FsIdentity as_user(job.uid, job_gid);
       return WriteFileAtomically(layout.prometheus_config(),

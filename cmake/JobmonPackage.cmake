@@ -1,0 +1,112 @@
+# The Debian package: `cpack -G DEB` in a build dir configured with
+# -DCMAKE_INSTALL_PREFIX=/usr (scripts/package.sh). CPack packages the very
+# build the tests ran (no second compile), and the install() rules are the
+# one list of what goes where; contrib/debian/ holds what only a .deb has
+# (maintainer scripts, copyright, changelog, lintian overrides).
+include(GNUInstallDirs)
+set(JOBMON_DEBIAN_DIR ${PROJECT_SOURCE_DIR}/contrib/debian)
+
+# Configuration examples as conffiles (listed in contrib/debian/conffiles).
+# The plugstack line names the package's paths (/usr/bin tools, the Slurm
+# plugin dir, the rules below), so these absolute destinations hold only for
+# the package; a source install puts them under its prefix's etc.
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(JOBMON_SLURM_ETC /etc/slurm)
+else()
+  set(JOBMON_SLURM_ETC ${CMAKE_INSTALL_FULL_SYSCONFDIR}/slurm)
+endif()
+install(FILES ${PROJECT_SOURCE_DIR}/etc/jobmon.toml DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/jobmon)
+install(FILES ${PROJECT_SOURCE_DIR}/etc/plugstack.conf.d/diag.conf
+        DESTINATION ${JOBMON_SLURM_ETC}/plugstack.conf.d)
+install(FILES ${PROJECT_SOURCE_DIR}/contrib/systemd/slurm_job_monitor.service
+        DESTINATION /lib/systemd/system)
+install(FILES ${PROJECT_SOURCE_DIR}/contrib/prometheus/jobmon-rules.yml
+              ${PROJECT_SOURCE_DIR}/contrib/grafana/jobmon-job.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/jobmon)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${JOBMON_DEBIAN_DIR}/copyright
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/jobmon)
+install(FILES ${JOBMON_DEBIAN_DIR}/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME jobmon)
+
+# changelog.Debian.gz: gzip -9n (no name or timestamp, as lintian wants).
+# Its top entry must be this version.
+set(JOBMON_DEBIAN_REVISION 1)
+file(STRINGS ${JOBMON_DEBIAN_DIR}/changelog JOBMON_CHANGELOG_TOP LIMIT_COUNT 1)
+if(NOT JOBMON_CHANGELOG_TOP MATCHES "^jobmon \\(${PROJECT_VERSION}-${JOBMON_DEBIAN_REVISION}\\) ")
+  message(FATAL_ERROR "contrib/debian/changelog starts with '${JOBMON_CHANGELOG_TOP}', "
+                      "expected jobmon (${PROJECT_VERSION}-${JOBMON_DEBIAN_REVISION})")
+endif()
+find_program(JOBMON_GZIP gzip REQUIRED)
+add_custom_command(
+  OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/changelog.Debian.gz
+  COMMAND ${JOBMON_GZIP} -9n -c ${JOBMON_DEBIAN_DIR}/changelog > ${CMAKE_CURRENT_BINARY_DIR}/changelog.Debian.gz
+  DEPENDS ${JOBMON_DEBIAN_DIR}/changelog VERBATIM)
+add_custom_target(jobmon_debian_changelog ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/changelog.Debian.gz)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/changelog.Debian.gz
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/jobmon)
+
+# The Slurm the plugin was built against: a plugin runs only under that
+# major.minor, so the package depends on exactly that series.
+set(JOBMON_SLURM_DEPENDS "")
+if(JOBMON_BUILD_SPANK)
+  file(STRINGS ${SLURM_SPANK_INCLUDE_DIR}/slurm/slurm_version.h JOBMON_SLURM_VERSION_LINE
+       REGEX "^#define SLURM_VERSION_NUMBER ")
+  if(JOBMON_SLURM_VERSION_LINE MATCHES "0x([0-9a-fA-F][0-9a-fA-F])([0-9a-fA-F][0-9a-fA-F])[0-9a-fA-F][0-9a-fA-F]")
+    math(EXPR JOBMON_SLURM_MAJOR "0x${CMAKE_MATCH_1}")
+    math(EXPR JOBMON_SLURM_MINOR "0x${CMAKE_MATCH_2}")
+    math(EXPR JOBMON_SLURM_NEXT "${JOBMON_SLURM_MINOR} + 1")
+    set(JOBMON_SLURM_SERIES "${JOBMON_SLURM_MAJOR}.${JOBMON_SLURM_MINOR}")
+    if(JOBMON_SLURM_MINOR LESS 10)
+      set(JOBMON_SLURM_SERIES "${JOBMON_SLURM_MAJOR}.0${JOBMON_SLURM_MINOR}")
+    endif()
+    if(JOBMON_SLURM_NEXT LESS 10)
+      set(JOBMON_SLURM_NEXT "0${JOBMON_SLURM_NEXT}")
+    endif()
+    set(JOBMON_SLURM_DEPENDS "slurm-wlm-basic-plugins (>= ${JOBMON_SLURM_SERIES}), "
+        "slurm-wlm-basic-plugins (<< ${JOBMON_SLURM_MAJOR}.${JOBMON_SLURM_NEXT}), ")
+    string(JOIN "" JOBMON_SLURM_DEPENDS ${JOBMON_SLURM_DEPENDS})
+  else()
+    message(FATAL_ERROR "no SLURM_VERSION_NUMBER in ${SLURM_SPANK_INCLUDE_DIR}/slurm/slurm_version.h")
+  endif()
+endif()
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME jobmon)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VENDOR jobmon)
+set(JOBMON_PACKAGE_MAINTAINER "Seed 6747f823 maintainers <maintainers@users.noreply.a-seed-6747f823.example>"
+    CACHE STRING "The Debian package's Maintainer field")
+set(CPACK_PACKAGE_CONTACT "${JOBMON_PACKAGE_MAINTAINER}")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "per-job observability and hang detection for Slurm GPU training jobs")
+# CPack puts the summary on the first line itself.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "A SPANK plugin (sbatch --diag=on) starts a per-job Prometheus and per-node
+exporters and archives the job's TSDB when it ends; slurm_job_monitor tells
+a hang from a slow step and raises classified incidents with alerts; the
+jobmon command reports a job's status, triages logs and runs diagnosis
+playbooks against a job's metrics.")
+set(CPACK_DEBIAN_PACKAGE_RELEASE ${JOBMON_DEBIAN_REVISION})
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION admin)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# shlibdeps adds the libraries; Slurm (the plugin's host, squeue for the
+# monitor) and adduser (postinst) by hand. zstd unpacks archives by hand.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${JOBMON_SLURM_DEPENDS}slurm-client, adduser")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "prometheus, zstd")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${JOBMON_DEBIAN_DIR}/conffiles ${JOBMON_DEBIAN_DIR}/postinst
+    ${JOBMON_DEBIAN_DIR}/prerm ${JOBMON_DEBIAN_DIR}/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# The build tree keeps its debug info for the tests; the package is stripped.
+set(CPACK_STRIP_FILES ON)
+# One package of the default component; the dev cluster's fake trainer
+# (component fake-trainer) stays out.
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL jobmon)
+set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(JOBMON_PACKAGE_PREFIX "${CMAKE_INSTALL_PREFIX}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/JobmonCPackConfig.cmake.in
+               ${PROJECT_BINARY_DIR}/JobmonCPackConfig.cmake @ONLY)
+set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/JobmonCPackConfig.cmake)
+include(CPack)
