@@ -11,6 +11,7 @@
 #include "spank/diag_option.h"
 #include "spank/job_script.h"
 #include "spank/job_task.h"
+#include "spank/version_guard.h"
 #include "spank_api.h"
 
 extern "C" {
@@ -45,22 +46,36 @@ std::vector<std::string> Args(int ac, char** av) {
 
 extern "C" {
 
+// --diag stays registered under another Slurm too: a script that passes it
+// still submits and runs (without diagnostics) instead of being refused.
 int slurm_spank_init(spank_t sp, int /*ac*/, char** /*av*/) {
-  return Guarded("init", 0, [&] { return jobmon::spank::RegisterDiagOption(sp); });
+  return Guarded("init", 0, [&] {
+    jobmon::spank::DecideSlurmVersion(sp);
+    return jobmon::spank::RegisterDiagOption(sp);
+  });
 }
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
-  Guarded("job_prolog", 0, [&] { return jobmon::spank::JobProlog(sp, Args(ac, av)); });
+  Guarded("job_prolog", 0, [&] {
+    if (!jobmon::spank::SlurmVersionAllowed(sp)) return 0;
+    return jobmon::spank::JobProlog(sp, Args(ac, av));
+  });
   return 0;
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
-  Guarded("job_epilog", 0, [&] { return jobmon::spank::JobEpilog(sp, Args(ac, av)); });
+  Guarded("job_epilog", 0, [&] {
+    if (!jobmon::spank::SlurmVersionAllowed(sp)) return 0;
+    return jobmon::spank::JobEpilog(sp, Args(ac, av));
+  });
   return 0;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char** av) {
-  Guarded("task_init", 0, [&] { return jobmon::spank::TaskInit(sp, Args(ac, av)); });
+  Guarded("task_init", 0, [&] {
+    if (!jobmon::spank::SlurmVersionAllowed(sp)) return 0;
+    return jobmon::spank::TaskInit(sp, Args(ac, av));
+  });
   return 0;
 }
 

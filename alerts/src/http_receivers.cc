@@ -119,6 +119,37 @@ Delivery FromHttp(const HttpResponse& r) {
   return d;
 }
 
+namespace {
+
+std::string MissingSecretMessage(const ReceiverConfig& r, const std::string& name,
+                                 const char* what) {
+  return "receiver " + r.name + ": secret '" + name + "' (" + what +
+         ") is neither in the secrets file nor in $JOBMON_SECRET_<NAME>";
+}
+
+// The secrets a receiver of this kind uses, with what each is for.
+std::vector<std::pair<std::string, const char*>> NamedSecrets(const ReceiverConfig& r) {
+  if (r.kind == "webhook") {
+    return {{r.bearer_token_secret, "bearer token"},
+            {r.basic_password_secret, "basic auth password"}};
+  }
+  if (r.kind == "telegram") return {{r.bot_token_secret, "bot token"}};
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> MissingSecrets(const AlertsConfig& config, const Secrets& secrets) {
+  std::vector<std::string> missing;
+  for (const ReceiverConfig& r : config.receivers) {
+    for (const auto& [name, what] : NamedSecrets(r)) {
+      if (!name.empty() && !secrets.Get(name))
+        missing.push_back(MissingSecretMessage(r, name, what));
+    }
+  }
+  return missing;
+}
+
 Expected<std::vector<std::unique_ptr<Receiver>>> BuildReceivers(const AlertsConfig& config,
                                                                 const Secrets& secrets) {
   std::vector<std::unique_ptr<Receiver>> out;
@@ -126,10 +157,7 @@ Expected<std::vector<std::unique_ptr<Receiver>>> BuildReceivers(const AlertsConf
                     const char* what) -> Expected<std::string> {
     if (name.empty()) return std::string();
     auto value = secrets.Get(name);
-    if (!value) {
-      return Error{"receiver " + r.name + ": secret '" + name + "' (" + what +
-                   ") is neither in the secrets file nor in $JOBMON_SECRET_<NAME>"};
-    }
+    if (!value) return Error{MissingSecretMessage(r, name, what)};
     return *value;
   };
   for (const ReceiverConfig& r : config.receivers) {

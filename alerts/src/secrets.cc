@@ -28,7 +28,9 @@ Expected<Secrets> Secrets::Parse(std::string_view text, const std::string& path)
   return secrets;
 }
 
-Expected<Secrets> Secrets::Load(const std::string& path) {
+Expected<Secrets> Secrets::Load(const std::string& path) { return Load(path, geteuid()); }
+
+Expected<Secrets> Secrets::Load(const std::string& path, uid_t owner) {
   if (path.empty()) return Secrets{};
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return Error{"secrets file " + path + ": " + std::strerror(errno)};
@@ -44,9 +46,10 @@ Expected<Secrets> Secrets::Load(const std::string& path) {
     return Error{"secrets file " + path + " is readable by others (mode " + mode +
                  "): refused; chmod 0600 it"};
   }
-  if (st.st_uid != geteuid()) {
+  if (st.st_uid != owner) {
     close(fd);
-    return Error{"secrets file " + path + " is not owned by the user reading it: refused"};
+    return Error{"secrets file " + path + " is not owned by the user reading it (uid " +
+                 std::to_string(owner) + "; owner uid " + std::to_string(st.st_uid) + "): refused"};
   }
   std::string text;
   char buffer[4096];

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "alert_command.h"
+#include "check_command.h"
 #include "cli_common.h"
 #include "diagnose_command.h"
 #include "monitor_commands.h"
@@ -16,7 +17,8 @@ int main(int argc, char** argv) {
   std::vector<std::function<int()>> commands = {
       jobmon::cli::AddTriageCommand(app), jobmon::cli::AddDiagnoseCommand(app),
       jobmon::cli::AddStatusCommand(app), jobmon::cli::AddListCommand(app),
-      jobmon::cli::AddWatchCommand(app),  jobmon::cli::AddAlertCommand(app)};
+      jobmon::cli::AddWatchCommand(app),  jobmon::cli::AddAlertCommand(app),
+      jobmon::cli::AddCheckCommand(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

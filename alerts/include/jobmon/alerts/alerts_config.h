@@ -47,4 +47,8 @@ std::unique_ptr<Receiver> MakeTelegramReceiver(const ReceiverConfig& config,
 Expected<std::vector<std::unique_ptr<Receiver>>> BuildReceivers(const AlertsConfig& config,
                                                                 const Secrets& secrets);
 
+// Every secret a receiver names that `secrets` lacks, one message each
+// (the message BuildReceivers stops at); empty when all are there.
+std::vector<std::string> MissingSecrets(const AlertsConfig& config, const Secrets& secrets);
+
 }  // namespace jobmon::alerts
