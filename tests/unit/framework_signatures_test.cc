@@ -140,6 +140,29 @@ TEST_F(FrameworkSignaturesTest, OutOfMemoryWordings) {
       "nccl-timeout", As::kRoot);
 }
 
+TEST_F(FrameworkSignaturesTest, RocmBuildsSayHipWhereCudaBuildsSayCuda) {
+  // PyTorch hipifies c10/cuda/* for ROCm, literals included ("CUDA" -> "HIP",
+  // cudaGetErrorString -> hipGetErrorString): c10_cuda_check_implementation's
+  // "CUDA error: " + text becomes "HIP error: " + text. ROCm >= 5.3's
+  // ihipGetErrorString returns CUDA's texts, earlier ones the enum's name.
+  for (const char* line : {"RuntimeError: HIP error: unspecified launch failure",
+                           "RuntimeError: HIP error: an illegal memory access was encountered",
+                           "RuntimeError: HIP error: hipErrorIllegalAddress",
+                           "RuntimeError: HIP error: uncorrectable ECC error encountered"}) {
+    ScanFacts facts = Scan(std::string(line) + "\n");
+    EXPECT_TRUE(facts.classes.count("python-exception")) << line;
+    EXPECT_FALSE(facts.classes.count("oom-gpu")) << line;
+  }
+  for (const char* line :
+       {"RuntimeError: HIP error: out of memory", "RuntimeError: HIP error: hipErrorOutOfMemory",
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB"}) {
+    ScanFacts facts = Scan(std::string(line) + "\n");
+    EXPECT_TRUE(facts.classes.count("oom-gpu")) << line;
+  }
+  // An unrelated HIP status is no GPU fault.
+  EXPECT_TRUE(Scan("HIP error: hipErrorNotReady ignored while polling\n").classes.empty());
+}
+
 TEST_F(FrameworkSignaturesTest, PyTorchCudaOutOfMemoryWordingsAcrossVersions) {
   // c10/cuda/CUDACachingAllocator.cpp TORCH_CHECK_WITH(OutOfMemoryError, ...),
   // 1.x form: "CUDA out of memory. Tried to allocate ", size, " (GPU ", device,

@@ -86,7 +86,17 @@ constexpr const char* kCudaOom =
 constexpr const char* kCudaErr =
     "pytorch/pytorch c10/cuda/CUDAException.cpp c10_cuda_check_implementation 'CUDA error: ' + "
     "cudaGetErrorString(err) (verified, idx 0e4c6cd); the error texts are libcudart's (closed "
-    "source: unverified in source)";
+    "source; verified as strings of NVIDIA's libcudart.so.13, CUDA 13.0.96)";
+// ROCm builds hipify c10/cuda/* (tools/amd_build/build_amd.py) with the
+// Caffe2 trie, which rewrites inside string literals: "CUDA" -> "HIP"
+// (torch/utils/hipify/cuda_to_hip_mappings.py, idx), cudaGetErrorString ->
+// hipGetErrorString. The HIP runtime's table (ROCm/clr hipamd/src/hip_error.cpp,
+// git) has CUDA's texts from rocm-5.3.0; up to rocm-5.2.3 it returned the
+// enum's name (hipErrorIllegalAddress).
+constexpr const char* kHipErr =
+    "pytorch/pytorch c10/cuda/CUDAException.cpp hipified: 'HIP error: ' + hipGetErrorString(err) "
+    "(idx: build_amd.py, hipify_python.py, cuda_to_hip_mappings.py); texts from ROCm/clr "
+    "ihipGetErrorString, rocm-5.3.0+ (git), enum names up to rocm-5.2.3";
 constexpr const char* kC10dSocket =
     "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp SocketConnectOp::throwTimeoutError, "
     "1.13..2.x (verified: 1.13.1 libtorch and tests/fixtures/real/pytorch, HEAD source)";
@@ -338,6 +348,7 @@ std::vector<FailureClass> BuildTable() {
         {R"((CUDA|HIP) out of memory\. Tried to allocate)", kCudaOom},
         {R"(torch\.(cuda\.)?OutOfMemoryError)", kCudaOom},
         {R"(CUDA error: out of memory)", kCudaErr},
+        {R"(HIP error: (out of memory|hipErrorOutOfMemory|hipErrorMemoryAllocation))", kHipErr},
         {R"(No executable batch size found, reached zero)", kAccelerateBatch},
         // The host variant is XLA's pinned host pool (XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB),
         // not the kernel's OOM killer: same advice as a device OOM.
@@ -431,13 +442,8 @@ std::vector<FailureClass> BuildTable() {
          W::kRoot},
         {R"(Current loss scale already at minimum - cannot decrease scale anymore)",
          kDeepSpeedMinScale, W::kRoot},
-        // The text is HIP's (hipErrorIllegalAddress in the HIP runtime's
-        // hipGetErrorString switch, idx); the "HIP error: " prefix is
-        // c10/cuda/CUDAException.cpp after PyTorch's hipify, a rewrite not
-        // found in source (docs/signature-sources.md 4).
-        {R"(HIP error: an illegal memory access was encountered)",
-         "HIP runtime ihipGetErrorString 'an illegal memory access was encountered' (idx); "
-         "'HIP error: ' prefix via hipified C10_CUDA_CHECK (unverified in source)"}},
+        {R"(HIP error: (an illegal memory access was encountered|unspecified launch failure|uncorrectable ECC error encountered|misaligned address|an illegal instruction was encountered|device-side assert triggered|hipErrorIllegalAddress|hipErrorLaunchFailure|hipErrorECCNotCorrectable))",
+         kHipErr}},
        true,
        {"Read the full traceback (quoted below).", "Check whether it is a known MaxText issue.",
         "Verify the config parameters."}},
