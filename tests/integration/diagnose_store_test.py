@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 HOSTS = ("n1", "n2")
@@ -110,6 +111,7 @@ def main():
     parser.add_argument("--jobmon", required=True)
     parser.add_argument("--victoria-metrics", default="/usr/bin/victoria-metrics")
     args = parser.parse_args()
+    args.jobmon = os.path.abspath(args.jobmon)  # run from a directory of the test's own
     if not os.access(args.victoria_metrics, os.X_OK):
         fail(f"{args.victoria_metrics} missing: install victoria-metrics "
              "(scripts/install-deps.sh)")
@@ -144,6 +146,12 @@ def main():
                  job_lines(1001, "other", start, end, ("n1", "0")))
         feed(url, lines)
         print(f"fed {len(lines)} samples to VictoriaMetrics at {url}")
+        # The store mixes the jobs: unconfined, n2's GPU 1 has all three's.
+        mixed = json.loads(get(url + "/api/v1/query?query=" + urllib.parse.quote(
+            'count(hw_gpu_ecc_errors_total{host="n2",gpu="1",error="uncorrected"})') +
+            f"&time={end}"))["data"]["result"]
+        if not mixed or mixed[0]["value"][1] != "3":
+            fail(f"the store should hold three jobs' series for n2/1: {mixed}")
 
         env = dict(os.environ)
         env.pop("JOBMON_CONFIG", None)
