@@ -19,6 +19,9 @@ PACKAGES=(
   prometheus prometheus-node-exporter
   # the alerts test delivers to a real Alertmanager (on loopback)
   prometheus-alertmanager
+  # the central store (remote_write; `jobmon diagnose --store` is tested
+  # against it on loopback); its service is never started here
+  victoria-metrics
   # the SPANK plugin's header, and the real Slurm the integration tests run
   libslurm-dev slurmctld slurmd slurm-client munge
   # checks the Debian package (package_live); dpkg-shlibdeps comes with build-essential

@@ -20,9 +20,9 @@ Expected<std::vector<Series>> CancellablePromSource::QueryInstant(std::string_vi
 }
 
 Expected<std::vector<std::string>> CancellablePromSource::LabelValues(
-    std::string_view label, const std::optional<TimeRange>& range) {
+    std::string_view label, const std::optional<TimeRange>& range, std::string_view match) {
   ThrowIfCancelled();
-  return inner_.LabelValues(label, range);
+  return inner_.LabelValues(label, range, match);
 }
 
 }  // namespace jobmon::diagnose

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <fstream>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/compare.h"
 #include "jobmon/diagnose/diagnose.h"
+#include "jobmon/diagnose/job_scope.h"
 #include "jobmon/diagnose/scrape_interval.h"
 #include "jobmon/diagnose/tsdb_access.h"
 #include "jobmon/diagnose/window.h"
@@ -110,6 +113,38 @@ std::vector<StepTime> LogSteps(const std::string& log_path, std::vector<std::str
   return steps;
 }
 
+bool IsJobId(const std::string& argument) {
+  return !argument.empty() && std::all_of(argument.begin(), argument.end(),
+                                          [](unsigned char c) { return std::isdigit(c); });
+}
+
+// The job's TSDB: the store with --store; else its own (OpenTsdb), and the
+// store when a configured one exists and the job has nothing of its own
+// left to open (no archive, no TSDB directory, not running).
+Expected<std::unique_ptr<TsdbSession>> OpenJobTsdb(const TargetRequest& request,
+                                                   const ResolvedTarget& target,
+                                                   const std::string& missing,
+                                                   const AccessOptions& options, bool& from_store) {
+  from_store = request.store && request.store_only;
+  if (from_store) return OpenCentralStore(target.job_id, *request.store, options);
+  if (!missing.empty()) {
+    Say(request,
+        fmt::format("{}; falling back to the central store {}", missing, request.store->url));
+    from_store = true;
+    return OpenCentralStore(target.job_id, *request.store, options);
+  }
+  auto session = OpenTsdb(target, options);
+  const bool gone =
+      target.archive_path.empty() && target.tsdb_dir.empty() && !options.prometheus_url &&
+      !(target.manifest &&
+        (target.manifest->state == "starting" || target.manifest->state == "running"));
+  if (session || !request.store || !gone || target.job_id.empty()) return session;
+  Say(request, fmt::format("{}; falling back to the central store {}", session.error().message,
+                           request.store->url));
+  from_store = true;
+  return OpenCentralStore(target.job_id, *request.store, options);
+}
+
 // One job opened and diagnosed; the session (its read-only Prometheus)
 // lives as long as this, so a comparison can still query it.
 struct OpenedJob {
@@ -124,11 +159,19 @@ Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::str
                                     const std::vector<std::string>& playbooks,
                                     TargetOutcome::Status& failure) {
   auto resolved = ResolveTarget(argument);
-  if (!resolved) {
+  ResolvedTarget target;
+  std::string missing;  // why the job has nothing of its own to open
+  if (resolved) {
+    target = *resolved;
+  } else if (request.store && IsJobId(argument)) {
+    // No diag dir anywhere: the store knows the job by its id alone.
+    target.kind = TargetKind::kJobId;
+    target.job_id = argument;
+    missing = resolved.error().message;
+  } else {
     failure = Status::kInputError;
     return resolved.error();
   }
-  ResolvedTarget target = *resolved;
   if (!log_override.empty()) target.log_path = log_override;
 
   DiagnoseInputs inputs;
@@ -157,10 +200,17 @@ Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::str
   options.progress = request.progress;
   options.cleanup_on_signal = request.cleanup_on_signal;
   OpenedJob job;
-  auto session = OpenTsdb(target, options);
+  bool from_store = false;
+  auto session = OpenJobTsdb(request, target, missing, options, from_store);
   if (!session) {
     failure = Status::kAccessError;
     return Error{argument + ": " + session.error().message};
+  }
+  if (from_store) {
+    warnings.push_back(request.store_only
+                           ? "read from the cluster's central store (--store)"
+                           : "the job's archive and TSDB are gone: read from the cluster's "
+                             "central store");
   }
   job.session = std::move(session.value());
   if (auto range = job.session->DataRange(); range && *range) {
@@ -172,6 +222,10 @@ Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::str
   job.source = std::make_unique<CancellablePromSource>(job.session->source(), request.cancel);
   job.diagnosis = Diagnose(*job.source, inputs, request.progress);
   job.diagnosis.warnings.insert(job.diagnosis.warnings.begin(), warnings.begin(), warnings.end());
+  if (from_store)
+    job.diagnosis.central_store =
+        CentralStoreSource{request.store->url, JobMatchers(target.job_id, request.store->cluster),
+                           !request.store_only};
   if (!target.log_path.empty())
     job.log_header = ReadLogPrefix(target.log_path, kLogHeaderBytes).text;
   return job;

@@ -103,6 +103,10 @@ json ToJson(const Diagnosis& d) {
   return {{"schema", kDiagnoseJsonSchema},
           {"job", d.context.job},
           {"source", d.source},
+          {"central_store", d.central_store ? json{{"url", d.central_store->url},
+                                                   {"matchers", d.central_store->matchers},
+                                                   {"fallback", d.central_store->fallback}}
+                                            : json()},
           {"context", Context(d.context)},
           {"tsdb_check", {{"matches_log", d.tsdb_matches_log}, {"text", d.tsdb_check}}},
           {"observability",

@@ -105,6 +105,10 @@ std::string RenderPlaybook(const Diagnosis& d, const PlaybookResult& p) {
 std::string RenderObservability(const Diagnosis& d) {
   std::string md = "### Observability\n";
   md += fmt::format("Source: {}\n\n", d.source.empty() ? "unknown" : d.source);
+  if (d.central_store)
+    md += fmt::format("The cluster's central store{}: every query confined to {{{}}}.\n\n",
+                      d.central_store->fallback ? " (the job's archive is gone)" : "",
+                      d.central_store->matchers);
   if (!d.tsdb_check.empty())
     md += fmt::format("tb_step cross-check: {}{}\n\n",
                       d.tsdb_matches_log ? "" : "**MISMATCH (wrong TSDB?)** ", d.tsdb_check);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -62,7 +63,44 @@ Expected<diagnose::TargetRequest> BuildRequest(const DiagnoseArgs& args) {
     return Error{"--compare opens both jobs itself: not with --prometheus"};
   request.compare = args.compare;
   request.log_path = args.log_path;
+  if (!args.store_url.empty() && !args.prometheus_url.empty())
+    return Error{"--store and --prometheus name two sources: give one"};
   return request;
+}
+
+// The central store from the flags, the environment and [diagnose]:
+// --store queries it for the job; [diagnose] store_url alone is the
+// fallback for a job whose archive is gone. The token comes from
+// --store-token-file, else $JOBMON_STORE_TOKEN, else store_token_file.
+Expected<void> AddStore(const DiagnoseArgs& args, const monitor::DiagnoseConfig& config,
+                        diagnose::TargetRequest& request) {
+  const std::string url = args.store_url.empty() ? config.store_url : args.store_url;
+  if (url.empty()) {
+    if (!args.cluster.empty() || !args.store_token_file.empty())
+      return Error{
+          "--cluster and --store-token-file go with a store (--store or [diagnose] "
+          "store_url)"};
+    return {};
+  }
+  if (!url.starts_with("http://") && !url.starts_with("https://"))
+    return Error{"--store wants an http:// or https:// URL, not '" + url + "'"};
+  diagnose::CentralStore store;
+  store.url = url;
+  store.cluster = args.cluster.empty() ? config.cluster : args.cluster;
+  store.lookback_seconds = config.store_lookback_seconds;
+  const char* env = std::getenv("JOBMON_STORE_TOKEN");
+  const std::string file = args.store_token_file.empty() && !(env && *env) ? config.store_token_file
+                                                                           : args.store_token_file;
+  if (!file.empty()) {
+    auto token = diagnose::ReadBearerTokenFile(file);
+    if (!token) return token.error();
+    store.bearer_token = *token;
+  } else if (env && *env) {
+    store.bearer_token = env;
+  }
+  request.store = std::move(store);
+  request.store_only = !args.store_url.empty();
+  return {};
 }
 
 int ExitCodeFor(const TargetOutcome& outcome) {
@@ -92,6 +130,8 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
   diagnose::TargetRequest request = *built;
   auto config = monitor::LoadJobmonConfig(args.config_path);
   if (!config) return fail(config.error().message, kUsageError);
+  if (auto store = AddStore(args, config->diagnose, request); !store)
+    return fail(store.error().message, kUsageError);
   request.step_regex = config->triage.step_regex;
   request.stall_min_seconds = config->triage.stall_min_seconds;
   if (!args.quiet) {
@@ -137,6 +177,16 @@ std::function<int()> AddDiagnoseCommand(CLI::App& app) {
               "JSON output (schema jobmon.diagnose/v1, see docs/diagnose-json.md)");
   cmd->add_option("--prometheus", args->prometheus_url,
                   "Query this Prometheus (e.g. an ssh tunnel to a live job's), start none");
+  cmd->add_option("--store", args->store_url,
+                  "Query the cluster's central store (VictoriaMetrics/Prometheus fed by the "
+                  "plugin's remote_write) at this URL for the job, every query confined to its "
+                  "slurm_job_id (and --cluster); [diagnose] store_url in jobmon.toml makes it "
+                  "the fallback for jobs whose archive is gone");
+  cmd->add_option("--cluster", args->cluster,
+                  "The job's cluster label in a store that holds several clusters");
+  cmd->add_option("--store-token-file", args->store_token_file,
+                  "A bearer token for the store, in a file only its owner may read (0600); or "
+                  "set $JOBMON_STORE_TOKEN");
   cmd->add_option("--log", args->log_path, "The job's log, when it is not found beside the job");
   cmd->add_option("-c,--config", args->config_path,
                   std::string(kConfigOptionHelp) +

@@ -21,6 +21,9 @@ struct DiagnoseArgs {
   std::string compare;
   bool json = false;
   std::string prometheus_url;
+  std::string store_url;         // --store: the job from the central store
+  std::string cluster;           // --cluster: its `cluster` label
+  std::string store_token_file;  // --store-token-file: a bearer token (0600 file)
   std::string log_path;
   std::string config_path;
   bool quiet = false;

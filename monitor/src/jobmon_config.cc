@@ -28,14 +28,34 @@ Expected<TriageConfig> ParseTriageSection(const toml::table& root, const std::st
   return config;
 }
 
+Expected<DiagnoseConfig> ParseDiagnoseSection(const toml::table& root, const std::string& path) {
+  DiagnoseConfig config;
+  if (root.contains("diagnose") && !root["diagnose"].is_table())
+    return Error{path + ": diagnose must be a table ([diagnose])"};
+  const toml::table* section = root["diagnose"].as_table();
+  if (!section) return config;
+  TomlSection r(*section, path, "diagnose");
+  r.String("store_url", config.store_url);
+  r.String("cluster", config.cluster);
+  r.String("store_token_file", config.store_token_file);
+  r.Seconds("store_lookback", config.store_lookback_seconds, 60);
+  if (!config.store_url.empty() && !config.store_url.starts_with("http://") &&
+      !config.store_url.starts_with("https://"))
+    r.Fail("store_url", "must be an http:// or https:// URL");
+  r.RejectUnknown();
+  if (r.error()) return Error{*r.error()};
+  return config;
+}
+
 }  // namespace
 
 Expected<JobmonConfig> ParseJobmonConfig(std::string_view text, const std::string& path) {
   auto root = ParseTomlConfig(text, path);
   if (!root) return root.error();
-  if (auto known = RejectUnknownKeys(*root, {"monitor", "alerts", "triage"}, path, "top level");
+  if (auto known =
+          RejectUnknownKeys(*root, {"monitor", "alerts", "triage", "diagnose"}, path, "top level");
       !known) {
-    return Error{known.error().message + " (sections: [monitor], [alerts], [triage])"};
+    return Error{known.error().message + " (sections: [monitor], [alerts], [triage], [diagnose])"};
   }
   JobmonConfig config;
   config.path = path;
@@ -50,6 +70,9 @@ Expected<JobmonConfig> ParseJobmonConfig(std::string_view text, const std::strin
   auto triage = ParseTriageSection(*root, path);
   if (!triage) return triage.error();
   config.triage = *triage;
+  auto diagnose = ParseDiagnoseSection(*root, path);
+  if (!diagnose) return diagnose.error();
+  config.diagnose = *diagnose;
   return config;
 }
 

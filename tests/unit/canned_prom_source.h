@@ -22,6 +22,8 @@ class CannedPromSource : public PromSource {
     labels_.emplace_back(std::move(label), std::move(values));
   }
   const std::vector<std::string>& asked() const { return asked_; }
+  // The match[] selector of each LabelValues call (empty: none).
+  const std::vector<std::string>& label_matches() const { return label_matches_; }
 
   Expected<std::vector<Series>> QueryRange(std::string_view promql, const TimeRange& range,
                                            double) override {
@@ -49,7 +51,9 @@ class CannedPromSource : public PromSource {
     return out;
   }
   Expected<std::vector<std::string>> LabelValues(std::string_view label,
-                                                 const std::optional<TimeRange>&) override {
+                                                 const std::optional<TimeRange>&,
+                                                 std::string_view match) override {
+    label_matches_.emplace_back(match);
     for (const auto& [name, values] : labels_) {
       if (name == label) return values;
     }
@@ -67,6 +71,7 @@ class CannedPromSource : public PromSource {
   std::vector<std::pair<std::string, std::vector<Series>>> rules_;
   std::vector<std::pair<std::string, std::vector<std::string>>> labels_;
   std::vector<std::string> asked_;
+  std::vector<std::string> label_matches_;
 };
 
 }  // namespace jobmon::diagnose::testing

@@ -49,6 +49,7 @@ TEST(DiagnoseCli, HelpNamesPlaybooksAndExitCodes) {
   auto help = RunJobmon("--help");
   EXPECT_EQ(help.exit_code, 0) << help.output;
   for (const char* text : {"--playbook", "--health", "--compare", "--json", "--prometheus",
+                           "--store", "--cluster", "--store-token-file",
                            "hang, heartbeat, oom, hardware, gpu, network, training", "Exit codes"})
     EXPECT_NE(help.output.find(text), std::string::npos) << text << "\n" << help.output;
 }
@@ -132,6 +133,43 @@ TEST_F(DiagnoseFlow, SeveralPlaybooksAndAUrl) {
   EXPECT_EQ(seen_->prometheus_url, "http://127.0.0.1:9090");
   args_.playbook = "auto,hang";
   EXPECT_EQ(Run(Diagnosed("x")), 2);
+}
+
+TEST_F(DiagnoseFlow, TheStoreFromTheFlagOrAsTheConfigsFallback) {
+  // [diagnose] store_url alone: the fallback, with the config's cluster.
+  std::ofstream(config_) << "[diagnose]\nstore_url = \"http://127.0.0.1:8428\"\n"
+                            "cluster = \"c1\"\n";
+  EXPECT_EQ(Run(Diagnosed("clean")), 0);
+  ASSERT_TRUE(seen_ && seen_->store);
+  EXPECT_EQ(seen_->store->url, "http://127.0.0.1:8428");
+  EXPECT_EQ(seen_->store->cluster, "c1");
+  EXPECT_FALSE(seen_->store_only);
+  // --store: the store for this job; --cluster wins over the config.
+  args_.store_url = "http://127.0.0.1:9428";
+  args_.cluster = "c2";
+  EXPECT_EQ(Run(Diagnosed("clean")), 0);
+  EXPECT_EQ(seen_->store->url, "http://127.0.0.1:9428");
+  EXPECT_EQ(seen_->store->cluster, "c2");
+  EXPECT_TRUE(seen_->store_only);
+  // Two sources, a URL that is none, a token file others can read.
+  args_.prometheus_url = "http://127.0.0.1:9090";
+  EXPECT_EQ(Run(Diagnosed("clean")), 2);
+  args_.prometheus_url.clear();
+  args_.store_url = "127.0.0.1:9428";
+  EXPECT_EQ(Run(Diagnosed("clean")), 2);
+  args_.store_url = "http://127.0.0.1:9428";
+  const fs::path token = config_.string() + ".token";
+  std::ofstream(token) << "s3cret\n";
+  fs::permissions(token, fs::perms::owner_read | fs::perms::group_read);
+  args_.store_token_file = token.string();
+  err_.str("");
+  EXPECT_EQ(Run(Diagnosed("clean")), 2);
+  EXPECT_NE(err_.str().find("mode 0440"), std::string::npos) << err_.str();
+  EXPECT_EQ(err_.str().find("s3cret"), std::string::npos);
+  fs::permissions(token, fs::perms::owner_read);
+  EXPECT_EQ(Run(Diagnosed("clean")), 0);
+  EXPECT_EQ(seen_->store->bearer_token, "s3cret");
+  fs::remove(token);
 }
 
 TEST_F(DiagnoseFlow, ExitCodesFollowTheOutcome) {

@@ -144,8 +144,8 @@ class BrokenSource : public PromSource {
   Expected<std::vector<Series>> QueryInstant(std::string_view, double) override {
     return Error{"connection refused"};
   }
-  Expected<std::vector<std::string>> LabelValues(std::string_view,
-                                                 const std::optional<TimeRange>&) override {
+  Expected<std::vector<std::string>> LabelValues(std::string_view, const std::optional<TimeRange>&,
+                                                 std::string_view) override {
     return Error{"connection refused"};
   }
   std::string Describe() const override { return "nowhere"; }

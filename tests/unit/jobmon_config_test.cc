@@ -128,6 +128,10 @@ TEST(JobmonConfig, UnknownKeysAreRefusedInEverySectionWithFileAndLine) {
                 "x.toml:5: unknown key 'header' in [[alerts.webhook]]"},
            Case{"[triage]\nprofile = \"hf\"\nstep_regexp = 'x'\n",
                 "x.toml:3: unknown key 'step_regexp' in [triage]"},
+           Case{"[diagnose]\nstore = \"http://x\"\n",
+                "x.toml:2: unknown key 'store' in [diagnose]"},
+           Case{"[diagnose]\nstore_url = \"127.0.0.1:8428\"\n",
+                "diagnose.store_url must be an http:// or https:// URL"},
        }) {
     auto parsed = ParseJobmonConfig(c.toml, "x.toml");
     ASSERT_FALSE(parsed.ok()) << c.toml;
@@ -140,6 +144,21 @@ TEST(JobmonConfig, UnknownKeysAreRefusedInEverySectionWithFileAndLine) {
   shipped << in.rdbuf();
   auto example = ParseJobmonConfig(shipped.str(), "jobmon.toml");
   EXPECT_TRUE(example.ok()) << example.error().message;
+}
+
+TEST(JobmonConfig, TheCentralStoreForDiagnose) {
+  auto none = ParseJobmonConfig("", "x.toml");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->diagnose.store_url.empty()) << "no store: no fallback";
+  auto set = ParseJobmonConfig(
+      "[diagnose]\nstore_url = \"http://127.0.0.1:8428\"\ncluster = \"c1\"\n"
+      "store_token_file = \"/etc/jobmon/store-token\"\nstore_lookback = \"48h\"\n",
+      "x.toml");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->diagnose.store_url, "http://127.0.0.1:8428");
+  EXPECT_EQ(set->diagnose.cluster, "c1");
+  EXPECT_EQ(set->diagnose.store_token_file, "/etc/jobmon/store-token");
+  EXPECT_EQ(set->diagnose.store_lookback_seconds, 48 * 3600);
 }
 
 TEST(JobmonConfig, DurationsInEverySection) {

@@ -41,6 +41,7 @@ Expected<std::string> PromHttpSource::Get(const std::string& path_and_query) con
   request.timeout_seconds = options_.timeout_seconds;
   request.connect_timeout_seconds = options_.connect_timeout_seconds;
   request.max_body = options_.max_body;
+  request.headers = options_.headers;
   auto answers = HttpGetAll({request});
   HttpResponse& answer = answers.at(0);
   // The URL (not the query, which may be long) names where it failed.
@@ -69,9 +70,14 @@ Expected<std::vector<Series>> PromHttpSource::QueryInstant(std::string_view prom
 }
 
 Expected<std::vector<std::string>> PromHttpSource::LabelValues(
-    std::string_view label, const std::optional<TimeRange>& range) {
+    std::string_view label, const std::optional<TimeRange>& range, std::string_view match) {
   std::string path = fmt::format("/api/v1/label/{}/values", UrlEncode(label));
-  if (range) path += fmt::format("?start={}&end={}", Seconds(range->start), Seconds(range->end));
+  char separator = '?';
+  if (range) {
+    path += fmt::format("?start={}&end={}", Seconds(range->start), Seconds(range->end));
+    separator = '&';
+  }
+  if (!match.empty()) path += fmt::format("{}match[]={}", separator, UrlEncode(match));
   auto body = Get(path);
   if (!body) return body.error();
   return ParseLabelValues(*body);

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobmon/diagnose/central_store.h"
 #include "jobmon/diagnose/prom_source.h"
 #include "jobmon/diagnose/result.h"
 
@@ -22,9 +23,15 @@ struct TargetRequest {
   // Playbook names, "auto" (by the triage class) or "health" (the sweep).
   std::vector<std::string> playbooks = {"auto"};
   std::optional<std::string> prometheus_url;  // query this, start nothing
-  std::string log_path;                       // the job's log, when not the one found
-  std::string compare;                        // another target, side by side
-  std::string step_regex;                     // the triage's custom step lines ([triage])
+  // The cluster's central store (central_store.h). With store_only the
+  // job's metrics come from it (`--store`); otherwise it is the fallback for
+  // a job id whose archive or TSDB is gone ([diagnose] store_url), said on
+  // stderr (progress) and in the report.
+  std::optional<CentralStore> store;
+  bool store_only = false;
+  std::string log_path;    // the job's log, when not the one found
+  std::string compare;     // another target, side by side
+  std::string step_regex;  // the triage's custom step lines ([triage])
   // [triage] stall_min_seconds, as `jobmon triage` reads it: no step for
   // this long before a cancel is a hang (nullopt: triage's default).
   std::optional<double> stall_min_seconds;
@@ -64,7 +71,8 @@ class CancellablePromSource : public PromSource {
                                            double step_seconds) override;
   Expected<std::vector<Series>> QueryInstant(std::string_view promql, double time) override;
   Expected<std::vector<std::string>> LabelValues(
-      std::string_view label, const std::optional<TimeRange>& range = std::nullopt) override;
+      std::string_view label, const std::optional<TimeRange>& range = std::nullopt,
+      std::string_view match = {}) override;
   std::string Describe() const override { return inner_.Describe(); }
 
  private:

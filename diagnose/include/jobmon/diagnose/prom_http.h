@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jobmon/diagnose/prom_source.h"
 
@@ -16,6 +17,9 @@ struct PromHttpOptions {
   double connect_timeout_seconds = 5;
   size_t max_body = size_t{256} << 20;  // big range queries answer in many MB
   std::string description;              // for Describe(); empty: the URL
+  // Sent with every request ("Authorization: Bearer ..." for a central
+  // store); never logged, never in an error or a report.
+  std::vector<std::string> headers;
 };
 
 // Percent-encodes everything but RFC 3986's unreserved characters, so
@@ -31,7 +35,8 @@ class PromHttpSource : public PromSource {
                                            double step_seconds) override;
   Expected<std::vector<Series>> QueryInstant(std::string_view promql, double time) override;
   Expected<std::vector<std::string>> LabelValues(
-      std::string_view label, const std::optional<TimeRange>& range = std::nullopt) override;
+      std::string_view label, const std::optional<TimeRange>& range = std::nullopt,
+      std::string_view match = {}) override;
   std::string Describe() const override;
 
   // GET base_url + path_and_query; the body of a 2xx, 4xx or 5xx answer

@@ -46,9 +46,11 @@ class PromSource {
   // /api/v1/query at `time` (always given: a finished job's "now" is past its
   // data). Each series has one sample.
   virtual Expected<std::vector<Series>> QueryInstant(std::string_view promql, double time) = 0;
-  // /api/v1/label/<name>/values (within `range` when given).
+  // /api/v1/label/<name>/values (within `range` when given), of the series
+  // `match` selects when given (match[]: a central store's one job).
   virtual Expected<std::vector<std::string>> LabelValues(
-      std::string_view label, const std::optional<TimeRange>& range = std::nullopt) = 0;
+      std::string_view label, const std::optional<TimeRange>& range = std::nullopt,
+      std::string_view match = {}) = 0;
   // Where the source is, for reports ("http://127.0.0.1:9191 (read-only, archive X)").
   virtual std::string Describe() const = 0;
 };

@@ -115,9 +115,17 @@ struct Comparison {
 
 inline constexpr const char* kDiagnoseJsonSchema = "jobmon.diagnose/v1";
 
+// A diagnosis read from the cluster's central store (central_store.h).
+struct CentralStoreSource {
+  std::string url;
+  std::string matchers;   // what every selector was confined by
+  bool fallback = false;  // the job's archive or TSDB was gone
+};
+
 // One diagnosis: what was opened, what it holds, the playbooks' results.
 struct Diagnosis {
   std::string source;  // PromSource::Describe()
+  std::optional<CentralStoreSource> central_store;
   DiagnoseContext context;
   bool tsdb_matches_log = true;  // the tb_step cross-check
   std::string tsdb_check;        // what the cross-check compared

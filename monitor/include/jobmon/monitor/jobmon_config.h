@@ -23,11 +23,22 @@ struct TriageConfig {
   std::optional<double> stall_min_seconds;
 };
 
+// [diagnose]: the cluster's central store (VictoriaMetrics or Prometheus fed
+// by the plugin's remote_write), for `jobmon diagnose` of a job whose
+// archive is gone; `--store`, `--cluster` and `--store-token-file` win.
+struct DiagnoseConfig {
+  std::string store_url;         // empty: no fallback
+  std::string cluster;           // the `cluster` label (a store of several clusters)
+  std::string store_token_file;  // a bearer token, in a 0600 file
+  double store_lookback_seconds = 31 * 86400.0;
+};
+
 struct JobmonConfig {
   std::string path;  // the file read; empty: none (the default file is absent)
   MonitorConfig monitor;
   alerts::AlertsConfig alerts;
   TriageConfig triage;
+  DiagnoseConfig diagnose;
 };
 
 // `path` only names the file in messages.
