@@ -19,6 +19,9 @@ PACKAGES=(
   prometheus prometheus-node-exporter
   # the alerts test delivers to a real Alertmanager (on loopback)
   prometheus-alertmanager
+  # the central store the monitor can take its evidence from (store mode; a
+  # test runs it on its own loopback port, never the package's service)
+  victoria-metrics
   # the SPANK plugin's header, and the real Slurm the integration tests run
   libslurm-dev slurmctld slurmd slurm-client munge
   # dev cluster plumbing

@@ -16,6 +16,13 @@ struct PromHttpOptions {
   double connect_timeout_seconds = 5;
   size_t max_body = size_t{256} << 20;  // big range queries answer in many MB
   std::string description;              // for Describe(); empty: the URL
+  // A central store's credentials (the monitor's store mode): sent with
+  // every request, never put in a message.
+  std::string bearer_token;
+  std::string basic_user, basic_password;
+  // Appended to every query string ("nocache=1": VictoriaMetrics then
+  // answers from the newest samples instead of its response cache).
+  std::string extra_query;
 };
 
 // Percent-encodes everything but RFC 3986's unreserved characters, so
