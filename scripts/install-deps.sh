@@ -19,8 +19,9 @@ PACKAGES=(
   prometheus prometheus-node-exporter
   # the alerts test delivers to a real Alertmanager (on loopback)
   prometheus-alertmanager
-  # the central store (remote_write; `jobmon diagnose --store` is tested
-  # against it on loopback); its service is never started here
+  # the central store: the plugin's remote_write target, the monitor's
+  # evidence in store mode and `jobmon diagnose --store`; tests run it on
+  # their own loopback/bridge port, never the package's service
   victoria-metrics
   # the SPANK plugin's header, and the real Slurm the integration tests run
   libslurm-dev slurmctld slurmd slurm-client munge

@@ -74,6 +74,16 @@ DaemonMetrics::DaemonMetrics(const std::string& listen)
                           .Help("Failed scrapes of job exporters")
                           .Register(r)
                           .Add({});
+  store_queries_ = &BuildCounter()
+                        .Name("jobmon_monitor_store_queries_total")
+                        .Help("Queries of the central store (evidence = \"store\")")
+                        .Register(r)
+                        .Add({});
+  store_failures_ = &BuildCounter()
+                         .Name("jobmon_monitor_store_failures_total")
+                         .Help("Queries of the central store that got no answer")
+                         .Register(r)
+                         .Add({});
   notify_failures_ = &BuildCounter()
                           .Name("jobmon_monitor_notify_failures_total")
                           .Help("Alerts the notifier could not deliver")
@@ -107,6 +117,8 @@ void DaemonMetrics::Update(const monitor::MonitorStats& s) {
   Advance(*slurm_failures_, s.slurm_failures);
   Advance(*scrapes_, s.scrapes);
   Advance(*scrape_failures_, s.scrape_failures);
+  Advance(*store_queries_, s.store_queries);
+  Advance(*store_failures_, s.store_failures);
   Advance(*notify_failures_, s.notify_failures);
   for (const auto& [klass, count] : s.incidents_opened) {
     Advance(incidents_->Add({{"class", klass}}), count);

@@ -40,6 +40,8 @@ class DaemonMetrics {
   prometheus::Counter* slurm_failures_ = nullptr;
   prometheus::Counter* scrapes_ = nullptr;
   prometheus::Counter* scrape_failures_ = nullptr;
+  prometheus::Counter* store_queries_ = nullptr;
+  prometheus::Counter* store_failures_ = nullptr;
   prometheus::Counter* notify_failures_ = nullptr;
   prometheus::Family<prometheus::Counter>* incidents_ = nullptr;
   prometheus::Family<prometheus::Counter>* deliveries_ = nullptr;

@@ -57,6 +57,34 @@ Expected<Receivers> LoadReceivers(const jobmon::alerts::AlertsConfig& alerts,
   return out;
 }
 
+// Store mode's credentials: secrets named in [monitor], resolved from the
+// [alerts] secrets file or the environment, kept out of the file.
+Expected<void> ResolveStoreSecrets(JobmonConfig& file) {
+  MonitorConfig& config = file.monitor;
+  if (!config.StoreMode() ||
+      (config.store_bearer_token_secret.empty() && config.store_basic_password_secret.empty())) {
+    return {};
+  }
+  auto secrets = jobmon::alerts::Secrets::Load(file.alerts.secrets_file);
+  if (!secrets) return secrets.error();
+  auto resolve = [&](const std::string& name, std::string& out, const char* key) -> Expected<void> {
+    if (name.empty()) return {};
+    auto value = secrets->Get(name);
+    if (!value) {
+      return jobmon::Error{std::string("monitor.") + key + ": no secret '" + name +
+                           "' in the secrets file or the environment"};
+    }
+    out = *value;
+    return {};
+  };
+  if (auto r = resolve(config.store_bearer_token_secret, config.store_bearer_token,
+                       "store_bearer_token_secret");
+      !r)
+    return r;
+  return resolve(config.store_basic_password_secret, config.store_basic_password,
+                 "store_basic_password_secret");
+}
+
 double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -91,6 +119,7 @@ Expected<JobmonConfig> Load(const jobmon::ConfigPath& where, const Overrides& o)
     config.slurm_poll_interval = *s;
   }
   if (config.poll_interval < 0.1) return jobmon::Error{"poll interval must be at least 100ms"};
+  if (auto resolved = ResolveStoreSecrets(file); !resolved) return resolved.error();
   if (!config.metrics_listen.empty()) {
     // One loopback address:port; civetweb would act on anything after it.
     if (auto listen = jobmon::monitor::ParseMetricsListen(config.metrics_listen); !listen)
@@ -212,6 +241,7 @@ int main(int argc, char** argv) {
                 return names;
               }()},
              {"metrics", config->metrics_listen.empty() ? "off" : config->metrics_listen},
+             {"evidence", config->StoreMode() ? "store " + config->store_url : "scrape"},
              {"api_socket", api ? config->api_socket : "off"}});
   while (true) {
     const double started = WallNow();

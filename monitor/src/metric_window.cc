@@ -8,8 +8,8 @@
 
 namespace jobmon::monitor {
 
-bool IsWindowSeries(const std::string& name) {
-  static const char* const kKept[] = {
+const std::vector<std::string>& WindowSeriesNames() {
+  static const std::vector<std::string> kKept = {
       metric_names::kGpuUtilizationPercent,
       metric_names::kGpuPowerWatts,
       // NVIDIA (gpu_nvml): the busy-wait and dead-process signals.
@@ -28,7 +28,22 @@ bool IsWindowSeries(const std::string& name) {
       metric_names::kDmesgGpuErrorsTotal,
       metric_names::kTbStep,
   };
-  return std::find(std::begin(kKept), std::end(kKept), name) != std::end(kKept);
+  return kKept;
+}
+
+const std::vector<std::string>& WindowInputNames() {
+  static const std::vector<std::string> kRead = [] {
+    std::vector<std::string> names = WindowSeriesNames();
+    names.insert(names.end(), {metric_names::kGpuServed, metric_names::kGpuNodeShared,
+                               metric_names::kGpuNodeGpus});
+    return names;
+  }();
+  return kRead;
+}
+
+bool IsWindowSeries(const std::string& name) {
+  const auto& kept = WindowSeriesNames();
+  return std::find(kept.begin(), kept.end(), name) != kept.end();
 }
 
 namespace {

@@ -18,6 +18,7 @@
 #include "jobmon/monitor/incident_alert.h"
 #include "jobmon/monitor/incident_policy.h"
 #include "jobmon/monitor/stall_classifier.h"
+#include "jobmon/monitor/store_client.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -256,6 +257,106 @@ void Monitor::ScrapeDiagJobs(double now) {
   }
 }
 
+void Monitor::StoreDiagJobs(double now) {
+  // Jobs at a time: a steady query carries a few samples per series, a
+  // back-fill the whole window's.
+  constexpr size_t kJobsPerQuery = 500, kBackfillJobsPerQuery = 50;
+  std::vector<Tracked*> backfill, steady;
+  double oldest = now;
+  for (auto& [id, t] : jobs_) {
+    if (t.ended || !t.window || !t.user) continue;
+    if (t.tunnel_command.empty() && now - t.targets_read_at > 60) ReadManifest(t, now);
+    if (t.store_fetched_at) {
+      steady.push_back(&t);
+      oldest = std::min(oldest, *t.store_fetched_at);
+    } else {
+      backfill.push_back(&t);
+    }
+  }
+  FetchFromStore(backfill, config_.window_seconds, kBackfillJobsPerQuery, true, now);
+  // Since the last answer, and stale_after more: samples reach the store
+  // late (remote_write batches), and a host's samples older than what it
+  // was fed are skipped.
+  const double range = std::min(config_.window_seconds, now - oldest + config_.stale_after);
+  FetchFromStore(steady, range, kJobsPerQuery, false, now);
+}
+
+void Monitor::FetchFromStore(const std::vector<Tracked*>& jobs, double range_seconds,
+                             size_t per_query, bool backfill, double now) {
+  const StoreAccess access{config_.store_url,        config_.StoreCluster(),
+                           config_.store_timeout,    config_.store_bearer_token,
+                           config_.store_basic_user, config_.store_basic_password};
+  for (size_t from = 0; from < jobs.size(); from += per_query) {
+    const size_t to = std::min(jobs.size(), from + per_query);
+    std::vector<uint32_t> ids;
+    for (size_t i = from; i < to; ++i) ids.push_back(jobs[i]->record.job_id);
+    ++stats_.store_queries;
+    auto answer = FetchStoreScrapes(access, ids, range_seconds, now);
+    if (!answer) {
+      ++stats_.store_failures;
+      if (store_error_ != answer.error().message) {
+        log_.Warn("store_unreachable",
+                  {{"error", answer.error().message},
+                   {"action",
+                    "no system evidence until it answers; stalls meanwhile are raised "
+                    "as 'hang' without evidence, never judged from a stale window"}});
+      }
+      store_error_ = answer.error().message;
+      continue;
+    }
+    if (!store_error_.empty()) log_.Info("store_reachable_again");
+    store_error_.clear();
+    store_ok_at_ = now;
+    for (size_t i = from; i < to; ++i) {
+      Tracked& t = *jobs[i];
+      auto found = answer->find(t.record.job_id);
+      const size_t fed = found == answer->end() ? 0 : FeedWindow(t, found->second);
+      t.store_fetched_at = now;
+      if (backfill) {
+        log_.Info("store_backfill",
+                  {{"job", std::to_string(t.record.job_id)},
+                   {"hosts", std::to_string(found == answer->end() ? 0 : found->second.size())},
+                   {"scrapes", std::to_string(fed)},
+                   {"window_s", Seconds(range_seconds)}});
+      }
+    }
+  }
+}
+
+size_t Monitor::FeedWindow(Tracked& t,
+                           const std::map<std::string, std::vector<StoreScrape>>& hosts) {
+  size_t fed = 0;
+  for (const auto& [host, scrapes] : hosts) {
+    auto last = t.store_fed.find(host);
+    for (const StoreScrape& scrape : scrapes) {
+      if (last != t.store_fed.end() && scrape.t <= last->second) continue;
+      if (scrape.ok) {
+        t.window->AddScrape(host, scrape.t, scrape.samples);
+      } else {
+        t.window->AddFailedScrape(host, scrape.t);
+      }
+      t.store_fed[host] = scrape.t;
+      last = t.store_fed.find(host);
+      ++fed;
+    }
+  }
+  return fed;
+}
+
+bool Monitor::StoreSilent(double now) const {
+  return config_.StoreMode() && (!store_ok_at_ || now - *store_ok_at_ > config_.stale_after);
+}
+
+void Monitor::ReadManifest(Tracked& t, double now) {
+  t.targets_read_at = now;
+  auto manifest = ReadDiagManifest(t.record.diag_dir, t.user, t.record.node_list);
+  if (manifest) {
+    t.tunnel_command = manifest->tunnel_command;
+  } else if (!NotThere(manifest.error())) {
+    WarnOnce(t, "diag_file_refused", manifest.error().message);
+  }
+}
+
 void Monitor::WarnOnce(Tracked& t, const std::string& event, const std::string& error) {
   constexpr size_t kMaxWarningsPerJob = 32;
   if (t.warned.size() >= kMaxWarningsPerJob || !t.warned.insert(event + " " + error).second) return;
@@ -343,7 +444,11 @@ void Monitor::Cycle(double now) {
   // ended, happen outside the transaction, so `jobmon watch` and `jobmon
   // status` never wait behind it.
   auto listed = FetchJobsIfDue(now);
-  ScrapeDiagJobs(now);
+  if (config_.StoreMode()) {
+    StoreDiagJobs(now);
+  } else {
+    ScrapeDiagJobs(now);
+  }
   if (listed && *listed) ScanEndingJobs(**listed);
   const std::vector<DiagnosisOutcome> diagnosed = PollDiagnoses(now);
   Check(store_.Begin(), "begin");
@@ -440,6 +545,10 @@ StallClassification Monitor::ClassifyStallOf(const Tracked& t, const ProgressSta
   if (!state.last_step) {
     c.klass = "hang/startup";
     c.summary = "no training step within the startup grace: " + stall;
+  } else if (t.window && StoreSilent(now)) {
+    c.klass = "hang";
+    c.summary = "training stopped; no system evidence (the central store has not answered for " +
+                Seconds(store_ok_at_ ? now - *store_ok_at_ : config_.stale_after) + "s): " + stall;
   } else if (t.window && !t.window->hosts().empty()) {
     const auto [from, until] = TrainingSpan(t, state, now);
     c = ClassifyStall(t.window->Evidence(now, from, until, config_.stale_after));
@@ -529,7 +638,7 @@ void Monitor::OnHeartbeat(Tracked& t, double now) {
     for (const auto& [task, host] : report->heartbeat->hosts) in.accused_hosts.push_back(host);
   }
   ProgressState state = t.progress->Evaluate(now);
-  if (t.window && !t.window->hosts().empty()) {
+  if (t.window && !t.window->hosts().empty() && !StoreSilent(now)) {
     const auto [from, until] = TrainingSpan(t, state, accused_at);
     in.at_silence = t.window->Evidence(accused_at - in.timeout, from, until, config_.stale_after);
     in.at_accusation = t.window->Evidence(accused_at, from, until, config_.stale_after);

@@ -25,6 +25,20 @@ Expected<SocketAddress> ParseMetricsListen(std::string_view text) {
   return parsed;
 }
 
+Expected<void> CheckStoreUrl(std::string_view url) {
+  if (!url.starts_with("http://") && !url.starts_with("https://")) {
+    return Error{"'" + std::string(url) + "' must be an http:// or https:// URL"};
+  }
+  const std::string_view rest = url.substr(url.find("//") + 2);
+  if (rest.substr(0, rest.find('/')).find('@') != std::string_view::npos) {
+    return Error{
+        "credentials do not belong in the URL; name secrets "
+        "(store_bearer_token_secret, store_basic_password_secret)"};
+  }
+  if (rest.empty() || rest.front() == '/') return Error{"the URL names no host"};
+  return {};
+}
+
 Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path) {
   auto parsed = ParseTomlConfig(text, path);
   if (!parsed) return parsed.error();
@@ -47,6 +61,17 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.String("diag_dir", config.diag_dir_pattern);
   r.Seconds("scrape_timeout", config.scrape_timeout, 0.1);
   r.Seconds("window", config.window_seconds, 60);
+  r.String("evidence", config.evidence);
+  r.String("store_url", config.store_url);
+  if (section->contains("store_cluster")) {
+    std::string cluster;
+    r.String("store_cluster", cluster);
+    config.store_cluster = cluster;
+  }
+  r.Seconds("store_timeout", config.store_timeout, 0.1);
+  r.String("store_bearer_token_secret", config.store_bearer_token_secret);
+  r.String("store_basic_user", config.store_basic_user);
+  r.String("store_basic_password_secret", config.store_basic_password_secret);
   r.Seconds("stale_after", config.stale_after, 1);
   r.Seconds("ended_retention", config.ended_retention, 0);
   r.Seconds("heartbeat_timeout", config.heartbeat_timeout, 1);
@@ -91,6 +116,15 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   if (r.error()) return Error{*r.error()};
   if (config.log_format != "text" && config.log_format != "json") {
     return Error{path + ": monitor.log_format must be \"text\" or \"json\""};
+  }
+  if (config.evidence != "scrape" && config.evidence != "store") {
+    return Error{path + ": monitor.evidence must be \"scrape\" or \"store\""};
+  }
+  if (auto url = CheckStoreUrl(config.store_url); !url) {
+    return Error{path + ": monitor.store_url: " + url.error().message};
+  }
+  if (!config.store_basic_user.empty() && config.store_basic_password_secret.empty()) {
+    return Error{path + ": monitor.store_basic_user needs monitor.store_basic_password_secret"};
   }
   if (!config.api_socket.empty() && config.api_socket.front() != '/') {
     return Error{path + ": monitor.api_socket must be an absolute path (or \"\" for none)"};

@@ -42,6 +42,14 @@ Expected<std::string> PromHttpSource::Get(const std::string& path_and_query) con
   request.connect_timeout_seconds = options_.connect_timeout_seconds;
   request.max_body = options_.max_body;
   request.headers = options_.headers;
+  if (!options_.extra_query.empty()) {
+    request.url +=
+        (path_and_query.find('?') == std::string::npos ? "?" : "&") + options_.extra_query;
+  }
+  if (!options_.bearer_token.empty())
+    request.headers.push_back("Authorization: Bearer " + options_.bearer_token);
+  request.basic_user = options_.basic_user;
+  request.basic_password = options_.basic_password;
   auto answers = HttpGetAll({request});
   HttpResponse& answer = answers.at(0);
   // The URL (not the query, which may be long) names where it failed.

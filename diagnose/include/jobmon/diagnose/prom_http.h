@@ -20,6 +20,13 @@ struct PromHttpOptions {
   // Sent with every request ("Authorization: Bearer ..." for a central
   // store); never logged, never in an error or a report.
   std::vector<std::string> headers;
+  // A central store's credentials (the monitor's store mode): sent with
+  // every request, never put in a message.
+  std::string bearer_token;
+  std::string basic_user, basic_password;
+  // Appended to every query string ("nocache=1": VictoriaMetrics then
+  // answers from the newest samples instead of its response cache).
+  std::string extra_query;
 };
 
 // Percent-encodes everything but RFC 3986's unreserved characters, so

@@ -18,6 +18,11 @@ namespace jobmon::monitor {
 
 // The series kept (everything else in a scrape is dropped on arrival).
 bool IsWindowSeries(const std::string& name);
+const std::vector<std::string>& WindowSeriesNames();
+// Everything AddScrape reads: the kept series and the GPU-sharing facts
+// (hw_gpu_served, hw_gpu_node_shared, hw_gpu_node_gpus). What the monitor
+// asks a central store for.
+const std::vector<std::string>& WindowInputNames();
 
 class MetricWindow {
  public:

@@ -27,6 +27,7 @@
 #include "jobmon/monitor/scrape.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/monitor/state_store.h"
+#include "jobmon/monitor/store_query.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
 
@@ -41,6 +42,7 @@ struct MonitorStats {
   uint64_t slurm_failures = 0;  // Slurm polls that failed after every retry
   bool slurm_reachable = true;  // the last Slurm poll answered
   uint64_t scrapes = 0, scrape_failures = 0;
+  uint64_t store_queries = 0, store_failures = 0;  // store mode
   uint64_t notify_failures = 0;
   size_t diagnoses_pending = 0;                      // end-of-job diagnoses waiting or running
   std::map<std::string, uint64_t> incidents_opened;  // by class, since start
@@ -76,6 +78,10 @@ class Monitor {
     std::optional<JobUser> user;
     std::vector<ScrapeTarget> targets;  // validated (CheckTargets)
     double targets_read_at = -1e18;
+    // Store mode: when the store last answered for this job (unset: the
+    // window still needs its back-fill), and each host's newest scrape fed.
+    std::optional<double> store_fetched_at;
+    std::map<std::string, double> store_fed;
     std::string tunnel_command;   // rebuilt from Slurm's head node and the manifest's port
     std::string slurm_exit_code;  // Slurm's ExitCode at the last poll ("" unknown)
     // The end-of-job scan, done before the cycle's transaction.
@@ -105,6 +111,17 @@ class Monitor {
              const std::string& diag_dir, double now);
   Tracked NewTracked(const JobRecord& record, double job_start) const;
   void ScrapeDiagJobs(double now);
+  // Store mode: the same window, fed from the central store's raw samples,
+  // jobs new to the window back-filled over the whole window first.
+  void StoreDiagJobs(double now);
+  void FetchFromStore(const std::vector<Tracked*>& jobs, double range_seconds, size_t per_query,
+                      bool backfill, double now);
+  // Feeds the scrapes newer than what each host had; the number fed.
+  size_t FeedWindow(Tracked& job, const std::map<std::string, std::vector<StoreScrape>>& hosts);
+  // Store mode with no answer from the store for stale_after: the window's
+  // hosts would all look gone, so nothing is judged from it.
+  bool StoreSilent(double now) const;
+  void ReadManifest(Tracked& job, double now);  // the tunnel command (store mode)
   void PollJobs(double now);
   void ForgetEndedJobs(double now);
   void RecordCycle(std::chrono::steady_clock::time_point started);
@@ -163,6 +180,8 @@ class Monitor {
   std::vector<IpAddress> own_addresses_;
   std::string node_addresses_error_ = "not asked yet";
   std::optional<double> next_node_poll_;
+  std::optional<double> store_ok_at_;  // the store's last answer
+  std::string store_error_;            // its last error, warned once
   MonitorStats stats_;
   diagnose::TargetDiagnoser diagnoser_;
   std::unique_ptr<DiagnosisFollowUp> followup_;

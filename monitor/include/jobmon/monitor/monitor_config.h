@@ -49,6 +49,22 @@ struct MonitorConfig {
   // Where a job's exporters may be: a target outside these is never fetched.
   // Empty: RFC1918; container bridges (DefaultExcludedCidrs) are always out.
   std::vector<Cidr> cluster_cidrs;
+  // Where a --diag job's evidence comes from: "scrape" (its exporters,
+  // fetched by this daemon) or "store" (a central store the jobs'
+  // Prometheus remote-write to, asked with PromQL; no connection to the
+  // nodes, and the window is back-filled from it after a restart).
+  std::string evidence = "scrape";
+  std::string store_url = "http://127.0.0.1:8428";
+  // The `cluster` label the plugin puts on the jobs' series (its cluster=
+  // option, else Slurm's ClusterName); unset: `cluster`; "": any.
+  std::optional<std::string> store_cluster;
+  double store_timeout = 10;
+  // Names of secrets ([alerts] secrets_file or JOBMON_SECRET_<NAME>), and
+  // the values the daemon resolved from them (never from this file).
+  std::string store_bearer_token_secret, store_basic_user, store_basic_password_secret;
+  std::string store_bearer_token, store_basic_password;
+  bool StoreMode() const { return evidence == "store"; }
+  std::string StoreCluster() const { return store_cluster.value_or(cluster); }
   double window_seconds = 3600;
   double stale_after = 30;        // an exporter not scraped successfully this long is gone
   double ended_retention = 3600;  // ended jobs stay tracked (for `jobmon status`) this long
@@ -72,6 +88,9 @@ struct MonitorConfig {
 // metrics_listen: exactly one loopback IP and port ("127.0.0.1:9188",
 // "[::1]:9188"); the daemon's metrics are not for the network.
 Expected<SocketAddress> ParseMetricsListen(std::string_view text);
+
+// store_url: http(s), a host, no user:password@ (credentials are secrets).
+Expected<void> CheckStoreUrl(std::string_view url);
 
 // `path_for_errors` only names the file in messages.
 Expected<MonitorConfig> ParseMonitorConfig(std::string_view toml_text,

@@ -1,0 +1,29 @@
+#pragma once
+// Store mode's I/O half: asks the central store (store_query.h builds the
+// query, groups the answer) through diagnose's PromHttpSource (libcurl via
+// common/http_client), with the store's credentials when configured.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jobmon/common/expected.h"
+#include "jobmon/monitor/store_query.h"
+
+namespace jobmon::monitor {
+
+struct StoreAccess {
+  std::string url;      // "http://127.0.0.1:8428"
+  std::string cluster;  // the `cluster` label to match; empty: any
+  double timeout_seconds = 10;
+  std::string bearer_token;  // resolved secrets, never logged
+  std::string basic_user, basic_password;
+};
+
+// Raw samples of the window's families for `job_ids` over the
+// `range_seconds` before `now`. Errors name the store's URL, never a credential.
+Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
+                                         const std::vector<uint32_t>& job_ids, double range_seconds,
+                                         double now);
+
+}  // namespace jobmon::monitor

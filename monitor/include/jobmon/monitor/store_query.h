@@ -1,0 +1,56 @@
+#pragma once
+// Store mode ([monitor] evidence = "store"): the monitor takes a --diag
+// job's evidence from a central Prometheus-compatible store (VictoriaMetrics)
+// that the jobs' Prometheus remote-write to, instead of scraping exporters.
+// The pure half: the PromQL asked, and the answer turned into the per-host
+// scrapes MetricWindow already takes, so the classifiers are unchanged.
+//
+// One query per batch of jobs, not one per job or per family: every family
+// the window reads, every job of the batch, as raw samples over a range
+//   {__name__=~"up|hw_gpu_power_watts|...",slurm_job_id=~"12|13",cluster="c"}[40s]
+// An instant query of a range selector answers raw samples with their own
+// timestamps (a query_range would resample them onto its step, and
+// VictoriaMetrics shifts a range's last 30 s to older values). Every sample
+// of one Prometheus scrape carries the scrape's time, so (job, host, time)
+// rebuilds that scrape; `up` says whether it succeeded.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jobmon/diagnose/prom_source.h"
+#include "jobmon/monitor/exposition.h"
+
+namespace jobmon::monitor {
+
+// The labels the plugin's remote_write puts on every series (its
+// prometheus.yml external_labels) and the target label the exporter sets.
+inline constexpr char kStoreJobLabel[] = "slurm_job_id";
+inline constexpr char kStoreClusterLabel[] = "cluster";
+inline constexpr char kStoreHostLabel[] = "host";
+
+// A PromQL string literal's content: backslash and double quote escaped.
+std::string PromQlEscape(const std::string& text);
+
+// The selector above: the window's families and `up`, the jobs by a regex
+// of their ids, `cluster` when not empty, raw samples over `range_seconds`
+// (whole seconds, at least 1). `job_ids` must not be empty.
+std::string StoreEvidenceQuery(const std::vector<uint32_t>& job_ids, const std::string& cluster,
+                               double range_seconds);
+
+// One scrape of one host as the store has it.
+struct StoreScrape {
+  double t = 0;
+  bool ok = true;  // `up` was 1, or absent while the host's samples are there
+  Exposition samples;
+};
+// job id -> host -> its scrapes, oldest first.
+using StoreScrapes = std::map<uint32_t, std::map<std::string, std::vector<StoreScrape>>>;
+
+// Groups an answer's series into scrapes by (slurm_job_id, host, time to
+// the millisecond). Series without a numeric job id or a host are skipped;
+// a scrape whose `up` is 0 is a failed one (its other samples dropped).
+StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series);
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,96 @@
+#include "jobmon/monitor/store_query.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "jobmon/monitor/metric_window.h"
+
+namespace jobmon::monitor {
+
+std::string PromQlEscape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string StoreEvidenceQuery(const std::vector<uint32_t>& job_ids, const std::string& cluster,
+                               double range_seconds) {
+  std::string names = "up";
+  for (const std::string& name : WindowInputNames()) names += "|" + name;
+  std::string ids;
+  for (uint32_t id : job_ids) ids += (ids.empty() ? "" : "|") + std::to_string(id);
+  std::string selector = fmt::format("{{__name__=~\"{}\",{}=~\"{}\"", names, kStoreJobLabel, ids);
+  if (!cluster.empty()) {
+    selector += fmt::format(",{}=\"{}\"", kStoreClusterLabel, PromQlEscape(cluster));
+  }
+  const long range = std::max(1L, static_cast<long>(std::ceil(range_seconds)));
+  return selector + fmt::format("}}[{}s]", range);
+}
+
+namespace {
+
+std::optional<uint32_t> JobIdOf(const std::string& text) {
+  uint32_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return id;
+}
+
+}  // namespace
+
+StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series) {
+  struct Building {
+    std::optional<bool> up;
+    Exposition samples;
+  };
+  // job -> host -> time (ms) -> scrape
+  std::map<uint32_t, std::map<std::string, std::map<int64_t, Building>>> building;
+  for (const diagnose::Series& s : series) {
+    auto job = JobIdOf(s.Label(kStoreJobLabel));
+    const std::string host = s.Label(kStoreHostLabel);
+    const std::string name = s.Label("__name__");
+    if (!job || host.empty() || name.empty()) continue;
+    Sample sample;
+    sample.name = name;
+    for (const auto& [key, value] : s.labels) {
+      if (key != "__name__") sample.labels[key] = value;
+    }
+    auto& hosts = building[*job][host];
+    for (const diagnose::Sample& point : s.samples) {
+      if (!std::isfinite(point.value)) continue;
+      Building& b = hosts[std::llround(point.time * 1000)];
+      if (name == "up") {
+        b.up = point.value >= 1;
+      } else {
+        sample.value = point.value;
+        b.samples.samples.push_back(sample);
+      }
+    }
+  }
+  StoreScrapes out;
+  for (auto& [job, hosts] : building) {
+    for (auto& [host, times] : hosts) {
+      auto& scrapes = out[job][host];
+      for (auto& [ms, b] : times) {
+        StoreScrape scrape;
+        scrape.t = static_cast<double>(ms) / 1000;
+        scrape.ok = b.up.value_or(true);
+        if (scrape.ok) scrape.samples = std::move(b.samples);
+        scrapes.push_back(std::move(scrape));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace jobmon::monitor

@@ -1,0 +1,145 @@
+// Store mode's pure half against answers captured from Debian's
+// VictoriaMetrics (tests/fixtures/victoria_metrics/make_fixtures.py): the
+// query the monitor asks, the answer grouped back into per-host scrapes,
+// and those scrapes through the unchanged window and classifier.
+
+#include "jobmon/monitor/store_query.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "jobmon/diagnose/prom_json.h"
+#include "jobmon/monitor/metric_window.h"
+#include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/stall_classifier.h"
+
+namespace jobmon::monitor {
+namespace {
+
+constexpr double kStart = 1700000000.123;  // the fixtures' first scrape
+
+std::string Fixture(const std::string& name) {
+  std::ifstream in(std::string(JOBMON_FIXTURES) + "/victoria_metrics/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+StoreScrapes Captured(const std::string& name) {
+  auto series = diagnose::ParseQueryResponse(Fixture(name));
+  EXPECT_TRUE(series) << (series ? "" : series.error().message);
+  return series ? GroupStoreSeries(*series) : StoreScrapes{};
+}
+
+TEST(StoreQuery, IsTheQueryTheFixturesWereCapturedWith) {
+  std::string expected = Fixture("query.txt");
+  while (!expected.empty() && expected.back() == '\n') expected.pop_back();
+  EXPECT_EQ(StoreEvidenceQuery({101, 102}, "devc", 20), expected);
+}
+
+TEST(StoreQuery, ClusterMatcherIsEscapedOrLeftOut) {
+  const std::string any = StoreEvidenceQuery({7}, "", 30);
+  EXPECT_EQ(any.find("cluster="), std::string::npos);
+  EXPECT_NE(any.find("slurm_job_id=~\"7\"}[30s]"), std::string::npos);
+  EXPECT_NE(StoreEvidenceQuery({7}, "a\"b\\c", 30).find(R"(cluster="a\"b\\c")"), std::string::npos);
+  // A fraction of a second asks for at least one whole second.
+  EXPECT_NE(StoreEvidenceQuery({7}, "", 0.2).find("[1s]"), std::string::npos);
+  EXPECT_NE(StoreEvidenceQuery({7}, "", 10.5).find("[11s]"), std::string::npos);
+}
+
+TEST(StoreQuery, GroupsRawSamplesIntoScrapesPerJobAndHost) {
+  StoreScrapes scrapes = Captured("raw_samples.json");
+  ASSERT_EQ(scrapes.size(), 2u);  // job 101 of cluster "other" was not asked for
+  const auto& job101 = scrapes.at(101);
+  ASSERT_EQ(job101.size(), 2u);
+  const auto& node1 = job101.at("node1");
+  ASSERT_EQ(node1.size(), 10u);
+  for (size_t i = 0; i < node1.size(); ++i) {
+    EXPECT_NEAR(node1[i].t, kStart + 2.0 * static_cast<double>(i), 1e-6);
+    EXPECT_TRUE(node1[i].ok);
+    // power, utilization, tb_step; never hw_mem_available_bytes (not asked)
+    EXPECT_EQ(node1[i].samples.samples.size(), 3u);
+  }
+  EXPECT_EQ(node1.front().samples.samples.front().labels.at("slurm_job_id"), "101");
+  const auto& node2 = job101.at("node2");
+  ASSERT_EQ(node2.size(), 10u);
+  EXPECT_FALSE(node2.back().ok);  // up 0 at the last scrape
+  EXPECT_TRUE(node2.back().samples.samples.empty());
+  // Job 102's node1 has two GPUs: both in each scrape.
+  const auto& two_gpus = scrapes.at(102).at("node1");
+  ASSERT_EQ(two_gpus.size(), 10u);
+  int power = 0;
+  for (const Sample& s : two_gpus.back().samples.samples) power += s.name == "hw_gpu_power_watts";
+  EXPECT_EQ(power, 2);
+}
+
+TEST(StoreQuery, EmptyAnswerAndErrorAnswer) {
+  EXPECT_TRUE(Captured("raw_samples_empty.json").empty());
+  auto error = diagnose::ParseQueryResponse(Fixture("error_bad_query.json"));
+  ASSERT_FALSE(error);
+  EXPECT_NE(error.error().message.find("unexpected token"), std::string::npos);
+}
+
+TEST(StoreQuery, SkipsSeriesWithoutJobOrHost) {
+  diagnose::Series no_host{{{"__name__", "up"}, {"slurm_job_id", "5"}}, {{1, 1}}};
+  diagnose::Series bad_job{{{"__name__", "up"}, {"slurm_job_id", "5x"}, {"host", "n"}}, {{1, 1}}};
+  diagnose::Series good{{{"__name__", "up"}, {"slurm_job_id", "5"}, {"host", "n"}}, {{1, 1}}};
+  StoreScrapes scrapes = GroupStoreSeries({no_host, bad_job, good});
+  ASSERT_EQ(scrapes.size(), 1u);
+  EXPECT_EQ(scrapes.at(5).at("n").size(), 1u);
+}
+
+// The window fed from the store classifies as it does from scrapes: job 102
+// (both hosts up, 300 W while training, then 120 W at 100% utilization) is
+// a busy-wait; job 101 (node2 down at the end) a node death naming node2.
+StallClassification ClassifyJob(const StoreScrapes& scrapes, uint32_t job) {
+  MetricWindow window;
+  for (const auto& [host, list] : scrapes.at(job)) {
+    for (const StoreScrape& s : list) {
+      if (s.ok) {
+        window.AddScrape(host, s.t, s.samples);
+      } else {
+        window.AddFailedScrape(host, s.t);
+      }
+    }
+  }
+  return ClassifyStall(window.Evidence(kStart + 18, kStart, kStart + 10.1, 5));
+}
+
+TEST(StoreQuery, FeedsTheWindowTheClassifiersRead) {
+  StoreScrapes scrapes = Captured("raw_samples.json");
+  StallClassification busy = ClassifyJob(scrapes, 102);
+  EXPECT_EQ(busy.klass, "hang/busy-wait") << busy.summary;
+  StallClassification death = ClassifyJob(scrapes, 101);
+  EXPECT_EQ(death.klass, "hang/node-death") << death.summary;
+  EXPECT_EQ(death.hosts, std::vector<std::string>{"node2"});
+}
+
+TEST(StoreModeConfig, KeysAndTheirChecks) {
+  auto config = ParseMonitorConfig(
+      "[monitor]\ncluster = \"c1\"\nevidence = \"store\"\nstore_url = \"http://10.1.0.1:8428\"\n"
+      "store_timeout = \"3s\"\nstore_bearer_token_secret = \"vm\"\n");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_TRUE(config->StoreMode());
+  EXPECT_EQ(config->store_url, "http://10.1.0.1:8428");
+  EXPECT_EQ(config->store_timeout, 3);
+  EXPECT_EQ(config->StoreCluster(), "c1");  // unset: the monitor's cluster
+  EXPECT_EQ(config->store_bearer_token_secret, "vm");
+  EXPECT_TRUE(config->store_bearer_token.empty());  // resolved by the daemon, never from the file
+  auto any = ParseMonitorConfig("[monitor]\nstore_cluster = \"\"\n");
+  ASSERT_TRUE(any);
+  EXPECT_EQ(any->StoreCluster(), "");
+  EXPECT_FALSE(any->StoreMode());
+  EXPECT_FALSE(ParseMonitorConfig("[monitor]\nevidence = \"both\"\n"));
+  EXPECT_FALSE(ParseMonitorConfig("[monitor]\nstore_url = \"ftp://x\"\n"));
+  auto creds = ParseMonitorConfig("[monitor]\nstore_url = \"http://u:secretpw@h:8428\"\n");
+  ASSERT_FALSE(creds);
+  EXPECT_EQ(creds.error().message.find("secretpw"), std::string::npos);
+  EXPECT_FALSE(ParseMonitorConfig("[monitor]\nstore_basic_user = \"u\"\n"));
+  EXPECT_FALSE(ParseMonitorConfig("[monitor]\nstore_token = \"x\"\n"));  // unknown key
+}
+
+}  // namespace
+}  // namespace jobmon::monitor
