@@ -90,14 +90,18 @@ std::optional<TimeRange> BoundsFromCounts(const std::vector<Series>& counts, dou
 Expected<std::optional<TimeRange>> FindJobRange(PromSource& scoped, const TimeRange& search,
                                                 int points) {
   std::optional<TimeRange> range = search;
+  double step = 0;
   for (int pass = 0; pass < 2 && range; ++pass) {
     // Whole seconds, at least a second: the range selector's duration.
-    const double step = std::max(1.0, std::ceil(range->seconds() / std::max(1, points)));
+    step = std::max(1.0, std::ceil(range->seconds() / std::max(1, points)));
     const TimeRange grid{range->start + step, range->end + step};
     auto counts = scoped.QueryRange(fmt::format("count_over_time(up[{:.0f}s])", step), grid, step);
     if (!counts) return counts.error();
     range = BoundsFromCounts(*counts, step);
   }
+  // A step of margin on each side: discovery's timestamp(up) grid (its own
+  // step, aligned by the store) must reach past the last sample to see it.
+  if (range) range = TimeRange{range->start - step, range->end + step};
   return range;
 }
 
