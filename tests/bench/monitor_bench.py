@@ -356,6 +356,7 @@ min_stall = "{args.min_stall}s"
         detected = {}
         cpu_start = None
         measure_from = time.time() + 2.5 * args.poll_interval  # after the first catch-up cycles
+        next_check = 0.0
         last_report = time.time()
         while time.time() - start < args.timeout:
             now = time.time()
@@ -374,12 +375,16 @@ min_stall = "{args.min_stall}s"
                     step_no[i] += 1
                     last_step_write[i] = now
                     next_step[i] += args.step_seconds
-            if cpu_start is None and now >= measure_from:
-                cpu_start = (now, cpu_seconds(daemon.pid), metric(port, "jobmon_monitor_polls_total"),
-                             metric(port, "jobmon_monitor_store_queries_total"),
-                             metric(port, "jobmon_monitor_poll_duration_seconds_sum"),
-                             metric(port, "jobmon_monitor_poll_duration_seconds_count"),
-                             cpu_seconds(vm.pid) if vm else 0.0)
+            # Steady state: after the first cycles, which read the logs' history
+            # and (store mode) back-fill every job's window.
+            if cpu_start is None and now >= measure_from and now >= next_check:
+                next_check = now + 1
+                if metric(port, "jobmon_monitor_polls_total") >= 3:
+                    cpu_start = (now, cpu_seconds(daemon.pid), metric(port, "jobmon_monitor_polls_total"),
+                                 metric(port, "jobmon_monitor_store_queries_total"),
+                                 metric(port, "jobmon_monitor_poll_duration_seconds_sum"),
+                                 metric(port, "jobmon_monitor_poll_duration_seconds_count"),
+                                 cpu_seconds(vm.pid) if vm else 0.0)
             if os.path.exists(alerts):
                 with open(alerts) as f:
                     for line in f:
