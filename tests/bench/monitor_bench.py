@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""slurm_job_monitor at scale: one daemon following 10,000 jobs.
+"""slurm_job_monitor at scale: one daemon following 10,000 jobs, in both
+evidence modes ([monitor] evidence = "scrape" and "store"), side by side.
 
 A generator appends MaxText step lines to 10,000 logs at a realistic rate
 (one step per job every --step-seconds, jobs staggered); Slurm's answer is
@@ -8,13 +9,37 @@ replayed from `squeue --json` output recorded on the dev cluster
 Some jobs hang: half go silent, half keep printing noise lines (the case
 the log-mtime rule of the reference never catches).
 
-Printed, not asserted: CPU seconds per poll cycle and peak RSS of the
-daemon, and detection latency of the hangs against the mtime rule
-(alert when the log has not changed for 1800 s), as a ratio.
+scrape mode: the jobs are log-only (no --diag, so no exporter is scraped).
+The monitor scrapes only exporters at a node's NodeAddr inside
+cluster_cidrs, never loopback, so 10,000 jobs' exporters would need network
+namespaces and far more CPU than a test machine has: this column follows
+logs only, and the store/scrape CPU ratio printed is an upper bound (real
+scrape mode also pays for the scrapes).
+
+store mode: every job is a --diag job (a manifest in its diag dir, as the
+plugin writes it) whose evidence lives in a real VictoriaMetrics (Debian's
+/usr/bin/victoria-metrics on 127.0.0.1:<free port>, data in the temp dir),
+fed by a generator process at the rate a job's Prometheus would remote_write
+it: one sample per series per --scrape-interval, the families the monitor's
+window reads only, with the labels the plugin's Prometheus gives (external
+labels slurm_job_id, cluster, user; job and instance of the scrape; host,
+gpu, ... of the exporter), through /api/v1/import/prometheus with
+timestamps, batched. --store-history seconds of training are imported
+before the monitor starts (the job ran before the monitor saw it). The hung
+jobs' GPUs busy-wait (utilization 100%, power at idle), so the stall
+classification is exercised from the store's evidence.
+
+Printed, not asserted: CPU seconds and wall seconds per poll cycle, peak RSS
+of the daemon, detection latency of the hangs (and against the mtime rule:
+alert when the log has not changed for 1800 s), incidents on healthy jobs,
+store queries per cycle; then a side-by-side table, the store/scrape CPU
+ratio (goal within 2x) and whether detection latency is unchanged. Figures
+depend on the machine and on what else runs on it.
 """
 
 import argparse
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -28,6 +53,9 @@ import time
 import urllib.request
 
 MTIME_RULE_SECONDS = 1800
+FIRST_JOB_ID = 100000
+CLUSTER = "benchcluster"
+VICTORIA_METRICS = "/usr/bin/victoria-metrics"
 
 
 def free_port():
@@ -62,33 +90,190 @@ def step_line(step, seconds):
             f"MFU: 34.42%, Tokens/s/device: 1638.400, loss: {2 + 8 / (1 + step):.3f}\n")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--monitor", required=True, help="slurm_job_monitor binary")
-    ap.add_argument("--fixtures", required=True, help="tests/fixtures")
-    ap.add_argument("--jobs", type=int, default=10000)
-    ap.add_argument("--step-seconds", type=float, default=10.0)
-    ap.add_argument("--poll-interval", type=float, default=10.0)
-    ap.add_argument("--hang-jobs", type=int, default=20, help="half silent, half with noise lines")
-    ap.add_argument("--history-steps", type=int, default=30, help="steps already in each log")
-    ap.add_argument("--hang-after", type=float, default=30.0, help="seconds into the run")
-    ap.add_argument("--min-stall", type=float, default=60.0)
-    ap.add_argument("--timeout", type=float, default=400.0)
-    args = ap.parse_args()
+def expand_nodes(nodes):
+    """node[1-2] or node1,node2 -> [node1, node2] (the recorded job's forms)."""
+    m = re.fullmatch(r"([^\[]*)\[(\d+)-(\d+)\]", nodes)
+    if m:
+        return [f"{m.group(1)}{i}" for i in range(int(m.group(2)), int(m.group(3)) + 1)]
+    return nodes.split(",")
 
-    work = tempfile.mkdtemp(prefix="jobmon-monitor-bench-")
-    daemon = None
+
+def stop(proc):
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# --- the store's feed ---------------------------------------------------------
+
+def host_template(gpus, training, variant):
+    """One host's scrape as Prometheus remote_writes it, in the import format:
+    @J job id, @H host, @I instance, @C a counter, @T the timestamp (ms)."""
+    common = f'cluster="{CLUSTER}",slurm_job_id="@J",user="root",job="jobmon-exporter",instance="@I",host="@H"'
+    power = (548, 561, 553, 540)[variant] if training else (85, 86, 84, 85)[variant]
+    util = (97, 98, 96, 99)[variant] if training else 100
+    memory = 40 if training else 1
+    lines = [f"up{{{common}}} 1 @T"]
+    for g in range(gpus):
+        gpu = f'{common},gpu="{g}"'
+        lines += [
+            f'hw_gpu_utilization_percent{{{gpu}}} {util} @T',
+            f'hw_gpu_power_watts{{{gpu}}} {power + g} @T',
+            f'hw_gpu_clock_mhz{{{gpu},type="sclk"}} 1980 @T',
+            f'hw_gpu_clock_mhz{{{gpu},type="mclk"}} 2619 @T',
+            f'hw_gpu_clock_max_mhz{{{gpu},type="sclk"}} 1980 @T',
+            f'hw_gpu_clock_max_mhz{{{gpu},type="mclk"}} 2619 @T',
+            f'hw_gpu_power_capped{{{gpu}}} 0 @T',
+            f'hw_gpu_memory_utilization_percent{{{gpu}}} {memory} @T',
+            f'hw_gpu_compute_processes{{{gpu}}} 1 @T',
+            f'hw_gpu_served{{{gpu},source="all",vendor="nvidia"}} 1 @T',
+        ]
+    lines += [
+        f'hw_gpu_node_gpus{{{common},vendor="nvidia"}} {gpus} @T',
+        f'hw_gpu_node_shared{{{common}}} 0 @T',
+        f'hw_tcp_retransmits_total{{{common}}} @C @T',
+        f'hw_rdma_tx_retx_pkts_total{{{common},device="mlx5_0",port="1"}} 0 @T',
+        f'hw_rdma_tx_ack_timeout_total{{{common},device="mlx5_0",port="1"}} 0 @T',
+        f'hw_rdma_port_state{{{common},device="mlx5_0",port="1"}} 1 @T',
+        f'hw_io_pressure_some_pct{{{common}}} 0.5 @T',
+        f'hw_io_pressure_full_pct{{{common}}} 0.1 @T',
+        f'hw_procs_blocked{{{common}}} 0 @T',
+        f'hw_dmesg_gpu_errors_total{{{common}}} 0 @T',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def series_per_host(gpus):
+    return host_template(gpus, True, 0).count("\n")
+
+
+class Feed:
+    """What every job's Prometheus would send, scrape by scrape."""
+
+    def __init__(self, args, hosts, hang, hang_at):
+        self.args, self.hosts, self.hang, self.hang_at = args, hosts, hang, hang_at
+        self.templates = {(training, v): host_template(args.gpus, training, v)
+                          for training in (True, False) for v in range(4)}
+        self.url = f"http://127.0.0.1:{args.store_port}/api/v1/import/prometheus"
+        self.buffer = []
+        self.buffered = 0
+
+    def scrape(self, i, t):
+        """Job i's scrape of all its hosts at time t (s)."""
+        training = i not in self.hang or t <= self.hang_at.value
+        tick = int(t // self.args.scrape_interval)
+        ts = str(int(t * 1000))
+        job = str(FIRST_JOB_ID + i)
+        for h, host in enumerate(self.hosts):
+            text = self.templates[(training, (tick + i + h) % 4)]
+            text = (text.replace("@J", job).replace("@H", host).replace("@I", f"192.0.2.{h + 1}:9400")
+                    .replace("@C", str(tick * 3)).replace("@T", ts))
+            self.buffer.append(text)
+            self.buffered += len(text)
+        if self.buffered > 8 << 20:
+            self.flush()
+
+    def flush(self):
+        if not self.buffer:
+            return
+        body = "".join(self.buffer).encode()
+        self.buffer, self.buffered = [], 0
+        request = urllib.request.Request(self.url, data=body, method="POST")
+        urllib.request.urlopen(request, timeout=60).read()
+
+    def offset(self, i):
+        # Prometheus spreads its scrapes over the interval; one job's hosts together.
+        return (i * 0.37) % self.args.scrape_interval
+
+
+def feed_store(args, hosts, hang, hang_at, ready, done):
+    """The generator process: history first, then one scrape per interval.
+    The hung jobs' GPUs busy-wait from hang_at (set once the logs move)."""
+    feed = Feed(args, hosts, hang, hang_at)
+    start = time.time()
+    interval = args.scrape_interval
+    history_from = start - args.store_history
+    next_at = []
+    for i in range(args.jobs):
+        t = history_from + feed.offset(i)
+        while t < start:
+            feed.scrape(i, t)
+            t += interval
+        next_at.append(t)
+    feed.flush()
+    ready.set()
+    while not done.is_set():
+        now = time.time()
+        for i in range(args.jobs):
+            while next_at[i] <= now:
+                feed.scrape(i, next_at[i])
+                next_at[i] += interval
+        feed.flush()
+        done.wait(1.0)
+
+
+def start_store(work, port):
+    log = open(os.path.join(work, "victoria-metrics.log"), "w")
+    vm = subprocess.Popen([VICTORIA_METRICS, "-httpListenAddr", f"127.0.0.1:{port}",
+                           "-storageDataPath", os.path.join(work, "vm"), "-retentionPeriod", "1d"],
+                          stdout=log, stderr=log)
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
+            return vm
+        except OSError:
+            if vm.poll() is not None:
+                raise RuntimeError(f"victoria-metrics exited: see {work}/victoria-metrics.log")
+            time.sleep(0.1)
+    stop(vm)
+    raise RuntimeError("victoria-metrics did not answer in 20 s")
+
+
+# --- one run -------------------------------------------------------------------
+
+def write_manifest(diag_dir, job_id, hosts, log_path, store_url):
+    os.makedirs(os.path.join(diag_dir, "targets"))
+    manifest = {
+        "schema": "jobmon.manifest/v1", "job_id": job_id, "user": "root", "uid": 0,
+        "nodes": hosts, "head_node": hosts[0], "diag_dir": diag_dir,
+        "prometheus": {"address": "127.0.0.1", "port": 9090, "url": "http://127.0.0.1:9090"},
+        "tunnel_command": f"ssh -N -L 9090:127.0.0.1:9090 {hosts[0]}",
+        "tsdb_dir": f"/tmp/jobmon-tsdb-{job_id}", "targets_dir": os.path.join(diag_dir, "targets"),
+        "job_log": log_path, "versions": {"jobmon": "bench", "prometheus": "2.42.0"},
+        "remote_write": f"{store_url}/api/v1/write", "state": "running", "degraded": [],
+        "started_at": "2024-01-01T00:00:00Z", "ended_at": "", "archive_error": "",
+    }
+    with open(os.path.join(diag_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+
+
+def run(args, mode):
+    work = tempfile.mkdtemp(prefix=f"jobmon-monitor-bench-{mode}-")
+    daemon = vm = feeder = None
+    done = multiprocessing.Event()
+    hang_at = multiprocessing.Value("d", float("inf"))
+    result = {"mode": mode}
     try:
         logs = os.path.join(work, "logs")
         os.mkdir(logs)
         with open(os.path.join(args.fixtures, "slurm", "squeue-json.json")) as f:
             recorded = json.load(f)
         template = recorded["jobs"][0]
+        hosts = expand_nodes(template["nodes"])
+        store_url = ""
+        if mode == "store":
+            args.store_port = free_port()
+            store_url = f"http://127.0.0.1:{args.store_port}"
         # One recorded job per job, with its id, name and log swapped in.
         jobs = []
         paths = []
         for i in range(args.jobs):
-            job_id = 100000 + i
+            job_id = FIRST_JOB_ID + i
             path = os.path.join(logs, f"run-{job_id}.out")
             paths.append(path)
             job = dict(template)
@@ -99,6 +284,10 @@ def main():
                 f.write("0: Config param steps: 100000\n")
                 for s in range(args.history_steps):
                     f.write(step_line(s, args.step_seconds))
+            if mode == "store":
+                # The default diag_dir pattern, %o/jobmon-diag-%j.
+                write_manifest(os.path.join(logs, f"jobmon-diag-{job_id}"), job_id, hosts, path,
+                               store_url)
         answer = os.path.join(work, "squeue-answer.json")
         with open(answer, "w") as f:
             json.dump(dict(recorded, jobs=jobs), f)
@@ -109,6 +298,14 @@ def main():
         port = free_port()
         config = os.path.join(work, "jobmon.toml")
         alerts = os.path.join(work, "alerts.jsonl")
+        store_keys = ""
+        if mode == "store":
+            # No exporter is in cluster_cidrs: evidence from the store only.
+            store_keys = f"""evidence = "store"
+store_url = "{store_url}"
+store_cluster = "{CLUSTER}"
+cluster_cidrs = ["192.0.2.0/24"]
+"""
         with open(config, "w") as f:
             f.write(f"""[monitor]
 state_db = "{work}/state.db"
@@ -117,31 +314,54 @@ slurm_poll_interval = "30s"
 squeue = "{squeue}"
 metrics_listen = "127.0.0.1:{port}"
 notify_file = "{alerts}"
-[monitor.select]
+api_socket = ""
+diagnose_at_end = false
+{store_keys}[monitor.select]
 partitions = ["debug"]
 [monitor.stall]
 k = 5
 min_stall = "{args.min_stall}s"
 """)
-        print(f"# {args.jobs} logs with {args.history_steps} steps each; one step per job every "
-              f"{args.step_seconds:g}s from now on; poll every {args.poll_interval:g}s", flush=True)
-        log = open(os.path.join(work, "monitor.log"), "w")
-        daemon = subprocess.Popen([args.monitor, "--config", config], stdout=log, stderr=log)
-        start = time.time()
 
         hang = set(range(0, args.jobs, max(1, args.jobs // args.hang_jobs)))
         hang = set(sorted(hang)[: args.hang_jobs])
         noisy = set(sorted(hang)[::2])  # every other hung job keeps its log's mtime fresh
-        next_step = {i: start + (i % int(args.step_seconds * 10)) / 10.0 for i in range(args.jobs)}
+        if mode == "store":
+            vm = start_store(work, args.store_port)
+            per_host = series_per_host(args.gpus)
+            print(f"# [store] victoria-metrics on {store_url}; {args.jobs} jobs x {len(hosts)} hosts x "
+                  f"{per_host} series ({args.gpus} GPUs) = {args.jobs * len(hosts) * per_host} series, "
+                  f"one sample each per {args.scrape_interval:g}s; importing {args.store_history:g}s "
+                  f"of history", flush=True)
+            ready = multiprocessing.Event()
+            feed_start = time.time()
+            feeder = multiprocessing.Process(target=feed_store,
+                                             args=(args, hosts, hang, hang_at, ready, done))
+            feeder.start()
+            while not ready.wait(1):
+                if not feeder.is_alive():
+                    raise RuntimeError("the store's feed failed")
+            print(f"# [store] history imported in {time.time() - feed_start:.0f}s", flush=True)
+        print(f"# [{mode}] {args.jobs} logs with {args.history_steps} steps each; one step per job every "
+              f"{args.step_seconds:g}s from now on; poll every {args.poll_interval:g}s", flush=True)
+        log = open(os.path.join(work, "monitor.log"), "w")
+        daemon = subprocess.Popen([args.monitor, "--config", config], stdout=log, stderr=log)
+        start = time.time()
+        hang_at.value = start + args.hang_after
+
+        next_step = {i: time.time() + (i % int(args.step_seconds * 10)) / 10.0 for i in range(args.jobs)}
         step_no = {i: args.history_steps for i in range(args.jobs)}
         last_step_write = {}
         next_noise = {i: 0.0 for i in noisy}
         detected = {}
-        cpu_start = cycles_start = None
-        measure_from = start + 2.5 * args.poll_interval  # after the first catch-up cycles
-        last_report = start
+        cpu_start = None
+        measure_from = time.time() + 2.5 * args.poll_interval  # after the first catch-up cycles
+        next_check = 0.0
+        last_report = time.time()
         while time.time() - start < args.timeout:
             now = time.time()
+            if daemon.poll() is not None:
+                raise RuntimeError(f"slurm_job_monitor exited ({daemon.returncode}): see {work}/monitor.log")
             for i in range(args.jobs):
                 if i in hang and now - start > args.hang_after:
                     if i in noisy and now >= next_noise[i]:
@@ -155,61 +375,168 @@ min_stall = "{args.min_stall}s"
                     step_no[i] += 1
                     last_step_write[i] = now
                     next_step[i] += args.step_seconds
-            if cpu_start is None and now >= measure_from:
-                cpu_start = (now, cpu_seconds(daemon.pid), metric(port, "jobmon_monitor_polls_total"))
+            # Steady state: after the first cycles, which read the logs' history
+            # and (store mode) back-fill every job's window.
+            if cpu_start is None and now >= measure_from and now >= next_check:
+                next_check = now + 1
+                if metric(port, "jobmon_monitor_polls_total") >= 3:
+                    cpu_start = (now, cpu_seconds(daemon.pid), metric(port, "jobmon_monitor_polls_total"),
+                                 metric(port, "jobmon_monitor_store_queries_total"),
+                                 metric(port, "jobmon_monitor_poll_duration_seconds_sum"),
+                                 metric(port, "jobmon_monitor_poll_duration_seconds_count"),
+                                 cpu_seconds(vm.pid) if vm else 0.0)
             if os.path.exists(alerts):
                 with open(alerts) as f:
                     for line in f:
                         a = json.loads(line)
-                        i = a["job_id"] - 100000
+                        i = a["job_id"] - FIRST_JOB_ID
                         if a["status"] == "firing" and i not in detected:
                             detected[i] = (a["at"], a["class"])
             if hang and all(i in detected for i in hang) and cpu_start and now - cpu_start[0] > 3 * args.poll_interval:
                 break
             if now - last_report > 30:
-                print(f"# {now - start:.0f}s: {len([i for i in hang if i in detected])}/{len(hang)} hangs "
-                      f"detected, RSS {memory_kib(daemon.pid, 'VmRSS') / 1024:.0f} MiB", flush=True)
+                print(f"# [{mode}] {now - start:.0f}s: {len([i for i in hang if i in detected])}/{len(hang)} "
+                      f"hangs detected, RSS {memory_kib(daemon.pid, 'VmRSS') / 1024:.0f} MiB", flush=True)
                 last_report = now
             time.sleep(0.05)
         end = time.time()
+        if cpu_start is None:
+            raise RuntimeError("the run ended before the measurement began (--timeout)")
         cpu_end = cpu_seconds(daemon.pid)
-        cycles_end = metric(port, "jobmon_monitor_polls_total")
-        poll_sum = metric(port, "jobmon_monitor_poll_duration_seconds_sum")
-        poll_count = metric(port, "jobmon_monitor_poll_duration_seconds_count")
-        tracked = metric(port, "jobmon_monitor_jobs_tracked")
-        peak = memory_kib(daemon.pid, "VmHWM") / 1024
-
-        cycles = cycles_end - cpu_start[2] if cpu_start else 0
-        cpu_per_cycle = (cpu_end - cpu_start[1]) / cycles if cycles else float("nan")
-        print(f"jobs tracked: {tracked:.0f}")
-        print(f"CPU per poll cycle: {cpu_per_cycle:.3f} s (over {cycles:.0f} cycles; goal < 1 s)")
-        print(f"wall time per cycle (daemon's own histogram): {poll_sum / max(poll_count, 1):.3f} s")
-        print(f"peak RSS: {peak:.0f} MiB (goal < 300 MB)")
-        false_alarms = [i for i in detected if i not in hang]
-        print(f"incidents on healthy jobs: {len(false_alarms)}")
+        cycles = metric(port, "jobmon_monitor_polls_total") - cpu_start[2]
+        queries = metric(port, "jobmon_monitor_store_queries_total") - cpu_start[3]
+        poll_sum = metric(port, "jobmon_monitor_poll_duration_seconds_sum") - cpu_start[4]
+        poll_count = metric(port, "jobmon_monitor_poll_duration_seconds_count") - cpu_start[5]
+        result.update(
+            tracked=metric(port, "jobmon_monitor_jobs_tracked"),
+            diag_jobs=metric(port, "jobmon_monitor_diag_jobs"),
+            store_failures=metric(port, "jobmon_monitor_store_failures_total"),
+            cycles=cycles,
+            cpu=(cpu_end - cpu_start[1]) / cycles if cycles else float("nan"),
+            wall=poll_sum / poll_count if poll_count else float("nan"),
+            queries=queries / cycles if cycles else float("nan"),
+            store_cpu=(cpu_seconds(vm.pid) - cpu_start[6]) / cycles if vm and cycles else None,
+            peak=memory_kib(daemon.pid, "VmHWM") / 1024,
+            false_alarms=len([i for i in detected if i not in hang]),
+            classes=sorted(set(c for i, (_, c) in detected.items() if i in hang)),
+            took=end - start)
         for kind, members in (("silent", sorted(hang - noisy)), ("noisy", sorted(noisy))):
             latencies = [detected[i][0] - last_step_write[i] for i in members if i in detected]
-            missed = [i for i in members if i not in detected]
-            if not latencies:
-                print(f"{kind} hangs: none detected ({len(missed)} missed)")
-                continue
-            med = statistics.median(latencies)
-            if kind == "silent":
-                rule = f"mtime rule {MTIME_RULE_SECONDS}s: {MTIME_RULE_SECONDS / med:.1f}x sooner"
-            else:
-                rule = "mtime rule: never (the noise keeps the log's mtime fresh)"
-            print(f"{kind} hangs: {len(latencies)}/{len(members)} detected, latency after the last "
-                  f"step median {med:.1f}s max {max(latencies):.1f}s; {rule}")
-        print(f"# classes: {sorted(set(c for _, c in detected.values()))}; run took {end - start:.0f}s")
+            result[kind] = (latencies, len(members))
+        print_run(result)
     finally:
-        if daemon and daemon.poll() is None:
-            daemon.send_signal(signal.SIGTERM)
-            try:
-                daemon.wait(10)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait()
+        stop(daemon)
+        done.set()
+        if feeder is not None:
+            feeder.join(30)
+            if feeder.is_alive():
+                feeder.terminate()
+                feeder.join()
+        stop(vm)
         shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+# --- output --------------------------------------------------------------------
+
+def latency_text(latencies, members):
+    if not latencies:
+        return f"0/{members}"
+    return f"{len(latencies)}/{members}, median {statistics.median(latencies):.1f}s max {max(latencies):.1f}s"
+
+
+def print_run(r):
+    m = r["mode"]
+    print(f"[{m}] jobs tracked: {r['tracked']:.0f} ({r['diag_jobs']:.0f} with --diag evidence)")
+    print(f"[{m}] CPU per poll cycle: {r['cpu']:.3f} s (over {r['cycles']:.0f} cycles; goal < 1 s)")
+    print(f"[{m}] wall time per cycle (daemon's own histogram): {r['wall']:.3f} s")
+    print(f"[{m}] peak RSS: {r['peak']:.0f} MiB (goal < 300 MB)")
+    print(f"[{m}] incidents on healthy jobs: {r['false_alarms']}")
+    if m == "store":
+        print(f"[{m}] store queries per cycle: {r['queries']:.1f} ({r['store_failures']:.0f} failed); "
+              f"victoria-metrics CPU per cycle (ingest and queries): {r['store_cpu']:.3f} s")
+    for kind in ("silent", "noisy"):
+        latencies, members = r[kind]
+        if not latencies:
+            print(f"[{m}] {kind} hangs: none detected ({members} missed)")
+            continue
+        med = statistics.median(latencies)
+        if kind == "silent":
+            rule = f"mtime rule {MTIME_RULE_SECONDS}s: {MTIME_RULE_SECONDS / med:.1f}x sooner"
+        else:
+            rule = "mtime rule: never (the noise keeps the log's mtime fresh)"
+        print(f"[{m}] {kind} hangs: {latency_text(latencies, members)} after the last step; {rule}")
+    print(f"# [{m}] classes of the hangs: {r['classes']}; run took {r['took']:.0f}s", flush=True)
+
+
+def print_table(results, args):
+    modes = [r["mode"] for r in results]
+    rows = [
+        ("CPU per cycle (s)", lambda r: f"{r['cpu']:.3f}"),
+        ("wall per cycle (s)", lambda r: f"{r['wall']:.3f}"),
+        ("peak RSS (MiB)", lambda r: f"{r['peak']:.0f}"),
+        ("silent hangs detected, latency", lambda r: latency_text(*r["silent"])),
+        ("noisy hangs detected, latency", lambda r: latency_text(*r["noisy"])),
+        ("hang classes", lambda r: ",".join(r["classes"]) or "-"),
+        ("incidents on healthy jobs", lambda r: str(r["false_alarms"])),
+        ("store queries per cycle", lambda r: f"{r['queries']:.1f}" if r["mode"] == "store" else "-"),
+        ("store CPU per cycle (s)", lambda r: f"{r['store_cpu']:.3f}" if r["store_cpu"] is not None else "-"),
+        ("cycles measured", lambda r: f"{r['cycles']:.0f}"),
+    ]
+    heads = {"scrape": "scrape (logs only)", "store": "store"}
+    width = max(len(name) for name, _ in rows)
+    cells = [[fn(r) for r in results] for _, fn in rows]
+    col = [max(len(heads[m]), *(len(c[k]) for c in cells)) for k, m in enumerate(modes)]
+    print(f"\n{args.jobs} jobs ({args.hang_jobs} hang), poll every {args.poll_interval:g}s; "
+          f"store: {args.gpus} GPUs per host, one sample per series per {args.scrape_interval:g}s")
+    print("  ".join([" " * width] + [heads[m].ljust(col[k]) for k, m in enumerate(modes)]))
+    for (name, _), row in zip(rows, cells):
+        print("  ".join([name.ljust(width)] + [c.ljust(col[k]) for k, c in enumerate(row)]))
+    by = {r["mode"]: r for r in results}
+    if "scrape" in by and "store" in by:
+        scrape, store = by["scrape"], by["store"]
+        ratio = store["cpu"] / scrape["cpu"] if scrape["cpu"] else float("inf")
+        print(f"store/scrape CPU per cycle: {ratio:.1f}x (goal within 2x; an upper bound: the scrape "
+              f"column follows logs only, real scrape mode also scrapes every exporter)")
+        verdicts = []
+        for kind in ("silent", "noisy"):
+            a, b = scrape[kind][0], store[kind][0]
+            if len(a) != scrape[kind][1] or len(b) != store[kind][1]:
+                verdicts.append(f"{kind}: not all detected in both modes")
+                continue
+            delta = statistics.median(b) - statistics.median(a)
+            # Within one poll interval: the cycle a stall falls into decides.
+            verdict = "unchanged (within one poll interval)" if abs(delta) <= args.poll_interval else "CHANGED"
+            verdicts.append(f"{kind}: median {delta:+.1f}s, {verdict}")
+        print("detection latency store vs scrape: " + "; ".join(verdicts))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--monitor", required=True, help="slurm_job_monitor binary")
+    ap.add_argument("--fixtures", required=True, help="tests/fixtures")
+    ap.add_argument("--mode", choices=("scrape", "store", "both"), default="both")
+    ap.add_argument("--jobs", type=int, default=10000)
+    ap.add_argument("--step-seconds", type=float, default=10.0)
+    ap.add_argument("--poll-interval", type=float, default=10.0)
+    ap.add_argument("--hang-jobs", type=int, default=20, help="half silent, half with noise lines")
+    ap.add_argument("--history-steps", type=int, default=30, help="steps already in each log")
+    ap.add_argument("--hang-after", type=float, default=30.0, help="seconds into the run")
+    ap.add_argument("--min-stall", type=float, default=60.0)
+    ap.add_argument("--timeout", type=float, default=400.0, help="seconds per mode")
+    ap.add_argument("--gpus", type=int, default=4, help="store mode: GPUs per host")
+    ap.add_argument("--scrape-interval", type=float, default=10.0,
+                    help="store mode: seconds between a job's samples (the plugin's scrape_interval)")
+    ap.add_argument("--store-history", type=float, default=120.0,
+                    help="store mode: seconds of training evidence imported before the monitor starts")
+    args = ap.parse_args()
+    if args.mode != "scrape" and not os.access(VICTORIA_METRICS, os.X_OK):
+        print(f"no {VICTORIA_METRICS} (apt-get install victoria-metrics; scripts/install-deps.sh)",
+              file=sys.stderr)
+        return 2
+    modes = ["scrape", "store"] if args.mode == "both" else [args.mode]
+    results = [run(args, mode) for mode in modes]
+    print_table(results, args)
     return 0
 
 
