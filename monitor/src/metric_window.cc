@@ -184,6 +184,16 @@ void MetricWindow::AddFailedScrape(const std::string& host, double t) {
   TrimDeque(scrapes, t, horizon_, max_points_);
 }
 
+void MetricWindow::ForgetSince(const std::string& host, double t) {
+  if (auto it = hosts_.find(host); it != hosts_.end()) {
+    while (!it->second.empty() && it->second.back().t > t) it->second.pop_back();
+  }
+  for (auto& [key, points] : series_) {
+    if (std::get<0>(key) != host) continue;
+    while (!points.empty() && points.back().t > t) points.pop_back();
+  }
+}
+
 std::optional<MetricWindow::Latest> MetricWindow::LatestOf(const std::string& name) const {
   std::optional<Latest> best;
   for (const auto& [key, points] : series_) {

@@ -310,7 +310,11 @@ void Monitor::FetchFromStore(const std::vector<Tracked*>& jobs, double range_sec
     for (size_t i = from; i < to; ++i) {
       Tracked& t = *jobs[i];
       auto found = answer->find(t.record.job_id);
-      const size_t fed = found == answer->end() ? 0 : FeedWindow(t, found->second);
+      // The span the answer covers: the window holds nothing newer than
+      // what this answer has (late samples of a scrape fed before count).
+      const size_t fed = found == answer->end()
+                             ? 0
+                             : FeedStoreAnswer(*t.window, found->second, now - range_seconds);
       t.store_fetched_at = now;
       if (backfill) {
         log_.Info("store_backfill",
@@ -321,26 +325,6 @@ void Monitor::FetchFromStore(const std::vector<Tracked*>& jobs, double range_sec
       }
     }
   }
-}
-
-size_t Monitor::FeedWindow(Tracked& t,
-                           const std::map<std::string, std::vector<StoreScrape>>& hosts) {
-  size_t fed = 0;
-  for (const auto& [host, scrapes] : hosts) {
-    auto last = t.store_fed.find(host);
-    for (const StoreScrape& scrape : scrapes) {
-      if (last != t.store_fed.end() && scrape.t <= last->second) continue;
-      if (scrape.ok) {
-        t.window->AddScrape(host, scrape.t, scrape.samples);
-      } else {
-        t.window->AddFailedScrape(host, scrape.t);
-      }
-      t.store_fed[host] = scrape.t;
-      last = t.store_fed.find(host);
-      ++fed;
-    }
-  }
-  return fed;
 }
 
 bool Monitor::StoreSilent(double now) const {

@@ -93,4 +93,22 @@ StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series) {
   return out;
 }
 
+size_t FeedStoreAnswer(MetricWindow& window,
+                       const std::map<std::string, std::vector<StoreScrape>>& hosts, double since) {
+  size_t fed = 0;
+  for (const auto& [host, scrapes] : hosts) {
+    window.ForgetSince(host, since);
+    for (const StoreScrape& scrape : scrapes) {
+      if (scrape.t <= since) continue;
+      if (scrape.ok) {
+        window.AddScrape(host, scrape.t, scrape.samples);
+      } else {
+        window.AddFailedScrape(host, scrape.t);
+      }
+      ++fed;
+    }
+  }
+  return fed;
+}
+
 }  // namespace jobmon::monitor

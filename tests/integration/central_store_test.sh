@@ -118,7 +118,9 @@ submit() {  # submit NAME TRAINER-ARGS...: a 2-node --diag=on job; prints its id
 last_step() { sql "SELECT last_step FROM progress WHERE job_id=$1"; }
 export DB CHECKS  # for the helpers run under bash -c
 
-hang=$(submit hang --steps 400 --step-seconds 0.3 --hang-at 30)
+# 18 s of training: the job's Prometheus starts seconds after the first
+# step, and a baseline needs 5 of its scrapes before the last one.
+hang=$(submit hang --steps 400 --step-seconds 0.3 --hang-at 60)
 echo "# job hang=$hang"
 check "busy-wait from the store: hang/busy-wait raised" wait_for 120 has_incident "$hang" hang/busy-wait
 ev=$(evidence_of "$hang" hang/busy-wait)
@@ -133,11 +135,11 @@ check "the store's series carry the job's labels" bash -c \
   "$(declare -f checks); checks http-get '$STORE/api/v1/series?match[]=up%7Bslurm_job_id=%22$hang%22,cluster=%22jobmondev%22%7D' | grep -q '\"host\":\"node2\"'"
 
 echo "# restart: the monitor stops once job 'again' has stalled, before it judges it"
-again=$(submit again --steps 400 --step-seconds 0.3 --hang-at 40)
+again=$(submit again --steps 400 --step-seconds 0.3 --hang-at 60)
 echo "# job again=$again"
-# The last step (39) read and stored; the stall bound (${MIN_STALL}s) not reached.
-check "the monitor reads 'again' up to its last step, 39" wait_for 90 bash -c \
-  "$(declare -f sql last_step checks); [[ \$(last_step $again) == 39 ]]"
+# The last step (59) read and stored; the stall bound (${MIN_STALL}s) not reached.
+check "the monitor reads 'again' up to its last step, 59" wait_for 90 bash -c \
+  "$(declare -f sql last_step checks); [[ \$(last_step $again) == 59 ]]"
 stop_pid "$MONITOR_PID"
 MONITOR_PID=""
 check "the monitor stopped (by pid) before judging the stall" \

@@ -7,13 +7,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/prom_json.h"
+#include "jobmon/monitor/job_progress.h"
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/stall_classifier.h"
+#include "jobmon/monitor/state_store.h"
+#include "monitor_test_support.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -115,6 +121,109 @@ TEST(StoreQuery, FeedsTheWindowTheClassifiersRead) {
   StallClassification death = ClassifyJob(scrapes, 101);
   EXPECT_EQ(death.klass, "hang/node-death") << death.summary;
   EXPECT_EQ(death.hosts, std::vector<std::string>{"node2"});
+}
+
+// The restart case: the daemon comes back with the job's progress from its
+// state store (last step 39, no first-step time) and an empty window, and
+// back-fills it from the store while the newest training scrapes are only
+// partly written there (utilization in, power not yet: remote_write sends
+// a scrape in several batches). The power arriving later must still count,
+// so the stall is judged against each host's training baseline.
+StoreScrape Scrape(double t, double power, double utilization, bool with_power = true) {
+  StoreScrape s;
+  s.t = t;
+  auto gpu_sample = [&](const char* name, double value) {
+    Sample sample;
+    sample.name = name;
+    sample.labels = {{"gpu", "0"}};
+    sample.value = value;
+    s.samples.samples.push_back(sample);
+  };
+  gpu_sample(metric_names::kGpuUtilizationPercent, utilization);
+  if (with_power) gpu_sample(metric_names::kGpuPowerWatts, power);
+  return s;
+}
+
+// Each host's scrapes from `from` to `to` (1 s apart; none before kStart + 5,
+// when the job's Prometheus started, after the job's first step) as the
+// store has them when asked: training (300 W) up to kStart + 12, then the
+// spin (100% utilization at 120 W); power only up to `power_until`.
+std::map<std::string, std::vector<StoreScrape>> StoreAt(double from, double to,
+                                                        double power_until) {
+  std::map<std::string, std::vector<StoreScrape>> hosts;
+  for (const std::string host : {"node1", "node2"}) {
+    for (double t = std::max(from, kStart + 5); t <= to + 1e-6; t += 1) {
+      const bool training = t <= kStart + 12;
+      hosts[host].push_back(
+          Scrape(t, training ? 300 : 120, training ? 95 : 100, t <= power_until + 1e-6));
+    }
+  }
+  return hosts;
+}
+
+TEST(StoreRestart, LateSamplesOfABackFilledScrapeStillMakeTheTrainingBaseline) {
+  test_support::TempDir dir;
+  const double window_seconds = 600, stale_after = 12;
+  {  // before the restart: the last step read, the stall not reached
+    auto store = StateStore::Open((dir.path / "state.db").string());
+    ASSERT_TRUE(store) << store.error().message;
+    JobRecord job;
+    job.job_id = 2;
+    job.first_seen = kStart;
+    ASSERT_TRUE((*store)->UpsertJob(job));
+    ProgressRecord saved;
+    saved.job_id = 2;
+    saved.last_step = 39;
+    saved.last_step_time = kStart + 12.5;
+    saved.median_interval = 0.3;
+    saved.p99_interval = 0.35;
+    saved.phase = "training";
+    saved.updated_at = kStart + 12.5;
+    ASSERT_TRUE((*store)->SaveProgress(saved));
+  }
+  auto store = StateStore::Open((dir.path / "state.db").string());
+  ASSERT_TRUE(store);
+  auto record = (*store)->GetProgress(2);
+  ASSERT_TRUE(record && *record);
+  JobProgress progress(2, (dir.path / "absent.log").string(), test_support::Policy(), kStart);
+  progress.Restore(**record);
+  ASSERT_FALSE(progress.first_step_time());  // a restart does not know it
+
+  MetricWindow window(window_seconds);
+  // The back-fill at kStart + 14: power only up to kStart + 8 yet.
+  double now = kStart + 14;
+  EXPECT_EQ(
+      FeedStoreAnswer(window, StoreAt(kStart + 5, kStart + 13, kStart + 8), now - window_seconds),
+      18u);
+  // Then one steady answer a second, over the span since the last one and
+  // stale_after more, complete up to 2 s before it was asked.
+  for (double asked = now + 1; asked <= kStart + 30 + 1e-6; asked += 1) {
+    const double since = asked - (1 + stale_after);
+    FeedStoreAnswer(window, StoreAt(std::ceil(since - kStart) + kStart, asked - 1, asked - 3),
+                    since);
+    now = asked;
+  }
+  // Every sample once, however often it was answered: per host utilization
+  // from kStart + 5 to + 29, power to + 27 (the last answer's).
+  EXPECT_EQ(window.point_count(), 2u * ((29 - 5 + 1) + (27 - 5 + 1)));
+
+  const ProgressState state = progress.Evaluate(now);
+  ASSERT_EQ(state.phase, Phase::kStalled);
+  ASSERT_TRUE(state.last_step_time);
+  // The monitor's training span after a restart: the window up to the last step.
+  const double until = *state.last_step_time;
+  const double from = progress.first_step_time().value_or(until - window_seconds);
+  const StallEvidence evidence = window.Evidence(now, from, until, stale_after);
+  ASSERT_EQ(evidence.hosts.size(), 2u);
+  for (const HostEvidence& host : evidence.hosts) {
+    ASSERT_TRUE(host.baseline_power) << host.host;
+    EXPECT_DOUBLE_EQ(*host.baseline_power, 300) << host.host;
+  }
+  const StallClassification c = ClassifyStall(evidence);
+  EXPECT_EQ(c.klass, "hang/busy-wait") << c.summary;
+  for (const std::string& line : c.evidence) {
+    EXPECT_NE(line.find("of its training baseline 300 W"), std::string::npos) << line;
+  }
 }
 
 TEST(StoreModeConfig, KeysAndTheirChecks) {

@@ -32,6 +32,10 @@ class MetricWindow {
   // One scrape of `host` at time `t`: its samples, or a failed scrape.
   void AddScrape(const std::string& host, double t, const Exposition& scrape);
   void AddFailedScrape(const std::string& host, double t);
+  // Drops `host`'s scrapes and points newer than `t`, so that a fuller
+  // answer for that span (a central store's, whose newest scrapes may be
+  // partly written yet) replaces them. Learnt floors and GPU sets stay.
+  void ForgetSince(const std::string& host, double t);
 
   // GPU series of GPUs outside the served set (another job's, on a shared
   // node) are dropped on arrival: the classifier, the heartbeat verdict and

@@ -79,9 +79,8 @@ class Monitor {
     std::vector<ScrapeTarget> targets;  // validated (CheckTargets)
     double targets_read_at = -1e18;
     // Store mode: when the store last answered for this job (unset: the
-    // window still needs its back-fill), and each host's newest scrape fed.
+    // window still needs its back-fill).
     std::optional<double> store_fetched_at;
-    std::map<std::string, double> store_fed;
     std::string tunnel_command;   // rebuilt from Slurm's head node and the manifest's port
     std::string slurm_exit_code;  // Slurm's ExitCode at the last poll ("" unknown)
     // The end-of-job scan, done before the cycle's transaction.
@@ -117,7 +116,6 @@ class Monitor {
   void FetchFromStore(const std::vector<Tracked*>& jobs, double range_seconds, size_t per_query,
                       bool backfill, double now);
   // Feeds the scrapes newer than what each host had; the number fed.
-  size_t FeedWindow(Tracked& job, const std::map<std::string, std::vector<StoreScrape>>& hosts);
   // Store mode with no answer from the store for stale_after: the window's
   // hosts would all look gone, so nothing is judged from it.
   bool StoreSilent(double now) const;

@@ -53,4 +53,14 @@ using StoreScrapes = std::map<uint32_t, std::map<std::string, std::vector<StoreS
 // a scrape whose `up` is 0 is a failed one (its other samples dropped).
 StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series);
 
+class MetricWindow;
+// Feeds one job's answer into its window. The store's newest scrapes can be
+// partial when asked (remote_write sends a scrape's samples in several
+// batches; the store makes rows visible in shards), so what the window
+// holds newer than `since` (the start of the span the answer covers) is
+// replaced by the answer's scrapes of that span, never kept as first seen:
+// a sample that arrives late still counts. Returns the scrapes fed.
+size_t FeedStoreAnswer(MetricWindow& window,
+                       const std::map<std::string, std::vector<StoreScrape>>& hosts, double since);
+
 }  // namespace jobmon::monitor
