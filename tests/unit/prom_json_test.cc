@@ -118,6 +118,32 @@ TEST(PromJson, MalformedAnswersFailWithoutThrowing) {
   }
 }
 
+// JSON objects are unordered: the parser reads the answer in one pass and
+// must not depend on Prometheus's key order (VictoriaMetrics's may differ).
+TEST(PromJson, KeyOrderDoesNotMatter) {
+  auto series = ParseQueryResponse(
+      R"({"data":{"result":[{"values":[[10,"1.5"],[20,"NaN"],[30,"+Inf"]],)"
+      R"("metric":{"host":"n1","__name__":"up"}}],"resultType":"matrix"},"status":"success"})");
+  ASSERT_TRUE(series) << series.error().message;
+  ASSERT_EQ(series->size(), 1u);
+  EXPECT_EQ((*series)[0].Label("host"), "n1");
+  ASSERT_EQ((*series)[0].samples.size(), 2u);  // NaN left out
+  EXPECT_EQ((*series)[0].samples[0].value, 1.5);
+  EXPECT_TRUE(std::isinf((*series)[0].samples[1].value));
+  // Unknown keys and nested values anywhere are skipped.
+  auto vector = ParseQueryResponse(
+      R"({"status":"success","isPartial":false,"data":{"resultType":"vector","stats":{"a":[1,{"b":2}]},)"
+      R"("result":[{"metric":{},"value":[5,"2"],"extra":[[1]]}]}})");
+  ASSERT_TRUE(vector) << vector.error().message;
+  ASSERT_EQ(vector->size(), 1u);
+  EXPECT_EQ((*vector)[0].samples.at(0).time, 5);
+  EXPECT_EQ((*vector)[0].samples.at(0).value, 2);
+  // An error answer whose status comes last still reads as the error.
+  auto error = ParseQueryResponse(R"({"error":"boom","errorType":"bad_data","status":"error"})");
+  ASSERT_FALSE(error);
+  EXPECT_EQ(error.error().message, "Prometheus: bad_data: boom");
+}
+
 TEST(PromJson, BlockMeta) {
   auto meta = ParseBlockMeta(Fixture("block_meta.json"));
   ASSERT_TRUE(meta) << meta.error().message;

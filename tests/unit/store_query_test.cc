@@ -68,7 +68,15 @@ TEST(StoreQuery, GroupsRawSamplesIntoScrapesPerJobAndHost) {
     // power, utilization, tb_step; never hw_mem_available_bytes (not asked)
     EXPECT_EQ(node1[i].samples.samples.size(), 3u);
   }
-  EXPECT_EQ(node1.front().samples.samples.front().labels.at("slurm_job_id"), "101");
+  // Each point carries only what MetricWindow reads (gpu, type), not the
+  // remote_write labels its series had.
+  for (const Sample& sample : node1.front().samples.samples) {
+    EXPECT_FALSE(sample.labels.count("slurm_job_id")) << sample.name;
+    EXPECT_FALSE(sample.labels.count("instance")) << sample.name;
+    if (sample.name == "hw_gpu_power_watts") {
+      EXPECT_TRUE(sample.labels.count("gpu"));
+    }
+  }
   const auto& node2 = job101.at("node2");
   ASSERT_EQ(node2.size(), 10u);
   EXPECT_FALSE(node2.back().ok);  // up 0 at the last scrape

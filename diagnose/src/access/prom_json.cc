@@ -38,40 +38,6 @@ Expected<json> Data(std::string_view text) {
   return *data;
 }
 
-std::optional<double> ParseValue(const json& v) {
-  if (v.is_number()) return v.get<double>();
-  if (!v.is_string()) return std::nullopt;
-  const auto& s = v.get_ref<const std::string&>();
-  if (s == "+Inf" || s == "Inf") return std::numeric_limits<double>::infinity();
-  if (s == "-Inf") return -std::numeric_limits<double>::infinity();
-  if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
-  double out = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return out;
-}
-
-// [<unix time>, "<value>"]; false when malformed. A NaN is left out.
-Expected<bool> AppendSample(const json& pair, std::vector<Sample>& out) {
-  if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number())
-    return Error{"Prometheus answer: a sample is not [time, value]"};
-  auto value = ParseValue(pair[1]);
-  if (!value) return Error{"Prometheus answer: a sample value is not a number: " + pair[1].dump()};
-  if (std::isnan(*value)) return false;
-  out.push_back(Sample{pair[0].get<double>(), *value});
-  return true;
-}
-
-Expected<Labels> ParseLabels(const json& metric) {
-  Labels labels;
-  if (!metric.is_object()) return Error{"Prometheus answer: a series' metric is not an object"};
-  for (const auto& [name, value] : metric.items()) {
-    if (!value.is_string()) return Error{"Prometheus answer: label " + name + " is not a string"};
-    labels.emplace(name, value.get<std::string>());
-  }
-  return labels;
-}
-
 Expected<MsRange> ParseMsRange(const json& object, const char* min_key, const char* max_key) {
   auto lo = object.find(min_key);
   auto hi = object.find(max_key);
@@ -83,53 +49,7 @@ Expected<MsRange> ParseMsRange(const json& object, const char* min_key, const ch
 
 }  // namespace
 
-Expected<std::vector<Series>> ParseQueryResponse(std::string_view text) {
-  auto data = Data(text);
-  if (!data) return data.error();
-  const json& d = *data;
-  if (!d.is_object()) return Error{"Prometheus answer: data is not an object"};
-  auto type = d.find("resultType");
-  auto result = d.find("result");
-  if (type == d.end() || !type->is_string() || result == d.end())
-    return Error{"Prometheus answer without resultType/result"};
-  std::vector<Series> out;
-  if (*type == "scalar") {
-    Series series;
-    auto added = AppendSample(*result, series.samples);
-    if (!added) return added.error();
-    out.push_back(std::move(series));
-    return out;
-  }
-  if (*type != "matrix" && *type != "vector")
-    return Error{"Prometheus answer: a " + type->get<std::string>() + ", not series"};
-  if (!result->is_array()) return Error{"Prometheus answer: result is not an array"};
-  const bool matrix = *type == "matrix";
-  for (const auto& item : *result) {
-    if (!item.is_object()) return Error{"Prometheus answer: a series is not an object"};
-    Series series;
-    if (auto metric = item.find("metric"); metric != item.end()) {
-      auto labels = ParseLabels(*metric);
-      if (!labels) return labels.error();
-      series.labels = std::move(*labels);
-    }
-    if (matrix) {
-      auto values = item.find("values");
-      if (values == item.end() || !values->is_array())
-        return Error{"Prometheus answer: a matrix series without values"};
-      for (const auto& pair : *values) {
-        auto added = AppendSample(pair, series.samples);
-        if (!added) return added.error();
-      }
-    } else {
-      auto value = item.find("value");
-      if (value == item.end()) return Error{"Prometheus answer: a vector series without a value"};
-      auto added = AppendSample(*value, series.samples);
-      if (!added) return added.error();
-    }
-    out.push_back(std::move(series));
-  }
-  return out;
-}
+// ParseQueryResponse: prom_query_sax.cc.
 
 Expected<std::vector<std::string>> ParseLabelValues(std::string_view text) {
   auto data = Data(text);
