@@ -111,6 +111,11 @@ Expected<std::unique_ptr<TsdbSession>> OpenCentralStore(const std::string& job_i
   if (job_id.empty()) return Error{"the central store is searched by job id: none is known"};
   const std::string matchers = JobMatchers(job_id, store.cluster);
   PromHttpOptions http = HttpOptions(options, "");
+  // VictoriaMetrics caches range answers for data older than
+  // -search.cacheTimestampOffset (5m); a job's samples that arrived late
+  // (remote_write backlog, a backfill) would be missing from them. Prometheus
+  // ignores the parameter.
+  http.extra_query = "nocache=1";
   if (!store.bearer_token.empty())
     http.headers.push_back("Authorization: Bearer " + store.bearer_token);
   auto session =
