@@ -9,15 +9,25 @@ replayed from `squeue --json` output recorded on the dev cluster
 Some jobs hang: half go silent, half keep printing noise lines (the case
 the log-mtime rule of the reference never catches).
 
-scrape mode: the jobs are log-only (no --diag, so no exporter is scraped).
-The monitor scrapes only exporters at a node's NodeAddr inside
-cluster_cidrs, never loopback, so 10,000 jobs' exporters would need network
-namespaces and far more CPU than a test machine has: this column follows
-logs only, and the store/scrape CPU ratio printed is an upper bound (real
-scrape mode also pays for the scrapes).
+Both modes: every job is a --diag job (a manifest in its diag dir, as the
+plugin writes it) and the evidence of both carries the same families, labels
+and values (host_series): the hung jobs' GPUs busy-wait (utilization 100%,
+power at idle), so the stall classification is exercised from the evidence.
 
-store mode: every job is a --diag job (a manifest in its diag dir, as the
-plugin writes it) whose evidence lives in a real VictoriaMetrics (Debian's
+scrape mode (root and iproute2; skipped with a message otherwise): the
+monitor scrapes the exporters itself over HTTP. It scrapes only a literal
+IP:port inside cluster_cidrs, at the NodeAddr Slurm has for one of the job's
+nodes, never loopback or its own addresses, so the bench creates a network
+namespace and a veth pair of its own (10.203.<x>.0/24, the host end .1, the
+nodes .11, .12, ...), answers `sinfo --json` with the recorded output at
+those addresses, and runs ONE fake-exporter process in the namespace
+(bench_exporters.py) listening on one port per job on each node address;
+each job's targets/<node>.json names its port. The exporters' bodies are
+precomputed per --scrape-interval; their CPU is printed apart (the nodes'
+stand-in, not the monitor). Namespace, veth and processes are removed on
+every path (SIGTERM included).
+
+store mode: the evidence lives in a real VictoriaMetrics (Debian's
 /usr/bin/victoria-metrics on 127.0.0.1:<free port>, data in the temp dir),
 fed by a generator process at the rate a job's Prometheus would remote_write
 it: one sample per series per --scrape-interval, the families the monitor's
@@ -25,14 +35,13 @@ window reads only, with the labels the plugin's Prometheus gives (external
 labels slurm_job_id, cluster, user; job and instance of the scrape; host,
 gpu, ... of the exporter), through /api/v1/import/prometheus with
 timestamps, batched. --store-history seconds of training are imported
-before the monitor starts (the job ran before the monitor saw it). The hung
-jobs' GPUs busy-wait (utilization 100%, power at idle), so the stall
-classification is exercised from the store's evidence.
+before the monitor starts (the job ran before the monitor saw it).
 
 Printed, not asserted: CPU seconds and wall seconds per poll cycle, peak RSS
 of the daemon, detection latency of the hangs (and against the mtime rule:
 alert when the log has not changed for 1800 s), incidents on healthy jobs,
-store queries per cycle; then a side-by-side table, the store/scrape CPU
+exporter scrapes per cycle and the fake exporters' CPU (scrape), store
+queries per cycle and VictoriaMetrics' CPU (store); then a side-by-side table, the store/scrape CPU
 ratio (goal within 2x) and whether detection latency is unchanged. Figures
 depend on the machine and on what else runs on it.
 """
