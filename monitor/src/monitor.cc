@@ -373,13 +373,7 @@ void Monitor::RefreshNodeAddresses(double now) {
 }
 
 void Monitor::ReadDiagFiles(Tracked& t, double now) {
-  t.targets_read_at = now;
-  auto manifest = ReadDiagManifest(t.record.diag_dir, t.user, t.record.node_list);
-  if (manifest) {
-    t.tunnel_command = manifest->tunnel_command;
-  } else if (!NotThere(manifest.error())) {
-    WarnOnce(t, "diag_file_refused", manifest.error().message);
-  }
+  ReadManifest(t, now);
   DiagTargets read = ReadDiagTargets(t.record.diag_dir, *t.user);
   for (const std::string& problem : read.problems) WarnOnce(t, "diag_file_refused", problem);
   CheckedTargets checked = CheckTargets(
