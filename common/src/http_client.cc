@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -126,39 +127,62 @@ HttpResponse HttpPost(const HttpRequest& request) {
   return std::move(t.response);
 }
 
-std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests) {
+std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests,
+                                     size_t max_parallel) {
   std::vector<HttpResponse> out(requests.size());
   if (requests.empty()) return out;
   if (!CurlReady()) {
     for (auto& r : out) r.error = "libcurl did not initialize";
     return out;
   }
-  std::vector<Transfer> transfers(requests.size());
+  const size_t cap = max_parallel == 0 ? requests.size() : max_parallel;
+  // Handles are made when admitted and freed when done, so no more than
+  // `cap` sockets (and easy handles) exist at once, whatever the count.
+  std::vector<std::unique_ptr<Transfer>> transfers(requests.size());
   CURLM* multi = curl_multi_init();
-  for (size_t i = 0; i < requests.size(); ++i) {
-    Prepare(transfers[i], requests[i], /*post=*/false);
-    curl_easy_setopt(transfers[i].easy, CURLOPT_PRIVATE, reinterpret_cast<void*>(i));
-    curl_multi_add_handle(multi, transfers[i].easy);
-  }
-  std::vector<bool> done(requests.size(), false);
+  // Finished connections wait in the multi's cache for reuse; bound it too,
+  // or the cache would hold a socket per finished request.
+  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::min<size_t>(cap, 1 << 20)));
+  size_t next = 0, active = 0;
+  auto admit = [&] {
+    while (active < cap && next < requests.size()) {
+      auto& t = transfers[next];
+      t = std::make_unique<Transfer>();
+      Prepare(*t, requests[next], /*post=*/false);
+      curl_easy_setopt(t->easy, CURLOPT_PRIVATE, reinterpret_cast<void*>(next));
+      curl_multi_add_handle(multi, t->easy);
+      ++next;
+      ++active;
+    }
+  };
+  auto retire = [&](size_t i, CURLcode rc) {
+    Transfer& t = *transfers[i];
+    Finish(t, rc);
+    curl_multi_remove_handle(multi, t.easy);
+    out[i] = std::move(t.response);
+    transfers[i].reset();
+    --active;
+  };
+  admit();
   int running = 0;
-  do {
+  while (active > 0) {
     if (curl_multi_perform(multi, &running) != CURLM_OK) break;
-    if (running > 0) curl_multi_poll(multi, nullptr, 0, 200, nullptr);
-  } while (running > 0);
-  int queued = 0;
-  while (CURLMsg* message = curl_multi_info_read(multi, &queued)) {
-    if (message->msg != CURLMSG_DONE) continue;
-    void* index_ptr = nullptr;
-    curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &index_ptr);
-    const size_t i = reinterpret_cast<size_t>(index_ptr);
-    Finish(transfers[i], message->data.result);
-    done[i] = true;
+    int queued = 0;
+    while (CURLMsg* message = curl_multi_info_read(multi, &queued)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      void* index_ptr = nullptr;
+      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &index_ptr);
+      retire(reinterpret_cast<size_t>(index_ptr), message->data.result);
+    }
+    admit();
+    if (active > 0) curl_multi_poll(multi, nullptr, 0, 200, nullptr);
   }
   for (size_t i = 0; i < requests.size(); ++i) {
-    curl_multi_remove_handle(multi, transfers[i].easy);
-    out[i] = std::move(transfers[i].response);
-    if (!done[i]) out[i].error = "no answer";
+    if (transfers[i]) {  // the multi handle failed under it
+      curl_multi_remove_handle(multi, transfers[i]->easy);
+      transfers[i].reset();
+    }
+    if (i >= next || (out[i].status == 0 && out[i].error.empty())) out[i].error = "no answer";
   }
   curl_multi_cleanup(multi);
   return out;

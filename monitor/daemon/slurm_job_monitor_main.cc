@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -21,6 +22,7 @@
 #include "jobmon/monitor/job_source.h"
 #include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/monitor/monitor.h"
+#include "jobmon/monitor/scrape.h"
 #include "jobmon/monitor/state_store.h"
 
 namespace {
@@ -33,6 +35,18 @@ struct Overrides {
   std::string state_db, notify_file, metrics_listen, squeue, sinfo, poll_interval,
       slurm_poll_interval, log_format, api_socket;
 };
+
+// Lowers the scrape cap to what the open-file limit allows, and says so.
+void FitScrapeConcurrency(MonitorConfig& config, jobmon::monitor::EventLog& log) {
+  const auto fitted = jobmon::monitor::FitScrapeConcurrency(config.scrape_concurrency);
+  if (fitted.concurrency >= config.scrape_concurrency) return;
+  log.Warn("scrape_concurrency_lowered",
+           {{"configured", std::to_string(config.scrape_concurrency)},
+            {"now", std::to_string(fitted.concurrency)},
+            {"open_file_limit", std::to_string(fitted.open_file_limit)},
+            {"action", "raise LimitNOFILE (systemd) or ulimit -n for more scrapes at once"}});
+  config.scrape_concurrency = fitted.concurrency;
+}
 
 // Receivers: the JSON-lines file (notify_file, unless empty) and every
 // [[alerts.*]] of the config file, with their secrets resolved.
@@ -170,8 +184,9 @@ int main(int argc, char** argv) {
     std::cerr << "slurm_job_monitor: " << loaded.error().message << "\n";
     return 2;
   }
+  auto log = jobmon::monitor::MakeStderrEventLog(loaded->monitor.log_format);
+  FitScrapeConcurrency(loaded.value().monitor, *log);
   const MonitorConfig* config = &loaded->monitor;
-  auto log = jobmon::monitor::MakeStderrEventLog(config->log_format);
 
   // Signals are taken synchronously by the loop; blocked before any thread
   // (the metrics server's) exists, so none of them ever runs a handler.
@@ -241,7 +256,10 @@ int main(int argc, char** argv) {
                 return names;
               }()},
              {"metrics", config->metrics_listen.empty() ? "off" : config->metrics_listen},
-             {"evidence", config->StoreMode() ? "store " + config->store_url : "scrape"},
+             {"evidence", config->StoreMode()
+                              ? "store " + config->store_url
+                              : "scrape, " + std::to_string(config->scrape_concurrency) +
+                                    " at once"},
              {"api_socket", api ? config->api_socket : "off"}});
   while (true) {
     const double started = WallNow();

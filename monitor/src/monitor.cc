@@ -245,7 +245,8 @@ void Monitor::ScrapeDiagJobs(double now) {
     }
   }
   if (targets.empty()) return;
-  std::vector<ScrapeResult> results = ScrapeAll(targets, config_.scrape_timeout);
+  std::vector<ScrapeResult> results = ScrapeAll(targets, config_.scrape_timeout, kMaxScrapeBody,
+                                                static_cast<size_t>(config_.scrape_concurrency));
   for (size_t i = 0; i < results.size(); ++i) {
     ++stats_.scrapes;
     if (results[i].ok) {

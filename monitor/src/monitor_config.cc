@@ -60,6 +60,7 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.String("sinfo", config.sinfo);
   r.String("diag_dir", config.diag_dir_pattern);
   r.Seconds("scrape_timeout", config.scrape_timeout, 0.1);
+  r.Integer("scrape_concurrency", config.scrape_concurrency, 1, 100000);
   r.Seconds("window", config.window_seconds, 60);
   r.String("evidence", config.evidence);
   r.String("store_url", config.store_url);

@@ -1,5 +1,9 @@
 #include "jobmon/monitor/scrape.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
+
 #include "jobmon/common/http_client.h"
 
 namespace jobmon::monitor {
@@ -31,7 +35,7 @@ std::optional<TargetAddress> ParseTargetAddress(std::string_view text) {
 }
 
 std::vector<ScrapeResult> ScrapeAll(const std::vector<ScrapeTarget>& targets, double timeout,
-                                    size_t max_body) {
+                                    size_t max_body, size_t max_parallel) {
   std::vector<ScrapeResult> results(targets.size());
   std::vector<HttpRequest> requests;
   std::vector<size_t> requested;  // the target of each request
@@ -49,7 +53,7 @@ std::vector<ScrapeResult> ScrapeAll(const std::vector<ScrapeTarget>& targets, do
     requests.push_back(std::move(request));
     requested.push_back(i);
   }
-  std::vector<HttpResponse> responses = HttpGetAll(requests);
+  std::vector<HttpResponse> responses = HttpGetAll(requests, max_parallel);
   for (size_t k = 0; k < responses.size(); ++k) {
     ScrapeResult& r = results[requested[k]];
     HttpResponse& response = responses[k];
@@ -63,6 +67,28 @@ std::vector<ScrapeResult> ScrapeAll(const std::vector<ScrapeTarget>& targets, do
     }
   }
   return results;
+}
+
+namespace {
+// Descriptors kept for everything but scrapes: the database, logs, Slurm's
+// pipes, the API and metrics sockets, the store's connection.
+constexpr rlim_t kDescriptorsForTheRest = 256;
+}  // namespace
+
+FittedConcurrency FitScrapeConcurrency(int wanted) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {wanted, -1};
+  const rlim_t needed = static_cast<rlim_t>(wanted) + kDescriptorsForTheRest;
+  if (limit.rlim_cur < needed) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max == RLIM_INFINITY ? needed : std::min(needed, limit.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  const rlim_t room = limit.rlim_cur > 2 * kDescriptorsForTheRest
+                          ? limit.rlim_cur - kDescriptorsForTheRest
+                          : limit.rlim_cur / 2;
+  return {static_cast<int>(std::min(static_cast<rlim_t>(wanted), std::max<rlim_t>(room, 1))),
+          static_cast<long>(limit.rlim_cur)};
 }
 
 }  // namespace jobmon::monitor

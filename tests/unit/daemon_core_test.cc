@@ -10,13 +10,18 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -462,6 +467,131 @@ TEST(Scrape, ConcurrentScrapesOneDeadlineForAStuckTarget) {
   EXPECT_FALSE(results[1].ok);
   EXPECT_FALSE(results[2].ok);
   EXPECT_LT(took, 1.5) << "two stuck targets share one 0.5 s deadline";
+}
+
+// An HTTP server that answers every request 20 ms after it arrived and
+// records how many connections it ever had open at once.
+class CountingServer {
+ public:
+  CountingServer() {
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    listen(listener_, 512);
+    socklen_t length = sizeof address;
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    target_ = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~CountingServer() {
+    stop_ = true;
+    thread_.join();
+    close(listener_);
+  }
+  const std::string& target() const { return target_; }
+  size_t most_open() const { return most_open_; }
+  size_t answered() const { return answered_; }
+
+ private:
+  struct Client {
+    int fd;
+    std::string request;
+    std::optional<std::chrono::steady_clock::time_point> complete_at;
+  };
+  void Serve() {
+    std::vector<Client> clients;
+    while (!stop_) {
+      for (int fd; (fd = accept4(listener_, nullptr, nullptr, SOCK_NONBLOCK)) >= 0;)
+        clients.push_back({fd, "", std::nullopt});
+      most_open_ = std::max(most_open_.load(), clients.size());
+      const auto now = std::chrono::steady_clock::now();
+      for (auto it = clients.begin(); it != clients.end();) {
+        char buffer[1024];
+        ssize_t n = read(it->fd, buffer, sizeof buffer);
+        if (n > 0) it->request.append(buffer, static_cast<size_t>(n));
+        if (!it->complete_at && it->request.find("\r\n\r\n") != std::string::npos)
+          it->complete_at = now;
+        if (n == 0 || (it->complete_at && now - *it->complete_at > std::chrono::milliseconds(20))) {
+          if (n != 0) {
+            const std::string answer =
+                "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nup 1\n\n";
+            (void)!write(it->fd, answer.data(), answer.size());
+            ++answered_;
+          }
+          close(it->fd);
+          it = clients.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (auto& c : clients) close(c.fd);
+  }
+  int listener_ = -1;
+  std::string target_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> most_open_{0}, answered_{0};
+};
+
+TEST(Scrape, AtMostTheConcurrencyCapInFlightAndEveryTargetAnswered) {
+  CountingServer server;
+  std::vector<ScrapeTarget> targets;
+  for (int i = 0; i < 40; ++i) targets.push_back({"node" + std::to_string(i), server.target()});
+  auto results = ScrapeAll(targets, 5, kMaxScrapeBody, /*max_parallel=*/3);
+  ASSERT_EQ(results.size(), 40u);
+  for (const auto& r : results) {
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.body, "up 1\n\n");
+  }
+  EXPECT_EQ(server.answered(), 40u);
+  EXPECT_LE(server.most_open(), 3u);
+  EXPECT_GE(server.most_open(), 2u) << "the cap is used, not one at a time";
+}
+
+TEST(Scrape, WithoutACapEveryTargetIsInFlightAtOnce) {
+  CountingServer server;
+  std::vector<ScrapeTarget> targets;
+  for (int i = 0; i < 40; ++i) targets.push_back({"node" + std::to_string(i), server.target()});
+  auto results = ScrapeAll(targets, 5);
+  for (const auto& r : results) EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_GT(server.most_open(), 3u);
+}
+
+// In a child: the limits it sets are the process's own.
+TEST(Scrape, TheCapFitsTheOpenFileLimitRaisingTheSoftLimitFirst) {
+  auto in_child = [](rlim_t soft, rlim_t hard, int wanted) {
+    int out[2];
+    EXPECT_EQ(pipe(out), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+      rlimit limit{soft, hard};
+      setrlimit(RLIMIT_NOFILE, &limit);
+      FittedConcurrency fitted = FitScrapeConcurrency(wanted);
+      (void)!write(out[1], &fitted, sizeof fitted);
+      _exit(0);
+    }
+    close(out[1]);
+    FittedConcurrency fitted;
+    EXPECT_EQ(read(out[0], &fitted, sizeof fitted), static_cast<ssize_t>(sizeof fitted));
+    close(out[0]);
+    waitpid(pid, nullptr, 0);
+    return fitted;
+  };
+  auto raised = in_child(300, 4096, 1000);
+  EXPECT_EQ(raised.concurrency, 1000) << "the soft limit was raised to fit";
+  EXPECT_EQ(raised.open_file_limit, 1256) << "and no further";
+  auto capped = in_child(300, 600, 1000);
+  EXPECT_EQ(capped.concurrency, 344) << "the hard limit less the descriptors kept for the rest";
+  EXPECT_EQ(capped.open_file_limit, 600);
+  auto small = in_child(64, 64, 1000);
+  EXPECT_EQ(small.concurrency, 32) << "a small limit: half of it";
+  auto enough = in_child(8192, 8192, 1000);
+  EXPECT_EQ(enough.concurrency, 1000);
+  EXPECT_EQ(enough.open_file_limit, 8192) << "never lowered";
 }
 
 StallEvidence Window(const std::string& host, bool up, double watts) {

@@ -47,7 +47,11 @@ inline constexpr const char* kHttpBodyTooLarge = "response larger than the limit
 
 HttpResponse HttpPost(const HttpRequest& request);
 // GET every request concurrently (libcurl multi): a dead host costs one
-// timeout, not one per request. Answers in the requests' order.
-std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests);
+// timeout, not one per request. At most `max_parallel` at once (0: all),
+// the next started as one finishes: a cap on open sockets, so thousands of
+// targets need no thousands of file descriptors. Answers in the requests'
+// order.
+std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests,
+                                     size_t max_parallel = 0);
 
 }  // namespace jobmon

@@ -46,6 +46,10 @@ struct MonitorConfig {
   std::string diag_dir_pattern{kDefaultDiagDirPattern};  // as the plugin's diag_dir
   JobSelection select;
   double scrape_timeout = 2;
+  // Scrapes in flight at once (a socket each); the rest wait for a free
+  // slot, so a cycle with dead hosts can take ceil(targets / this) x
+  // scrape_timeout. The daemon lowers it to fit its open-file limit.
+  int scrape_concurrency = 1000;
   // Where a job's exporters may be: a target outside these is never fetched.
   // Empty: RFC1918; container bridges (DefaultExcludedCidrs) are always out.
   std::vector<Cidr> cluster_cidrs;

@@ -34,10 +34,21 @@ struct ScrapeResult {
   std::string error;  // why not
 };
 
-// GET http://<address>/metrics for every target at once; results in order.
-// The URL is built here from a parsed literal address: a target that is not
-// one fails without a request.
+// GET http://<address>/metrics for every target, at most `max_parallel` at
+// once (0: all at once); results in order. The URL is built here from a
+// parsed literal address: a target that is not one fails without a request.
 std::vector<ScrapeResult> ScrapeAll(const std::vector<ScrapeTarget>& targets,
-                                    double timeout_seconds, size_t max_body = kMaxScrapeBody);
+                                    double timeout_seconds, size_t max_body = kMaxScrapeBody,
+                                    size_t max_parallel = 0);
+
+// Each scrape in flight holds a socket. systemd's default soft open-file
+// limit is 1024 (hard: 524288): raise the soft limit as far as `wanted`
+// scrapes need (no further: children inherit it), and answer how many fit
+// under the limit then in force, with room kept for everything else.
+struct FittedConcurrency {
+  int concurrency = 0;
+  long open_file_limit = 0;  // the soft limit after raising; -1: unlimited
+};
+FittedConcurrency FitScrapeConcurrency(int wanted);
 
 }  // namespace jobmon::monitor
