@@ -14,7 +14,6 @@ JobProgress::JobProgress(uint32_t job_id, std::string log_path, StallPolicy poli
       tracker_(policy, job_start_time) {}
 
 void JobProgress::OnStep(const triage::StepSample& sample, double now) {
-  if (!first_step_time_) first_step_time_ = now;
   // A step time from the line when it has one, else from the lines' own
   // stamps (per step between two stamped lines), else the tracker uses the
   // arrival times.
@@ -25,13 +24,14 @@ void JobProgress::OnStep(const triage::StepSample& sample, double now) {
               static_cast<double>(sample.step - last_stamp_->step);
   }
   if (sample.timestamp) last_stamp_ = StampedStep{sample.step, *sample.timestamp};
-  tracker_.OnStep(sample.step, now, seconds);
+  // Only progress starts the training span: after a restart, another
+  // task's line of the step already recorded is no first step.
+  if (tracker_.OnStep(sample.step, now, seconds) && !first_step_time_) first_step_time_ = now;
 }
 
 void JobProgress::OnTensorBoardStep(int64_t step, double observed_at) {
   if (profile_) return;
-  if (!first_step_time_) first_step_time_ = observed_at;
-  tracker_.OnStep(step, observed_at);
+  if (tracker_.OnStep(step, observed_at) && !first_step_time_) first_step_time_ = observed_at;
 }
 
 void JobProgress::OnLine(const std::string& line, double now) {
@@ -97,6 +97,7 @@ ProgressRecord JobProgress::Snapshot(double now) const {
   r.baseline_interval = state.baseline_interval;
   r.recent_interval = state.recent_interval;
   r.profile = profile_ ? triage::ToString(*profile_) : "";
+  r.first_step_time = first_step_time_;
   if (profile_ == triage::StepProfile::kGeneric && filter_.generic_offset() != 0) {
     r.profile += kFromOneSuffix;  // its printed numbers are shifted by one
   }
@@ -115,6 +116,7 @@ void JobProgress::Restore(const ProgressRecord& r) {
                   LogPosition{static_cast<ino_t>(r.log_inode), static_cast<dev_t>(r.log_device),
                               static_cast<off_t>(r.log_offset)},
                   kMaxBytesPerPoll, follower_.user());
+  first_step_time_ = r.first_step_time;
   if (r.last_step && r.last_step_time) {
     tracker_.Restore(*r.last_step, *r.last_step_time, r.median_interval, r.p99_interval,
                      r.checkpoint_period, r.longest_checkpoint_pause, r.baseline_interval,

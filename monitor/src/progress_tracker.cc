@@ -37,8 +37,8 @@ void ProgressTracker::AddInterval(double seconds) {
   while (recent_.size() > kRecentSteps) recent_.pop_front();
 }
 
-void ProgressTracker::OnStep(int64_t step, double observed_at, std::optional<double> step_seconds) {
-  if (last_step_ && step <= *last_step_) return;
+bool ProgressTracker::OnStep(int64_t step, double observed_at, std::optional<double> step_seconds) {
+  if (last_step_ && step <= *last_step_) return false;
   if (!first_step_) first_step_ = step;
   if (last_step_ && last_time_) {
     double gap = observed_at - *last_time_;
@@ -61,6 +61,7 @@ void ProgressTracker::OnStep(int64_t step, double observed_at, std::optional<dou
   }
   last_step_ = step;
   last_time_ = observed_at;
+  return true;
 }
 
 void ProgressTracker::Restore(int64_t last_step, double last_step_time,

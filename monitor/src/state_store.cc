@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS progress (
   last_step INTEGER, last_step_time REAL, phase TEXT NOT NULL,
   median_interval REAL, p99_interval REAL, checkpoint_period INTEGER,
   longest_checkpoint_pause REAL, updated_at REAL NOT NULL,
-  baseline_interval REAL, recent_interval REAL, profile TEXT NOT NULL DEFAULT '');
+  baseline_interval REAL, recent_interval REAL, profile TEXT NOT NULL DEFAULT '',
+  first_step_time REAL);
 CREATE TABLE IF NOT EXISTS incidents (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   job_id INTEGER NOT NULL REFERENCES jobs(job_id),
@@ -65,6 +66,10 @@ const char* const kMigrateTo5 = R"sql(
 ALTER TABLE jobs ADD COLUMN diagnosis TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN diagnosed_at REAL;
 )sql";
+
+// Version 6 keeps when the first step was read: after a restart the
+// training baseline (power, utilization) starts there, not a window back.
+const char* const kMigrateTo6 = "ALTER TABLE progress ADD COLUMN first_step_time REAL;";
 
 // Owns one prepared statement; move-only, so it is finalized exactly once.
 struct Statement {
@@ -113,6 +118,20 @@ Expected<int> SchemaVersion(sqlite3* db, const std::string& path) {
     return SqlError(db, path + ": schema version");
   }
   return sqlite3_column_int(version.stmt, 0);
+}
+
+bool HasColumn(sqlite3* db, const std::string& table, const std::string& column) {
+  sqlite3_stmt* info = nullptr;
+  bool found = false;
+  if (sqlite3_prepare_v2(db, ("PRAGMA table_info(" + table + ")").c_str(), -1, &info, nullptr) ==
+      SQLITE_OK) {
+    while (!found && sqlite3_step(info) == SQLITE_ROW) {
+      const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(info, 1));
+      found = name && column == name;
+    }
+  }
+  sqlite3_finalize(info);
+  return found;
 }
 
 Expected<Statement> Prepare(sqlite3* db, const char* sql) {
@@ -255,6 +274,12 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
       return Error{path + ": migration to schema 5: " + r.error().message};
   }
   if (auto r = store->Exec(kSchema); !r) return r.error();
+  // After kSchema: a database of an early version may have had no progress
+  // table, which kSchema has just created whole.
+  if (found >= 1 && found < 6 && !HasColumn(db, "progress", "first_step_time")) {
+    if (auto r = store->Exec(kMigrateTo6); !r)
+      return Error{path + ": migration to schema 6: " + r.error().message};
+  }
   if (auto r = alerts::Outbox::EnsureSchema(db); !r) return r.error();
   if (auto r = store->Exec(("PRAGMA user_version=" + std::to_string(kStateSchemaVersion)).c_str());
       !r) {
@@ -382,7 +407,8 @@ Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
       "INSERT OR REPLACE INTO progress (job_id, log_inode, log_device, log_offset, "
       "last_step, last_step_time, phase, median_interval, p99_interval, "
       "checkpoint_period, longest_checkpoint_pause, updated_at, baseline_interval, "
-      "recent_interval, profile) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)");
+      "recent_interval, profile, first_step_time) "
+      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)");
   if (!s) return s.error();
   sqlite3_stmt* st = *s;
   sqlite3_bind_int64(st, 1, p.job_id);
@@ -400,6 +426,7 @@ Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
   BindOptional(st, 13, p.baseline_interval);
   BindOptional(st, 14, p.recent_interval);
   BindText(st, 15, p.profile);
+  BindOptional(st, 16, p.first_step_time);
   if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "save progress");
   return {};
 }
@@ -409,7 +436,7 @@ Expected<std::optional<ProgressRecord>> StateStore::GetProgress(uint32_t job_id)
                    "SELECT job_id, log_inode, log_device, log_offset, last_step, last_step_time, "
                    "phase, median_interval, p99_interval, checkpoint_period, "
                    "longest_checkpoint_pause, updated_at, baseline_interval, recent_interval, "
-                   "profile FROM progress WHERE job_id=?1");
+                   "profile, first_step_time FROM progress WHERE job_id=?1");
   if (!s) return s.error();
   sqlite3_bind_int64(s->stmt, 1, job_id);
   int rc = sqlite3_step(s->stmt);
@@ -432,6 +459,7 @@ Expected<std::optional<ProgressRecord>> StateStore::GetProgress(uint32_t job_id)
   p.baseline_interval = OptDouble(st, 12);
   p.recent_interval = OptDouble(st, 13);
   p.profile = Text(st, 14);
+  p.first_step_time = OptDouble(st, 15);
   return std::optional<ProgressRecord>{p};
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""The nodes' exporters for monitor_bench.py's scrape mode: ONE process,
-run by the bench inside its network namespace (ip netns exec), listening on
-one port per job on each node address (never a wildcard address) and
+"""The nodes' exporters for monitor_bench.py's scrape mode: one process per
+range of jobs (as many as the open-file limit asks for), run by the bench
+inside its network namespace (ip netns exec), listening on one port per job
+of its range on each node address (never a wildcard address) and
 answering GET /metrics with the families the store mode's generator imports
 (monitor_bench.host_exposition), so both modes carry identical evidence.
 
@@ -91,8 +92,9 @@ async def serve(config):
     state = State(config)
     loop = asyncio.get_running_loop()
     servers = []
+    first, end = config["job_range"]
     for h, ip in enumerate(config["ips"]):
-        for job in range(config["jobs"]):
+        for job in range(first, end):
             servers.append(await loop.create_server(
                 lambda job=job, h=h: Exporter(state, job, h), ip, config["first_port"] + job,
                 backlog=64, reuse_address=True))
@@ -105,11 +107,12 @@ async def serve(config):
 def main():
     with open(sys.argv[1]) as f:
         config = json.load(f)
-    # Two sockets per job and node listening, plus the connections in flight.
+    # One socket per job and node listening, plus the connections in flight.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    if 2 * len(config["ips"]) * config["jobs"] + 64 > hard:
-        print(f"bench_exporters: {len(config['ips'])} x {config['jobs']} ports need more than "
+    first, end = config["job_range"]
+    if len(config["ips"]) * (end - first) + config["fd_slack"] > hard:
+        print(f"bench_exporters: {len(config['ips'])} x {end - first} ports need more than "
               f"the open-file limit ({hard})", file=sys.stderr)
         return 2
     try:

@@ -51,6 +51,7 @@ import json
 import multiprocessing
 import os
 import re
+import resource
 import select
 import shutil
 import signal
@@ -318,23 +319,42 @@ class NodeNetwork:
         self.created = []
 
 
+# Descriptors a fake-exporter process keeps beside its listeners: the
+# connections in flight (the monitor's scrape_concurrency, 1000) and slack.
+EXPORTER_FD_SLACK = 1500
+
+
 def start_exporters(work, args, network, hosts, hang):
-    """ONE process in the namespace serving every job's exporter on each node."""
-    config = os.path.join(work, "exporters.json")
-    with open(config, "w") as f:
-        json.dump({"ips": network.ips, "hosts": hosts, "jobs": args.jobs,
-                   "first_port": EXPORTER_FIRST_PORT, "hang": sorted(hang), "gpus": args.gpus,
-                   "interval": args.scrape_interval,
-                   "hang_at_file": os.path.join(work, "hang-at")}, f)
+    """The processes in the namespace serving every job's exporter on each
+    node: as few as the open-file limit allows (one listening socket per job
+    and node each), each for its own range of jobs."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    per_process = max(1, (hard - EXPORTER_FD_SLACK) // len(network.ips)) if hard != resource.RLIM_INFINITY \
+        else args.jobs
     log = open(os.path.join(work, "exporters.log"), "w")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_exporters.py")
-    proc = subprocess.Popen(["ip", "netns", "exec", network.name, sys.executable, script, config],
-                            stdout=subprocess.PIPE, stderr=log, text=True)
-    ready = select.select([proc.stdout], [], [], 120)[0]
-    if not ready or proc.stdout.readline().strip() != "ready":
-        stop(proc)
-        raise RuntimeError(f"the fake exporters did not start: see {work}/exporters.log")
-    return proc
+    procs = []
+    try:
+        for first_job in range(0, args.jobs, per_process):
+            config = os.path.join(work, f"exporters-{len(procs)}.json")
+            with open(config, "w") as f:
+                json.dump({"ips": network.ips, "hosts": hosts, "jobs": args.jobs,
+                           "job_range": [first_job, min(args.jobs, first_job + per_process)],
+                           "fd_slack": EXPORTER_FD_SLACK,
+                           "first_port": EXPORTER_FIRST_PORT, "hang": sorted(hang), "gpus": args.gpus,
+                           "interval": args.scrape_interval,
+                           "hang_at_file": os.path.join(work, "hang-at")}, f)
+            procs.append(subprocess.Popen(["ip", "netns", "exec", network.name, sys.executable, script, config],
+                                          stdout=subprocess.PIPE, stderr=log, text=True))
+        for proc in procs:
+            ready = select.select([proc.stdout], [], [], 300)[0]
+            if not ready or proc.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the fake exporters did not start: see {work}/exporters.log")
+    except BaseException:
+        for proc in procs:
+            stop(proc)
+        raise
+    return procs
 
 
 def write_targets(diag_dir, hosts, node_ips, port):
@@ -464,7 +484,7 @@ min_stall = "{args.min_stall}s"
         if mode == "scrape":
             exporters = start_exporters(work, args, network, hosts, hang)
             print(f"# [scrape] {args.jobs} jobs x {len(hosts)} nodes = {args.jobs * len(hosts)} exporters "
-                  f"(one process in netns {network.name}, nodes at {', '.join(network.ips)}) serving "
+                  f"({len(exporters)} process(es) in netns {network.name}, nodes at {', '.join(network.ips)}) serving "
                   f"{series_per_host(args.gpus) - 1} series each ({args.gpus} GPUs)", flush=True)
         if mode == "store":
             vm = start_store(work, args.store_port)
@@ -527,7 +547,7 @@ min_stall = "{args.min_stall}s"
                                  metric(port, "jobmon_monitor_poll_duration_seconds_sum"),
                                  metric(port, "jobmon_monitor_poll_duration_seconds_count"),
                                  cpu_seconds(vm.pid) if vm else 0.0,
-                                 cpu_seconds(exporters.pid) if exporters else 0.0,
+                                 sum(cpu_seconds(p.pid) for p in exporters) if exporters else 0.0,
                                  metric(port, "jobmon_monitor_scrapes_total"),
                                  metric(port, "jobmon_monitor_scrape_failures_total"))
             if os.path.exists(alerts):
@@ -561,7 +581,7 @@ min_stall = "{args.min_stall}s"
             wall=poll_sum / poll_count if poll_count else float("nan"),
             queries=queries / cycles if cycles else float("nan"),
             store_cpu=(cpu_seconds(vm.pid) - cpu_start[6]) / cycles if vm and cycles else None,
-            exporter_cpu=(cpu_seconds(exporters.pid) - cpu_start[7]) / cycles
+            exporter_cpu=(sum(cpu_seconds(p.pid) for p in exporters) - cpu_start[7]) / cycles
             if exporters and cycles else None,
             scrapes=(metric(port, "jobmon_monitor_scrapes_total") - cpu_start[8]) / cycles
             if cycles else float("nan"),
@@ -583,7 +603,8 @@ min_stall = "{args.min_stall}s"
                 feeder.terminate()
                 feeder.join()
         stop(vm)
-        stop(exporters)
+        for proc in exporters or []:
+            stop(proc)
         if network is not None:
             network.__exit__()
         shutil.rmtree(work, ignore_errors=True)

@@ -56,6 +56,43 @@ TEST(JobProgressTest, FollowsTheLogLearnsCheckpointsAndResumesAfterARestart) {
   EXPECT_EQ(restarted.Evaluate(now + 1 + 11).phase, Phase::kStalled);
 }
 
+// The training span (the power baseline's) starts at the first step read,
+// and a restart keeps it; another task's line of the step already recorded,
+// read after the restart, is no new first step (it made the baseline empty).
+TEST(JobProgressTest, TheFirstStepTimeSurvivesARestartAndARepeatedStepIsNotOne) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  JobProgress job(7, log.string(), Policy(), 0);
+  EXPECT_FALSE(job.first_step_time());
+  double now = 100;
+  for (int step = 0; step <= 5; ++step) {
+    Append(log, StepLine(0, step) + StepLine(1, step));
+    ASSERT_TRUE(job.Poll(now).ok());
+    now += 1;
+  }
+  EXPECT_EQ(job.first_step_time(), std::optional<double>(100));
+  Append(log, StepLine(0, 6));
+  ASSERT_TRUE(job.Poll(now).ok());
+  ProgressRecord saved = job.Snapshot(now);
+  EXPECT_EQ(saved.first_step_time, std::optional<double>(100));
+  // Task 1's line of step 6 arrives while the daemon is down.
+  Append(log, StepLine(1, 6));
+  JobProgress restarted(7, log.string(), Policy(), 0);
+  restarted.Restore(saved);
+  ASSERT_TRUE(restarted.Poll(now + 5).ok());
+  EXPECT_EQ(restarted.first_step_time(), std::optional<double>(100));
+  // Saved by a daemon that did not keep it: still no first step from the
+  // repeat; the next new step is one.
+  saved.first_step_time.reset();
+  JobProgress older(7, log.string(), Policy(), 0);
+  older.Restore(saved);
+  ASSERT_TRUE(older.Poll(now + 5).ok());
+  EXPECT_FALSE(older.first_step_time());
+  Append(log, StepLine(0, 7));
+  ASSERT_TRUE(older.Poll(now + 6).ok());
+  EXPECT_EQ(older.first_step_time(), std::optional<double>(now + 6)) << "new progress is";
+}
+
 TEST(JobProgressTest, StepTimesComeFromTheLinesOwnStampsNotTheirArrival) {
   // torchtitan's line (torchtitan/components/metrics.py logger.info, Python
   // logging's default asctime) carries no step time, only its stamp: a

@@ -42,6 +42,7 @@ TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
     p.phase = "stalled";
     p.p99_interval = 1.02;
     p.updated_at = 1510;
+    p.first_step_time = 1020.25;
     ASSERT_TRUE((*store)->SaveProgress(p).ok());
     IncidentRecord incident;
     incident.job_id = 42;
@@ -58,6 +59,7 @@ TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
   ASSERT_TRUE(progress.has_value());
   EXPECT_EQ(progress->log_offset, 123456);
   EXPECT_EQ(*progress->last_step, 1999);
+  EXPECT_EQ(progress->first_step_time, std::optional<double>(1020.25));
   EXPECT_FALSE(progress->checkpoint_period.has_value());
   IncidentRecord again;
   again.job_id = 42;
@@ -222,6 +224,46 @@ PRAGMA user_version = 3;)sql";
   auto reader = StateStore::OpenReadOnly(path);
   ASSERT_TRUE(reader.ok()) << reader.error().message;
   EXPECT_EQ((*reader)->GetJob(5).value()->uid, std::optional<uint32_t>(1000));
+}
+
+// Version 5 had no first_step_time: the column is added, an old row reads
+// as "not known", and the migrated database keeps a new one.
+TEST(StateStoreTest, MigratesASchema5DatabaseToTheFirstStepTime) {
+  test_support::TempDir dir;
+  const std::string path = (dir.path / "v5.db").string();
+  {
+    auto store = StateStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* to_v5 = R"sql(
+DROP TABLE progress;
+CREATE TABLE progress (
+  job_id INTEGER PRIMARY KEY REFERENCES jobs(job_id),
+  log_inode INTEGER NOT NULL, log_device INTEGER NOT NULL, log_offset INTEGER NOT NULL,
+  last_step INTEGER, last_step_time REAL, phase TEXT NOT NULL,
+  median_interval REAL, p99_interval REAL, checkpoint_period INTEGER,
+  longest_checkpoint_pause REAL, updated_at REAL NOT NULL,
+  baseline_interval REAL, recent_interval REAL, profile TEXT NOT NULL DEFAULT '');
+INSERT INTO jobs (job_id, first_seen, last_seen) VALUES (8, 1, 2);
+INSERT INTO progress (job_id, log_inode, log_device, log_offset, last_step, phase, updated_at)
+  VALUES (8, 1, 2, 300, 59, 'training', 2);
+PRAGMA user_version = 5;)sql";
+  ASSERT_EQ(sqlite3_exec(db, to_v5, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto old = (*store)->GetProgress(8).value();
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->last_step, std::optional<int64_t>(59));
+  EXPECT_FALSE(old->first_step_time);
+  ProgressRecord now = *old;
+  now.first_step_time = 1.5;
+  ASSERT_TRUE((*store)->SaveProgress(now).ok());
+  EXPECT_EQ((*store)->GetProgress(8).value()->first_step_time, std::optional<double>(1.5));
+  store.value().reset();
+  EXPECT_TRUE(StateStore::OpenReadOnly(path).ok()) << "now at the current version";
 }
 
 }  // namespace

@@ -351,12 +351,24 @@ class ScanState : public ChunkSink {
       const PatternDef& def = impl_.patterns[id];
       if (def.kind == Kind::kFact) FactLine(static_cast<Fact>(def.arg), line, text);
     }
+    // The generic counter only for lines no specific format explains: the
+    // monitor's DetectStep takes the first profile that parses, and so does
+    // this (a MaxText line is not also a generic step).
+    bool generic = false, explained = false;
     for (unsigned id : ids_) {
       const PatternDef& def = impl_.patterns[id];
-      if (def.kind == Kind::kStep) {
-        auto profile = static_cast<StepProfile>(def.arg);
-        if (auto sample = ParseStep(profile, text)) AddStep(profile, *sample, line, text);
+      if (def.kind != Kind::kStep) continue;
+      auto profile = static_cast<StepProfile>(def.arg);
+      if (profile == StepProfile::kGeneric) {
+        generic = true;
+      } else if (auto sample = ParseStep(profile, text)) {
+        AddStep(profile, *sample, line, text);
+        explained = true;
       }
+    }
+    if (generic && !explained) {
+      if (auto sample = ParseStep(StepProfile::kGeneric, text))
+        AddStep(StepProfile::kGeneric, *sample, line, text);
     }
     if (harmless) return;
     std::vector<int>& classes = classes_;

@@ -57,7 +57,8 @@ class ProgressTracker {
   // time the line itself reports (MaxText, Megatron), which is exact where
   // the observation time is only as fine as the poll. Steps at or below the
   // highest seen (other tasks printing the same step) only confirm progress.
-  void OnStep(int64_t step, double observed_at, std::optional<double> step_seconds = {});
+  // True when the step was new progress.
+  bool OnStep(int64_t step, double observed_at, std::optional<double> step_seconds = {});
   // "Config param checkpoint_period: N" (or learned from checkpoint lines).
   void SetCheckpointPeriod(int64_t period) { checkpoint_period_ = period; }
   // A checkpoint was saved at `step`.

@@ -18,7 +18,7 @@
 namespace jobmon::monitor {
 
 // 3: the alerts outbox; 4: owners' uids; 5: the end-of-job diagnosis.
-inline constexpr int kStateSchemaVersion = 5;
+inline constexpr int kStateSchemaVersion = 6;
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -62,6 +62,7 @@ struct ProgressRecord {
   std::optional<double> baseline_interval;  // median step time early in the run
   std::optional<double> recent_interval;    // median of the last steps
   std::string profile;                      // step-line profile found
+  std::optional<double> first_step_time;    // when the first step was read
   double updated_at = 0;
 };
 
