@@ -281,8 +281,8 @@ void Monitor::StoreDiagJobs(double now) {
   // fed are skipped. Not the whole stale_after (30 s): every second of
   // margin is parsed again each cycle, and it tripled store mode's CPU.
   constexpr double kLateSampleMargin = 15;
-  const double range = std::min(
-      config_.window_seconds, now - oldest + std::min(config_.stale_after, kLateSampleMargin));
+  const double range = std::min(config_.window_seconds,
+                                now - oldest + std::min(config_.stale_after, kLateSampleMargin));
   FetchFromStore(steady, range, kJobsPerQuery, false, now);
 }
 
