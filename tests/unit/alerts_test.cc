@@ -22,6 +22,7 @@
 #include "jobmon/alerts/secrets.h"
 #include "jobmon/alerts/telegram_format.h"
 #include "jobmon/common/http_client.h"
+#include "loopback_listener.h"
 
 namespace jobmon::alerts {
 namespace {
@@ -325,15 +326,9 @@ TEST_F(OutboxTest, RestartBetweenEnqueueAndDeliveryLosesNothing) {
 class OneShotServer {
  public:
   OneShotServer(int status, std::string body, int count = 1) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    listen(fd_, 4);
-    socklen_t len = sizeof a;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    const auto listener = test_support::ListenOnLoopback(4);
+    fd_ = listener.fd;
+    port_ = listener.port;
     thread_ = std::thread([this, status, body, count] {
       for (int i = 0; i < count; ++i) {
         int c = accept(fd_, nullptr, nullptr);

@@ -37,6 +37,7 @@
 #include "jobmon/monitor/scrape.h"
 #include "jobmon/monitor/slurm_nodes.h"
 #include "jobmon/monitor/state_store.h"
+#include "loopback_listener.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -447,15 +448,10 @@ TEST(Scrape, ConcurrentScrapesOneDeadlineForAStuckTarget) {
   exposer.RegisterCollectable(registry);
   const std::string live = "127.0.0.1:" + std::to_string(exposer.GetListeningPorts().at(0));
   // A socket that accepts connections (the kernel's backlog) but never answers.
-  int stuck = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(stuck, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(stuck, 8), 0);
-  socklen_t length = sizeof address;
-  getsockname(stuck, reinterpret_cast<sockaddr*>(&address), &length);
-  const std::string hung = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  const auto listener = jobmon::test_support::ListenOnLoopback(8);
+  ASSERT_GE(listener.fd, 0);
+  const int stuck = listener.fd;
+  const std::string hung = listener.Address();
   const auto started = std::chrono::steady_clock::now();
   auto results = ScrapeAll({{"node1", live}, {"node2", hung}, {"node3", hung}}, 0.5);
   const double took =
@@ -474,15 +470,9 @@ TEST(Scrape, ConcurrentScrapesOneDeadlineForAStuckTarget) {
 class CountingServer {
  public:
   CountingServer() {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    listen(listener_, 512);
-    socklen_t length = sizeof address;
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    target_ = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+    const auto listener = jobmon::test_support::ListenOnLoopback(512, SOCK_NONBLOCK);
+    listener_ = listener.fd;
+    target_ = listener.Address();
     thread_ = std::thread([this] { Serve(); });
   }
   ~CountingServer() {
@@ -1000,14 +990,9 @@ TEST_F(HostileDiagTest, ATargetAtAnotherNodesAddressIsRefusedAndNotScraped) {
 }
 
 TEST(Scrape, AnOversizedBodyIsCutOff) {
-  int server = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(server, 1), 0);
-  socklen_t length = sizeof address;
-  getsockname(server, reinterpret_cast<sockaddr*>(&address), &length);
+  const auto listener = jobmon::test_support::ListenOnLoopback(1);
+  ASSERT_GE(listener.fd, 0);
+  const int server = listener.fd;
   std::thread answer([server] {
     int client = accept(server, nullptr, nullptr);
     char request[4096];
@@ -1023,7 +1008,7 @@ TEST(Scrape, AnOversizedBodyIsCutOff) {
     }
     close(client);
   });
-  auto results = ScrapeAll({{"node1", "127.0.0.1:" + std::to_string(ntohs(address.sin_port))}}, 5);
+  auto results = ScrapeAll({{"node1", listener.Address()}}, 5);
   answer.join();
   close(server);
   ASSERT_EQ(results.size(), 1u);
