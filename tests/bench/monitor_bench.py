@@ -642,7 +642,7 @@ def print_run(r):
     if m == "store":
         print(f"[{m}] store queries per cycle: {r['queries']:.1f} ({r['store_failures']:.0f} failed); "
               f"victoria-metrics CPU per cycle (ingest and queries): "
-              f"{r['store_cpu'] if r['store_cpu'] is None else round(r['store_cpu'], 3)} s")
+              f"{'-' if r['store_cpu'] is None else format(r['store_cpu'], '.3f')} s")
     for kind in ("silent", "noisy"):
         latencies, members = r[kind]
         if not latencies:
