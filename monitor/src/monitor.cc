@@ -262,56 +262,103 @@ void Monitor::StoreDiagJobs(double now) {
   // Jobs at a time: a steady query carries a few samples per series, a
   // back-fill the whole window's.
   constexpr size_t kJobsPerQuery = 500, kBackfillJobsPerQuery = 50;
-  std::vector<Tracked*> backfill, steady;
-  double oldest = now;
+  std::vector<Tracked*> followed;
   for (auto& [id, t] : jobs_) {
     if (t.ended || !t.window || !t.user) continue;
     if (t.tunnel_command.empty() && now - t.targets_read_at > 60) ReadManifest(t, now);
-    if (t.store_fetched_at) {
-      steady.push_back(&t);
-      oldest = std::min(oldest, *t.store_fetched_at);
+    followed.push_back(&t);
+  }
+  FetchTensorBoardSteps(followed, kJobsPerQuery, now);
+  // The evidence only of the jobs a verdict is about to read it for.
+  std::vector<Tracked*> backfill, steady;
+  double oldest = now;
+  for (Tracked* t : followed) {
+    const bool heartbeat_pending = t->progress->heartbeat_seen_at() && !t->heartbeat_handled;
+    if (!NeedsStoreEvidence(t->progress->Evaluate(now), heartbeat_pending)) continue;
+    // A window asked for last cycle goes on from its last answer; any other
+    // (a first stall, or one after the job moved on) is filled afresh.
+    if (t->store_fetched_at && now - *t->store_fetched_at <= config_.stale_after) {
+      steady.push_back(t);
+      oldest = std::min(oldest, *t->store_fetched_at);
     } else {
-      backfill.push_back(&t);
+      backfill.push_back(t);
     }
   }
-  FetchFromStore(backfill, config_.window_seconds, kBackfillJobsPerQuery, true, now);
+  FetchEvidence(backfill, config_.window_seconds, kBackfillJobsPerQuery, true, now);
   // Since the last answer, and a margin more: samples reach the store late
   // (Prometheus's remote_write sends a batch within 5 s, VictoriaMetrics
   // serves it about 1 s later), and a host's samples older than what it was
   // fed are skipped. Not the whole stale_after (30 s): every second of
-  // margin is parsed again each cycle, and it tripled store mode's CPU.
+  // margin is parsed again each cycle.
   constexpr double kLateSampleMargin = 15;
   const double range = std::min(config_.window_seconds,
                                 now - oldest + std::min(config_.stale_after, kLateSampleMargin));
-  FetchFromStore(steady, range, kJobsPerQuery, false, now);
+  FetchEvidence(steady, range, kJobsPerQuery, false, now);
 }
 
-void Monitor::FetchFromStore(const std::vector<Tracked*>& jobs, double range_seconds,
-                             size_t per_query, bool backfill, double now) {
+std::optional<StoreScrapes> Monitor::AskStore(const std::vector<uint32_t>& ids,
+                                              double range_seconds, StoreFamilies families,
+                                              double now) {
   const StoreAccess access{config_.store_url,        config_.StoreCluster(),
                            config_.store_timeout,    config_.store_bearer_token,
                            config_.store_basic_user, config_.store_basic_password};
+  ++stats_.store_queries;
+  auto answer = FetchStoreScrapes(access, ids, range_seconds, now, families);
+  if (!answer) {
+    ++stats_.store_failures;
+    if (store_error_ != answer.error().message) {
+      log_.Warn("store_unreachable",
+                {{"error", answer.error().message},
+                 {"action",
+                  "no system evidence until it answers; stalls meanwhile are raised "
+                  "as 'hang' without evidence, never judged from a stale window"}});
+    }
+    store_error_ = answer.error().message;
+    return std::nullopt;
+  }
+  if (!store_error_.empty()) log_.Info("store_reachable_again");
+  store_error_.clear();
+  store_ok_at_ = now;
+  return std::move(*answer);
+}
+
+namespace {
+
+// Job ids of jobs[from, to).
+template <typename Jobs>
+std::vector<uint32_t> IdsOf(const Jobs& jobs, size_t from, size_t to) {
+  std::vector<uint32_t> ids;
+  for (size_t i = from; i < to; ++i) ids.push_back(jobs[i]->record.job_id);
+  return ids;
+}
+
+}  // namespace
+
+void Monitor::FetchTensorBoardSteps(const std::vector<Tracked*>& jobs, size_t per_query,
+                                    double now) {
+  // Over stale_after only: an older step does not count as progress.
+  const double range = config_.stale_after;
   for (size_t from = 0; from < jobs.size(); from += per_query) {
     const size_t to = std::min(jobs.size(), from + per_query);
-    std::vector<uint32_t> ids;
-    for (size_t i = from; i < to; ++i) ids.push_back(jobs[i]->record.job_id);
-    ++stats_.store_queries;
-    auto answer = FetchStoreScrapes(access, ids, range_seconds, now);
-    if (!answer) {
-      ++stats_.store_failures;
-      if (store_error_ != answer.error().message) {
-        log_.Warn("store_unreachable",
-                  {{"error", answer.error().message},
-                   {"action",
-                    "no system evidence until it answers; stalls meanwhile are raised "
-                    "as 'hang' without evidence, never judged from a stale window"}});
+    auto answer = AskStore(IdsOf(jobs, from, to), range, StoreFamilies::kTensorBoardStep, now);
+    if (!answer) continue;
+    for (size_t i = from; i < to; ++i) {
+      Tracked& t = *jobs[i];
+      auto found = answer->find(t.record.job_id);
+      if (found == answer->end()) continue;
+      if (auto tb = NewestTensorBoardStep(found->second, now - range)) {
+        t.progress->OnTensorBoardStep(static_cast<int64_t>(tb->value), tb->t);
       }
-      store_error_ = answer.error().message;
-      continue;
     }
-    if (!store_error_.empty()) log_.Info("store_reachable_again");
-    store_error_.clear();
-    store_ok_at_ = now;
+  }
+}
+
+void Monitor::FetchEvidence(const std::vector<Tracked*>& jobs, double range_seconds,
+                            size_t per_query, bool backfill, double now) {
+  for (size_t from = 0; from < jobs.size(); from += per_query) {
+    const size_t to = std::min(jobs.size(), from + per_query);
+    auto answer = AskStore(IdsOf(jobs, from, to), range_seconds, StoreFamilies::kEvidence, now);
+    if (!answer) continue;
     for (size_t i = from; i < to; ++i) {
       Tracked& t = *jobs[i];
       auto found = answer->find(t.record.job_id);
@@ -332,8 +379,9 @@ void Monitor::FetchFromStore(const std::vector<Tracked*>& jobs, double range_sec
   }
 }
 
-bool Monitor::StoreSilent(double now) const {
-  return config_.StoreMode() && (!store_ok_at_ || now - *store_ok_at_ > config_.stale_after);
+bool Monitor::EvidenceStale(const Tracked& t, double now) const {
+  return config_.StoreMode() &&
+         (!t.store_fetched_at || now - *t.store_fetched_at > config_.stale_after);
 }
 
 void Monitor::ReadManifest(Tracked& t, double now) {
@@ -423,11 +471,15 @@ void Monitor::ScanEndingJobs(const std::vector<triage::SlurmJob>& listed) {
 
 void Monitor::Cycle(double now) {
   const auto started = std::chrono::steady_clock::now();
+  ++cycle_number_;
   // Waiting on Slurm and on exporters, and reading the logs of jobs that
   // ended, happen outside the transaction, so `jobmon watch` and `jobmon
   // status` never wait behind it.
   auto listed = FetchJobsIfDue(now);
   if (config_.StoreMode()) {
+    // The logs first: the store is asked for the evidence of the jobs that
+    // stalled or were accused by what the logs say now.
+    PollLogs(now);
     StoreDiagJobs(now);
   } else {
     ScrapeDiagJobs(now);
@@ -479,8 +531,16 @@ void Monitor::RecordCycle(std::chrono::steady_clock::time_point started) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
+void Monitor::PollLogs(double now) {
+  for (auto& [id, t] : jobs_) {
+    if (!t.ended) PollLog(t, now);
+  }
+}
+
 void Monitor::PollLog(Tracked& t, double now) {
   if (!t.user) return;  // never read a job's log with more privilege than its user has
+  if (t.log_polled_in == cycle_number_) return;  // read already this cycle
+  t.log_polled_in = cycle_number_;
   if (auto polled = t.progress->Poll(now); !polled) {
     WarnOnce(t, "log_unreadable", polled.error().message);
   }
@@ -528,10 +588,13 @@ StallClassification Monitor::ClassifyStallOf(const Tracked& t, const ProgressSta
   if (!state.last_step) {
     c.klass = "hang/startup";
     c.summary = "no training step within the startup grace: " + stall;
-  } else if (t.window && StoreSilent(now)) {
+  } else if (t.window && EvidenceStale(t, now)) {
     c.klass = "hang";
-    c.summary = "training stopped; no system evidence (the central store has not answered for " +
-                Seconds(store_ok_at_ ? now - *store_ok_at_ : config_.stale_after) + "s): " + stall;
+    // Since the job's last evidence answer, else the store's last answer of any query.
+    const std::optional<double> answered = t.store_fetched_at ? t.store_fetched_at : store_ok_at_;
+    c.summary = "training stopped; no system evidence (the central store has not answered" +
+                (answered ? " for " + Seconds(now - *answered) + "s" : std::string()) +
+                "): " + stall;
   } else if (t.window && !t.window->hosts().empty()) {
     const auto [from, until] = TrainingSpan(t, state, now);
     c = ClassifyStall(t.window->Evidence(now, from, until, config_.stale_after));
@@ -621,7 +684,7 @@ void Monitor::OnHeartbeat(Tracked& t, double now) {
     for (const auto& [task, host] : report->heartbeat->hosts) in.accused_hosts.push_back(host);
   }
   ProgressState state = t.progress->Evaluate(now);
-  if (t.window && !t.window->hosts().empty() && !StoreSilent(now)) {
+  if (t.window && !t.window->hosts().empty() && !EvidenceStale(t, now)) {
     const auto [from, until] = TrainingSpan(t, state, accused_at);
     in.at_silence = t.window->Evidence(accused_at - in.timeout, from, until, config_.stale_after);
     in.at_accusation = t.window->Evidence(accused_at, from, until, config_.stale_after);

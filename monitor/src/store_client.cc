@@ -6,7 +6,7 @@ namespace jobmon::monitor {
 
 Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
                                          const std::vector<uint32_t>& job_ids, double range_seconds,
-                                         double now) {
+                                         double now, StoreFamilies families) {
   if (job_ids.empty()) return StoreScrapes{};
   diagnose::PromHttpOptions options;
   options.timeout_seconds = access.timeout_seconds;
@@ -18,7 +18,8 @@ Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
   // VictoriaMetrics's response cache would hold back the newest samples.
   options.extra_query = "nocache=1";
   diagnose::PromHttpSource store(access.url, options);
-  auto series = store.QueryInstant(StoreEvidenceQuery(job_ids, access.cluster, range_seconds), now);
+  auto series =
+      store.QueryInstant(StoreEvidenceQuery(job_ids, access.cluster, range_seconds, families), now);
   if (!series) return Error{"central store " + series.error().message};
   return GroupStoreSeries(*series);
 }

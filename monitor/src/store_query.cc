@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/monitor/metric_window.h"
 
 namespace jobmon::monitor {
@@ -24,9 +25,14 @@ std::string PromQlEscape(const std::string& text) {
 }
 
 std::string StoreEvidenceQuery(const std::vector<uint32_t>& job_ids, const std::string& cluster,
-                               double range_seconds) {
-  std::string names = "up";
-  for (const std::string& name : WindowInputNames()) names += "|" + name;
+                               double range_seconds, StoreFamilies families) {
+  std::string names;
+  if (families == StoreFamilies::kTensorBoardStep) {
+    names = metric_names::kTbStep;
+  } else {
+    names = "up";
+    for (const std::string& name : WindowInputNames()) names += "|" + name;
+  }
   std::string ids;
   for (uint32_t id : job_ids) ids += (ids.empty() ? "" : "|") + std::to_string(id);
   std::string selector = fmt::format("{{__name__=~\"{}\",{}=~\"{}\"", names, kStoreJobLabel, ids);
@@ -35,6 +41,11 @@ std::string StoreEvidenceQuery(const std::vector<uint32_t>& job_ids, const std::
   }
   const long range = std::max(1L, static_cast<long>(std::ceil(range_seconds)));
   return selector + fmt::format("}}[{}s]", range);
+}
+
+bool NeedsStoreEvidence(const ProgressState& state, bool heartbeat_pending) {
+  // Before a first step a stall is hang/startup, judged without the window.
+  return heartbeat_pending || (state.phase == Phase::kStalled && state.last_step.has_value());
 }
 
 namespace {
@@ -113,6 +124,15 @@ size_t FeedStoreAnswer(MetricWindow& window,
     }
   }
   return fed;
+}
+
+std::optional<MetricWindow::Latest> NewestTensorBoardStep(
+    const std::map<std::string, std::vector<StoreScrape>>& hosts, double since) {
+  // A window of its own, not the job's: feeding that would replace the
+  // span's evidence with an answer that has no other family.
+  MetricWindow steps;
+  FeedStoreAnswer(steps, hosts, since);
+  return steps.LatestOf(metric_names::kTbStep);
 }
 
 }  // namespace jobmon::monitor

@@ -10,7 +10,8 @@
 # store's evidence alone; then the monitor is stopped once a second job
 # has stalled (its last step read, the stall bound not reached) and started
 # again: its classification right after the restart rests on the training
-# baseline back-filled from the store. Last, the store stopped: a warning,
+# baseline back-filled from the store when it stalls (a job's evidence is
+# read only while a verdict needs it; a training job's is not). Last, the store stopped: a warning,
 # no incident from a stale window. Needs root. One line per check, then "N passed, N failed";
 # everything it started is stopped by pid on every path.
 set -uo pipefail
@@ -146,8 +147,8 @@ check "the monitor stopped (by pid) before judging the stall" \
   test -z "$(sql "SELECT id FROM incidents WHERE job_id=$again")"
 restart_at=$(date +%s.%N)
 start_monitor
-check "after the restart the window is back-filled from the store" wait_for 15 \
-  grep -qE "store_backfill job=$again hosts=2 scrapes=[1-9][0-9]+" "$MLOG"
+check "after the restart, once 'again' stalls, its window is back-filled from the store" \
+  wait_for $((MIN_STALL + 30)) grep -qE "store_backfill job=$again hosts=2 scrapes=[1-9][0-9]+" "$MLOG"
 check "restart: 'again' classified hang/busy-wait" wait_for 60 has_incident "$again" hang/busy-wait
 opened=$(sql "SELECT opened_at FROM incidents WHERE job_id=$again AND class='hang/busy-wait'")
 check "restart: the incident opened after the restart" checks compare "${opened:-0}" '>' "$restart_at"
@@ -165,6 +166,9 @@ third=$(submit third --steps 400 --step-seconds 0.3 --hang-at 30)
 echo "# job third=$third"
 check "the monitor follows 'third' to step 10" wait_for 90 bash -c \
   "$(declare -f sql last_step checks); s=\$(last_step $third); [[ -n \$s && \$s -ge 10 ]]"
+# Evidence is asked for only while a verdict needs it: not for a job in training.
+check "a training job's evidence is not read from the store" \
+  bash -c "! grep -q 'store_backfill job=$third ' '$MLOG'"
 stop_pid "$VM_PID"
 VM_PID=""
 check "store unreachable: warned" wait_for 15 grep -q 'store_unreachable' "$MLOG"

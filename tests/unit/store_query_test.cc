@@ -17,6 +17,7 @@
 #include "jobmon/monitor/job_progress.h"
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/progress_tracker.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/monitor/state_store.h"
 #include "monitor_test_support.h"
@@ -53,6 +54,68 @@ TEST(StoreQuery, ClusterMatcherIsEscapedOrLeftOut) {
   // A fraction of a second asks for at least one whole second.
   EXPECT_NE(StoreEvidenceQuery({7}, "", 0.2).find("[1s]"), std::string::npos);
   EXPECT_NE(StoreEvidenceQuery({7}, "", 10.5).find("[11s]"), std::string::npos);
+}
+
+TEST(StoreQuery, IsTheTensorBoardStepQueryTheFixtureWasCapturedWith) {
+  std::string expected = Fixture("query_tb_step.txt");
+  while (!expected.empty() && expected.back() == '\n') expected.pop_back();
+  EXPECT_EQ(StoreEvidenceQuery({101, 102}, "devc", 30, StoreFamilies::kTensorBoardStep), expected);
+}
+
+TEST(StoreQuery, TheTensorBoardStepAnswerGivesEachJobsNewestStepAndNothingElse) {
+  StoreScrapes scrapes = Captured("tb_step.json");
+  ASSERT_EQ(scrapes.size(), 2u);
+  for (const auto& [job, hosts] : scrapes) {
+    for (const auto& [host, list] : hosts) {
+      for (const StoreScrape& scrape : list) {
+        for (const Sample& sample : scrape.samples.samples) {
+          EXPECT_EQ(sample.name, metric_names::kTbStep) << job << " " << host;
+        }
+      }
+    }
+  }
+  // Job 102: both hosts at step 5 up to the last scrape (kStart + 18).
+  auto newest = NewestTensorBoardStep(scrapes.at(102), kStart - 1);
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(newest->value, 5);
+  EXPECT_NEAR(newest->t, kStart + 18, 1e-6);
+  // Only scrapes after `since` count: from kStart + 3 the newest is the same,
+  // after the last scrape there is none.
+  auto later = NewestTensorBoardStep(scrapes.at(102), kStart + 3);
+  ASSERT_TRUE(later);
+  EXPECT_NEAR(later->t, kStart + 18, 1e-6);
+  EXPECT_FALSE(NewestTensorBoardStep(scrapes.at(102), kStart + 18.5));
+  // An answer of only the evidence families has no step to give.
+  StoreScrapes evidence = Captured("raw_samples.json");
+  std::map<std::string, std::vector<StoreScrape>> without_steps;
+  for (const auto& [host, list] : evidence.at(102)) {
+    for (StoreScrape scrape : list) {
+      std::erase_if(scrape.samples.samples,
+                    [](const Sample& s) { return s.name == metric_names::kTbStep; });
+      without_steps[host].push_back(scrape);
+    }
+  }
+  EXPECT_FALSE(NewestTensorBoardStep(without_steps, kStart - 1));
+}
+
+// Which jobs' evidence store mode asks for: judged from the progress states
+// a real tracker gives.
+TEST(StoreQuery, EvidenceIsAskedForOnlyWhileAVerdictNeedsIt) {
+  ProgressTracker tracker(test_support::Policy(), kStart);
+  // Starting, and stalled before a first step (hang/startup needs no window).
+  EXPECT_FALSE(NeedsStoreEvidence(tracker.Evaluate(kStart + 10), false));
+  ProgressState startup = tracker.Evaluate(kStart + 1000);
+  ASSERT_EQ(startup.phase, Phase::kStalled);
+  EXPECT_FALSE(NeedsStoreEvidence(startup, false));
+  // A heartbeat accusation is judged from the window whatever the phase.
+  EXPECT_TRUE(NeedsStoreEvidence(tracker.Evaluate(kStart + 10), true));
+  for (int step = 1; step <= 20; ++step) tracker.OnStep(step, kStart + step);
+  ProgressState training = tracker.Evaluate(kStart + 21);
+  ASSERT_EQ(training.phase, Phase::kTraining);
+  EXPECT_FALSE(NeedsStoreEvidence(training, false));
+  ProgressState stalled = tracker.Evaluate(kStart + 20 + 60);
+  ASSERT_EQ(stalled.phase, Phase::kStalled);
+  EXPECT_TRUE(NeedsStoreEvidence(stalled, false));
 }
 
 TEST(StoreQuery, GroupsRawSamplesIntoScrapesPerJobAndHost) {

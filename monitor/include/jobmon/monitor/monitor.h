@@ -78,9 +78,10 @@ class Monitor {
     std::optional<JobUser> user;
     std::vector<ScrapeTarget> targets;  // validated (CheckTargets)
     double targets_read_at = -1e18;
-    // Store mode: when the store last answered for this job (unset: the
-    // window still needs its back-fill).
+    // Store mode: when the store last answered the job's evidence (unset:
+    // never asked; it is asked only while a verdict needs it).
     std::optional<double> store_fetched_at;
+    uint64_t log_polled_in = 0;   // the cycle that last read the log
     std::string tunnel_command;   // rebuilt from Slurm's head node and the manifest's port
     std::string slurm_exit_code;  // Slurm's ExitCode at the last poll ("" unknown)
     // The end-of-job scan, done before the cycle's transaction.
@@ -110,17 +111,23 @@ class Monitor {
              const std::string& diag_dir, double now);
   Tracked NewTracked(const JobRecord& record, double job_start) const;
   void ScrapeDiagJobs(double now);
-  // Store mode: the same window, fed from the central store's raw samples,
-  // jobs new to the window back-filled over the whole window first.
+  // Store mode: every job's TensorBoard step each cycle, and the same
+  // window as scrape mode's, fed from the central store's raw samples, for
+  // the jobs a verdict needs it for (NeedsStoreEvidence): a job new to it
+  // back-filled over the whole window, then the samples since its last answer.
   void StoreDiagJobs(double now);
-  void FetchFromStore(const std::vector<Tracked*>& jobs, double range_seconds, size_t per_query,
-                      bool backfill, double now);
-  // Feeds the scrapes newer than what each host had; the number fed.
-  // Store mode with no answer from the store for stale_after: the window's
-  // hosts would all look gone, so nothing is judged from it.
-  bool StoreSilent(double now) const;
+  void FetchTensorBoardSteps(const std::vector<Tracked*>& jobs, size_t per_query, double now);
+  void FetchEvidence(const std::vector<Tracked*>& jobs, double range_seconds, size_t per_query,
+                     bool backfill, double now);
+  // One query; a failure counted and warned once (until the store answers again).
+  std::optional<StoreScrapes> AskStore(const std::vector<uint32_t>& ids, double range_seconds,
+                                       StoreFamilies families, double now);
+  // Store mode with no evidence answer for the job within stale_after: its
+  // hosts would all look gone, so nothing is judged from its window.
+  bool EvidenceStale(const Tracked& job, double now) const;
   void ReadManifest(Tracked& job, double now);  // the tunnel command (store mode)
   void PollJobs(double now);
+  void PollLogs(double now);  // every followed job's log, before the store is asked
   void ForgetEndedJobs(double now);
   void RecordCycle(std::chrono::steady_clock::time_point started);
   void PollLog(Tracked& job, double now);        // reads what the log gained; warns if it cannot
@@ -178,8 +185,9 @@ class Monitor {
   std::vector<IpAddress> own_addresses_;
   std::string node_addresses_error_ = "not asked yet";
   std::optional<double> next_node_poll_;
-  std::optional<double> store_ok_at_;  // the store's last answer
+  std::optional<double> store_ok_at_;  // the store's last answer to any query
   std::string store_error_;            // its last error, warned once
+  uint64_t cycle_number_ = 0;
   MonitorStats stats_;
   diagnose::TargetDiagnoser diagnoser_;
   std::unique_ptr<DiagnosisFollowUp> followup_;

@@ -20,10 +20,10 @@ struct StoreAccess {
   std::string basic_user, basic_password;
 };
 
-// Raw samples of the window's families for `job_ids` over the
-// `range_seconds` before `now`. Errors name the store's URL, never a credential.
+// Raw samples of `families` for `job_ids` over the `range_seconds` before
+// `now`. Errors name the store's URL, never a credential.
 Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
                                          const std::vector<uint32_t>& job_ids, double range_seconds,
-                                         double now);
+                                         double now, StoreFamilies families);
 
 }  // namespace jobmon::monitor

@@ -16,11 +16,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "jobmon/diagnose/prom_source.h"
 #include "jobmon/monitor/exposition.h"
+#include "jobmon/monitor/metric_window.h"
+#include "jobmon/monitor/progress_tracker.h"
 
 namespace jobmon::monitor {
 
@@ -33,11 +36,23 @@ inline constexpr char kStoreHostLabel[] = "host";
 // A PromQL string literal's content: backslash and double quote escaped.
 std::string PromQlEscape(const std::string& text);
 
-// The selector above: the window's families and `up`, the jobs by a regex
-// of their ids, `cluster` when not empty, raw samples over `range_seconds`
-// (whole seconds, at least 1). `job_ids` must not be empty.
+// What a query asks for: a job's whole evidence (the window's families and
+// `up`), or only its TensorBoard step, the one family progress reads.
+enum class StoreFamilies { kEvidence, kTensorBoardStep };
+
+// The selector above: the families, the jobs by a regex of their ids,
+// `cluster` when not empty, raw samples over `range_seconds` (whole
+// seconds, at least 1). `job_ids` must not be empty.
 std::string StoreEvidenceQuery(const std::vector<uint32_t>& job_ids, const std::string& cluster,
-                               double range_seconds);
+                               double range_seconds,
+                               StoreFamilies families = StoreFamilies::kEvidence);
+
+// Store mode reads a job's evidence from the store only when a verdict
+// needs it: the job is stalled past its threshold after a first step (the
+// stall classifier reads the window), or a heartbeat accusation waits to be
+// judged. The store keeps the whole window meanwhile, so a healthy job costs
+// one TensorBoard-step series per cycle, not every family re-read.
+bool NeedsStoreEvidence(const ProgressState& state, bool heartbeat_pending);
 
 // One scrape of one host as the store has it.
 struct StoreScrape {
@@ -53,7 +68,6 @@ using StoreScrapes = std::map<uint32_t, std::map<std::string, std::vector<StoreS
 // a scrape whose `up` is 0 is a failed one (its other samples dropped).
 StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series);
 
-class MetricWindow;
 // Feeds one job's answer into its window. The store's newest scrapes can be
 // partial when asked (remote_write sends a scrape's samples in several
 // batches; the store makes rows visible in shards), so what the window
@@ -62,5 +76,11 @@ class MetricWindow;
 // a sample that arrives late still counts. Returns the scrapes fed.
 size_t FeedStoreAnswer(MetricWindow& window,
                        const std::map<std::string, std::vector<StoreScrape>>& hosts, double since);
+
+// A job's newest TensorBoard step in a kTensorBoardStep answer (scrapes
+// newer than `since`), as MetricWindow::LatestOf reads it: the largest
+// value at its series' newest time; nullopt when no host has one.
+std::optional<MetricWindow::Latest> NewestTensorBoardStep(
+    const std::map<std::string, std::vector<StoreScrape>>& hosts, double since);
 
 }  // namespace jobmon::monitor
