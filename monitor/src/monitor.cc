@@ -275,9 +275,9 @@ void Monitor::StoreDiagJobs(double now) {
   for (Tracked* t : followed) {
     const bool heartbeat_pending = t->progress->heartbeat_seen_at() && !t->heartbeat_handled;
     if (!NeedsStoreEvidence(t->progress->Evaluate(now), heartbeat_pending)) continue;
-    // A window asked for last cycle goes on from its last answer; any other
-    // (a first stall, or one after the job moved on) is filled afresh.
-    if (t->store_fetched_at && now - *t->store_fetched_at <= config_.stale_after) {
+    // A window answered last cycle goes on from that answer; any other (a
+    // first stall, one after the job moved on, a failed query) is filled afresh.
+    if (t->store_fetched_at && t->evidence_cycle + 1 == cycle_number_) {
       steady.push_back(t);
       oldest = std::min(oldest, *t->store_fetched_at);
     } else {
@@ -368,6 +368,7 @@ void Monitor::FetchEvidence(const std::vector<Tracked*>& jobs, double range_seco
                              ? 0
                              : FeedStoreAnswer(*t.window, found->second, now - range_seconds);
       t.store_fetched_at = now;
+      t.evidence_cycle = cycle_number_;
       if (backfill) {
         log_.Info("store_backfill",
                   {{"job", std::to_string(t.record.job_id)},

@@ -81,6 +81,7 @@ class Monitor {
     // Store mode: when the store last answered the job's evidence (unset:
     // never asked; it is asked only while a verdict needs it).
     std::optional<double> store_fetched_at;
+    uint64_t evidence_cycle = 0;  // the cycle of that answer
     uint64_t log_polled_in = 0;   // the cycle that last read the log
     std::string tunnel_command;   // rebuilt from Slurm's head node and the manifest's port
     std::string slurm_exit_code;  // Slurm's ExitCode at the last poll ("" unknown)
