@@ -28,6 +28,40 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${JOBMON_DEBIAN_DIR}/copyright
 install(FILES ${JOBMON_DEBIAN_DIR}/lintian-overrides
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME jobmon)
 
+# Manual pages, made by help2man from each command's own --help and
+# --version (the page says what the command prints, and cannot drift from
+# it). Without help2man the build goes on and the package has none (lintian
+# then warns no-manual-page: package_live fails).
+find_program(JOBMON_GZIP gzip REQUIRED)
+find_program(JOBMON_HELP2MAN help2man)
+if(JOBMON_HELP2MAN)
+  set(JOBMON_MAN_PAGES "")
+  foreach(page "jobmon|1|report, triage and diagnose Slurm GPU training jobs"
+               "jobmon-exporter|1|per-node hardware and training metrics for a job's Prometheus"
+               "jobmon-supervise|1|run a command, restart it with backoff when it exits"
+               "jobmon-archive|1|pack a job's TSDB as tsdb.tar.zst and update its manifest"
+               "slurm_job_monitor|8|follow Slurm training jobs and raise classified incidents")
+    string(REPLACE "|" ";" page "${page}")
+    list(GET page 0 command)
+    list(GET page 1 section)
+    list(GET page 2 summary)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/man/${command}.${section})
+    add_custom_command(
+      OUTPUT ${out}.gz
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/man
+      COMMAND ${JOBMON_HELP2MAN} --no-info --no-discard-stderr --section=${section}
+              --name=${summary} --include=${JOBMON_DEBIAN_DIR}/manpage.h2m --output=${out}
+              $<TARGET_FILE:${command}>
+      COMMAND ${JOBMON_GZIP} -9nf ${out}
+      DEPENDS ${command} ${JOBMON_DEBIAN_DIR}/manpage.h2m VERBATIM)
+    list(APPEND JOBMON_MAN_PAGES ${out}.gz)
+    install(FILES ${out}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section})
+  endforeach()
+  add_custom_target(jobmon_man_pages ALL DEPENDS ${JOBMON_MAN_PAGES})
+else()
+  message(WARNING "help2man not found: no manual pages (apt-get install help2man)")
+endif()
+
 # changelog.Debian.gz: gzip -9n (no name or timestamp, as lintian wants).
 # Its top entry must be this version.
 set(JOBMON_DEBIAN_REVISION 1)
@@ -36,7 +70,6 @@ if(NOT JOBMON_CHANGELOG_TOP MATCHES "^jobmon \\(${PROJECT_VERSION}-${JOBMON_DEBI
   message(FATAL_ERROR "contrib/debian/changelog starts with '${JOBMON_CHANGELOG_TOP}', "
                       "expected jobmon (${PROJECT_VERSION}-${JOBMON_DEBIAN_REVISION})")
 endif()
-find_program(JOBMON_GZIP gzip REQUIRED)
 add_custom_command(
   OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/changelog.Debian.gz
   COMMAND ${JOBMON_GZIP} -9n -c ${JOBMON_DEBIAN_DIR}/changelog > ${CMAKE_CURRENT_BINARY_DIR}/changelog.Debian.gz

@@ -27,6 +27,8 @@ PACKAGES=(
   libslurm-dev slurmctld slurmd slurm-client munge
   # checks the Debian package (package_live); dpkg-shlibdeps comes with build-essential
   lintian
+  # the package's manual pages, made from each command's --help and --version
+  help2man
   # dev cluster plumbing
   iproute2 util-linux procps
   # the independent TensorBoard event decoder, tests and benchmarks

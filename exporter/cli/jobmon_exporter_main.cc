@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
   std::string listen, host, collectors_list, interval_text = "1s";
   ex::SourcePaths paths;
   double deadline_seconds = 2.0, abandon_after_seconds = 10.0;
-  CLI::App app{"jobmon-exporter: per-node hardware and training metrics for a job's Prometheus"};
+  CLI::App app{"jobmon-exporter: per-node hardware and training metrics for a job's Prometheus",
+               "jobmon-exporter"};
+  app.set_version_flag("--version", "jobmon-exporter " JOBMON_VERSION);
   app.add_option("--listen", listen,
                  "ADDR:PORT to serve /metrics on (a literal IP; never 0.0.0.0 or ::); required");
   app.add_option("--host", host, "Value of the `host` label on every series; required");

@@ -11,7 +11,7 @@
 #include "triage_command.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"jobmon: observability and triage for Slurm GPU training jobs"};
+  CLI::App app{"jobmon: observability and triage for Slurm GPU training jobs", "jobmon"};
   app.set_version_flag("--version", "jobmon " JOBMON_VERSION);
   app.require_subcommand(1);
   std::vector<std::function<int()>> commands = {

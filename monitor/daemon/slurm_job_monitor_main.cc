@@ -147,7 +147,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "slurm_job_monitor: follows the cluster's training jobs (logs, and the exporters of "
       "--diag jobs), raises classified incidents (hang/busy-wait, hang/node-death, "
-      "heartbeat/false-positive, ...) and hands them to the configured notifier."};
+      "heartbeat/false-positive, ...) and hands them to the configured notifier.",
+      "slurm_job_monitor"};
   app.set_version_flag("--version", "slurm_job_monitor " JOBMON_VERSION);
   std::string config_path;
   Overrides o;

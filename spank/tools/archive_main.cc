@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
   bool keep_tsdb = false;
   std::string prometheus;
   std::string tsdb_dir;
-  CLI::App app{"jobmon-archive: pack a job's TSDB as tsdb.tar.zst and update manifest.json"};
+  CLI::App app{"jobmon-archive: pack a job's TSDB as tsdb.tar.zst and update manifest.json",
+               "jobmon-archive"};
+  app.set_version_flag("--version", "jobmon-archive " JOBMON_VERSION);
   app.add_option("--diag-dir", dir, "The job's diag dir")->required();
   app.add_option("--level", level, "zstd compression level")
       ->check(CLI::Range(1, 19))

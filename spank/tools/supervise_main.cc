@@ -15,7 +15,9 @@ int main(int argc, char** argv) {
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   jobmon::lifecycle::SupervisorOptions options;
   std::string initial = "1s", maximum = "30s";
-  CLI::App app{"jobmon-supervise: run a command, restart it with backoff when it exits"};
+  CLI::App app{"jobmon-supervise: run a command, restart it with backoff when it exits",
+               "jobmon-supervise"};
+  app.set_version_flag("--version", "jobmon-supervise " JOBMON_VERSION);
   app.add_option("--max-restarts", options.max_restarts, "Give up after this many restarts")
       ->capture_default_str();
   app.add_option("--backoff", initial, "First restart delay (doubles each time)")

@@ -63,7 +63,10 @@ dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|' >"$SCRATCH/contents"
 for path in /usr/bin/jobmon /usr/bin/jobmon-exporter /usr/bin/jobmon-supervise /usr/bin/jobmon-archive \
   /usr/sbin/slurm_job_monitor "$PLUGIN_SO" /etc/jobmon/jobmon.toml /etc/slurm/plugstack.conf.d/diag.conf \
   /lib/systemd/system/slurm_job_monitor.service "$RULES" /usr/share/jobmon/jobmon-job.json \
-  /usr/share/doc/jobmon/copyright /usr/share/doc/jobmon/changelog.Debian.gz; do
+  /usr/share/doc/jobmon/copyright /usr/share/doc/jobmon/changelog.Debian.gz \
+  /usr/share/man/man1/jobmon.1.gz /usr/share/man/man1/jobmon-exporter.1.gz \
+  /usr/share/man/man1/jobmon-supervise.1.gz /usr/share/man/man1/jobmon-archive.1.gz \
+  /usr/share/man/man8/slurm_job_monitor.8.gz; do
   check "the package holds $path" grep -qx -- "$path" "$SCRATCH/contents"
 done
 check "the fake trainer is not in it" bash -c "! grep -q fake-trainer '$SCRATCH/contents'"
@@ -86,6 +89,10 @@ dpkg -i "$DEB" >"$SCRATCH/dpkg-i.log" 2>&1
 check "dpkg -i installs it" test "$(pkg_status)" == "install ok installed"
 check "the jobmon system user and group exist" bash -c \
   "uid=\$(id -u jobmon) && test \"\$uid\" -lt 1000 && getent group jobmon >/dev/null"
+check "its manual pages are the installed commands' own (name and version)" bash -c \
+  "v=\$(dpkg-query -W -f='\${Version}' jobmon | cut -d- -f1) && \
+   zcat /usr/share/man/man8/slurm_job_monitor.8.gz | grep -qF \"slurm_job_monitor \$v\" && \
+   zcat /usr/share/man/man1/jobmon.1.gz | grep -q '^jobmon \\\\- '"
 check "postinst made no home for it (/var/lib/jobmon stays root's for the plugin)" bash -c \
   "test ! -e /var/lib/jobmon || test \"\$(stat -c %U /var/lib/jobmon)\" == root"
 check "slurm_job_monitor --version is the package's" bash -c \
