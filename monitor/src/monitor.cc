@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -322,62 +323,53 @@ std::optional<StoreScrapes> Monitor::AskStore(const std::vector<uint32_t>& ids,
   return std::move(*answer);
 }
 
-namespace {
-
-// Job ids of jobs[from, to).
-template <typename Jobs>
-std::vector<uint32_t> IdsOf(const Jobs& jobs, size_t from, size_t to) {
-  std::vector<uint32_t> ids;
-  for (size_t i = from; i < to; ++i) ids.push_back(jobs[i]->record.job_id);
-  return ids;
+void Monitor::AskStoreInBatches(
+    const std::vector<Tracked*>& jobs, size_t per_query, double range_seconds,
+    StoreFamilies families, double now,
+    const std::function<void(Tracked&, const StoreScrapes::mapped_type*)>& answered) {
+  for (size_t from = 0; from < jobs.size(); from += per_query) {
+    const size_t to = std::min(jobs.size(), from + per_query);
+    std::vector<uint32_t> ids;
+    for (size_t i = from; i < to; ++i) ids.push_back(jobs[i]->record.job_id);
+    auto answer = AskStore(ids, range_seconds, families, now);
+    if (!answer) continue;
+    for (size_t i = from; i < to; ++i) {
+      auto found = answer->find(jobs[i]->record.job_id);
+      answered(*jobs[i], found == answer->end() ? nullptr : &found->second);
+    }
+  }
 }
-
-}  // namespace
 
 void Monitor::FetchTensorBoardSteps(const std::vector<Tracked*>& jobs, size_t per_query,
                                     double now) {
   // Over stale_after only: an older step does not count as progress.
   const double range = config_.stale_after;
-  for (size_t from = 0; from < jobs.size(); from += per_query) {
-    const size_t to = std::min(jobs.size(), from + per_query);
-    auto answer = AskStore(IdsOf(jobs, from, to), range, StoreFamilies::kTensorBoardStep, now);
-    if (!answer) continue;
-    for (size_t i = from; i < to; ++i) {
-      Tracked& t = *jobs[i];
-      auto found = answer->find(t.record.job_id);
-      if (found == answer->end()) continue;
-      if (auto tb = NewestTensorBoardStep(found->second, now - range)) {
-        t.progress->OnTensorBoardStep(static_cast<int64_t>(tb->value), tb->t);
-      }
-    }
-  }
+  AskStoreInBatches(jobs, per_query, range, StoreFamilies::kTensorBoardStep, now,
+                    [&](Tracked& t, const StoreScrapes::mapped_type* hosts) {
+                      if (!hosts) return;
+                      if (auto tb = NewestTensorBoardStep(*hosts, now - range)) {
+                        t.progress->OnTensorBoardStep(static_cast<int64_t>(tb->value), tb->t);
+                      }
+                    });
 }
 
 void Monitor::FetchEvidence(const std::vector<Tracked*>& jobs, double range_seconds,
                             size_t per_query, bool backfill, double now) {
-  for (size_t from = 0; from < jobs.size(); from += per_query) {
-    const size_t to = std::min(jobs.size(), from + per_query);
-    auto answer = AskStore(IdsOf(jobs, from, to), range_seconds, StoreFamilies::kEvidence, now);
-    if (!answer) continue;
-    for (size_t i = from; i < to; ++i) {
-      Tracked& t = *jobs[i];
-      auto found = answer->find(t.record.job_id);
-      // The span the answer covers: the window holds nothing newer than
-      // what this answer has (late samples of a scrape fed before count).
-      const size_t fed = found == answer->end()
-                             ? 0
-                             : FeedStoreAnswer(*t.window, found->second, now - range_seconds);
-      t.store_fetched_at = now;
-      t.evidence_cycle = cycle_number_;
-      if (backfill) {
-        log_.Info("store_backfill",
-                  {{"job", std::to_string(t.record.job_id)},
-                   {"hosts", std::to_string(found == answer->end() ? 0 : found->second.size())},
-                   {"scrapes", std::to_string(fed)},
-                   {"window_s", Seconds(range_seconds)}});
-      }
-    }
-  }
+  AskStoreInBatches(
+      jobs, per_query, range_seconds, StoreFamilies::kEvidence, now,
+      [&](Tracked& t, const StoreScrapes::mapped_type* hosts) {
+        // The span the answer covers: the window holds nothing newer than
+        // what this answer has (late samples of a scrape fed before count).
+        const size_t fed = hosts ? FeedStoreAnswer(*t.window, *hosts, now - range_seconds) : 0;
+        t.store_fetched_at = now;
+        t.evidence_cycle = cycle_number_;
+        if (backfill) {
+          log_.Info("store_backfill", {{"job", std::to_string(t.record.job_id)},
+                                       {"hosts", std::to_string(hosts ? hosts->size() : 0)},
+                                       {"scrapes", std::to_string(fed)},
+                                       {"window_s", Seconds(range_seconds)}});
+        }
+      });
 }
 
 bool Monitor::EvidenceStale(const Tracked& t, double now) const {

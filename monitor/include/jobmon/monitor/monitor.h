@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -120,6 +121,13 @@ class Monitor {
   void FetchTensorBoardSteps(const std::vector<Tracked*>& jobs, size_t per_query, double now);
   void FetchEvidence(const std::vector<Tracked*>& jobs, double range_seconds, size_t per_query,
                      bool backfill, double now);
+  // The jobs `per_query` at a time, one query each; `answered` gets every
+  // job of a batch the store answered, with its hosts' scrapes (nullptr:
+  // none in the answer). A failed batch is skipped (AskStore warned).
+  void AskStoreInBatches(
+      const std::vector<Tracked*>& jobs, size_t per_query, double range_seconds,
+      StoreFamilies families, double now,
+      const std::function<void(Tracked&, const StoreScrapes::mapped_type*)>& answered);
   // One query; a failure counted and warned once (until the store answers again).
   std::optional<StoreScrapes> AskStore(const std::vector<uint32_t>& ids, double range_seconds,
                                        StoreFamilies families, double now);

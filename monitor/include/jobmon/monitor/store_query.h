@@ -5,8 +5,9 @@
 // The pure half: the PromQL asked, and the answer turned into the per-host
 // scrapes MetricWindow already takes, so the classifiers are unchanged.
 //
-// One query per batch of jobs, not one per job or per family: every family
-// the window reads, every job of the batch, as raw samples over a range
+// One query per batch of jobs, not one per job or per family: each cycle
+// every job's TensorBoard step, and for the jobs a verdict needs it for
+// (NeedsStoreEvidence) every family the window reads, as raw samples over a range
 //   {__name__=~"up|hw_gpu_power_watts|...",slurm_job_id=~"12|13",cluster="c"}[40s]
 // An instant query of a range selector answers raw samples with their own
 // timestamps (a query_range would resample them onto its step, and
