@@ -134,14 +134,18 @@ job=$(cd "$DEVCLUSTER_JOBS" && sbatch --parsable -N1 -J pausable -o "$DEVCLUSTER
   --wrap "srun -l $FAKE_TRAINER --steps 3000 --step-seconds 0.2" | tr -cd 0-9)
 log="$DEVCLUSTER_JOBS/$job.log"
 check "the job trains (step 20)" wait_for 60 grep -q '^0: completed step: 20,' "$log"
+# Job ids repeat across the dev clusters that run side by side: the job's
+# SLURM_CONF names this cluster.
 TRAINER_PIDS=$(for p in $(pgrep -x fake-trainer); do
-  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$job" && echo "$p"; done)
+  env=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null)
+  grep -qx "SLURM_JOB_ID=$job" <<<"$env" && grep -qxF "SLURM_CONF=$SLURM_CONF" <<<"$env" && echo "$p"; done)
 echo "# SIGSTOP to the job's trainer (pid ${TRAINER_PIDS//$'\n'/ })"
 for p in $TRAINER_PIDS; do kill -STOP "$p"; done
 check "Alertmanager shows the hang: alertname, class, severity, cluster labels and the summary" \
   wait_for 30 bash -c "$(declare -f am_alerts checks); am_alerts $job | grep -q '^TrainingJobHang hang critical dev Job_$job'"
 check "the webhook's failures are retried with backoff" wait_for 10 grep -q 'alert_delivery_failed.*hook' "$MLOG"
-sleep 6  # several Alertmanager re-sends (every 2 s)
+check "Alertmanager receives 3 re-sends (every 2 s)" counter_grows 30 \
+  "http://127.0.0.1:$AM_PORT/metrics" alertmanager_alerts_received_total 3 status=firing
 check "re-sends do not duplicate the alert in Alertmanager" test "$(am_alerts "$job" | wc -l)" -eq 1
 /usr/bin/python3 "$RECEIVER" --port "$HOOK_PORT" --log "$HOOK_LOG" &
 HOOK_PID=$!
@@ -165,7 +169,7 @@ echo "# SIGKILL while a delivery is in flight"
 stop_pid "$HOOK_PID"
 /usr/bin/python3 "$RECEIVER" --port "$HOOK_PORT" --log "$HOOK_LOG" --delay 4 &
 HOOK_PID=$!
-sleep 1
+check "the slow webhook listens" wait_for 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$HOOK_PORT"
 for p in $TRAINER_PIDS; do kill -STOP "$p"; done
 inflight() { grep -c '"status": "firing"' "$HOOK_LOG" 2>/dev/null | grep -q '^2$'; }
 check "the second hang's firing reaches the (slow) webhook" wait_for 30 inflight

@@ -22,7 +22,7 @@ DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN") JOBMON=$(realp
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STATE=$(mktemp -d /tmp/jobmon-it-XXXXXX)
-SUBNET=10.202.$((RANDOM % 200 + 20))
+SUBNET=10.209.$((RANDOM % 200 + 20))
 SCRATCH=$(mktemp -d /tmp/jobmon-it-check-XXXXXX)
 trap 'teardown_cluster jobmon-check' EXIT
 

@@ -186,6 +186,17 @@ def labelled_samples(exposition, name):
     return out
 
 
+def metric_sum(exposition, name, wanted):
+    """The sum of every sample of `name` (unlabelled or labelled) whose labels
+    include each key=value of `wanted`; None when none matches."""
+    samples = labelled_samples(exposition, name)
+    plain = metric_value(exposition, name)
+    if plain is not None:
+        samples.append(({}, plain))
+    values = [v for labels, v in samples if all(labels.get(k) == w for k, w in wanted.items())]
+    return sum(values) if values else None
+
+
 def http_get(url, timeout=3):
     import urllib.request
     return urllib.request.urlopen(url, timeout=timeout).read().decode()
@@ -368,6 +379,16 @@ def cmd_metric_value(args):
     return 0
 
 
+def cmd_metric_sum(args):
+    """metric-sum URL NAME [LABEL=VALUE]...: the sum of NAME's samples with those labels (none: fails)."""
+    wanted = dict(a.split("=", 1) for a in args[2:])
+    value = metric_sum(http_get(args[0], timeout=2), args[1], wanted)
+    if value is None:
+        return 1
+    print(render(value))
+    return 0
+
+
 def tsdb_max_seconds(status):
     """The newest sample's time (Unix seconds) from /api/v1/status/tsdb's
     answer: an archived TSDB is all head (the WAL replayed) for jobs under
@@ -470,6 +491,7 @@ COMMANDS = {
     "free-port": cmd_free_port,
     "http-get": cmd_http_get,
     "metric-value": cmd_metric_value,
+    "metric-sum": cmd_metric_sum,
     "tsdb-max-time": cmd_tsdb_max_time,
     "served-gpus": cmd_served_gpus,
     "am-alerts": cmd_am_alerts,

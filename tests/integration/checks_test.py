@@ -223,6 +223,19 @@ class ChecksTest(unittest.TestCase):
         self.assertIsNone(checks.metric_value(text, "jobmon_monitor_jobs_tracked"))
         self.assertIsNone(checks.metric_value(text, "absent"))
 
+    def test_metric_sum_over_the_samples_with_given_labels(self):
+        text = ("# TYPE alertmanager_alerts_received_total counter\n"
+                'alertmanager_alerts_received_total{status="firing",version="v2"} 4\n'
+                'alertmanager_alerts_received_total{status="resolved",version="v2"} 1\n'
+                'alertmanager_alerts_received_total{status="firing",version="v1"} 2\n'
+                "jobmon_monitor_polls_total 7\n")
+        self.assertEqual(checks.metric_sum(text, "alertmanager_alerts_received_total", {"status": "firing"}), 6.0)
+        self.assertEqual(checks.metric_sum(text, "alertmanager_alerts_received_total", {}), 7.0)
+        self.assertIsNone(checks.metric_sum(text, "alertmanager_alerts_received_total", {"status": "x"}))
+        self.assertEqual(checks.metric_sum(text, "jobmon_monitor_polls_total", {}), 7.0)
+        self.assertIsNone(checks.metric_sum(text, "jobmon_monitor_polls_total", {"status": "firing"}))
+        self.assertIsNone(checks.metric_sum(text, "absent", {}))
+
     def test_labelled_samples_of_one_family(self):
         text = ('# TYPE hw_gpu_served gauge\n'
                 'hw_gpu_served{gpu="4",source="slurm",vendor="amd"} 1\n'

@@ -47,7 +47,7 @@ trap teardown EXIT
 
 STEPS=150
 echo "# devcluster up: 2 nodes, exporters reading $TREES/<job>/<node>/{proc,sys}"
-if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "10.207.$((RANDOM % 200 + 20))" --plugin "$PLUGIN" \
+if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "10.212.$((RANDOM % 200 + 20))" --plugin "$PLUGIN" \
   --timeout 90 --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$TREES/%j/%n/sys exporter_arg=--procfs=$TREES/%j/%n/proc"; then
   echo "FAIL - devcluster up"; echo "0 passed, 1 failed"; exit 1
 fi

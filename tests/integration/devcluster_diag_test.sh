@@ -113,14 +113,14 @@ off_rc=$?
 off_job=${off_out%%;*}
 off_job=${off_job//[^0-9]/}
 check "job without --diag exits 0" test "$off_rc" -eq 0
-sleep 1  # let its epilog finish
+check "its epilog has finished (the job left squeue)" wait_for 30 job_done "$off_job"
 check "without --diag nothing is logged for job $off_job" bash -c \
   "! grep -q '\[diag\] job $off_job ' '$STATE'/log/slurmd-*.log"
 echo "# job with --diag=off"
 offx_out=$(cd "$JOBS" && timeout 180 sbatch --wait --parsable -N1 --diag=off -o "$JOBS/offx-%j.log" --wrap "true" 2>&1)
 offx_job=${offx_out%%;*}
 offx_job=${offx_job//[^0-9]/}
-sleep 1
+check "its epilog has finished (the job left squeue)" wait_for 30 job_done "$offx_job"
 check "--diag=off logs nothing for job $offx_job" bash -c \
   "! grep -q '\[diag\] job $offx_job ' '$STATE'/log/slurmd-*.log"
 

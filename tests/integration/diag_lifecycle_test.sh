@@ -125,7 +125,10 @@ check "JOBMON_DIAG_DIR, JOBMON_PROMETHEUS(_NODE) in the job's environment" \
   grep -q "^env: JOBMON_DIAG_DIR=$DIAG JOBMON_PROMETHEUS=http://127.0.0.1:$PORT JOBMON_PROMETHEUS_NODE=node1\$" "$JOBS/main-$main.log"
 trained() { grep -q '^0: completed step: 119,' "$JOBS/main-$main.log"; }
 wait_for 60 trained
-sleep 3  # a few more scrapes of the final step
+final_step_scraped() {  # both nodes' exporters scraped at the log's last step
+  [[ -n "$(in_node node1 "$PROMQ" "http://127.0.0.1:$PORT" 'count(tb_step == 119) == 2' 2>/dev/null)" ]]
+}
+check "Prometheus has scraped step 119 on both nodes" wait_for 30 final_step_scraped
 touch "$JOBS/release-$main"
 check "the job ends" wait_for 60 job_done "$main"
 check "the job completed with exit 0" bash -c "scontrol -o show job $main | grep -q 'JobState=COMPLETED.*ExitCode=0:0'"

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 START = 1700000000
@@ -228,7 +229,19 @@ def check_wal_only(driver, work, held_port, temp_parent):
         time.sleep(0.1)
     else:
         fail("this test's own Prometheus scraped nothing")
-    time.sleep(2)
+    query = (f"http://127.0.0.1:{run_own_prometheus.port}/api/v1/query?"
+             + urllib.parse.urlencode({"query": "count_over_time(up[1m])"}))
+    for _ in range(100):
+        try:
+            with urllib.request.urlopen(query, timeout=5) as answer:
+                result = json.load(answer)["data"]["result"]
+                if result and float(result[0]["value"][1]) >= 3:
+                    break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    else:
+        fail("this test's own Prometheus did not scrape three times in 10 s")
     proc.terminate()
     proc.wait(timeout=30)
     blocks = [d for d in os.listdir(tsdb) if len(d) == 26]

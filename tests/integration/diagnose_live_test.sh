@@ -53,7 +53,7 @@ trap teardown EXIT
 
 STEPS=200
 echo "# devcluster up: 2 nodes, exporters reading $TREES/<job>/<node>/{proc,sys}"
-if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "10.206.$((RANDOM % 200 + 20))" --plugin "$PLUGIN" \
+if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "10.211.$((RANDOM % 200 + 20))" --plugin "$PLUGIN" \
   --timeout 90 --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$TREES/%j/%n/sys exporter_arg=--procfs=$TREES/%j/%n/proc"; then
   echo "FAIL - devcluster up"; echo "0 passed, 1 failed"; exit 1
 fi

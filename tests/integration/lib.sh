@@ -33,6 +33,26 @@ wait_for() {
   done
 }
 
+# counter_grows SECONDS URL NAME N [LABEL=VALUE]...: waits until the counter
+# NAME served at URL (/metrics; its samples with those labels, summed) has
+# grown by N from its value now: so many daemon cycles, failed polls or
+# received alerts, where a fixed sleep could only hope they had happened.
+counter_grows() {
+  local seconds=$1 url=$2 name=$3 n=$4 start now
+  shift 4
+  start=$(checks metric-sum "$url" "$name" "$@") || start=0
+  now=$start
+  local deadline=$((SECONDS + seconds))
+  until awk -v a="$now" -v b="$start" -v n="$n" 'BEGIN { exit !(a - b >= n) }'; do
+    if ((SECONDS >= deadline)); then
+      echo "# $name went from $start to $now in ${seconds}s, not up by $n" >&2
+      return 1
+    fi
+    sleep 0.5
+    now=$(checks metric-sum "$url" "$name" "$@") || now=$start
+  done
+}
+
 free_loopback_port() { checks free-port; }  # a TCP port free on 127.0.0.1 right now
 
 stop_pid() {  # stop_pid PID: SIGTERM to a process this script started, 5 s, then SIGKILL

@@ -35,7 +35,7 @@ getent passwd jobmon >/dev/null || made_user=1
 getent group jobmon >/dev/null || made_group=1
 
 STATE=$(mktemp -d /tmp/jobmon-it-XXXXXX)
-SUBNET=10.202.$((RANDOM % 200 + 20))
+SUBNET=10.210.$((RANDOM % 200 + 20))
 SCRATCH=$(mktemp -d /tmp/jobmon-it-logs-XXXXXX)
 PLUGIN_SO=/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_diag.so
 RULES=/usr/share/jobmon/jobmon-rules.yml

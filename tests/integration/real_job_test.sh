@@ -33,9 +33,10 @@ PY=/usr/bin/python3
 
 STATE=$(mktemp -d /tmp/jobmon-real-XXXXXX)
 SCRATCH=$(mktemp -d /tmp/jobmon-real-scratch-XXXXXX)
-SUBNET=10.207.$((RANDOM % 200 + 20))
+SUBNET=10.213.$((RANDOM % 200 + 20))
 MONITOR_PID=""
 MIN_STALL=8 POLL=1
+MPORT=$(free_loopback_port)
 
 teardown() {
   stop_pid "$MONITOR_PID"
@@ -65,7 +66,7 @@ api_socket = "$SCRATCH/monitor.sock"  # not /run/jobmon: clusters run side by si
 poll_interval = "${POLL}s"
 slurm_poll_interval = "2s"
 slurm_timeout = "3s"
-metrics_listen = "127.0.0.1:$(free_loopback_port)"
+metrics_listen = "127.0.0.1:$MPORT"
 notify_file = "$ALERTS"
 [monitor.select]
 name_regex = "realjob-.*"
@@ -127,7 +128,8 @@ check "the healthy twin ends COMPLETED" wait_for 180 bash -c \
   "$(declare -f job_done); job_done $healthy"
 check "Slurm says COMPLETED 0:0" bash -c \
   "scontrol -o show job $healthy | grep -q 'JobState=COMPLETED .*ExitCode=0:0'"
-sleep $((POLL * 4 + 4))  # a few cycles after the end
+check "the daemon runs 5 cycles after the end" \
+  counter_grows 30 "http://127.0.0.1:$MPORT/metrics" jobmon_monitor_polls_total 5
 check "the healthy twin got no firing alert" test -z "$(alerts "$healthy" firing)"
 check "the healthy twin got no incident" test -z "$(sql "SELECT class FROM incidents WHERE job_id=$healthy")"
 

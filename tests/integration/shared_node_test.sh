@@ -29,7 +29,7 @@ source "$HERE/lib.sh"
 
 STATE=$(mktemp -d /tmp/jobmon-shared-XXXXXX)
 SCRATCH=$(mktemp -d /tmp/jobmon-shared-scratch-XXXXXX)
-SUBNET=10.207.$((RANDOM % 200 + 20))
+SUBNET=10.214.$((RANDOM % 200 + 20))
 MONITOR_PID=""
 
 teardown() {
