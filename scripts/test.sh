@@ -1,39 +1,102 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine, as root:
 # dependencies, lint, unit tests under ASan/UBSan, integration tests on the
-# real dev cluster, bounded fuzzing.
+# real dev cluster, bounded fuzzing. Ends with a table of each step's wall
+# time (also when a step fails): every change to this command is judged by it.
+#
+#   scripts/test.sh                 the whole suite (what CI runs)
+#   JOBMON_FUZZ_SECONDS=S scripts/test.sh   fuzz S seconds in all instead of 90
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 # shellcheck source=scripts/lib.sh
 source "$root/scripts/lib.sh"
 on_error_say_where
-step() { echo; echo "=== [$1/7] $2 ($(date +%T))"; }
+
+readonly STEPS=7
+step_names=() step_seconds=()
+current="" current_start=0 suite_start=$SECONDS
+
+# step N NAME: closes the previous step's timing, opens this one.
+step() {
+  end_step
+  current=$2 current_start=$SECONDS
+  echo
+  echo "=== [$1/$STEPS] $2 ($(date +%T))"
+}
+
+end_step() {
+  if [[ -n "$current" ]]; then
+    step_names+=("$current")
+    step_seconds+=($((SECONDS - current_start)))
+  fi
+  current=""
+}
+
+# The timing table, on every way out; a failed step is marked as such.
+timing_table() {
+  local status=$?
+  local failed_step=$current
+  end_step
+  echo
+  echo "=== timing (wall seconds, $(nproc) cores)"
+  local i
+  for i in "${!step_names[@]}"; do
+    local mark=""
+    [[ $status -ne 0 && "${step_names[$i]}" == "$failed_step" ]] && mark="  FAILED"
+    printf '%6d s  %s%s\n' "${step_seconds[$i]}" "${step_names[$i]}" "$mark"
+    [[ "${step_names[$i]}" == integration* ]] && suite_times
+  done
+  printf '%6d s  total (%d min %02d s)\n' $((SECONDS - suite_start)) \
+    $(((SECONDS - suite_start) / 60)) $(((SECONDS - suite_start) % 60))
+  return "$status"
+}
+trap timing_table EXIT
+
+# Each integration suite's own wall time (ctest's cost data: name, runs,
+# seconds of the last run), longest first, under the step that ran them.
+suite_times() {
+  local costs=build/release/Testing/Temporary/CTestCostData.txt
+  [[ -f $costs ]] || return 0
+  awk '/^---/ {exit} NF == 3 {printf "        %6.0f s  %s\n", $3, $1}' "$costs" | sort -k1,1 -rn
+}
+
+lint() {
+  mapfile -t sources < <(git ls-files '*.cc' '*.h')
+  clang-format --dry-run -Werror "${sources[@]}"
+  echo "${#sources[@]} C++ files formatted"
+  mapfile -t shell_scripts < <(git ls-files '*.sh' contrib/devcluster/devcluster .ci/run)
+  shellcheck -x "${shell_scripts[@]}"
+  echo "${#shell_scripts[@]} shell scripts clean"
+}
 
 step 1 "install dependencies"
 scripts/install-deps.sh
 
 step 2 "lint: clang-format (.clang-format), shellcheck"
-mapfile -t sources < <(git ls-files '*.cc' '*.h')
-clang-format --dry-run -Werror "${sources[@]}"
-echo "${#sources[@]} C++ files formatted"
-mapfile -t shell_scripts < <(git ls-files '*.sh' contrib/devcluster/devcluster .ci/run)
-shellcheck -x "${shell_scripts[@]}"
-echo "${#shell_scripts[@]} shell scripts clean"
+lint
 
-step 3 "build with ASan/UBSan"
+# One clang tree serves the unit tests and the fuzzers: every library is
+# compiled once with ASan/UBSan and libFuzzer's coverage instrumentation
+# (scripts/build.sh asan).
+step 3 "build with ASan/UBSan (clang): unit tests and libFuzzer targets"
 scripts/build.sh asan
 
 step 4 "unit tests under ASan/UBSan"
 (cd build/asan && ctest -L unit -j2 --output-on-failure --timeout 300)
 
-step 5 "release build (SPANK plugin, fake trainer; no unit tests: they ran in step 4)"
-scripts/build.sh release -DJOBMON_BUILD_UNIT_TESTS=OFF
-
-step 6 "integration tests on the dev cluster"
-(cd build/release && ctest -L integration --output-on-failure --verbose --timeout 600)
-
-step 7 "bounded fuzzing of the untrusted-input parsers (clang, libFuzzer)"
+step 5 "bounded fuzzing of the untrusted-input parsers (regressions replayed, then ${JOBMON_FUZZ_SECONDS:-90} s)"
 scripts/fuzz.sh --ci
+
+step 6 "release build (gcc: SPANK plugin, tools, fake trainer; no unit tests: they ran in step 4)"
+scripts/build.sh release -DJOBMON_BUILD_UNIT_TESTS=OFF -DJOBMON_DEBUG_INFO=OFF
+
+# Two suites at a time, each on its own dev cluster (own state dir, subnet
+# and slurmctld port); those that change what the whole machine shares run
+# alone (RUN_SERIAL in tests/integration/CMakeLists.txt).
+step 7 "integration tests on dev clusters, two at a time"
+(cd build/release && ctest -L integration -j2 --output-on-failure --timeout 900)
+
+end_step
 echo
 echo "all tests passed"
