@@ -53,12 +53,14 @@ timing_table() {
 }
 trap timing_table EXIT
 
-# Each integration suite's own wall time (ctest's cost data: name, runs,
-# seconds of the last run), longest first, under the step that ran them.
+# Each integration suite's own wall time and result, from ctest's lines
+# ("N/M Test #K: NAME ....   Passed   S sec"), longest first, under the step.
+readonly INTEGRATION_LOG=build/release/integration-ctest.log
 suite_times() {
-  local costs=build/release/Testing/Temporary/CTestCostData.txt
-  [[ -f $costs ]] || return 0
-  awk '/^---/ {exit} NF == 3 {printf "        %6.0f s  %s\n", $3, $1}' "$costs" | sort -k1,1 -rn
+  [[ -f $INTEGRATION_LOG ]] || return 0
+  sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.*[ *]*([A-Za-z]+)[^0-9]*([0-9.]+) sec.*/\3 \1 \2/p' \
+    "$INTEGRATION_LOG" | sort -rn |
+    awk '{printf "        %6.0f s  %s%s\n", $1, $2, ($3 == "Passed" ? "" : "  " $3)}'
 }
 
 lint() {
@@ -95,7 +97,8 @@ scripts/build.sh release -DJOBMON_BUILD_UNIT_TESTS=OFF -DJOBMON_DEBUG_INFO=OFF
 # and slurmctld port); those that change what the whole machine shares run
 # alone (RUN_SERIAL in tests/integration/CMakeLists.txt).
 step 7 "integration tests on dev clusters, two at a time"
-(cd build/release && ctest -L integration -j2 --output-on-failure --timeout 900)
+(cd build/release && ctest -L integration -j2 --output-on-failure --timeout 900) 2>&1 |
+  tee "$INTEGRATION_LOG"
 
 end_step
 echo
