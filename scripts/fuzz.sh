@@ -50,6 +50,7 @@ for log in tests/fixtures/logs/{megatron-profile,torchtitan-profile,hf-tqdm-prof
   done < <(grep -m 5 -E 'step|iteration|it\]' "$log")
 done
 cp tests/fuzz/regressions/steps-* "$work/steps/"
+cp tests/fuzz/regressions/monitor-* "$work/monitor/"
 for expression in 'node[01-04,7],gpu-a[1-2]' 'rack[1-2]-n[1-2]' 'n[001-010,100]' 'login'; do
   i=$((i + 1))
   printf '%s' "$expression" >"$work/hostlist/$i"
@@ -62,7 +63,7 @@ targets=(fuzz_triage_log:triage:65536 fuzz_step_lines:steps:512 fuzz_hostlist:ho
   fuzz_prom_json:promjson:65536)
 # The reproducers of fixed crashes, by the target they were found with
 # (tests/fuzz/regressions/README): each runs once, whatever the time budget.
-declare -A regressions=([fuzz_triage_log]=triage- [fuzz_step_lines]=steps-)
+declare -A regressions=([fuzz_triage_log]=triage- [fuzz_step_lines]=steps- [fuzz_monitor_inputs]=monitor-)
 # Two targets at a time (one per core of the machines this runs on); each
 # target is one process.
 parallel=$(nproc)

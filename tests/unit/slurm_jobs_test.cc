@@ -85,5 +85,17 @@ TEST(SlurmJobsTest, StdoutPatternsExpandAsSlurmDoes) {
   EXPECT_EQ(ExpandStdoutPattern("/o/%A_%a", job, 40, 3u), "/o/40_3");
 }
 
+// Found by fuzz_monitor_inputs (tests/fuzz/regressions/monitor-batch-flag-not-a-boolean):
+// a flag of another type threw nlohmann's type_error out of the parser.
+TEST(SlurmJobsTest, AFlagOfAnotherTypeIsFalseNotAnException) {
+  auto jobs = ParseSqueueJson(R"J({"jobs": [{"job_id": 9, "user_id": 1000, "group_id": 1000,
+      "batch_flag": "node1", "current_working_directory": "/home/m",
+      "exit_code": {"return_code": {"set": "yes", "infinite": 1, "number": 3}}}]})J");
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].std_out, "") << "not a batch job: no default stdout";
+  EXPECT_EQ((*jobs)[0].exit_code, "") << "a return code whose 'set' is no boolean is no number";
+}
+
 }  // namespace
 }  // namespace jobmon::triage

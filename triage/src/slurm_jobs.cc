@@ -22,6 +22,13 @@ std::optional<T> Unsigned(const json& job, const char* key) {
   return static_cast<T>(v);
 }
 
+// A boolean field; false when absent or of another type (json::value would
+// throw on a field of the wrong type).
+bool Flag(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::optional<double> Time(const json& job, const char* key) {
   auto it = job.find(key);
   if (it == job.end() || !it->is_number() || it->get<double>() <= 0) return std::nullopt;
@@ -39,7 +46,7 @@ std::string State(const json& job) {
 // A number, or Slurm 24.05+'s {"set": true, "infinite": false, "number": N}.
 std::optional<uint64_t> NumberOrNoVal(const json& value) {
   if (value.is_number_unsigned()) return value.get<uint64_t>();
-  if (value.is_object() && value.value("set", false) && !value.value("infinite", false)) {
+  if (value.is_object() && Flag(value, "set") && !Flag(value, "infinite")) {
     auto n = value.find("number");
     if (n != value.end() && n->is_number_unsigned()) return n->get<uint64_t>();
   }
@@ -160,7 +167,7 @@ Expected<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.work_dir = Text(j, "current_working_directory");
     job.start_time = Time(j, "start_time");
     job.end_time = Time(j, "end_time");
-    const bool batch = j.value("batch_flag", false);
+    const bool batch = Flag(j, "batch_flag");
     const std::string pattern = Text(j, "standard_output");
     if (batch || !pattern.empty()) {
       job.std_out =
