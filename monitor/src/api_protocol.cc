@@ -261,7 +261,11 @@ json Watch(StateStore& store, const Caller& caller, uint32_t job_id, const Watch
   }
   WatchRequest request{.job_id = job_id, .uid = std::nullopt};
   if (!caller.privileged) request.uid = caller.uid;
-  watch(request);
+  if (!watch(request)) {
+    return Refusal("too_many_watches",
+                   "too many of your watch requests are pending; ask again after the "
+                   "monitor's next Slurm poll has taken them");
+  }
   return {{"schema", kSchema},
           {"ok", true},
           {"job_id", job_id},

@@ -63,7 +63,45 @@ struct Client {
   Clock::time_point deadline;
 };
 
+// The caller behind `uid` and how many connections it holds. Judged again
+// only when it holds none, so a flood from one uid costs one group lookup.
+std::pair<api::Caller, size_t> CallerOf(const std::list<Client>& clients, uid_t uid,
+                                        std::optional<gid_t> admin_gid) {
+  size_t open = 0;
+  std::optional<bool> privileged;
+  for (const Client& c : clients) {
+    if (c.caller.uid != uid) continue;
+    ++open;
+    privileged = c.caller.privileged;
+  }
+  if (!privileged) privileged = IsPrivileged(uid, admin_gid);
+  return {api::Caller{.uid = uid, .privileged = *privileged}, open};
+}
+
+// Tells a caller turned away why, if its socket takes the line now; the
+// connection is closed either way.
+void SayBusy(int fd, const ApiServerOptions& options) {
+  const std::string line =
+      api::Refusal("busy", "the monitor's API is serving too many connections (a user at most " +
+                               std::to_string(options.max_clients_per_user) +
+                               " at once); try again")
+          .dump() +
+      "\n";
+  if (send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+    // Nothing more to do: it is closed next.
+  }
+}
+
 }  // namespace
+
+bool AdmitClient(const ApiServerOptions& options, size_t open, size_t open_of_uid,
+                 bool privileged) {
+  if (privileged) return open < options.max_clients;
+  const size_t shared = options.max_clients > options.admin_reserved
+                            ? options.max_clients - options.admin_reserved
+                            : 0;
+  return open < shared && open_of_uid < options.max_clients_per_user;
+}
 
 bool IsPrivileged(uid_t uid, std::optional<gid_t> admin_gid) {
   if (uid == 0) return true;
@@ -151,6 +189,24 @@ std::vector<WatchRequest> ApiServer::TakeWatches() {
   return std::exchange(watches_, {});
 }
 
+bool ApiServer::QueueWatch(const WatchRequest& request) {
+  // Pending: written by the daemon but not yet taken by its Slurm poll (read
+  // before the lock: the monitor's loop never waits on this thread's query),
+  // and queued here.
+  size_t pending = 0;
+  if (request.uid) {
+    // Unreadable: counted as none; the queue below still bounds each cycle.
+    if (auto stored = store_->PendingWatches(*request.uid)) pending = *stored;
+  }
+  std::lock_guard lock(mutex_);
+  if (request.uid) {
+    for (const WatchRequest& w : watches_) pending += w.uid == request.uid;
+    if (pending >= options_.max_pending_watches_per_user) return false;
+  }
+  watches_.push_back(request);
+  return true;
+}
+
 ApiServerStats ApiServer::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;
@@ -172,10 +228,8 @@ void ApiServer::Run() {
     if (!request) {
       response = api::Refusal("bad_request", request.error().message);
     } else {
-      response = api::Answer(*store_, c.caller, *request, [this](const WatchRequest& w) {
-        std::lock_guard lock(mutex_);
-        watches_.push_back(w);
-      });
+      response = api::Answer(*store_, c.caller, *request,
+                             [this](const WatchRequest& w) { return QueueWatch(w); });
     }
     c.out = response.dump(-1, ' ', false, json::error_handler_t::replace);
     if (c.out.size() > api::kMaxResponseBytes) {
@@ -245,11 +299,17 @@ void ApiServer::Run() {
         if (clients.size() >= options_.max_clients ||
             getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) {
           count(&ApiServerStats::dropped);
-          continue;  // closed: over the cap, or no credentials to judge by
+          continue;  // closed: every slot taken, or no credentials to judge by
+        }
+        auto [caller, open_of_uid] = CallerOf(clients, peer.uid, admin_gid_);
+        if (!AdmitClient(options_, clients.size(), open_of_uid, caller.privileged)) {
+          SayBusy(fd.get(), options_);
+          count(&ApiServerStats::dropped);
+          continue;  // closed: over its uid's cap, or only admins' slots are left
         }
         Client c;
         c.fd = std::move(fd);
-        c.caller = {.uid = peer.uid, .privileged = IsPrivileged(peer.uid, admin_gid_)};
+        c.caller = caller;
         c.deadline = Clock::now() + timeout;
         clients.push_back(std::move(c));
       }

@@ -41,8 +41,11 @@ CREATE TABLE IF NOT EXISTS incidents (
   summary TEXT NOT NULL, evidence_json TEXT NOT NULL, close_reason TEXT NOT NULL DEFAULT '');
 -- At most one open incident per job: a restarted daemon finds it, never duplicates it.
 CREATE UNIQUE INDEX IF NOT EXISTS one_open_incident ON incidents(job_id) WHERE state = 'open';
-CREATE TABLE IF NOT EXISTS watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL,
+-- One request per job and asker (uid NULL: root or an admin), so a user's
+-- request never replaces an admin's.
+CREATE TABLE IF NOT EXISTS watches (job_id INTEGER NOT NULL, requested_at REAL NOT NULL,
   uid INTEGER);
+CREATE UNIQUE INDEX IF NOT EXISTS one_watch_per_asker ON watches(job_id, ifnull(uid, -1));
 )sql";
 
 // Version 1 (issue 6's first cut) lacked these columns and the watches table.
@@ -70,6 +73,18 @@ ALTER TABLE jobs ADD COLUMN diagnosed_at REAL;
 // Version 6 keeps when the first step was read: after a restart the
 // training baseline (power, utilization) starts there, not a window back.
 const char* const kMigrateTo6 = "ALTER TABLE progress ADD COLUMN first_step_time REAL;";
+
+// Version 7 keys watches by (job, asker) instead of job alone; SQLite cannot
+// change a key in place, so the rows move to a new table (kSchema then adds
+// its index). One transaction: a crash leaves version 6 whole.
+const char* const kMigrateTo7 = R"sql(
+BEGIN;
+CREATE TABLE watches_7 (job_id INTEGER NOT NULL, requested_at REAL NOT NULL, uid INTEGER);
+INSERT INTO watches_7 (job_id, requested_at, uid) SELECT job_id, requested_at, uid FROM watches;
+DROP TABLE watches;
+ALTER TABLE watches_7 RENAME TO watches;
+COMMIT;
+)sql";
 
 // Owns one prepared statement; move-only, so it is finalized exactly once.
 struct Statement {
@@ -272,6 +287,12 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
   if (found >= 1 && found < 5) {
     if (auto r = store->Exec(kMigrateTo5); !r)
       return Error{path + ": migration to schema 5: " + r.error().message};
+  }
+  // Version 1 had no watches table (kSchema creates it); from 2 on it has
+  // the uid column by now.
+  if (found >= 2 && found < 7) {
+    if (auto r = store->Exec(kMigrateTo7); !r)
+      return Error{path + ": migration to schema 7: " + r.error().message};
   }
   if (auto r = store->Exec(kSchema); !r) return r.error();
   // After kSchema: a database of an early version may have had no progress
@@ -545,7 +566,7 @@ Expected<void> StateStore::AddWatch(uint32_t job_id, double requested_at,
 }
 
 Expected<std::vector<uint32_t>> StateStore::Watches() {
-  auto s = Prepare(db_, "SELECT job_id FROM watches ORDER BY job_id");
+  auto s = Prepare(db_, "SELECT DISTINCT job_id FROM watches ORDER BY job_id");
   if (!s) return s.error();
   std::vector<uint32_t> out;
   int rc;
@@ -557,7 +578,7 @@ Expected<std::vector<uint32_t>> StateStore::Watches() {
 }
 
 Expected<std::vector<WatchRequest>> StateStore::WatchRequests() {
-  auto s = Prepare(db_, "SELECT job_id, uid FROM watches ORDER BY job_id");
+  auto s = Prepare(db_, "SELECT job_id, uid FROM watches ORDER BY job_id, uid");
   if (!s) return s.error();
   std::vector<WatchRequest> out;
   int rc;
@@ -576,6 +597,23 @@ Expected<void> StateStore::RemoveWatch(uint32_t job_id) {
   sqlite3_bind_int64(s->stmt, 1, job_id);
   if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "remove watch");
   return {};
+}
+
+Expected<void> StateStore::RemoveWatch(uint32_t job_id, std::optional<uint32_t> uid) {
+  auto s = Prepare(db_, "DELETE FROM watches WHERE job_id=?1 AND uid IS ?2");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  BindOptional(s->stmt, 2, uid ? std::optional<int64_t>(*uid) : std::nullopt);
+  if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "remove watch");
+  return {};
+}
+
+Expected<size_t> StateStore::PendingWatches(uint32_t uid) {
+  auto s = Prepare(db_, "SELECT count(*) FROM watches WHERE uid=?1");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, uid);
+  if (sqlite3_step(s->stmt) != SQLITE_ROW) return SqlError(db_, "pending watches");
+  return static_cast<size_t>(sqlite3_column_int64(s->stmt, 0));
 }
 
 }  // namespace jobmon::monitor

@@ -2,6 +2,7 @@
 // strictly, each caller sees their own jobs only (root and the admin group
 // all), the records survive the trip as JSON, and a slow or oversized
 // client neither stalls the server nor holds a connection past its deadline.
+#include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -14,8 +15,10 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "jobmon/common/unique_fd.h"
 #include "jobmon/monitor/api_protocol.h"
@@ -136,7 +139,10 @@ TEST(ApiProtocol, AUserSeesTheirOwnJobsAndAnAdminAll) {
   ASSERT_TRUE(store.ok());
   Fill(**store);
   std::vector<WatchRequest> watches;
-  auto sink = [&watches](const WatchRequest& w) { watches.push_back(w); };
+  auto sink = [&watches](const WatchRequest& w) {
+    watches.push_back(w);
+    return true;
+  };
   const api::Caller alice{.uid = kAlice, .privileged = false};
   const api::Caller admin{.uid = 4242, .privileged = true};
 
@@ -363,6 +369,139 @@ TEST(ApiServer, PeerCredentialsDecideNotTheRequest) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 own status, 2 another's refused, 4 list, "
                                        "8 watch refused, 100 setuid";
+}
+
+// A child process that becomes `uid` (root turns into anyone; the uid needs
+// no passwd entry), opens `count` connections and holds them silent until
+// `release` is closed. Returns once they are open, so they queue before
+// anything the test connects afterwards.
+struct Holder {
+  pid_t pid = -1;
+  UniqueFd release;
+  ~Holder() {
+    release.reset();
+    if (pid > 0) waitpid(pid, nullptr, 0);
+  }
+};
+
+std::unique_ptr<Holder> HoldConnections(const std::string& path, uid_t uid, int count) {
+  int ready[2], release[2];
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(release, O_CLOEXEC) != 0) return nullptr;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Only its own pipe ends: an earlier holder's release end, kept open
+    // here, would keep that holder waiting.
+    for (int fd = 3; fd < 1024; ++fd) {
+      if (fd != ready[1] && fd != release[0]) close(fd);
+    }
+    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(100);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+    for (int i = 0; i < count; ++i) {
+      const int fd = socket(AF_UNIX, SOCK_STREAM, 0);  // left open until _exit
+      if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) _exit(101);
+    }
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1) _exit(102);
+    while (read(release[0], &c, 1) > 0) {
+    }
+    _exit(0);
+  }
+  close(ready[1]);
+  close(release[0]);
+  auto holder = std::make_unique<Holder>();
+  holder->pid = pid;
+  holder->release.reset(release[1]);
+  char c = 0;
+  const bool opened = pid > 0 && read(ready[0], &c, 1) == 1;
+  close(ready[0]);
+  return opened ? std::move(holder) : nullptr;
+}
+
+// In a child of `uid`: one status request, exit 0 when any JSON answer came
+// (a refusal of another's job is an answer; a dropped connection is not).
+int AnsweredAs(const std::string& socket, uid_t uid) {
+  const pid_t child = fork();
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(100);
+    auto answer = CallApi(socket, {.op = "status", .job_id = 1, .all = false});
+    _exit(answer && answer->contains("ok") ? 0 : 1);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+constexpr uid_t kNobody = 65534;
+
+// The admission rule itself (the socket tests below need root).
+TEST(ApiServer, AdmissionCapsEachUserAndKeepsSlotsForAdmins) {
+  const ApiServerOptions o;  // 32 in all, 4 per user, the last 8 for admins
+  EXPECT_TRUE(AdmitClient(o, 0, 0, false));
+  EXPECT_TRUE(AdmitClient(o, 23, 3, false));
+  EXPECT_FALSE(AdmitClient(o, 10, 4, false)) << "a fifth connection of one user";
+  EXPECT_FALSE(AdmitClient(o, 24, 0, false)) << "only admins' slots are left";
+  EXPECT_TRUE(AdmitClient(o, 31, 20, true)) << "an admin has no per-user cap";
+  EXPECT_FALSE(AdmitClient(o, 32, 0, true)) << "every slot taken";
+}
+
+// Issue 28 item 7: one local user opening 40 silent connections held all 32
+// slots, so every other user and root got no answer until they timed out.
+TEST(ApiServer, OneUserHoldingEverySlotDoesNotLockOutOthers) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as other uids";
+  Served s;
+  ASSERT_TRUE(s.server);
+  auto flood = HoldConnections(s.socket, kNobody, 40);
+  ASSERT_TRUE(flood);
+  EXPECT_EQ(AnsweredAs(s.socket, kNobody - 1), 0) << "another user is answered";
+  auto root = CallApi(s.socket, {.op = "status", .job_id = 1, .all = false});
+  ASSERT_TRUE(root.ok()) << root.error().message;
+  EXPECT_EQ((*root)["ok"], true);
+}
+
+// Issue 28 item 7: several users together filling every slot locked out
+// root and the admin group; the last slots are kept for them.
+TEST(ApiServer, UsersFillingTheSharedSlotsDoNotLockOutAdmins) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as other uids";
+  Served s;
+  ASSERT_TRUE(s.server);
+  std::vector<std::unique_ptr<Holder>> users;
+  for (uid_t uid = 60001; uid <= 60008; ++uid) {  // 8 users x 4 = the 32 slots
+    users.push_back(HoldConnections(s.socket, uid, 4));
+    ASSERT_TRUE(users.back());
+  }
+  auto root = CallApi(s.socket, {.op = "status", .job_id = 1, .all = false});
+  ASSERT_TRUE(root.ok()) << root.error().message;
+  EXPECT_EQ((*root)["ok"], true);
+}
+
+// Issue 28 item 13: every watch of a made-up id was queued, and each cost
+// the daemon a warning; a user has a bounded number pending.
+TEST(ApiServer, AUserCannotQueueUnboundedWatches) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as another uid";
+  Served s;
+  ASSERT_TRUE(s.server);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(100);
+    int accepted = 0, capped = 0;
+    for (uint32_t id = 5000; id < 5020; ++id) {
+      auto w = CallApi(s.socket, {.op = "watch", .job_id = id, .all = false});
+      if (w && w->value("ok", false)) ++accepted;
+      if (w && w->value("code", "") == "too_many_watches") ++capped;
+    }
+    _exit(accepted == 16 && capped == 4 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "16 watches accepted, then too_many_watches";
+  EXPECT_EQ(s.server->TakeWatches().size(), 16u);
+  auto admin = CallApi(s.socket, {.op = "watch", .job_id = 6000, .all = false});
+  ASSERT_TRUE(admin.ok()) << admin.error().message;
+  EXPECT_EQ((*admin)["ok"], true) << "root has no cap";
 }
 
 }  // namespace

@@ -266,5 +266,73 @@ PRAGMA user_version = 5;)sql";
   EXPECT_TRUE(StateStore::OpenReadOnly(path).ok()) << "now at the current version";
 }
 
+// Issue 28 item 13: watches were keyed by job id alone, so a user's watch
+// of a job replaced an admin's (and the daemon then refused it as the
+// user's, dropping the admin's request with it).
+TEST(StateStoreTest, AUsersWatchDoesNotReplaceAnAdminsWatch) {
+  TempDir dir;
+  auto store = StateStore::Open((dir.path / "state.db").string());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  ASSERT_TRUE((*store)->AddWatch(6, 1).ok());
+  ASSERT_TRUE((*store)->AddWatch(6, 2, 1000u).ok());
+  ASSERT_TRUE((*store)->AddWatch(6, 3, 1001u).ok());
+  ASSERT_TRUE((*store)->AddWatch(6, 4, 1000u).ok());  // asked again: one row
+  ASSERT_TRUE((*store)->AddWatch(6, 5).ok());
+  EXPECT_EQ((*store)->WatchRequests().value(),
+            (std::vector<WatchRequest>{{6, std::nullopt}, {6, 1000u}, {6, 1001u}}));
+}
+
+// The daemon drops one asker's refused watch, or every request for a job it
+// now follows; the API counts what a user has pending.
+TEST(StateStoreTest, RemovesOneAskersWatchOrAllOfAJobs) {
+  TempDir dir;
+  auto store = StateStore::Open((dir.path / "state.db").string());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  ASSERT_TRUE((*store)->AddWatch(6, 1).ok());
+  ASSERT_TRUE((*store)->AddWatch(6, 2, 1000u).ok());
+  ASSERT_TRUE((*store)->AddWatch(6, 3, 1001u).ok());
+  ASSERT_TRUE((*store)->AddWatch(7, 3, 1001u).ok());
+  ASSERT_TRUE((*store)->RemoveWatch(6, 1000u).ok());
+  EXPECT_EQ((*store)->WatchRequests().value(),
+            (std::vector<WatchRequest>{{6, std::nullopt}, {6, 1001u}, {7, 1001u}}));
+  EXPECT_EQ((*store)->PendingWatches(1001).value(), 2u);
+  EXPECT_EQ((*store)->PendingWatches(1000).value(), 0u);
+  ASSERT_TRUE((*store)->RemoveWatch(6).ok());
+  EXPECT_EQ((*store)->WatchRequests().value(), (std::vector<WatchRequest>{{7, 1001u}}))
+      << "every request for job 6, none for 7";
+}
+
+// Version 6 keyed watches by job id: its rows survive the new key.
+TEST(StateStoreTest, MigratesASchema6DatabaseToAWatchPerAsker) {
+  TempDir dir;
+  const std::string path = (dir.path / "v6.db").string();
+  {
+    auto store = StateStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* to_v6 = R"sql(
+DROP TABLE watches;
+CREATE TABLE watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL, uid INTEGER);
+INSERT INTO watches VALUES (6, 1, NULL);
+INSERT INTO watches VALUES (7, 2, 1000);
+PRAGMA user_version = 6;)sql";
+  ASSERT_EQ(sqlite3_exec(db, to_v6, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ((*store)->WatchRequests().value(),
+            (std::vector<WatchRequest>{{6, std::nullopt}, {7, 1000u}}));
+  ASSERT_TRUE((*store)->AddWatch(6, 3, 1000u).ok());
+  EXPECT_EQ((*store)->WatchRequests().value(),
+            (std::vector<WatchRequest>{{6, std::nullopt}, {6, 1000u}, {7, 1000u}}));
+  store.value().reset();
+  EXPECT_TRUE(StateStore::OpenReadOnly(path).ok()) << "now at the current version";
+  auto again = StateStore::Open(path);  // a second open migrates nothing
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ((*again)->WatchRequests().value().size(), 3u);
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

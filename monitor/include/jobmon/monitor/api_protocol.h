@@ -6,7 +6,8 @@
 //
 // Request:  {"op":"status","job_id":N} | {"op":"list","all":bool} |
 //           {"op":"watch","job_id":N}
-// Response: {"ok":true, ...} or {"ok":false,"code":"forbidden|not_found|bad_request|...",
+// Response: {"ok":true, ...} or {"ok":false,"code":"forbidden|not_found|bad_request|
+//           too_many_watches|busy|...",
 //           "error":"<sentence>"}
 
 #include <cstddef>
@@ -60,7 +61,8 @@ nlohmann::json ListRow(const JobRecord& job, const std::optional<ProgressRecord>
                        const std::optional<IncidentRecord>& open_incident);
 
 // Where a watch request goes: the daemon's loop writes it into its store.
-using WatchSink = std::function<void(const WatchRequest&)>;
+// False: not taken, the caller has too many requests pending (api_server.h).
+using WatchSink = std::function<bool(const WatchRequest&)>;
 
 // The answer to one request, from the store (read-only use).
 nlohmann::json Answer(StateStore& store, const Caller& caller, const Request& request,

@@ -4,8 +4,9 @@
 // reaches the monitor's cycle: requests are answered from a read-only
 // connection to the state database, and a watch request is handed over
 // through TakeWatches(). Every client has a deadline (request read and
-// answer written), a size cap, and a connection cap; a slow or hostile
-// client only loses its own connection.
+// answer written), a size cap, and connection caps per uid and in all, with
+// the last slots kept for root and the admin group; a slow or hostile client
+// only loses its own connections, never anyone else's.
 
 #include <sys/types.h>
 
@@ -31,6 +32,14 @@ struct ApiServerOptions {
   std::string admin_group;  // empty: only root is privileged
   double client_timeout_seconds = 2;
   size_t max_clients = 32;
+  // A user (neither root nor of admin_group) holds at most this many
+  // connections at once, and only the first max_clients - admin_reserved
+  // slots: one user cannot lock out the others, nor all users the admins.
+  size_t max_clients_per_user = 4;
+  size_t admin_reserved = 8;
+  // A user's watch requests not yet taken by the daemon's Slurm poll (each
+  // one unknown to Slurm costs the daemon a query and a log line).
+  size_t max_pending_watches_per_user = 16;
 };
 
 struct ApiServerStats {
@@ -40,6 +49,10 @@ struct ApiServerStats {
 // Root, or a member of `admin_gid` (primary or supplementary, as
 // getgrouplist says for the uid's passwd entry).
 bool IsPrivileged(uid_t uid, std::optional<gid_t> admin_gid);
+
+// Whether a new connection is served, given `open` connections in all and
+// `open_of_uid` of its uid. Root and admins: any free slot.
+bool AdmitClient(const ApiServerOptions& options, size_t open, size_t open_of_uid, bool privileged);
 
 class ApiServer {
  public:
@@ -59,6 +72,7 @@ class ApiServer {
   ApiServer(ApiServerOptions options, UniqueFd listener, UniqueFd wake,
             std::unique_ptr<StateStore> store, std::optional<gid_t> admin_gid);
   void Run();
+  bool QueueWatch(const WatchRequest& request);  // false: over the user's cap
 
   ApiServerOptions options_;
   UniqueFd listener_, wake_;

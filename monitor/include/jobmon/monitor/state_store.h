@@ -17,8 +17,9 @@
 
 namespace jobmon::monitor {
 
-// 3: the alerts outbox; 4: owners' uids; 5: the end-of-job diagnosis.
-inline constexpr int kStateSchemaVersion = 6;
+// 3: the alerts outbox; 4: owners' uids; 5: the end-of-job diagnosis;
+// 6: the first step's time; 7: a watch per (job, asker).
+inline constexpr int kStateSchemaVersion = 7;
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -109,12 +110,15 @@ class StateStore {
   Expected<std::optional<IncidentRecord>> OpenIncidentOf(uint32_t job_id);
   Expected<std::vector<IncidentRecord>> OpenIncidents();
 
-  // `jobmon watch <id>`: requests the daemon picks up on its next Slurm poll.
+  // `jobmon watch <id>`: requests the daemon picks up on its next Slurm poll,
+  // one per job and asker (asked again: the time is renewed).
   Expected<void> AddWatch(uint32_t job_id, double requested_at,
                           std::optional<uint32_t> for_uid = std::nullopt);
   Expected<std::vector<uint32_t>> Watches();
-  Expected<std::vector<WatchRequest>> WatchRequests();
-  Expected<void> RemoveWatch(uint32_t job_id);
+  Expected<std::vector<WatchRequest>> WatchRequests();  // by job, admins' first
+  Expected<void> RemoveWatch(uint32_t job_id);          // every request for the job
+  Expected<void> RemoveWatch(uint32_t job_id, std::optional<uint32_t> uid);  // one asker's
+  Expected<size_t> PendingWatches(uint32_t uid);  // a user's requests not yet taken
 
   // The connection, for the alerts outbox: its rows are written in the same
   // transaction as the incidents they report.
