@@ -1,7 +1,9 @@
 #include "jobmon/monitor/metric_window.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
+#include <tuple>
 
 #include "jobmon/common/metric_names.h"
 #include "jobmon/triage/step_series.h"
@@ -99,14 +101,57 @@ bool MetricWindow::Serves(const std::string& host, const std::string& gpu) const
   return it == served_.end() || it->second.gpus.empty() || it->second.gpus.count(gpu) > 0;
 }
 
-void MetricWindow::AddScrape(const std::string& host, double t, const Exposition& scrape) {
-  auto& scrapes = hosts_[host];
-  scrapes.push_back({t, true});
-  TrimDeque(scrapes, t, horizon_, max_points_);
+bool MetricWindow::AdmitGpu(const std::string& host, const std::string& gpu) {
+  if (!Serves(host, gpu)) return false;  // another job's GPU, not a cap
+  auto& known = gpus_[host];
+  if (known.count(gpu)) return true;
+  if (gpu.size() > kMaxGpuLabelBytes || known.size() >= limits_.max_gpus_per_host) {
+    ++dropped_;
+    return false;
+  }
+  known.insert(gpu);
+  return true;
+}
+
+bool MetricWindow::Admitted(const std::string& host, const std::string& gpu) const {
+  auto it = gpus_.find(host);
+  return it != gpus_.end() && it->second.count(gpu) > 0 && Serves(host, gpu);
+}
+
+bool MetricWindow::AdmitHost(const std::string& host) {
+  if (hosts_.count(host) || hosts_.size() < limits_.max_hosts) return true;
+  ++dropped_;
+  return false;
+}
+
+void MetricWindow::DropStale(const std::string& host, double now) {
+  for (auto it = series_.lower_bound({host, "", ""});
+       it != series_.end() && std::get<0>(it->first) == host;) {
+    const bool stale = it->second.empty() || it->second.back().t < now - horizon_;
+    it = stale ? series_.erase(it) : std::next(it);
+  }
+}
+
+std::deque<MetricWindow::Point>* MetricWindow::SeriesOf(const std::string& host,
+                                                        const std::string& name,
+                                                        const std::string& gpu) {
+  auto key = std::make_tuple(host, name, gpu);
+  auto it = series_.lower_bound(key);
+  if (it != series_.end() && it->first == key) return &it->second;
+  if (series_.size() >= limits_.max_series) {
+    ++dropped_;
+    return nullptr;
+  }
+  return &series_.emplace_hint(it, std::move(key), std::deque<Point>())->second;
+}
+
+MetricWindow::Served MetricWindow::ReadServed(const Exposition& scrape) const {
   Served served;
   for (const Sample& sample : scrape.samples) {
     if (sample.name == metric_names::kGpuServed && sample.value >= 1) {
-      if (auto gpu = sample.labels.find("gpu"); gpu != sample.labels.end()) {
+      auto gpu = sample.labels.find("gpu");
+      if (gpu != sample.labels.end() && gpu->second.size() <= kMaxGpuLabelBytes &&
+          served.gpus.size() < limits_.max_gpus_per_host) {
         served.gpus.insert(gpu->second);
       }
     } else if (sample.name == metric_names::kGpuNodeShared && sample.value >= 1) {
@@ -115,17 +160,27 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
       served.node_gpus = served.node_gpus.value_or(0) + static_cast<int>(sample.value);
     }
   }
-  served_[host] = std::move(served);
+  return served;
+}
+
+void MetricWindow::AddScrape(const std::string& host, double t, const Exposition& scrape) {
+  if (!AdmitHost(host)) return;
+  auto& scrapes = hosts_[host];
+  scrapes.push_back({t, true});
+  TrimDeque(scrapes, t, horizon_, max_points_);
+  served_[host] = ReadServed(scrape);
+  DropStale(host, t);
   // Counters summed over devices (RDMA ports, NICs) per host; gauges per GPU.
   std::map<std::string, double> sums;
   for (const Sample& sample : scrape.samples) {
     if (!IsWindowSeries(sample.name) || !KeptLabels(sample)) continue;
     auto gpu = sample.labels.find("gpu");
     if (gpu != sample.labels.end()) {
-      if (!Serves(host, gpu->second)) continue;
-      auto& points = series_[{host, sample.name, gpu->second}];
-      points.push_back({t, sample.value});
-      Trim(points, t);
+      if (!AdmitGpu(host, gpu->second)) continue;
+      auto* points = SeriesOf(host, sample.name, gpu->second);
+      if (!points) continue;
+      points->push_back({t, sample.value});
+      Trim(*points, t);
     } else {
       sums[sample.name] += sample.value;
     }
@@ -139,9 +194,10 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
         if (sample.name == name) value = std::max(value, sample.value);
       }
     }
-    auto& points = series_[{host, name, ""}];
-    points.push_back({t, value});
-    Trim(points, t);
+    auto* points = SeriesOf(host, name, "");
+    if (!points) continue;
+    points->push_back({t, value});
+    Trim(*points, t);
   }
   LearnFloors(host, scrape);
 }
@@ -153,7 +209,7 @@ void MetricWindow::LearnFloors(const std::string& host, const Exposition& scrape
   std::map<std::string, Now> gpus;
   for (const Sample& sample : scrape.samples) {
     auto gpu = sample.labels.find("gpu");
-    if (gpu == sample.labels.end() || !Serves(host, gpu->second)) continue;
+    if (gpu == sample.labels.end() || !Admitted(host, gpu->second)) continue;
     if (sample.name == metric_names::kGpuPowerWatts) gpus[gpu->second].power = sample.value;
     if (sample.name == metric_names::kGpuUtilizationPercent) {
       gpus[gpu->second].utilization = sample.value;
@@ -179,17 +235,20 @@ std::optional<double> MetricWindow::IdleFloor(const std::string& host,
 }
 
 void MetricWindow::AddFailedScrape(const std::string& host, double t) {
+  if (!AdmitHost(host)) return;
   auto& scrapes = hosts_[host];
   scrapes.push_back({t, false});
   TrimDeque(scrapes, t, horizon_, max_points_);
+  DropStale(host, t);
 }
 
 void MetricWindow::ForgetSince(const std::string& host, double t) {
   if (auto it = hosts_.find(host); it != hosts_.end()) {
     while (!it->second.empty() && it->second.back().t > t) it->second.pop_back();
   }
-  for (auto& [key, points] : series_) {
-    if (std::get<0>(key) != host) continue;
+  for (auto it = series_.lower_bound({host, "", ""});
+       it != series_.end() && std::get<0>(it->first) == host; ++it) {
+    auto& points = it->second;
     while (!points.empty() && points.back().t > t) points.pop_back();
   }
 }

@@ -96,5 +96,26 @@ TEST(SharedNode, ServedGpusInAScrapeThatCarriesOthersAreFiltered) {
   EXPECT_EQ(ClassifyStall(evidence).klass, "hang/busy-wait");
 }
 
+TEST(SharedNode, FreshServedGpuLabelsEveryScrapeDoNotGrowTheWindowOrItsFloors) {
+  // A job's own HTTP server on the exporter's port saying it serves 1000
+  // GPUs never seen before each scrape, each idle with a context open (so
+  // each would learn an idle floor): the served set is capped as well.
+  MetricWindow window;
+  const size_t cap = WindowLimits{}.max_gpus_per_host;
+  for (int i = 0; i < 30; ++i) {
+    std::string text;
+    for (int k = 0; k < 1000; ++k) {
+      const std::string l = "{gpu=\"s" + std::to_string(i) + "-" + std::to_string(k) + "\"} ";
+      text += "hw_gpu_served" + l + "1\nhw_gpu_power_watts" + l + "120\n";
+      text += "hw_gpu_utilization_percent" + l + "0\nhw_gpu_compute_processes" + l + "1\n";
+    }
+    window.AddScrape("n", 10.0 * i, ParseExposition(text));
+  }
+  EXPECT_EQ(window.series_count(), 3 * cap);  // the first scrape's first 64 GPUs
+  EXPECT_EQ(window.IdleFloor("n", "s0-0"), 120);
+  EXPECT_FALSE(window.IdleFloor("n", "s0-999"));
+  EXPECT_FALSE(window.IdleFloor("n", "s29-0"));
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

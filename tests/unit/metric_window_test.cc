@@ -1,5 +1,6 @@
 // MetricWindow on AMD-shaped scrapes: the job's own power baseline, a dead
-// host, a TCP retransmit spike, memory bounded by the horizon.
+// host, a TCP retransmit spike, memory bounded by the horizon and by the
+// WindowLimits whatever labels a scrape invents.
 #include "jobmon/monitor/metric_window.h"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,78 @@ TEST(MetricWindowTest, MemoryIsBoundedByTheHorizon) {
   MetricWindow window(600, 1024);
   for (double t = 0; t < 100000; t += 5) window.AddScrape("node1", t, Scrape(97, 700, t, t));
   EXPECT_LE(window.point_count(), window.series_count() * (600 / 5 + 1));
+}
+
+// `n` GPU labels never seen before (`prefix` + index), power and
+// utilization each: what a job's own HTTP server on its node, answering on
+// the exporter's port, can serve each scrape (issue 28).
+Exposition FreshGpuLabels(const std::string& prefix, int n) {
+  std::string text;
+  for (int k = 0; k < n; ++k) {
+    const std::string l = "{gpu=\"" + prefix + std::to_string(k) + "\"} ";
+    text += "hw_gpu_power_watts" + l + "700\nhw_gpu_utilization_percent" + l + "97\n";
+  }
+  return ParseExposition(text);
+}
+
+TEST(MetricWindowTest, FreshGpuLabelsEveryScrapeDoNotGrowTheWindowPastItsCap) {
+  MetricWindow window;
+  const size_t cap = WindowLimits{}.max_gpus_per_host;
+  double t = 0;
+  for (int i = 0; i < 30; ++i, t += 10) {
+    Exposition scrape = Scrape(97, 700, 0, t);
+    Exposition fresh = FreshGpuLabels("s" + std::to_string(i) + "-", 1000);
+    scrape.samples.insert(scrape.samples.end(), fresh.samples.begin(), fresh.samples.end());
+    window.AddScrape("node1", t, scrape);
+  }
+  // GPUs 0 and 1 (seen first) and the first 62 invented ones, power and
+  // utilization each; TCP retransmits and tb_step.
+  EXPECT_EQ(window.series_count(), 2 * cap + 2);
+  EXPECT_GT(window.dropped_by_limits(), 0u);
+  // The invented GPUs kept were the first scrape's only: not current now.
+  EXPECT_EQ(window.Evidence(t - 10, 0, t, 30).hosts.at(0).gpu_power.size(), 2u);
+}
+
+TEST(MetricWindowTest, AGpuLabelAsLongAsAScrapeIsNotKept) {
+  MetricWindow window;
+  window.AddScrape(
+      "node1", 0,
+      ParseExposition("hw_gpu_power_watts{gpu=\"" + std::string(1 << 20, 'x') + "\"} 700\n"));
+  EXPECT_EQ(window.series_count(), 0u);
+}
+
+TEST(MetricWindowTest, SeriesNoLongerScrapedAreDroppedAfterTheHorizon) {
+  MetricWindow window(600);
+  double t = 0;
+  for (; t < 100; t += 5) {
+    Exposition scrape = Scrape(97, 700, 0, t);
+    Exposition gone = FreshGpuLabels("gone", 1);  // a GPU that fell off, say
+    scrape.samples.insert(scrape.samples.end(), gone.samples.begin(), gone.samples.end());
+    window.AddScrape("node1", t, scrape);
+  }
+  EXPECT_EQ(window.series_count(), 2u * 3 + 2);
+  for (; t < 800; t += 5) window.AddScrape("node1", t, Scrape(97, 700, 0, t));
+  EXPECT_EQ(window.series_count(), 2u * 2 + 2);
+}
+
+TEST(MetricWindowTest, ScrapesOfHostsPastTheJobsCapAreDropped) {
+  MetricWindow window;
+  const Exposition step = ParseExposition("tb_step 1\n");
+  for (int host = 0; host < 5000; ++host) window.AddScrape("n" + std::to_string(host), 0, step);
+  EXPECT_EQ(window.hosts().size(), WindowLimits{}.max_hosts);
+  EXPECT_EQ(window.series_count(), WindowLimits{}.max_hosts);
+}
+
+TEST(MetricWindowTest, AJobsSeriesStopAtItsCapWhileTheKeptOnesGoOn) {
+  MetricWindow window(600, 1024, WindowLimits{.max_series = 10});
+  for (double t = 0; t < 50; t += 5) {
+    for (const char* host : {"node1", "node2", "node3"}) {
+      window.AddScrape(host, t, Scrape(97, 700, 0, t));
+    }
+  }
+  EXPECT_EQ(window.series_count(), 10u);
+  EXPECT_EQ(window.point_count(), 10u * 10);
+  EXPECT_EQ(window.LatestOf("tb_step")->value, 45);  // node1's: node2's came past the cap
 }
 
 }  // namespace

@@ -24,10 +24,36 @@ const std::vector<std::string>& WindowSeriesNames();
 // asks a central store for.
 const std::vector<std::string>& WindowInputNames();
 
+// What a job's window keeps at most, whatever its exporters answer (or its
+// Prometheus writes to a central store): a job's own HTTP server on its
+// node can answer each scrape with `gpu` labels never seen before.
+// A host holds at most WindowSeriesNames().size() x (max_gpus_per_host + 1)
+// = 16 x 65 series (each kept name per GPU, and host-wide), a job at most
+// max_series, a series at most max_points_per_series points. A series
+// costs ~0.9 KiB with one point, 6.9 KiB with the daemon's 360 (a scrape
+// per 10 s over 3600 s), 18.7 KiB with 1024 (glibc, libstdc++). So a host
+// that invents labels costs <= 1,040 series (~7 MiB at 360 points), and a
+// job <= 2^18 series (~1.7 GiB at 360 points, ~4.7 GiB at 1024): the shape
+// of 4,032 hosts of 8 NVIDIA GPUs (65 series each).
+struct WindowLimits {
+  // The job's nodes, generously (the window is not told how many): the
+  // scrapes of hosts beyond it are dropped.
+  size_t max_hosts = 4096;
+  size_t max_series = size_t{1} << 18;
+  // Distinct GPU labels per host, the first seen kept: a node has at most
+  // 16 GPUs today. With hw_gpu_served, only served GPUs count at all.
+  size_t max_gpus_per_host = 64;
+};
+// GPU labels are device indices (exporter/src/gpu_nvml_collector.cc); a
+// longer one is dropped: 64 labels cannot each hold a whole scrape body
+// (kMaxScrapeBody, jobmon/monitor/scrape.h: 2 MiB).
+inline constexpr size_t kMaxGpuLabelBytes = 64;
+
 class MetricWindow {
  public:
-  explicit MetricWindow(double horizon_seconds = 3600, size_t max_points_per_series = 1024)
-      : horizon_(horizon_seconds), max_points_(max_points_per_series) {}
+  explicit MetricWindow(double horizon_seconds = 3600, size_t max_points_per_series = 1024,
+                        WindowLimits limits = {})
+      : horizon_(horizon_seconds), max_points_(max_points_per_series), limits_(limits) {}
 
   // One scrape of `host` at time `t`: its samples, or a failed scrape.
   void AddScrape(const std::string& host, double t, const Exposition& scrape);
@@ -65,6 +91,9 @@ class MetricWindow {
   // Scrapes of training needed before a host's power baseline counts.
   static constexpr size_t kMinBaselineScrapes = 5;
   size_t series_count() const { return series_.size(); }
+  // Samples and scrapes dropped by the WindowLimits (not GPUs outside
+  // hw_gpu_served: those are another job's, dropped by design).
+  size_t dropped_by_limits() const { return dropped_; }
 
   // A GPU's idle power, learned from every scrape (not trimmed with the
   // window): the lowest power seen while a compute process was on it and
@@ -87,9 +116,18 @@ class MetricWindow {
     bool ok;
   };
   void Trim(std::deque<Point>& points, double now) const;
+  bool AdmitHost(const std::string& host);
+  // Erases `host`'s series with no point within the horizon of `now`, so a
+  // label seen once does not hold its series for the daemon's lifetime.
+  void DropStale(const std::string& host, double now);
+  // The series, created within max_series; nullptr beyond it.
+  std::deque<Point>* SeriesOf(const std::string& host, const std::string& name,
+                              const std::string& gpu);
 
   double horizon_;
   size_t max_points_;
+  WindowLimits limits_;
+  size_t dropped_ = 0;
   // (host, name, gpu/device label) -> points
   std::map<std::tuple<std::string, std::string, std::string>, std::deque<Point>> series_;
   std::map<std::string, std::deque<Scrape>> hosts_;  // scrape outcomes per host
@@ -108,7 +146,13 @@ class MetricWindow {
     std::optional<int> node_gpus;
   };
   std::map<std::string, Served> served_;
+  Served ReadServed(const Exposition& scrape) const;
   bool Serves(const std::string& host, const std::string& gpu) const;
+  // Each host's GPU labels kept so far (max_gpus_per_host, first seen win;
+  // never forgotten, so that floors_ stays as bounded as series_).
+  std::map<std::string, std::set<std::string>> gpus_;
+  bool AdmitGpu(const std::string& host, const std::string& gpu);
+  bool Admitted(const std::string& host, const std::string& gpu) const;
   // Hosts whose GPUs have carried a compute process: only there does a
   // count of 0 mean the job's process is gone (not "not started yet").
   std::set<std::string> had_processes_;
