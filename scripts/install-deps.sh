@@ -29,6 +29,8 @@ PACKAGES=(
   lintian
   # the package's manual pages, made from each command's --help and --version
   help2man
+  # systemd-analyze checks the packaged unit (tests/unit/systemd_unit_test.sh)
+  systemd
   # dev cluster plumbing
   iproute2 util-linux procps
   # the independent TensorBoard event decoder, tests and benchmarks

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "jobmon/common/toml_config.h"
+#include "jobmon/common/url_credentials.h"
 
 namespace jobmon::alerts {
 namespace {
@@ -64,7 +65,18 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
           r["url"].value_or(std::string(rc.kind == "telegram" ? "https://api.telegram.org" : ""));
       if (rc.kind == "telegram")
         rc.min_interval = 1;  // Telegram: about one message a second per chat
-      if (!IsHttpUrl(rc.url)) return Error{where + ".url must be an http:// or https:// URL"};
+      rc.url_secret = r["url_secret"].value_or(std::string());
+      if (!rc.url_secret.empty()) {
+        if (rc.kind != "webhook") return Error{where + ".url_secret is for webhook receivers"};
+        if (r["url"]) return Error{where + ": url and url_secret exclude each other"};
+      } else if (!IsHttpUrl(rc.url)) {
+        return Error{where + ".url must be an http:// or https:// URL"};
+      } else if (UrlHasCredentials(rc.url)) {
+        return Error{where +
+                     ".url: credentials do not belong in the URL (the config is readable by every "
+                     "user); put the URL in a secret and name it with url_secret, or use "
+                     "basic_user and basic_password_secret"};
+      }
       if (!names.insert(rc.name).second)
         return Error{where + ": receiver name " + rc.name + " used twice"};
       for (auto [key, target] :
@@ -88,18 +100,19 @@ Expected<AlertsConfig> ParseAlertsConfig(std::string_view text, const std::strin
         }
       }
       const std::string table_name = std::string("[alerts.") + kind + "]";  // [[alerts.kind]]
-      auto known = rc.kind == "telegram"
-                       ? RejectUnknownKeys(*t,
-                                           {"name", "url", "timeout", "min_interval",
-                                            "resend_interval", "runbook_url", "bearer_token_secret",
-                                            "basic_user", "basic_password_secret", "headers",
-                                            "bot_token_secret", "chat_ids", "message_thread_id"},
-                                           path, table_name)
-                       : RejectUnknownKeys(*t,
-                                           {"name", "url", "timeout", "min_interval",
-                                            "resend_interval", "runbook_url", "bearer_token_secret",
-                                            "basic_user", "basic_password_secret", "headers"},
-                                           path, table_name);
+      auto known =
+          rc.kind == "telegram"
+              ? RejectUnknownKeys(
+                    *t,
+                    {"name", "url", "timeout", "min_interval", "resend_interval", "runbook_url",
+                     "bearer_token_secret", "basic_user", "basic_password_secret", "headers",
+                     "bot_token_secret", "chat_ids", "message_thread_id"},
+                    path, table_name)
+              : RejectUnknownKeys(*t,
+                                  {"name", "url", "timeout", "min_interval", "resend_interval",
+                                   "runbook_url", "bearer_token_secret", "basic_user",
+                                   "basic_password_secret", "headers", "url_secret"},
+                                  path, table_name);
       if (!known) return known.error();
       if (rc.kind == "telegram") {
         rc.bot_token_secret = r["bot_token_secret"].value_or(std::string());

@@ -131,7 +131,8 @@ std::string MissingSecretMessage(const ReceiverConfig& r, const std::string& nam
 std::vector<std::pair<std::string, const char*>> NamedSecrets(const ReceiverConfig& r) {
   if (r.kind == "webhook") {
     return {{r.bearer_token_secret, "bearer token"},
-            {r.basic_password_secret, "basic auth password"}};
+            {r.basic_password_secret, "basic auth password"},
+            {r.url_secret, "URL"}};
   }
   if (r.kind == "telegram") return {{r.bot_token_secret, "bot token"}};
   return {};
@@ -166,7 +167,16 @@ Expected<std::vector<std::unique_ptr<Receiver>>> BuildReceivers(const AlertsConf
       if (!bearer) return bearer.error();
       auto password = secret(r, r.basic_password_secret, "basic auth password");
       if (!password) return password.error();
-      out.push_back(std::make_unique<WebhookReceiver>(r, *bearer, *password));
+      ReceiverConfig with_url = r;
+      if (!r.url_secret.empty()) {
+        auto url = secret(r, r.url_secret, "URL");
+        if (!url) return url.error();
+        if (!url->starts_with("http://") && !url->starts_with("https://"))
+          return Error{"receiver " + r.name + ": secret '" + r.url_secret +
+                       "' (URL) is not an http:// or https:// URL"};
+        with_url.url = *url;
+      }
+      out.push_back(std::make_unique<WebhookReceiver>(with_url, *bearer, *password));
     } else if (r.kind == "alertmanager") {
       out.push_back(std::make_unique<AlertmanagerReceiver>(r));
     } else if (r.kind == "telegram") {

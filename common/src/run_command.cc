@@ -1,70 +1,159 @@
 #include "jobmon/common/run_command.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace jobmon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// In the forked child: only async-signal-safe calls until exec.
+[[noreturn]] void ExecChild(char* const* argv, char* const* envp, int out_fd,
+                            const std::optional<JobUser>& run_as, pid_t parent) {
+  setpgid(0, 0);
+  dup2(out_fd, STDOUT_FILENO);
+  int null_fd = open("/dev/null", O_RDWR);
+  if (null_fd >= 0) {
+    dup2(null_fd, STDIN_FILENO);
+    dup2(null_fd, STDERR_FILENO);
+  }
+  if (run_as && geteuid() == 0) {
+    const gid_t gid = run_as->gid;
+    if (setgroups(1, &gid) != 0 || setgid(gid) != 0 || setuid(run_as->uid) != 0) _exit(126);
+  }
+  // After the uid change, which clears it; then make sure the parent did
+  // not die before it was set.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(125);
+  if (envp) {
+    execvpe(argv[0], argv, envp);
+  } else {
+    execvp(argv[0], argv);
+  }
+  _exit(127);
+}
+
+bool Cancelled(const CommandOptions& options) { return options.cancel && options.cancel->load(); }
+
+// Reaps `pid` if it has exited; true once it has.
+bool Reaped(pid_t pid, int& status) {
+  pid_t r = waitpid(pid, &status, WNOHANG);
+  return r == pid || (r < 0 && errno == ECHILD);
+}
+
+// Stops the child's process group: SIGTERM and the grace, then SIGKILL.
+int Stop(pid_t pid, std::chrono::milliseconds grace) {
+  int status = 0;
+  if (grace.count() > 0) {
+    kill(-pid, SIGTERM);  // our own child's group, by its pid
+    const auto until = Clock::now() + grace;
+    while (Clock::now() < until) {
+      if (Reaped(pid, status)) {
+        kill(-pid, SIGKILL);  // what it left in its group
+        return status;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  kill(-pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
 
 Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    std::chrono::milliseconds timeout, size_t max_output) {
+  CommandOptions options;
+  options.timeout = timeout;
+  options.max_output = max_output;
+  return RunCommand(argv, options);
+}
+
+Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                   const CommandOptions& options) {
   if (argv.empty()) return Error{"empty command"};
+  // Everything that allocates happens before fork.
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> env;
+  if (options.env) {
+    for (const std::string& entry : *options.env) env.push_back(const_cast<char*>(entry.c_str()));
+    env.push_back(nullptr);
+  }
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(out[0]);
     close(out[1]);
     return Error{std::string("fork: ") + std::strerror(errno)};
   }
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    int null_fd = open("/dev/null", O_RDWR);
-    if (null_fd >= 0) {
-      dup2(null_fd, STDIN_FILENO);
-      dup2(null_fd, STDERR_FILENO);
-    }
-    execvp(args[0], args.data());
-    _exit(127);
-  }
+  if (pid == 0)
+    ExecChild(args.data(), options.env ? env.data() : nullptr, out[1], options.run_as, parent);
   close(out[1]);
   CommandResult result;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = Clock::now() + options.timeout;
+  // Whether to stop it: the deadline passed or the caller cancelled.
+  auto must_stop = [&] {
+    if (Cancelled(options)) return result.cancelled = true;
+    if (Clock::now() >= deadline) return result.timed_out = true;
+    return false;
+  };
   char buffer[4096];
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      result.timed_out = true;
-      kill(pid, SIGKILL);  // our own child, by pid
-      break;
-    }
+  bool stop = false;
+  while (!(stop = must_stop())) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     pollfd p{out[0], POLLIN, 0};
-    int ready = poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
+    // Short slices when a cancel flag may be set by another thread.
+    int slice = static_cast<int>(std::max<long>(1, std::min<long>(left.count(), 200)));
+    int ready =
+        poll(&p, 1, options.cancel ? slice : static_cast<int>(std::max<long>(1, left.count())));
     if (ready <= 0) continue;
     ssize_t n = read(out[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    if (result.output.size() < max_output) {
-      result.output.append(buffer,
-                           std::min(static_cast<size_t>(n), max_output - result.output.size()));
+    if (result.output.size() < options.max_output) {
+      result.output.append(
+          buffer, std::min(static_cast<size_t>(n), options.max_output - result.output.size()));
     }
   }
   close(out[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool reaped = false;
+  // Its stdout closed: it is exiting, or lingers; the same deadline holds.
+  while (!stop && !(reaped = Reaped(pid, status))) {
+    stop = must_stop();
+    if (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (stop) status = Stop(pid, options.grace);
+  result.exit_code = WIFEXITED(status) && !stop ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+Expected<void> BecomeUser(const JobUser& user) {
+  if (geteuid() != 0) return {};
+  const gid_t gid = user.gid;
+  if (setgroups(1, &gid) != 0) return Error{std::string("setgroups: ") + std::strerror(errno)};
+  if (setgid(user.gid) != 0) return Error{std::string("setgid: ") + std::strerror(errno)};
+  if (setuid(user.uid) != 0) return Error{std::string("setuid: ") + std::strerror(errno)};
+  // Both real and effective: nothing left to regain.
+  if (geteuid() != user.uid || getuid() != user.uid)
+    return Error{"uid " + std::to_string(user.uid) + " not taken"};
+  return {};
 }
 
 }  // namespace jobmon

@@ -39,11 +39,23 @@ Expected<SocketAddress> ParseSocketAddress(std::string_view text) {
   return SocketAddress{*address, static_cast<uint16_t>(port)};
 }
 
-std::vector<std::string> MetricsServerOptions(const SocketAddress& bind,
-                                              const MetricsServerLimits& limits) {
-  return {"listening_ports",    bind.ToBindString(),
-          "num_threads",        std::to_string(limits.threads),
-          "request_timeout_ms", std::to_string(limits.request_timeout_ms)};
+Expected<std::vector<std::string>> MetricsServerOptions(const SocketAddress& bind,
+                                                        const MetricsServerLimits& limits) {
+  std::vector<std::string> options = {
+      "listening_ports",    bind.ToBindString(),
+      "num_threads",        std::to_string(limits.threads),
+      "request_timeout_ms", std::to_string(limits.request_timeout_ms)};
+  if (!limits.allowed.empty()) {
+    // Deny all, then allow each block: civetweb applies the last match.
+    std::string acl = "-0.0.0.0/0";
+    for (const Cidr& cidr : limits.allowed) {
+      if (cidr.network.family != IpAddress::Family::kV4)
+        return Error{"allowed scrapers: " + cidr.ToString() + ": IPv4 blocks only"};
+      acl += ",+" + cidr.ToString();
+    }
+    options.insert(options.end(), {"access_control_list", acl});
+  }
+  return options;
 }
 
 }  // namespace jobmon

@@ -137,4 +137,31 @@ Expected<std::string> ReadUserFile(const std::string& path, size_t max_bytes,
   return text;
 }
 
+Expected<UserFile> OpenCallerFile(const std::string& path) {
+  // O_PATH first, as in OpenAsCaller: a device is never opened (its open
+  // may do something), a FIFO never waited on.
+  UniqueFd handle(open(path.c_str(), O_PATH | O_CLOEXEC));
+  if (!handle.valid()) return Error{path + ": " + std::strerror(errno)};
+  UserFile file;
+  if (fstat(handle.get(), &file.st) != 0) return Error{path + ": " + std::strerror(errno)};
+  if (!S_ISREG(file.st.st_mode)) return Error{path + ": refused: " + Describe(file.st.st_mode)};
+  const std::string self = "/proc/self/fd/" + std::to_string(handle.get());
+  file.fd.reset(open(self.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (!file.fd.valid()) return Error{path + ": " + std::strerror(errno)};
+  return file;
+}
+
+Expected<FilePrefix> ReadFilePrefix(const std::string& path, size_t max_bytes,
+                                    std::chrono::milliseconds deadline) {
+  auto file = OpenCallerFile(path);
+  if (!file) return file.error();
+  auto text = ReadFdRange(file->fd.get(), 0, max_bytes + 1, deadline);
+  if (!text) return Error{path + ": " + text.error().message};
+  FilePrefix out;
+  out.cut = text->size() > max_bytes;
+  out.text = std::move(text.value());
+  if (out.cut) out.text.resize(max_bytes);
+  return out;
+}
+
 }  // namespace jobmon

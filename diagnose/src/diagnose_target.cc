@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
-#include <fstream>
 #include <memory>
 
 #include "jobmon/common/diag_dir.h"
@@ -36,6 +35,25 @@ void Say(const TargetRequest& request, std::string_view line) {
   if (request.progress) request.progress(line);
 }
 
+// The whole log up to kFullScanBytes; a larger one (a sparse terabyte
+// costs nothing to make) by its head and tail only, said in the warnings.
+constexpr uint64_t kFullScanBytes = uint64_t{1} << 30;
+constexpr size_t kHeadScanBytes = size_t{64} << 20;
+constexpr size_t kTailScanBytes = size_t{256} << 20;
+
+Expected<triage::ScanFacts> ScanLogBounded(const triage::LogScanner& scanner,
+                                           const std::string& log_path,
+                                           std::vector<std::string>& warnings) {
+  auto file = OpenCallerFile(log_path);
+  if (!file) return file.error();
+  const auto size = static_cast<uint64_t>(file->st.st_size);
+  if (size <= kFullScanBytes) return scanner.ScanFd(file->fd.get());
+  warnings.push_back(
+      fmt::format("the log is {} MiB: only its first {} MiB and last {} MiB were read", size >> 20,
+                  kHeadScanBytes >> 20, kTailScanBytes >> 20));
+  return scanner.ScanHeadAndTailBounded(file->fd.get(), size, kHeadScanBytes, kTailScanBytes);
+}
+
 // The job's log triaged, for the window and the auto playbooks; a log that
 // cannot be read weakens the diagnosis, it does not stop it.
 std::optional<triage::TriageReport> TriageLog(const TargetRequest& request,
@@ -51,7 +69,7 @@ std::optional<triage::TriageReport> TriageLog(const TargetRequest& request,
     warnings.push_back("triage: " + scanner.error().message);
     return std::nullopt;
   }
-  auto facts = (*scanner)->ScanFile(log_path);
+  auto facts = ScanLogBounded(**scanner, log_path, warnings);
   if (!facts) {
     warnings.push_back("triage of " + log_path + ": " + facts.error().message);
     return std::nullopt;
@@ -72,27 +90,17 @@ std::optional<triage::TriageReport> TriageLog(const TargetRequest& request,
 // The first bytes of a log (its header, for the config comparison) and its
 // lines up to a bound (stamped step lines, for the step map when the TSDB
 // has no tb_step): bounded so a multi-GiB log costs no more than triage.
-struct LogText {
-  std::string text;
-  bool cut = false;
-};
 constexpr size_t kLogHeaderBytes = size_t{256} << 10;
 constexpr size_t kLogStepBytes = size_t{64} << 20;
 
-LogText ReadLogPrefix(const std::string& path, size_t limit) {
-  LogText out;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return out;
-  out.text.resize(limit);
-  in.read(out.text.data(), static_cast<std::streamsize>(limit));
-  out.text.resize(static_cast<size_t>(in.gcount()));
-  out.cut = out.text.size() == limit;
-  return out;
+FilePrefix ReadLogPrefix(const std::string& path, size_t limit) {
+  auto prefix = ReadFilePrefix(path, limit);
+  return prefix ? std::move(prefix.value()) : FilePrefix{};
 }
 
 std::vector<StepTime> LogSteps(const std::string& log_path, std::vector<std::string>& warnings) {
   if (log_path.empty()) return {};
-  LogText log = ReadLogPrefix(log_path, kLogStepBytes);
+  FilePrefix log = ReadLogPrefix(log_path, kLogStepBytes);
   std::vector<std::string_view> lines;
   std::string_view rest = log.text;
   while (!rest.empty()) {
@@ -199,6 +207,7 @@ Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::str
   options.query_timeout = request.query_timeout_seconds;
   options.progress = request.progress;
   options.cleanup_on_signal = request.cleanup_on_signal;
+  options.job_ended = request.job_ended;
   OpenedJob job;
   bool from_store = false;
   auto session = OpenJobTsdb(request, target, missing, options, from_store);

@@ -43,6 +43,7 @@ class StartupFamilies : public prometheus::Collectable {
 
 int main(int argc, char** argv) {
   std::string listen, host, collectors_list, interval_text = "1s";
+  std::vector<std::string> allow;
   ex::SourcePaths paths;
   double deadline_seconds = 2.0, abandon_after_seconds = 10.0;
   CLI::App app{"jobmon-exporter: per-node hardware and training metrics for a job's Prometheus",
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "jobmon-exporter " JOBMON_VERSION);
   app.add_option("--listen", listen,
                  "ADDR:PORT to serve /metrics on (a literal IP; never 0.0.0.0 or ::); required");
+  app.add_option("--allow", allow,
+                 "Only these IPv4 blocks may connect (CIDR, repeatable; the plugin passes its "
+                 "scrapers); none: anyone who reaches --listen");
   app.add_option("--host", host, "Value of the `host` label on every series; required");
   app.add_option("--procfs", paths.procfs, "procfs root (fixture trees in tests)")
       ->capture_default_str();
@@ -121,6 +125,16 @@ int main(int argc, char** argv) {
     std::cerr << "jobmon-exporter: error: " << address.error().message << "\n";
     return 2;
   }
+  jobmon::MetricsServerLimits limits;
+  for (const std::string& text : allow) {
+    auto cidr = jobmon::Cidr::Parse(text);
+    if (!cidr) {
+      std::cerr << "jobmon-exporter: error: --allow " << text << ": " << cidr.error().message
+                << "\n";
+      return 2;
+    }
+    limits.allowed.push_back(*cidr);
+  }
   bool dmesg_on =
       collectors_list.empty() || ("," + collectors_list + ",").find(",dmesg,") != std::string::npos;
   std::shared_ptr<ex::KmsgSource> kmsg;
@@ -171,7 +185,9 @@ int main(int argc, char** argv) {
   try {
     // More workers than two and a short request timeout: a few half-sent
     // requests must not starve the job's Prometheus (see MetricsServerOptions).
-    exposer = std::make_unique<prometheus::Exposer>(jobmon::MetricsServerOptions(*address));
+    auto server_options = jobmon::MetricsServerOptions(*address, limits);
+    if (!server_options) throw std::invalid_argument(server_options.error().message);
+    exposer = std::make_unique<prometheus::Exposer>(*server_options);
   } catch (const std::exception& e) {
     std::cerr << "jobmon-exporter: error: cannot listen on " << address->ToBindString() << ": "
               << e.what() << "\n";

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/common/user_file.h"
 #include "jobmon/tfevents/event.h"
 #include "jobmon/tfevents/record.h"
 
@@ -32,9 +33,12 @@ std::optional<fs::path> NewestEventFile(const fs::path& dir,
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it.depth() > 4) it.disable_recursion_pending();
     const std::string name = it->path().filename().string();
-    if (name.rfind("events.out.tfevents.", 0) != 0 || !it->is_regular_file(ec)) continue;
+    // lstat: a link is never taken for the file (its target could be a
+    // file only the exporter's user, not the job's, may read).
+    if (name.rfind("events.out.tfevents.", 0) != 0) continue;
     struct stat st {};
-    if (stat(it->path().c_str(), &st) != 0 || st.st_ctim.tv_sec < limit) continue;
+    if (lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_ctim.tv_sec < limit)
+      continue;
     if (!best || st.st_ctim.tv_sec > best_time.tv_sec ||
         (st.st_ctim.tv_sec == best_time.tv_sec && st.st_ctim.tv_nsec > best_time.tv_nsec)) {
       best = it->path();
@@ -66,10 +70,12 @@ Expected<Families> TrainingCollector::Collect() {
     latest_.clear();
   }
   if (!file_.empty()) {
-    int fd = open(file_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Error{file_ + ": " + std::strerror(errno)};
-    struct stat st {};
-    fstat(fd, &st);
+    // No link, no FIFO (a swap after the scan above would hold every
+    // scrape on its open), never blocking: the job's user owns the dir.
+    auto file = OpenUserFile(file_);
+    if (!file) return file.error();
+    const int fd = file->fd.get();
+    const struct stat& st = file->st;
     if (static_cast<uint64_t>(st.st_size) < offset_) {  // truncated: read it again
       offset_ = 0;
       pending_.clear();
@@ -78,7 +84,6 @@ Expected<Families> TrainingCollector::Collect() {
         std::min<uint64_t>(kMaxReadPerCollect, static_cast<uint64_t>(st.st_size) - offset_), '\0');
     ssize_t n =
         chunk.empty() ? 0 : pread(fd, chunk.data(), chunk.size(), static_cast<off_t>(offset_));
-    close(fd);
     if (n < 0) return Error{file_ + ": " + std::strerror(errno)};
     chunk.resize(static_cast<size_t>(n));
     offset_ += static_cast<uint64_t>(n);

@@ -1,6 +1,7 @@
 #include "diagnose_command.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,8 +10,11 @@
 
 #include "cli_common.h"
 #include "jobmon/common/config_path.h"
+#include "jobmon/common/run_command.h"
+#include "jobmon/diagnose/diagnosis_report.h"
 #include "jobmon/diagnose/playbooks.h"
 #include "jobmon/diagnose/report.h"
+#include "jobmon/diagnose/tsdb_access.h"
 #include "jobmon/monitor/jobmon_config.h"
 
 namespace jobmon::cli {
@@ -119,8 +123,36 @@ int ExitCodeFor(const TargetOutcome& outcome) {
   return kFailed;
 }
 
+Expected<void> BecomeTargetsUser(const DiagnoseArgs& args) {
+  if (geteuid() != 0) return {};
+  auto user = diagnose::TargetUser(args.target);
+  if (!user) {
+    // A job Slurm no longer lists (its user unknown): read as nobody, which
+    // still reaches a central store (--store) and world-readable files,
+    // never a file of anyone's that root alone could read.
+    auto nobody = LookUpJobUser("nobody");
+    if (!nobody) return user.error();
+    user = *nobody;
+  }
+  if (!args.compare.empty()) {
+    auto other = diagnose::TargetUser(args.compare);
+    if (!other) return other.error();
+    if (other->uid != user->uid)
+      return Error{fmt::format(
+          "as root, the two jobs are read as their users, and uid {} and uid {} differ: run "
+          "--compare as a user who may read both",
+          user->uid, other->uid)};
+  }
+  if (user->uid == 0) return {};  // root's own files
+  auto became = BecomeUser(*user);
+  if (!became)
+    return Error{"becoming uid " + std::to_string(user->uid) + ": " + became.error().message};
+  return {};
+}
+
 int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagnoser,
-                std::ostream& out, std::ostream& err) {
+                std::ostream& out, std::ostream& err,
+                const std::function<Expected<void>(const DiagnoseArgs&)>& become) {
   auto fail = [&err](const std::string& message, int code) {
     err << "jobmon diagnose: error: " << message << "\n";
     return code;
@@ -134,6 +166,17 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
     return fail(store.error().message, kUsageError);
   request.step_regex = config->triage.step_regex;
   request.stall_min_seconds = config->triage.stall_min_seconds;
+  request.job_ended = args.for_monitor;
+  if (become) {
+    if (auto became = become(args); !became) {
+      if (args.for_monitor) {
+        out << diagnose::ReportJson(
+            {TargetOutcome::Status::kAccessError, became.error().message, {}, {}});
+        return kFailed;
+      }
+      return fail(became.error().message, kFailed);
+    }
+  }
   if (!args.quiet) {
     request.progress = [&err](std::string_view line) {
       err << "jobmon diagnose: " << line << "\n" << std::flush;
@@ -141,6 +184,10 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
   }
   TargetOutcome outcome = diagnoser(request);
   const int code = ExitCodeFor(outcome);
+  if (args.for_monitor) {
+    out << diagnose::ReportJson(diagnose::ReportOf(outcome));
+    return code;
+  }
   if (outcome.status != TargetOutcome::Status::kDiagnosed) return fail(outcome.error, code);
   if (args.json) {
     out << JsonText(diagnose::ToJson(outcome.diagnosis));
@@ -192,14 +239,21 @@ std::function<int()> AddDiagnoseCommand(CLI::App& app) {
                   std::string(kConfigOptionHelp) +
                       "; its [triage] step_regex and stall_min_seconds read the log");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress lines on stderr");
+  // Hidden (no group): the monitor's own call, not a user's.
+  cmd->add_flag("--for-monitor", args->for_monitor,
+                "The monitor's end-of-job run: the job has ended; the report as "
+                "jobmon.diagnose-report/v1 JSON")
+      ->group("");
   cmd->footer(
-      "Exit codes: 0 diagnosed, 3 diagnosed partly (the TSDB does not match the log, or a "
+      "Run as root, it reads the job's files as the job's user (Slurm's, or the owner of the "
+      "path given) and nothing else. Exit codes: 0 diagnosed, 3 diagnosed partly (the TSDB does "
+      "not match the log, or a "
       "playbook's queries failed), 1 the TSDB could not be opened or served, 2 usage or input "
       "error (nothing found for the target), 130/143 interrupted (the read-only Prometheus is "
       "stopped first). Report format: docs/diagnose-json.md.");
   return [cmd, args] {
     if (!cmd->parsed()) return kNotThisOne;
-    return RunDiagnose(*args, DefaultDiagnoser(), std::cout, std::cerr);
+    return RunDiagnose(*args, DefaultDiagnoser(), std::cout, std::cerr, BecomeTargetsUser);
   };
 }
 

@@ -27,7 +27,15 @@ struct DiagnoseArgs {
   std::string log_path;
   std::string config_path;
   bool quiet = false;
+  // The monitor's end-of-job run (child_diagnoser.h): the job has ended,
+  // and the output is diagnosis_report.h's JSON, whatever the outcome.
+  bool for_monitor = false;
 };
+
+// Root becomes the user whose files the targets are (diagnose::TargetUser)
+// before anything of theirs is read; jobs of two users cannot be compared
+// as root. A no-op for anyone else.
+Expected<void> BecomeTargetsUser(const DiagnoseArgs& args);
 
 // The request for `args`, or a usage error (unknown playbook, --health with
 // a named playbook, no target).
@@ -39,8 +47,11 @@ int ExitCodeFor(const diagnose::TargetOutcome& outcome);
 
 // Runs the command with `diagnoser` (tests inject a fake), printing the
 // report to `out` and progress and errors to `err`.
+// `become`: called once the config and the store's token (root's files)
+// are read and before the diagnosis (the real command: BecomeTargetsUser).
 int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagnoser,
-                std::ostream& out, std::ostream& err);
+                std::ostream& out, std::ostream& err,
+                const std::function<Expected<void>(const DiagnoseArgs&)>& become = {});
 
 // The real diagnoser (diagnose_target.h), or where this build lacks it, one
 // that says so.

@@ -88,18 +88,6 @@ struct StatusArgs : CommonArgs {
   std::optional<double> stall_min_seconds;  // default: monitor.stall.min_stall
 };
 
-std::optional<triage::SlurmJob> AskSlurm(const std::string& job_id) {
-  // Slurm 22.05's squeue --json ignores -j: every job comes, this one is picked.
-  auto result = RunCommand({"squeue", "--json"}, std::chrono::seconds(5), size_t{1} << 30);
-  if (!result || result->exit_code != 0) return std::nullopt;
-  auto jobs = triage::ParseSqueueJson(result->output);
-  if (!jobs) return std::nullopt;
-  for (const auto& job : *jobs) {
-    if (std::to_string(job.job_id) == job_id) return job;
-  }
-  return std::nullopt;
-}
-
 // Opens a file of the job (its log) as the daemon does: through the opener
 // (no symlink, FIFO or device; bounded), as the job's user. Without a known
 // user root reads nothing of the job: a log linked to a root-only file
@@ -171,7 +159,7 @@ int RunStatus(const StatusArgs& args) {
       }
     }
   }
-  if (in.job_id) in.slurm = AskSlurm(std::to_string(*in.job_id));
+  if (in.job_id) in.slurm = triage::QuerySlurmJob(std::to_string(*in.job_id));
   if (in.record) {
     in.log_path = in.record->log_path;
     in.diag_dir = in.record->diag_dir;
@@ -325,7 +313,8 @@ int RunWatch(const WatchArgs& args) {
   if (auto answer = AskDaemon(args, *config, {.op = "watch", .job_id = args.job_id})) {
     if (*answer && (**answer).value("ok", false)) {
       source = "api";
-    } else if (*answer && Refused(**answer, "forbidden")) {
+    } else if (*answer &&
+               (Refused(**answer, "forbidden") || Refused(**answer, "too_many_watches"))) {
       return Fail("watch", (**answer).value("error", "refused"), kFailed);
     } else {
       std::cerr << "jobmon watch: the daemon's API: "

@@ -14,7 +14,9 @@ namespace {
 std::vector<std::string> ServerOptions(const std::string& listen) {
   auto address = monitor::ParseMetricsListen(listen);
   if (!address) throw std::invalid_argument(address.error().message);
-  return MetricsServerOptions(*address);
+  auto options = MetricsServerOptions(*address);
+  if (!options) throw std::invalid_argument(options.error().message);
+  return *options;
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ ArchiveCheck CheckArchiveState(const std::string& state) {
   return {R::kWait, ""};  // starting, running, stopping, archiving, or not readable yet
 }
 
-DiagnosisFollowUp::DiagnosisFollowUp(diagnose::TargetDiagnoser diagnoser, double timeout_seconds)
+DiagnosisFollowUp::DiagnosisFollowUp(diagnose::ReportDiagnoser diagnoser, double timeout_seconds)
     : timeout_(timeout_seconds), running_(std::move(diagnoser), timeout_seconds) {}
 
 void DiagnosisFollowUp::Add(EndedJob job) { waiting_.push_back(std::move(job)); }
@@ -44,7 +44,7 @@ std::vector<DiagnosisOutcome> DiagnosisFollowUp::Poll(double now, const StateRea
     Expected<std::string> state = read_state(*it);
     const ArchiveCheck check = CheckArchiveState(state ? *state : std::string());
     if (check.readiness == ArchiveCheck::Readiness::kReady) {
-      running_.Submit(it->job_id, it->incident_id, it->diag_dir, At(now));
+      running_.Submit(it->job_id, it->incident_id, it->diag_dir, At(now), it->user);
     } else if (check.readiness == ArchiveCheck::Readiness::kNone) {
       out.push_back(Outcome(Kind::kSkipped, *it, "no diagnosis: " + check.why));
     } else if (now - it->ended_at > timeout_) {

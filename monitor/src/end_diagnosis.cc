@@ -1,10 +1,8 @@
 #include "jobmon/monitor/end_diagnosis.h"
 
-#include "jobmon/diagnose/report.h"
-
 namespace jobmon::monitor {
 
-EndDiagnosis::EndDiagnosis(diagnose::TargetDiagnoser diagnoser, double timeout_seconds)
+EndDiagnosis::EndDiagnosis(diagnose::ReportDiagnoser diagnoser, double timeout_seconds)
     : diagnoser_(std::move(diagnoser)), timeout_(timeout_seconds) {}
 
 EndDiagnosis::~EndDiagnosis() {
@@ -20,8 +18,8 @@ EndDiagnosis::~EndDiagnosis() {
 }
 
 void EndDiagnosis::Submit(uint32_t job_id, int64_t incident_id, std::string target,
-                          Clock::time_point now) {
-  Job job{job_id, incident_id, std::move(target)};
+                          Clock::time_point now, std::optional<JobUser> user) {
+  Job job{job_id, incident_id, std::move(target), user};
   if (running_) {
     queue_.push_back(std::move(job));
   } else {
@@ -38,6 +36,8 @@ void EndDiagnosis::Start(Job job, Clock::time_point now) {
   request.playbooks = {"auto"};
   request.cancel = running_->cancel;
   request.cleanup_on_signal = false;  // the daemon's SIGTERM is the daemon's
+  request.user = running_->job.user;
+  request.job_ended = true;  // never its live Prometheus, whatever the manifest says
   // The thread owns copies of what it writes: an abandoned one may outlive
   // this object's interest in it, never the object itself (joined above).
   running_->thread = std::thread(
@@ -59,11 +59,11 @@ std::vector<EndDiagnosis::Result> EndDiagnosis::Poll(Clock::time_point now) {
   }
   if (running_ && running_->done->load()) {
     running_->thread.join();
-    const diagnose::TargetOutcome& o = *running_->outcome;
+    const diagnose::DiagnosisReport& o = *running_->outcome;
     Result r{running_->job.job_id, running_->job.incident_id, false, {}, {}, {}};
     if (o.status == diagnose::TargetOutcome::Status::kDiagnosed) {
-      r.markdown = diagnose::RenderMarkdown(o.diagnosis);
-      r.verdicts = diagnose::VerdictLines(o.diagnosis);
+      r.markdown = o.markdown;
+      r.verdicts = o.verdicts;
     } else {
       r.error = o.error;
     }

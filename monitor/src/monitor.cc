@@ -10,8 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "jobmon/common/hostlist.h"
 #include "jobmon/common/metric_names.h"
 #include "jobmon/common/private_ip.h"
+#include "jobmon/monitor/child_diagnoser.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/exposition.h"
@@ -35,16 +37,56 @@ std::optional<OpenIncidentFacts> FactsOf(const std::optional<IncidentRecord>& op
   return OpenIncidentFacts{open->klass, open->opened_at};
 }
 
+// Watch requests dropped in one cycle, logged as one line per kind: a flood
+// of made-up job ids costs the log one line, not one per id.
+class DroppedWatches {
+ public:
+  void Add(uint32_t job_id, const std::optional<uint32_t>& uid) {
+    if (++count_ <= kShown) jobs_ += (jobs_.empty() ? "" : ",") + std::to_string(job_id);
+    uids_.insert(uid ? std::to_string(*uid) : "admin");
+  }
+  void Log(EventLog& log, std::string_view event) const {
+    if (count_ == 0) return;
+    std::string uids;
+    for (const std::string& u : uids_) uids += (uids.empty() ? "" : ",") + u;
+    const std::string more = count_ > kShown ? fmt::format(" (+{} more)", count_ - kShown) : "";
+    log.Warn(event,
+             {{"count", std::to_string(count_)}, {"jobs", jobs_ + more}, {"asked_by_uids", uids}});
+  }
+
+ private:
+  static constexpr size_t kShown = 10;
+  size_t count_ = 0;
+  std::string jobs_;
+  std::set<std::string> uids_;
+};
+
+// A job's series in the store count with Slurm's user and nodes only.
+StoreJobScope StoreScopeOf(const JobRecord& record) {
+  StoreJobScope scope;
+  scope.user = record.user;
+  if (auto nodes = ExpandHostlist(record.node_list))
+    scope.hosts.insert(nodes->begin(), nodes->end());
+  return scope;
+}
+
+diagnose::ReportDiagnoser DefaultDiagnoser(const MonitorConfig& config) {
+  ChildDiagnoserOptions options;
+  options.jobmon_binary = config.jobmon_binary;
+  return ChildDiagnoser(options);
+}
+
 }  // namespace
 
 Monitor::Monitor(MonitorConfig config, StateStore& store, JobSource& source,
-                 alerts::Notifier& notifier, EventLog& log, diagnose::TargetDiagnoser diagnoser)
+                 alerts::Notifier& notifier, EventLog& log, diagnose::ReportDiagnoser diagnoser)
     : config_(std::move(config)),
       store_(store),
       source_(source),
       notifier_(notifier),
       log_(log),
-      diagnoser_(std::move(diagnoser)),
+      child_diagnoser_(!diagnoser),
+      diagnoser_(diagnoser ? std::move(diagnoser) : DefaultDiagnoser(config_)),
       followup_(std::make_unique<DiagnosisFollowUp>(diagnoser_, config_.diagnose_timeout)) {
   auto scanner = triage::LogScanner::Create({});
   if (scanner) {
@@ -57,8 +99,11 @@ Monitor::Monitor(MonitorConfig config, StateStore& store, JobSource& source,
 Monitor::~Monitor() = default;
 
 void Monitor::Reconfigure(MonitorConfig config) {
-  // A new diagnose_timeout applies once no diagnosis is under way.
-  if (config.diagnose_timeout != config_.diagnose_timeout && followup_->pending() == 0) {
+  // A new diagnose_timeout or jobmon_binary applies once no diagnosis is under way.
+  const bool changed = config.diagnose_timeout != config_.diagnose_timeout ||
+                       (child_diagnoser_ && config.jobmon_binary != config_.jobmon_binary);
+  if (changed && followup_->pending() == 0) {
+    if (child_diagnoser_) diagnoser_ = DefaultDiagnoser(config);
     followup_ = std::make_unique<DiagnosisFollowUp>(diagnoser_, config.diagnose_timeout);
   }
   config_ = std::move(config);
@@ -152,12 +197,13 @@ Expected<std::vector<triage::SlurmJob>> Monitor::FetchJobs(double now) {
 }
 
 void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJob>>& listed) {
-  std::map<uint32_t, std::optional<uint32_t>> requests;  // job id -> asked by uid
+  // job id -> who asked (nullopt: root or an admin); one request each.
+  std::map<uint32_t, std::vector<std::optional<uint32_t>>> requests;
   if (auto w = store_.WatchRequests()) {
-    for (const WatchRequest& r : *w) requests[r.job_id] = r.uid;
+    for (const WatchRequest& r : *w) requests[r.job_id].push_back(r.uid);
   }
   std::set<uint32_t> watched;
-  for (const auto& [id, uid] : requests) watched.insert(id);
+  for (const auto& [id, askers] : requests) watched.insert(id);
   if (!listed) {
     // A controller that does not answer says nothing about the jobs: keep
     // following them as they were, raise nothing, warn.
@@ -174,19 +220,24 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJo
   stats_.slurm_reachable = true;
 
   std::set<uint32_t> seen;
+  DroppedWatches refused, unknown;
   for (const triage::SlurmJob& job : *listed) {
     seen.insert(job.job_id);
     auto found = jobs_.find(job.job_id);
+    if (found != jobs_.end() && watched.count(job.job_id)) {
+      Check(store_.RemoveWatch(job.job_id), "remove watch");  // followed already
+    }
     if (found == jobs_.end()) {
-      // A user's watch request (through the socket API) holds for their own jobs only.
-      if (auto r = requests.find(job.job_id);
-          r != requests.end() && r->second && *r->second != job.uid) {
-        log_.Warn("watch_refused", {{"job", std::to_string(job.job_id)},
-                                    {"asked_by_uid", std::to_string(*r->second)},
-                                    {"job_uid", std::to_string(job.uid)}});
-        Check(store_.RemoveWatch(job.job_id), "remove watch");
-        watched.erase(job.job_id);
-        requests.erase(r);
+      // A user's watch request (through the socket API) holds for their own
+      // jobs only; an admin's, or the owner's, beside it still holds.
+      if (auto r = requests.find(job.job_id); r != requests.end()) {
+        std::erase_if(r->second, [&](const std::optional<uint32_t>& uid) {
+          if (!uid || *uid == job.uid) return false;
+          refused.Add(job.job_id, uid);
+          Check(store_.RemoveWatch(job.job_id, uid), "remove watch");
+          return true;
+        });
+        if (r->second.empty()) watched.erase(job.job_id);
       }
       auto discovered = Discover(job, config_, watched, [&job](const std::string& dir) {
         return HasReadableManifest(dir, JobUser{job.uid, job.gid});
@@ -224,10 +275,12 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJo
   }
   for (uint32_t id : watched) {
     if (!seen.count(id) && !jobs_.count(id)) {
-      log_.Warn("watch_unknown_job", {{"job", std::to_string(id)}});
+      for (const auto& uid : requests[id]) unknown.Add(id, uid);
       Check(store_.RemoveWatch(id), "remove watch");
     }
   }
+  refused.Log(log_, "watch_refused");
+  unknown.Log(log_, "watch_unknown_job");
 }
 
 void Monitor::ScrapeDiagJobs(double now) {
@@ -298,13 +351,13 @@ void Monitor::StoreDiagJobs(double now) {
 }
 
 std::optional<StoreScrapes> Monitor::AskStore(const std::vector<uint32_t>& ids,
-                                              double range_seconds, StoreFamilies families,
-                                              double now) {
+                                              const StoreScopes& scopes, double range_seconds,
+                                              StoreFamilies families, double now) {
   const StoreAccess access{config_.store_url,        config_.StoreCluster(),
                            config_.store_timeout,    config_.store_bearer_token,
                            config_.store_basic_user, config_.store_basic_password};
   ++stats_.store_queries;
-  auto answer = FetchStoreScrapes(access, ids, range_seconds, now, families);
+  auto answer = FetchStoreScrapes(access, ids, range_seconds, now, families, scopes);
   if (!answer) {
     ++stats_.store_failures;
     if (store_error_ != answer.error().message) {
@@ -330,8 +383,12 @@ void Monitor::AskStoreInBatches(
   for (size_t from = 0; from < jobs.size(); from += per_query) {
     const size_t to = std::min(jobs.size(), from + per_query);
     std::vector<uint32_t> ids;
-    for (size_t i = from; i < to; ++i) ids.push_back(jobs[i]->record.job_id);
-    auto answer = AskStore(ids, range_seconds, families, now);
+    StoreScopes scopes;
+    for (size_t i = from; i < to; ++i) {
+      ids.push_back(jobs[i]->record.job_id);
+      scopes[jobs[i]->record.job_id] = StoreScopeOf(jobs[i]->record);
+    }
+    auto answer = AskStore(ids, scopes, range_seconds, families, now);
     if (!answer) continue;
     for (size_t i = from; i < to; ++i) {
       auto found = answer->find(jobs[i]->record.job_id);

@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 
 #include "jobmon/common/toml_config.h"
+#include "jobmon/common/url_credentials.h"
 
 namespace jobmon::monitor {
 
@@ -30,7 +31,7 @@ Expected<void> CheckStoreUrl(std::string_view url) {
     return Error{"'" + std::string(url) + "' must be an http:// or https:// URL"};
   }
   const std::string_view rest = url.substr(url.find("//") + 2);
-  if (rest.substr(0, rest.find('/')).find('@') != std::string_view::npos) {
+  if (UrlHasCredentials(url)) {
     return Error{
         "credentials do not belong in the URL; name secrets "
         "(store_bearer_token_secret, store_basic_password_secret)"};
@@ -78,6 +79,7 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.Seconds("heartbeat_timeout", config.heartbeat_timeout, 1);
   r.Bool("diagnose_at_end", config.diagnose_at_end);
   r.Seconds("diagnose_timeout", config.diagnose_timeout, 1);
+  r.String("jobmon_binary", config.jobmon_binary);
   r.Number("slowdown_factor", config.slowdown_factor, 1.01);
   r.String("metrics_listen", config.metrics_listen);
   r.String("notify_file", config.notify_file);

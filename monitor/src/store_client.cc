@@ -6,7 +6,8 @@ namespace jobmon::monitor {
 
 Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
                                          const std::vector<uint32_t>& job_ids, double range_seconds,
-                                         double now, StoreFamilies families) {
+                                         double now, StoreFamilies families,
+                                         const StoreScopes& scopes) {
   if (job_ids.empty()) return StoreScrapes{};
   diagnose::PromHttpOptions options;
   options.timeout_seconds = access.timeout_seconds;
@@ -21,7 +22,7 @@ Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
   auto series =
       store.QueryInstant(StoreEvidenceQuery(job_ids, access.cluster, range_seconds, families), now);
   if (!series) return Error{"central store " + series.error().message};
-  return GroupStoreSeries(*series);
+  return GroupStoreSeries(*series, {}, &scopes);
 }
 
 }  // namespace jobmon::monitor

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "jobmon/common/metric_names.h"
 #include "jobmon/monitor/metric_window.h"
@@ -57,20 +58,65 @@ std::optional<uint32_t> JobIdOf(const std::string& text) {
   return id;
 }
 
+// WindowLimits over an answer: each job's hosts and each host's GPU labels
+// admitted so far.
+class Admission {
+ public:
+  explicit Admission(const WindowLimits& limits) : limits_(limits) {}
+  bool Admit(uint32_t job, const std::string& host, const std::string* gpu) {
+    auto& hosts = jobs_[job];
+    auto it = hosts.find(host);
+    if (it == hosts.end()) {
+      if (host.size() > kMaxStoreHostBytes || hosts.size() >= limits_.max_hosts) return false;
+      it = hosts.emplace(host, std::set<std::string>()).first;
+    }
+    if (!gpu || it->second.count(*gpu)) return true;
+    if (gpu->size() > kMaxGpuLabelBytes || it->second.size() >= limits_.max_gpus_per_host) {
+      return false;
+    }
+    it->second.insert(*gpu);
+    return true;
+  }
+
+ private:
+  const WindowLimits& limits_;
+  std::map<uint32_t, std::map<std::string, std::set<std::string>>> jobs_;  // job -> host -> GPUs
+};
+
 }  // namespace
 
-StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series) {
+namespace {
+
+// A series of a job the scope does not allow: another user's, or a host
+// that is not one of the job's nodes.
+bool OutOfScope(const StoreScopes* scopes, uint32_t job, const std::string& host,
+                const diagnose::Series& s) {
+  if (!scopes) return false;
+  auto scope = scopes->find(job);
+  if (scope == scopes->end()) return false;
+  if (!scope->second.user.empty() && s.Label(kStoreUserLabel) != scope->second.user) return true;
+  return !scope->second.hosts.empty() && !scope->second.hosts.count(host);
+}
+
+}  // namespace
+
+StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series,
+                              const WindowLimits& limits, const StoreScopes* scopes) {
   struct Building {
     std::optional<bool> up;
     Exposition samples;
   };
   // job -> host -> time (ms) -> scrape
   std::map<uint32_t, std::map<std::string, std::map<int64_t, Building>>> building;
+  Admission admission(limits);
   for (const diagnose::Series& s : series) {
     auto job = JobIdOf(s.Label(kStoreJobLabel));
     const std::string host = s.Label(kStoreHostLabel);
     const std::string name = s.Label("__name__");
     if (!job || host.empty() || name.empty()) continue;
+    if (OutOfScope(scopes, *job, host, s)) continue;
+    auto gpu = s.labels.find("gpu");
+    if (!admission.Admit(*job, host, gpu == s.labels.end() ? nullptr : &gpu->second)) continue;
     // Only the labels MetricWindow reads: each point is copied into its
     // scrape, and the remote_write labels (job, instance, user, cluster...)
     // made those copies most of store mode's CPU (a benchmark at 2,000 jobs).

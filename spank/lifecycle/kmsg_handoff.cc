@@ -1,10 +1,13 @@
 #include "lifecycle/kmsg_handoff.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+
+#include "jobmon/common/user_file.h"
 
 namespace jobmon::lifecycle {
 
@@ -32,6 +35,21 @@ KmsgHandoff OpenKmsgForExporter(const std::string& procfs, const std::string& de
   }
   out.fd = std::move(fd);
   return out;
+}
+
+std::optional<std::string> WhyNotHandOverKmsg(const std::vector<std::string>& programs, uid_t uid,
+                                              gid_t gid) {
+  if (uid == 0) return std::nullopt;
+  for (const std::string& program : programs) {
+    struct stat st {};
+    if (stat(program.c_str(), &st) != 0) return program + ": " + std::strerror(errno);
+    if (UserCanRead(st, JobUser{uid, gid}) || st.st_uid == uid)
+      return "kernel log not handed to the exporter (GPU error detection is off): " + program +
+             " is readable by uid " + std::to_string(uid) +
+             ", so a process of that user could take the descriptor before the exporter hides "
+             "it; install it mode 0711 owned by root, as the package does";
+  }
+  return std::nullopt;
 }
 
 }  // namespace jobmon::lifecycle

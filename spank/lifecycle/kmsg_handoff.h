@@ -7,7 +7,11 @@
 // kernel/printk/printk.c, devkmsg_open), so the descriptor is all the
 // exporter gets: no capability, no root process left running for it.
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "jobmon/common/unique_fd.h"
 
@@ -24,5 +28,17 @@ struct KmsgHandoff {
 // the exporter opens it itself and gets nothing it does not need).
 KmsgHandoff OpenKmsgForExporter(const std::string& procfs = "/proc",
                                 const std::string& dev = "/dev");
+
+// Why the descriptor must not be handed to processes of `uid`/`gid` started
+// from `programs` (the supervisor and the exporter); nullopt: it may. Each
+// program must be one that user cannot read: the kernel makes a process
+// started from such a binary non-dumpable from exec on (linux fs/exec.c,
+// would_dump), so no process of the user can take the descriptor with
+// pidfd_getfd or /proc/PID/fd in the moment between exec and the
+// program's own prctl(PR_SET_DUMPABLE, 0), and a killed exporter gives no
+// new moment on restart. The package installs both 0711. Root (uid 0)
+// needs no check: it could open the kernel log itself.
+std::optional<std::string> WhyNotHandOverKmsg(const std::vector<std::string>& programs, uid_t uid,
+                                              gid_t gid);
 
 }  // namespace jobmon::lifecycle

@@ -5,6 +5,8 @@
 #include <map>
 
 #include "jobmon/common/duration.h"
+#include "jobmon/common/private_ip.h"
+#include "jobmon/common/url_credentials.h"
 
 namespace jobmon::lifecycle {
 namespace {
@@ -62,6 +64,25 @@ Setter Duration(std::chrono::milliseconds PluginConfig::*field, std::chrono::mil
   };
 }
 
+// Comma-separated CIDR blocks.
+Setter CidrList(std::vector<Cidr> PluginConfig::*field) {
+  return [field](PluginConfig& config, const std::string& value) -> Expected<void> {
+    std::vector<Cidr> cidrs;
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t comma = value.find(',', start);
+      auto cidr =
+          Cidr::Parse(value.substr(start, comma == value.npos ? value.npos : comma - start));
+      if (!cidr) return cidr.error();
+      cidrs.push_back(*cidr);
+      if (comma == value.npos) break;
+      start = comma + 1;
+    }
+    config.*field = std::move(cidrs);
+    return {};
+  };
+}
+
 const std::map<std::string, Setter>& Setters() {
   static const std::map<std::string, Setter> setters = {
       {"exporter", Path(&PluginConfig::exporter)},
@@ -74,22 +95,8 @@ const std::map<std::string, Setter>& Setters() {
          c.diag_dir = v;
          return {};
        }},
-      {"private_cidrs",
-       [](PluginConfig& c, const std::string& v) -> Expected<void> {
-         std::vector<Cidr> cidrs;
-         size_t start = 0;
-         while (start <= v.size()) {
-           size_t comma = v.find(',', start);
-           std::string item = v.substr(start, comma == v.npos ? v.npos : comma - start);
-           auto cidr = Cidr::Parse(item);
-           if (!cidr) return cidr.error();
-           cidrs.push_back(*cidr);
-           if (comma == v.npos) break;
-           start = comma + 1;
-         }
-         c.private_cidrs = std::move(cidrs);
-         return {};
-       }},
+      {"private_cidrs", CidrList(&PluginConfig::private_cidrs)},
+      {"scrapers", CidrList(&PluginConfig::scrapers)},
       {"exporter_port", Port(&PluginConfig::exporter_port)},
       {"prometheus_port", Port(&PluginConfig::prometheus_port)},
       {"port_tries", Parsed<int>([](const std::string& v) { return Integer(v, 1, 1000); },
@@ -111,6 +118,13 @@ const std::map<std::string, Setter>& Setters() {
        [](PluginConfig& c, const std::string& v) -> Expected<void> {
          if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
            return Error{"expected an http:// or https:// URL"};
+         }
+         // The URL goes into the job's manifest, which its user reads.
+         if (UrlHasCredentials(v)) {
+           return Error{
+               "credentials do not belong in the URL (it is copied into every job's "
+               "manifest); use remote_write_user with remote_write_password_file, or "
+               "remote_write_bearer_file"};
          }
          c.remote_write = v;
          return {};
@@ -211,6 +225,19 @@ Expected<PluginConfig> ParsePluginConfig(const std::vector<std::string>& args) {
     return Error{"remote_write_user and remote_write_password_file go together"};
   }
   return config;
+}
+
+std::vector<std::string> ExporterAllowArgs(const PluginConfig& config, const IpAddress& listen) {
+  if (listen.family != IpAddress::Family::kV4) return {};
+  const std::vector<Cidr> blocks = !config.scrapers.empty()        ? config.scrapers
+                                   : !config.private_cidrs.empty() ? config.private_cidrs
+                                                                   : Rfc1918Cidrs();
+  std::vector<std::string> args;
+  for (const Cidr& cidr : blocks) {
+    if (cidr.network.family == IpAddress::Family::kV4)
+      args.insert(args.end(), {"--allow", cidr.ToString()});
+  }
+  return args;
 }
 
 }  // namespace jobmon::lifecycle

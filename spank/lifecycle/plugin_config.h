@@ -24,6 +24,10 @@ struct PluginConfig {
   // file (its working directory when it has none).
   std::string diag_dir{kDefaultDiagDirPattern};
   std::vector<Cidr> private_cidrs;  // empty: RFC1918
+  // Who may connect to the exporters (the job's Prometheus on the head node,
+  // the monitor, a central Prometheus): IPv4 blocks; empty: the cluster's
+  // private_cidrs (RFC1918 when those are empty). ExporterAllowList.
+  std::vector<Cidr> scrapers;
   int exporter_port = 9400;
   int prometheus_port = 9190;
   int port_tries = 100;  // ports tried upwards from each base
@@ -66,5 +70,10 @@ Expected<PluginConfig> ParsePluginConfig(const std::vector<std::string>& args);
 
 // The keys, for error messages and docs.
 std::vector<std::string> PluginConfigKeys();
+
+// The exporter's --allow arguments: `scrapers`, else the cluster's blocks;
+// IPv4 only (civetweb's list), so none for an exporter on an IPv6 address,
+// which then takes any scraper that reaches it.
+std::vector<std::string> ExporterAllowArgs(const PluginConfig& config, const IpAddress& listen);
 
 }  // namespace jobmon::lifecycle

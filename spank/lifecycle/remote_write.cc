@@ -51,4 +51,17 @@ Expected<void> CheckRemoteWriteFiles(const PluginConfig& config, uid_t uid, gid_
   return {};
 }
 
+PluginConfig WithUserCredentials(const PluginConfig& config, const std::string& user) {
+  auto expand = [&user](std::string& text) {
+    for (size_t at = text.find("%u"); at != std::string::npos;
+         at = text.find("%u", at + user.size()))
+      text.replace(at, 2, user);
+  };
+  PluginConfig out = config;
+  expand(out.remote_write_user);
+  expand(out.remote_write_password_file);
+  expand(out.remote_write_bearer_file);
+  return out;
+}
+
 }  // namespace jobmon::lifecycle

@@ -119,6 +119,8 @@ struct Prolog {
                                      std::to_string(job.job_id)};
     auto gpus = JobGpus();
     argv.insert(argv.end(), gpus.begin(), gpus.end());
+    auto allow = lc::ExporterAllowArgs(config, address);
+    argv.insert(argv.end(), allow.begin(), allow.end());
     if (tfevents) {
       argv.insert(argv.end(), {"--tfevents", *tfevents});
     } else {
@@ -138,16 +140,22 @@ struct Prolog {
         return;
       }
     }
+    auto [uid, gid] = ExporterUser();
     // Opened here as root: the exporter's user may not (dmesg_restrict).
     lc::KmsgHandoff kmsg = lc::OpenKmsgForExporter();
     if (!kmsg.note.empty()) Degrade(kmsg.note);
+    if (kmsg.fd.valid()) {
+      if (auto why = lc::WhyNotHandOverKmsg({config.supervisor, config.exporter}, uid, gid)) {
+        Degrade(*why);
+        kmsg.fd.reset();
+      }
+    }
     if (kmsg.fd.valid()) {
       // Right after the program: exporter_arg flags come later and may not
       // repeat it by accident.
       auto at = std::find(argv.begin(), argv.end(), config.exporter);
       argv.insert(at + 1, {"--kmsg-fd", std::to_string(kmsg.fd.get())});
     }
-    auto [uid, gid] = ExporterUser();
     // The supervisor reports through a directory of its own: as the job's or
     // the service user it cannot write the root-owned run dir.
     if (auto made = MakeDirectoryFor(run.supervisor_dir(), uid, gid); !made) {
@@ -219,9 +227,11 @@ struct Prolog {
 
   // Head node only.
   void StartPrometheus(Manifest& manifest) {
-    lc::PluginConfig rendered = config;
-    if (!config.remote_write.empty()) {
-      if (auto files = lc::CheckRemoteWriteFiles(config, job.uid, job_gid); !files) {
+    // %u: a credential per user, so the store can tie each user's writes
+    // to that user's `user` label (README "Central store").
+    lc::PluginConfig rendered = lc::WithUserCredentials(config, job.user);
+    if (!rendered.remote_write.empty()) {
+      if (auto files = lc::CheckRemoteWriteFiles(rendered, job.uid, job_gid); !files) {
         Degrade("remote_write off: " + files.error().message);
         rendered.remote_write.clear();
       }

@@ -86,6 +86,7 @@ EOF
 chmod 0644 "$SCRATCH/secrets.toml"
 cat >"$SCRATCH/jobmon.toml" <<EOF
 [monitor]
+jobmon_binary = "$JOBMON"
 cluster = "dev"
 state_db = "$SCRATCH/monitor.db"
 api_socket = "$SCRATCH/monitor.sock"  # not /run/jobmon: clusters run side by side

@@ -16,7 +16,7 @@
 # everything it started is stopped by pid on every path.
 set -uo pipefail
 
-DEVCLUSTER="" PLUGIN="" FAKE_TRAINER="" MONITOR="" VM=/usr/bin/victoria-metrics
+DEVCLUSTER="" PLUGIN="" FAKE_TRAINER="" MONITOR="" VM=/usr/bin/victoria-metrics VMAUTH=/usr/bin/vmauth
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --devcluster) DEVCLUSTER=$2; shift 2 ;;
@@ -29,7 +29,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -x "$DEVCLUSTER" && -f "$PLUGIN" && -x "$FAKE_TRAINER" && -x "$MONITOR" ]] ||
   { echo "missing arguments" >&2; exit 2; }
-[[ -x "$VM" ]] || { echo "no $VM (apt-get install victoria-metrics; scripts/install-deps.sh)" >&2; exit 2; }
+[[ -x "$VM" && -x "$VMAUTH" ]] || { echo "no $VM or $VMAUTH (apt-get install victoria-metrics; scripts/install-deps.sh)" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
 DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN") FAKE_TRAINER=$(realpath "$FAKE_TRAINER")
 MONITOR=$(realpath "$MONITOR")
@@ -40,10 +40,12 @@ source "$HERE/lib.sh"
 STATE=$(mktemp -d /tmp/jobmon-store-XXXXXX)
 SCRATCH=$(mktemp -d /tmp/jobmon-store-scratch-XXXXXX)
 SUBNET=10.208.$((RANDOM % 200 + 20))
-MONITOR_PID="" VM_PID=""
+MONITOR_PID="" VM_PID="" AUTH_PID="" FORGER_PID=""
 
 teardown() {
+  stop_pid "$FORGER_PID"
   stop_pid "$MONITOR_PID"
+  stop_pid "$AUTH_PID"
   stop_pid "$VM_PID"
   teardown_cluster jobmon-store
 }
@@ -53,9 +55,29 @@ trap teardown EXIT
 # head node's namespace) reach it there, and so does the monitor.
 VM_PORT=$(free_loopback_port)
 STORE=http://$SUBNET.1:$VM_PORT
-echo "# devcluster up: 2 nodes on $SUBNET.0/24, remote_write to $STORE"
+# Writes go through vmauth (README "Central store", the configuration
+# tested here): one credential per user (the plugin's %u), each mapped to
+# the store with extra_label=user=<that user>, so no user can write series
+# under another user's `user` label. The jobs here are root's; mallory
+# stands for any other user of the cluster.
+AUTH_PORT=$(free_loopback_port)
+WRITE=http://$SUBNET.1:$AUTH_PORT
+mkdir -p "$SCRATCH/remote-write"
+for user in root mallory; do
+  head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SCRATCH/remote-write/$user"
+  chmod 0640 "$SCRATCH/remote-write/$user"
+done
+{
+  echo "users:"
+  for user in root mallory; do
+    printf -- '- username: "%s"\n  password: "%s"\n  url_prefix: "%s/?extra_label=user=%s"\n' \
+      "$user" "$(cat "$SCRATCH/remote-write/$user")" "$STORE" "$user"
+  done
+} >"$SCRATCH/vmauth.yml"
+chmod 0600 "$SCRATCH/vmauth.yml"
+echo "# devcluster up: 2 nodes on $SUBNET.0/24, remote_write to $WRITE (vmauth) -> $STORE"
 if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$PLUGIN" --timeout 90 \
-  --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$STATE/jobs/gpu-%j-%n remote_write=$STORE/api/v1/write"; then
+  --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$STATE/jobs/gpu-%j-%n remote_write=$WRITE/api/v1/write remote_write_user=%u remote_write_password_file=$SCRATCH/remote-write/%u"; then
   echo "FAIL - devcluster up"
   echo "0 passed, 1 failed"
   exit 1
@@ -66,6 +88,12 @@ JOBS=$DEVCLUSTER_JOBS
   >"$SCRATCH/vm.log" 2>&1 &
 VM_PID=$!
 check "victoria-metrics answers on the bridge address" wait_for 20 checks http-get "$STORE/health"
+"$VMAUTH" -httpListenAddr "$SUBNET.1:$AUTH_PORT" -auth.config "$SCRATCH/vmauth.yml" \
+  >"$SCRATCH/vmauth.log" 2>&1 &
+AUTH_PID=$!
+check "vmauth answers on the bridge address" wait_for 20 checks http-get "$WRITE/health"
+check "vmauth: a write without credentials is refused" bash -c \
+  "$(declare -f checks); ! checks push-text '$WRITE/api/v1/import/prometheus' nobody /dev/null 'x 1'"
 check "and listens there only" bash -c \
   "ss -ltnpH | grep 'pid=$VM_PID,' | awk '{print \$4}' | grep -qvx '$SUBNET.1:$VM_PORT' && exit 1; ss -ltnpH | grep -q 'pid=$VM_PID,'"
 
@@ -123,7 +151,24 @@ export DB CHECKS  # for the helpers run under bash -c
 # step, and a baseline needs 5 of its scrapes before the last one.
 hang=$(submit hang --steps 400 --step-seconds 0.3 --hang-at 60)
 echo "# job hang=$hang"
+# Another user writes an advancing tb_step labelled as the job's (its id,
+# its user, its node) through the store's proxy, once a second until the
+# verdict (bounded): the proxy relabels it as mallory's, and the monitor
+# counts only series with Slurm's user for the job, so the hang still shows.
+(for i in $(seq 1 150); do
+  checks push-text "$WRITE/api/v1/import/prometheus" mallory "$SCRATCH/remote-write/mallory" \
+    "tb_step{slurm_job_id=\"$hang\",user=\"root\",host=\"node1\",cluster=\"jobmondev\"} $((1000 + i))" \
+    >/dev/null 2>&1
+  sleep 1
+done) &
+FORGER_PID=$!
 check "busy-wait from the store: hang/busy-wait raised" wait_for 120 has_incident "$hang" hang/busy-wait
+check "the forged tb_step reached the store, relabelled as mallory's" bash -c \
+  "$(declare -f checks); checks http-get '$STORE/api/v1/series?match[]=tb_step%7Bslurm_job_id=%22$hang%22,user=%22mallory%22%7D' | grep -q mallory"
+check "and no series of the job's carries user root with a forged step" bash -c \
+  "$(declare -f checks); ! checks http-get '$STORE/api/v1/query?query=max(tb_step%7Bslurm_job_id=%22$hang%22,user=%22root%22%7D)%3E=1000' | grep -q '\"value\"'"
+stop_pid "$FORGER_PID"
+FORGER_PID=""
 ev=$(evidence_of "$hang" hang/busy-wait)
 for node in node1 node2; do
   check "busy-wait: $node's GPU util and power against its training baseline, from the store" \
@@ -132,8 +177,8 @@ done
 check "the store was queried" checks compare "$(metric jobmon_monitor_store_queries_total)" '>' 0
 check "no exporter was scraped (jobmon_monitor_scrapes_total 0)" \
   checks compare "$(metric jobmon_monitor_scrapes_total)" == 0
-check "the store's series carry the job's labels" bash -c \
-  "$(declare -f checks); checks http-get '$STORE/api/v1/series?match[]=up%7Bslurm_job_id=%22$hang%22,cluster=%22jobmondev%22%7D' | grep -q '\"host\":\"node2\"'"
+check "the store's series carry the job's labels (user root, through vmauth)" bash -c \
+  "$(declare -f checks); checks http-get '$STORE/api/v1/series?match[]=up%7Bslurm_job_id=%22$hang%22,cluster=%22jobmondev%22,user=%22root%22%7D' | grep -q '\"host\":\"node2\"'"
 
 echo "# restart: the monitor stops once job 'again' has stalled, before it judges it"
 again=$(submit again --steps 400 --step-seconds 0.3 --hang-at 60)

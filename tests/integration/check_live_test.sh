@@ -37,6 +37,7 @@ devcluster_env "$DEVCLUSTER" "$STATE"
 mkdir -p "$SCRATCH/state"
 cat >"$SCRATCH/jobmon.toml" <<TOML
 [monitor]
+jobmon_binary = "$JOBMON"
 state_db = "$SCRATCH/state/state.db"
 slurm_timeout = "5s"
 TOML

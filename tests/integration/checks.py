@@ -370,6 +370,25 @@ def cmd_http_get(args):
     return 0
 
 
+def cmd_push_text(args):
+    """push-text URL USER PASSWORD_FILE TEXT: POSTs TEXT (Prometheus text format) to
+    URL with basic auth, the password read from PASSWORD_FILE; prints the HTTP status."""
+    import base64
+    import urllib.error
+    import urllib.request
+    with open(args[2]) as f:
+        password = f.read().strip()
+    token = base64.b64encode(f"{args[1]}:{password}".encode()).decode()
+    request = urllib.request.Request(args[0], data=args[3].encode(), method="POST",
+                                     headers={"Authorization": "Basic " + token})
+    try:
+        status = urllib.request.urlopen(request, timeout=3).status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    print(status)
+    return 0 if 200 <= status < 300 else 1
+
+
 def cmd_metric_value(args):
     """metric-value URL NAME: an unlabelled sample's value from /metrics (absent: fails)."""
     value = metric_value(http_get(args[0], timeout=2), args[1])
@@ -490,6 +509,7 @@ COMMANDS = {
     "sql": cmd_sql,
     "free-port": cmd_free_port,
     "http-get": cmd_http_get,
+    "push-text": cmd_push_text,
     "metric-value": cmd_metric_value,
     "metric-sum": cmd_metric_sum,
     "tsdb-max-time": cmd_tsdb_max_time,

@@ -184,6 +184,31 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(self.run("sql", db, "SELECT a, b FROM t ORDER BY a"), (0, "1|x\n2|\n"))
         self.assertEqual(self.run("sql", db, "INSERT INTO t VALUES (3, 'y')")[0], 1)  # read-only
 
+    def test_push_text_sends_basic_auth_and_the_body(self):
+        import http.server
+        import threading
+        seen = {}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                seen["auth"] = self.headers.get("Authorization")
+                seen["body"] = self.rfile.read(int(self.headers["Content-Length"])).decode()
+                self.send_response(204 if seen["auth"] == "Basic bWFsbG9yeTpzM2NyZXQ=" else 401)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.handle_request, daemon=True).start()
+        password = os.path.join(self.dir.name, "pass")
+        with open(password, "w") as f:
+            f.write("s3cret\n")
+        url = f"http://127.0.0.1:{server.server_address[1]}/api/v1/import/prometheus"
+        self.assertEqual(self.run("push-text", url, "mallory", password, "x 1\n"), (0, "204\n"))
+        self.assertEqual(seen["body"], "x 1\n")
+        server.server_close()
+
     def test_free_port_can_be_bound(self):
         code, out = self.run("free-port")
         self.assertEqual(code, 0)

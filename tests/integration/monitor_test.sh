@@ -65,6 +65,7 @@ export DB ALERTS JOBS MPORT CHECKS  # for the helpers run under bash -c
 write_config() {  # write_config [extra TOML for [monitor]]
   cat >"$SCRATCH/jobmon.toml" <<EOF
 [monitor]
+jobmon_binary = "$JOBMON"
 cluster = "devcluster"
 state_db = "$DB"
 poll_interval = "${POLL}s"

@@ -70,6 +70,12 @@ for path in /usr/bin/jobmon /usr/bin/jobmon-exporter /usr/bin/jobmon-supervise /
   check "the package holds $path" grep -qx -- "$path" "$SCRATCH/contents"
 done
 check "the fake trainer is not in it" bash -c "! grep -q fake-trainer '$SCRATCH/contents'"
+# Unreadable by the job's user: non-dumpable from exec, so the kernel log's
+# descriptor they hold cannot be taken (spank/lifecycle/kmsg_handoff.h).
+for program in jobmon-exporter jobmon-supervise; do
+  check "$program is packaged -rwx--x--x (0711)" bash -c \
+    "dpkg-deb -c '$DEB' | grep -E '^-rwx--x--x .* \./usr/bin/$program\$'"
+done
 dpkg-deb --ctrl-tarfile "$DEB" | tar -xO ./conffiles >"$SCRATCH/conffiles"
 check "conffiles: jobmon.toml and diag.conf" test "$(sort "$SCRATCH/conffiles" | tr '\n' ' ')" == \
   "/etc/jobmon/jobmon.toml /etc/slurm/plugstack.conf.d/diag.conf "

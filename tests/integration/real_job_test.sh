@@ -60,6 +60,7 @@ DB=$SCRATCH/monitor.db ALERTS=$SCRATCH/alerts.jsonl MLOG=$SCRATCH/monitor.log
 export DB ALERTS PY CHECKS  # for the helpers run under bash -c
 cat >"$SCRATCH/jobmon.toml" <<EOF
 [monitor]
+jobmon_binary = "$JOBMON"
 cluster = "devcluster"
 state_db = "$DB"
 api_socket = "$SCRATCH/monitor.sock"  # not /run/jobmon: clusters run side by side

@@ -113,6 +113,32 @@ runbook_url = "https://wiki/runbooks/training-hang"
   EXPECT_NE(built.error().message.find("secret 'ops_token'"), std::string::npos);
 }
 
+// A webhook URL that is itself a secret (a token in its path or userinfo)
+// had to sit in jobmon.toml, which every user may read.
+TEST(AlertsConfig, AWebhookUrlThatIsASecretStaysInTheSecretsFile) {
+  auto inline_credentials =
+      ParseAlertsConfig("[[alerts.webhook]]\nurl = \"https://hook:hunter2@example.org/x\"\n");
+  ASSERT_FALSE(inline_credentials.ok());
+  EXPECT_NE(inline_credentials.error().message.find("url_secret"), std::string::npos);
+  EXPECT_EQ(inline_credentials.error().message.find("hunter2"), std::string::npos);
+  EXPECT_FALSE(
+      ParseAlertsConfig("[[alerts.webhook]]\nurl = \"http://x\"\nurl_secret = \"h\"\n").ok())
+      << "one or the other";
+  auto config = ParseAlertsConfig("[[alerts.webhook]]\nname = \"ops\"\nurl_secret = \"hook\"\n");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  Secrets none;
+  EXPECT_EQ(MissingSecrets(*config, none).size(), 1u);
+  auto secrets = Secrets::Parse("hook = \"https://hooks.example.org/T000/B000/XXXX\"\n", "s.toml");
+  ASSERT_TRUE(secrets.ok()) << secrets.error().message;
+  EXPECT_TRUE(MissingSecrets(*config, *secrets).empty());
+  auto built = BuildReceivers(*config, *secrets);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_EQ(built->size(), 1u);
+  auto not_a_url = Secrets::Parse("hook = \"hooks.example.org\"\n", "s.toml");
+  ASSERT_TRUE(not_a_url.ok());
+  EXPECT_FALSE(BuildReceivers(*config, *not_a_url).ok());
+}
+
 // Hardening item 14: a misspelt key (bearer_token_secrt) would send alerts
 // without their credentials, silently.
 TEST(AlertsConfig, UnknownKeysAreRefusedByName) {

@@ -4,9 +4,11 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -139,6 +141,46 @@ TEST(ArchiveUnpack, CapsTotalSizeAndEntries) {
   auto many = UnpackArchive((dir.path / "a.tar.zst").string(), (dir.path / "out").string(), limits);
   ASSERT_FALSE(many);
   EXPECT_NE(many.error().message.find("entries"), std::string::npos);
+}
+
+// A 67 KB archive that unpacked to 2 GiB (64 GiB allowed) on the daemon's
+// root filesystem: now bounded by a ratio to the archive's own size.
+TEST(ArchiveUnpack, ADecompressionBombIsStoppedByTheRatioToTheArchivesSize) {
+  TempDir dir;
+  MakeArchive(dir.path / "bomb.tar.zst", {File("zeros", std::string(size_t{96} << 20, '\0'))});
+  ASSERT_LT(fs::file_size(dir.path / "bomb.tar.zst"), 1u << 20);
+  fs::create_directories(dir.path / "out");
+  auto result = UnpackArchive((dir.path / "bomb.tar.zst").string(), (dir.path / "out").string());
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().message.find("refused"), std::string::npos) << result.error().message;
+}
+
+TEST(ArchiveUnpack, TheBudgetIsTheRatioTheCapAndTheFreeSpaceWhicheverIsLeast) {
+  UnpackLimits limits;  // 50x, floor 64 MiB, cap 64 GiB, 1 GiB kept free
+  const uint64_t mib = 1 << 20, gib = uint64_t{1} << 30;
+  EXPECT_EQ(UnpackBudget(limits, 67'000, 100 * gib), 64 * mib);        // the floor
+  EXPECT_EQ(UnpackBudget(limits, 10 * gib, 1000 * gib), 64 * gib);     // the cap
+  EXPECT_EQ(UnpackBudget(limits, 100 * mib, 1000 * gib), 5000 * mib);  // the ratio
+  EXPECT_EQ(UnpackBudget(limits, 100 * mib, 3 * gib), 2 * gib);        // the free space
+  EXPECT_EQ(UnpackBudget(limits, 100 * mib, gib / 2), 0u);             // a full disk
+}
+
+// What was hashed is what is unpacked: the descriptor, not the path, which
+// its user may swap between the two.
+TEST(ArchiveUnpack, UnpacksTheOpenArchiveEvenWhenItsPathIsSwapped) {
+  TempDir dir;
+  const fs::path path = dir.path / "tsdb.tar.zst";
+  MakeArchive(path, {File("checked", "the archive that was checked")});
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  fs::remove(path);
+  MakeArchive(path, {File("swapped", "another")});
+  fs::create_directories(dir.path / "out");
+  auto result = UnpackArchiveFd(fd, path.string(), (dir.path / "out").string());
+  close(fd);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_TRUE(fs::exists(dir.path / "out" / "checked"));
+  EXPECT_FALSE(fs::exists(dir.path / "out" / "swapped"));
 }
 
 TEST(ArchiveUnpack, NotAnArchive) {

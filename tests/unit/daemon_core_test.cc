@@ -263,6 +263,55 @@ TEST_F(MonitorTest, AUsersWatchHoldsForTheirOwnJobOnly) {
   EXPECT_TRUE(store->Watches().value().empty()) << "both requests are consumed";
 }
 
+size_t LinesWith(const RecordingLog& log, const std::string& event) {
+  return static_cast<size_t>(std::count_if(log.lines.begin(), log.lines.end(), [&](const auto& l) {
+    return l.find(event) != std::string::npos;
+  }));
+}
+
+// Issue 28 item 13: watches were keyed by job id alone, so uid 1000's watch
+// of uid 1001's job replaced root's, was refused as uid 1000's, and root's
+// request was lost with it.
+TEST_F(MonitorTest, AUsersWatchDoesNotReplaceAnAdminsWatch) {
+  SlurmJob theirs = Job(9, dir.path() + "/theirs.out");
+  theirs.partition = "cpu";
+  theirs.uid = theirs.gid = 1001;
+  source.jobs.push_back(theirs);
+  ASSERT_TRUE(store->AddWatch(9, now).ok());
+  ASSERT_TRUE(store->AddWatch(9, now, 1000u).ok());
+  monitor->Cycle(now += 2);
+  auto job = store->GetJob(9).value();
+  ASSERT_TRUE(job) << "root's watch holds";
+  EXPECT_EQ(job->source, "watch");
+  EXPECT_TRUE(store->Watches().value().empty()) << "both requests are consumed";
+}
+
+// Issue 28 item 13: each watch of a made-up job id cost one warning, so a
+// user could fill the daemon's log; one line per cycle counts them.
+TEST_F(MonitorTest, AFloodOfWatchesForUnknownJobsLogsOneLine) {
+  for (uint32_t id = 5000; id < 5100; ++id) ASSERT_TRUE(store->AddWatch(id, now, 1000u).ok());
+  monitor->Cycle(now += 2);
+  EXPECT_EQ(LinesWith(log, "watch_unknown_job"), 1u);
+  EXPECT_TRUE(log.Has("count=100")) << log.lines.back();
+  EXPECT_TRUE(store->Watches().value().empty()) << "all dropped";
+}
+
+// The same for watches Slurm shows to be another user's jobs.
+TEST_F(MonitorTest, AFloodOfRefusedWatchesLogsOneLine) {
+  for (uint32_t id = 5000; id < 5050; ++id) {
+    SlurmJob theirs = Job(id, dir.path() + "/theirs.out");
+    theirs.partition = "cpu";
+    theirs.uid = theirs.gid = 1001;
+    source.jobs.push_back(theirs);
+    ASSERT_TRUE(store->AddWatch(id, now, 1000u).ok());
+  }
+  monitor->Cycle(now += 2);
+  EXPECT_EQ(LinesWith(log, "watch_refused"), 1u);
+  EXPECT_TRUE(log.Has("count=50"));
+  EXPECT_TRUE(store->Watches().value().empty()) << "all dropped";
+  EXPECT_FALSE(store->GetJob(5000).value());
+}
+
 TEST_F(MonitorTest, SlowdownRaisesTgsDegradationNotAHang) {
   int64_t step = 0;
   for (; step < 40; ++step) {

@@ -5,6 +5,7 @@
 #include "diagnose_command.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "jobmon/common/run_command.h"
+#include "jobmon/diagnose/diagnosis_report.h"
 
 namespace jobmon::cli {
 namespace {
@@ -192,6 +194,65 @@ TEST_F(DiagnoseFlow, ExitCodesFollowTheOutcome) {
   out_.str("");
   EXPECT_EQ(Run(closed), 1);
   EXPECT_TRUE(out_.str().empty());  // no report on failure
+}
+
+// `jobmon diagnose` as root read a user's diag dir as root (a FIFO, a link
+// to root's files, the manifest's own uid); it now becomes the owner of
+// what it was given before reading any of it. In a forked child: the test
+// process keeps its own identity.
+TEST(BecomeTargetsUser, RootReadsAUsersDiagDirAsThatUserOnly) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  char pattern[] = "/tmp/jobmon-become-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string diag = pattern;
+  ASSERT_EQ(chown(diag.c_str(), 65534, 65534), 0);
+  DiagnoseArgs args;
+  args.target = diag;
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto became = BecomeTargetsUser(args);
+    const bool dropped = became && getuid() == 65534 && geteuid() == 65534 && getgid() == 65534 &&
+                         getgroups(0, nullptr) <= 1;
+    _exit(dropped ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fs::remove_all(diag);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(BecomeTargetsUser, AJobIdSlurmDoesNotListIsReadAsNobody) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  DiagnoseArgs args;
+  args.target = "4294967295";  // no such job (and no such file here)
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto became = BecomeTargetsUser(args);
+    _exit(became && getuid() == 65534 && geteuid() == 65534 ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// The monitor's child prints the report as JSON whatever the outcome.
+TEST(DiagnoseForMonitor, PrintsTheReportJsonEvenOnFailure) {
+  DiagnoseArgs args;
+  args.target = "/nowhere";
+  args.for_monitor = true;
+  args.config_path = "/dev/null";
+  std::ostringstream out, err;
+  auto failing = [](const TargetRequest& r) {
+    TargetOutcome o;
+    o.status = r.job_ended ? TargetOutcome::Status::kInputError : TargetOutcome::Status::kDiagnosed;
+    o.error = "nothing there";
+    return o;
+  };
+  RunDiagnose(args, failing, out, err);
+  auto report = diagnose::ParseReportJson(out.str());
+  ASSERT_TRUE(report) << out.str();
+  EXPECT_EQ(report->status, TargetOutcome::Status::kInputError) << "job_ended was set";
+  EXPECT_EQ(report->error, "nothing there");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -346,6 +348,39 @@ TEST_F(TrainingTest, ARecordStillBeingWrittenWaitsAndACorruptOneServesNothing) {
   ASSERT_FALSE(families.ok());
   EXPECT_NE(families.error().message.find("CRC"), std::string::npos);
   EXPECT_EQ(TensorBoardMetricName("perf/per device-tokens.sec"), "tb_perf_per_device_tokens_sec");
+}
+
+// The job's user owns the tfevents dir: a link named like an event file
+// (to a file only the exporter's user may read) was read through, and a
+// FIFO swapped in after the scan held the collection on its open.
+TEST_F(TrainingTest, AnEventFileThatIsALinkOrAFifoIsNotRead) {
+  TrainingCollector collector(dir_.string(),
+                              std::chrono::system_clock::now() - std::chrono::seconds(5));
+  const fs::path elsewhere =
+      fs::temp_directory_path() / ("jobmon-tb-other-" + std::to_string(getpid()));
+  std::ofstream(elsewhere, std::ios::binary)
+      << tfevents::FrameRecord(tfevents::EncodeEvent(Step(4242, 1.0)));
+  fs::create_symlink(elsewhere, dir_ / "events.out.tfevents.2.link");
+  std::string text = Text(collector);
+  fs::remove(elsewhere);
+  EXPECT_EQ(text.find("tb_step 4242"), std::string::npos) << "the link was not followed";
+  // The file being followed, swapped for a FIFO: an error, not a wait (in a
+  // child, so a wait fails the test instead of hanging it).
+  const fs::path real = dir_ / "events.out.tfevents.3.node1";
+  std::ofstream(real, std::ios::binary)
+      << tfevents::FrameRecord(tfevents::EncodeEvent(Step(1, 1.0)));
+  ASSERT_NE(Text(collector).find("tb_step 1\n"), std::string::npos);
+  fs::remove(real);
+  ASSERT_EQ(mkfifo(real.c_str(), 0600), 0);
+  pid_t pid = fork();
+  if (pid == 0) _exit(collector.Collect().ok() ? 1 : 0);
+  int status = -1;
+  for (int i = 0; i < 500 && waitpid(pid, &status, WNOHANG) == 0; ++i) usleep(20'000);
+  if (!WIFEXITED(status)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the FIFO was waited on";
 }
 
 // Opening a FIFO that nobody writes blocks in the kernel, like a D-state

@@ -7,11 +7,14 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -108,6 +111,8 @@ TEST(PluginConfig, AnUnknownOrInvalidArgumentIsNamed) {
       {"prometheus=relative/prom", "expected an absolute path"},
       {"private_cidrs=10.0.0.1/8", "private_cidrs"},
       {"remote_write=ftp://x", "http:// or https://"},
+      // Copied into every job's manifest, which its user reads.
+      {"remote_write=https://push:hunter2@mimir.example/api/v1/push", "credentials do not belong"},
       {"exporter_arg=--listen=0.0.0.0:1", "--listen is set by the plugin"},
       {"justaword", "is not key=value"},
   };
@@ -232,6 +237,42 @@ TEST(PrometheusConfig, RemoteWriteCarriesClusterUserAndCredentialFilesAndPromtoo
                       (dir.path / "promtool.out").string() + " 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << text << Read(dir.path / "promtool.out");
   }
+}
+
+// The exporter took connections from any host that reached its address
+// (64 half-open ones made every scrape fail): it now takes only the
+// scrapers, by default the cluster's own blocks.
+TEST(PluginConfig, TheExporterIsToldWhoMayScrapeIt) {
+  const IpAddress v4 = IpAddress::Parse("10.0.0.5").value();
+  auto defaults = ParsePluginConfig({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(ExporterAllowArgs(*defaults, v4),
+            (std::vector<std::string>{"--allow", "10.0.0.0/8", "--allow", "172.16.0.0/12",
+                                      "--allow", "192.168.0.0/16"}));
+  auto cluster = ParsePluginConfig({"private_cidrs=10.20.0.0/16"});
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_EQ(ExporterAllowArgs(*cluster, v4), (std::vector<std::string>{"--allow", "10.20.0.0/16"}));
+  auto narrow =
+      ParsePluginConfig({"private_cidrs=10.20.0.0/16", "scrapers=10.20.0.1/32,10.20.0.9/32"});
+  ASSERT_TRUE(narrow.ok()) << narrow.error().message;
+  EXPECT_EQ(ExporterAllowArgs(*narrow, v4),
+            (std::vector<std::string>{"--allow", "10.20.0.1/32", "--allow", "10.20.0.9/32"}));
+  EXPECT_TRUE(ExporterAllowArgs(*narrow, IpAddress::Parse("fd00::5").value()).empty());
+  EXPECT_FALSE(ParsePluginConfig({"scrapers=10.20.0.1"}).ok());
+}
+
+// One credential for every job let any user write series labelled as
+// another user's job; %u gives each user theirs, which the store's proxy
+// ties to that user's `user` label (README "Central store").
+TEST(PluginConfig, RemoteWriteCredentialsPerUser) {
+  auto config =
+      ParsePluginConfig({"remote_write=https://vm.example/api/v1/write", "remote_write_user=%u",
+                         "remote_write_password_file=/etc/jobmon/remote-write/%u"});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  PluginConfig alice = WithUserCredentials(*config, "alice");
+  EXPECT_EQ(alice.remote_write_user, "alice");
+  EXPECT_EQ(alice.remote_write_password_file, "/etc/jobmon/remote-write/alice");
+  EXPECT_EQ(config->remote_write_user, "%u") << "the plugin's own config stays a pattern";
 }
 
 TEST(PluginConfig, RemoteWriteCredentialsAreOneKindAndTheTsdbDirIsLocalByDefault) {
@@ -449,6 +490,28 @@ TEST(Supervisor, EveryRestartGetsTheDescriptorTheSupervisorInherited) {
 
 // The prolog opens the kernel log for the exporter only when the exporter
 // could not (dmesg_restrict), and never as stdin/stdout/stderr.
+// A process of the job's user could take the kernel log's descriptor from
+// a supervisor or exporter started from a binary that user can read (it is
+// dumpable from exec until its own prctl); the descriptor now goes only to
+// programs the user cannot read, as the package installs them (0711).
+TEST(KmsgHandoff, NotHandedToAProgramItsUserCanRead) {
+  TempDir root("kmsg-programs");
+  const std::string hidden = (root.path / "hidden").string();
+  const std::string readable = (root.path / "readable").string();
+  std::ofstream(hidden) << "#!/bin/sh\n";
+  std::ofstream(readable) << "#!/bin/sh\n";
+  ASSERT_EQ(chmod(hidden.c_str(), 0711), 0);
+  ASSERT_EQ(chmod(readable.c_str(), 0755), 0);
+  const uid_t user = geteuid() == 0 ? 65534 : geteuid() + 1;  // not the owner
+  EXPECT_FALSE(WhyNotHandOverKmsg({hidden, hidden}, user, user));
+  auto why = WhyNotHandOverKmsg({hidden, readable}, user, user);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find(readable + " is readable by uid"), std::string::npos) << *why;
+  EXPECT_NE(why->find("0711"), std::string::npos) << *why;
+  EXPECT_FALSE(WhyNotHandOverKmsg({readable}, 0, 0)) << "root could open the kernel log itself";
+  EXPECT_TRUE(WhyNotHandOverKmsg({(root.path / "missing").string()}, user, user));
+}
+
 TEST(KmsgHandoff, OpensTheKernelLogOnlyUnderDmesgRestrict) {
   TempDir root("kmsg");
   fs::create_directories(root.path / "proc/sys/kernel");
@@ -611,6 +674,50 @@ TEST(FsIdentityTest, FilesAreCreatedAsTheUserAndRootOnlyPlacesAreRefused) {
   if (fd >= 0) close(fd);
   fs::remove_all(root_only);
   fs::remove_all(shared);
+}
+
+// Root's supplementary groups stayed under setfsuid: a file open to one of
+// root's groups (mode 0640, group root) was readable "as the user". Only
+// the calling thread's groups change, and come back after.
+TEST(FsIdentityTest, RootsSupplementaryGroupsDoNotComeAlong) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  namespace fs = std::filesystem;
+  const gid_t extra = 4242;  // a supplementary group of root's, for this test
+  std::vector<gid_t> before(static_cast<size_t>(getgroups(0, nullptr)));
+  getgroups(static_cast<int>(before.size()), before.data());
+  std::vector<gid_t> with_extra = before;
+  with_extra.push_back(extra);
+  ASSERT_EQ(syscall(SYS_setgroups, with_extra.size(), with_extra.data()), 0);
+  const fs::path file =
+      fs::temp_directory_path() / ("jobmon-fsid-group-" + std::to_string(getpid()));
+  std::ofstream(file) << "group-only\n";
+  ASSERT_EQ(chown(file.c_str(), 0, extra), 0);
+  ASSERT_EQ(chmod(file.c_str(), 0640), 0);
+  // A thread already running (as the daemon's others are) keeps its groups.
+  std::promise<void> guard_on, looked;
+  bool other_thread_kept = false;
+  std::thread other([&] {
+    guard_on.get_future().wait();
+    std::vector<gid_t> groups(static_cast<size_t>(getgroups(0, nullptr)));
+    getgroups(static_cast<int>(groups.size()), groups.data());
+    other_thread_kept = std::find(groups.begin(), groups.end(), extra) != groups.end();
+    looked.set_value();
+  });
+  {
+    FsIdentity nobody(65534, 65534);
+    int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_LT(fd, 0) << "read through root's supplementary group " << extra;
+    if (fd >= 0) close(fd);
+    guard_on.set_value();
+    looked.get_future().wait();
+  }
+  other.join();
+  EXPECT_TRUE(other_thread_kept) << "only the guard's thread changes groups";
+  std::vector<gid_t> after(static_cast<size_t>(getgroups(0, nullptr)));
+  getgroups(static_cast<int>(after.size()), after.data());
+  EXPECT_EQ(after, with_extra) << "root's groups are back after the guard";
+  ASSERT_EQ(syscall(SYS_setgroups, before.size(), before.data()), 0);
+  fs::remove(file);
 }
 
 }  // namespace

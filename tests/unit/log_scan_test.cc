@@ -252,6 +252,27 @@ TEST_F(LogScanTest, StatusFromHeadAndTailFallsBackWithoutTimestamps) {
   EXPECT_EQ(quick->steps[0].first()->step, 0);
 }
 
+// A sparse terabyte costs its user nothing: the whole-file fallback of an
+// undated tail must not read it all (the daemon's and `jobmon status`'s
+// reads of a log its user controls).
+TEST_F(LogScanTest, AnUndatedTailOfAHugeLogDoesNotFallBackToReadingItAll) {
+  std::string path = (dir_ / "sparse.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "Job start: 2026-11-20T10:00:00Z\ncompleted step: 0, seconds: 1.0\n";
+  }
+  ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(kWholeScanFallbackBytes) + (1 << 20)), 0);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    for (int i = 1; i < 100; ++i) out << "\ncompleted step: " << i << ", seconds: 1.0";
+    out << "\n";
+  }
+  auto quick = scanner_->ScanHeadAndTail(path);
+  ASSERT_TRUE(quick.ok()) << quick.error().message;
+  EXPECT_EQ(quick->lines, 0u) << "head and tail only, not the whole file";
+  EXPECT_EQ(quick->bytes, static_cast<uint64_t>(fs::file_size(path)));
+}
+
 TEST_F(LogScanTest, ErrorsAreClear) {
   auto missing = scanner_->ScanFile((dir_ / "nope.log").string());
   ASSERT_FALSE(missing.ok());

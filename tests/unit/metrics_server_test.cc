@@ -55,7 +55,7 @@ bool SendAll(int fd, const std::string& data) {
 TEST(MetricsServer, HalfSentRequestsDoNotStarveAScrape) {
   SocketAddress bind{IpAddress::Parse("127.0.0.1").value(), 0};  // an ephemeral port
   const MetricsServerLimits limits;                              // what production uses
-  prometheus::Exposer exposer(MetricsServerOptions(bind, limits));
+  prometheus::Exposer exposer(MetricsServerOptions(bind, limits).value());
   auto registry = std::make_shared<prometheus::Registry>();
   prometheus::BuildCounter().Name("probe_total").Help("probe").Register(*registry).Add({});
   exposer.RegisterCollectable(registry);
@@ -92,6 +92,41 @@ TEST(MetricsServer, HalfSentRequestsDoNotStarveAScrape) {
   EXPECT_NE(response.find("probe_total"), std::string::npos);
   EXPECT_LT(seconds, limits.request_timeout_ms / 1000.0 + 2.0)
       << "the scrape waited for the stalled clients";
+}
+
+// Any host that reached an exporter's address could hold its workers with
+// half-open connections (64 made every scrape of the job fail): only the
+// allowed scrapers may connect at all.
+TEST(MetricsServer, OnlyTheAllowedScrapersAreServed) {
+  auto serve = [](const std::string& allowed) {
+    SocketAddress bind{IpAddress::Parse("127.0.0.1").value(), 0};
+    MetricsServerLimits limits;
+    limits.allowed = {Cidr::Parse(allowed).value()};
+    prometheus::Exposer exposer(MetricsServerOptions(bind, limits).value());
+    auto registry = std::make_shared<prometheus::Registry>();
+    prometheus::BuildCounter().Name("probe_total").Help("probe").Register(*registry).Add({});
+    exposer.RegisterCollectable(registry);
+    int fd = Connect(exposer.GetListeningPorts().front(), std::chrono::seconds(5));
+    if (fd < 0) return std::string();
+    SendAll(fd, "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    std::string response;
+    char buffer[4096];
+    for (int reads = 0; reads < 1000; ++reads) {
+      ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+      if (n <= 0) break;
+      response.append(buffer, static_cast<size_t>(n));
+    }
+    close(fd);
+    return response;
+  };
+  EXPECT_NE(serve("127.0.0.0/8").find("probe_total"), std::string::npos) << "an allowed scraper";
+  const std::string refused = serve("10.0.0.0/8");
+  EXPECT_EQ(refused.find("probe_total"), std::string::npos) << refused.substr(0, 200);
+  EXPECT_FALSE(refused.starts_with("HTTP/1.1 200")) << refused.substr(0, 200);
+  SocketAddress bind{IpAddress::Parse("127.0.0.1").value(), 0};
+  MetricsServerLimits v6;
+  v6.allowed = {Cidr::Parse("fd00::/8").value()};
+  EXPECT_FALSE(MetricsServerOptions(bind, v6)) << "IPv6 blocks are refused, not ignored";
 }
 
 }  // namespace

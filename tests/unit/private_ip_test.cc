@@ -162,7 +162,7 @@ TEST(SocketAddress, ExactlyOneAddressAndPort) {
 }
 
 TEST(SocketAddress, MetricsServerOptionsBoundWorkersAndRequestTime) {
-  auto options = MetricsServerOptions(ParseSocketAddress("10.0.0.5:9400").value());
+  auto options = MetricsServerOptions(ParseSocketAddress("10.0.0.5:9400").value()).value();
   ASSERT_EQ(options.size() % 2, 0u);
   std::map<std::string, std::string> by_key;
   for (size_t i = 0; i < options.size(); i += 2) by_key[options[i]] = options[i + 1];

@@ -168,6 +168,74 @@ TEST(StoreQuery, SkipsSeriesWithoutJobOrHost) {
   EXPECT_EQ(scrapes.at(5).at("n").size(), 1u);
 }
 
+// One series of job 7 as the store answers it: `labels` and __name__, one
+// point per time in `times`.
+diagnose::Series JobSeries(const std::string& name, diagnose::Labels labels,
+                           const std::vector<double>& times, double value = 1) {
+  labels["__name__"] = name;
+  labels[kStoreJobLabel] = "7";
+  diagnose::Series s{std::move(labels), {}};
+  for (double t : times) s.samples.push_back({t, value});
+  return s;
+}
+
+// Store mode took a job's series by their slurm_job_id alone, a label the
+// job's own Prometheus writes: another user's series claiming the job (a
+// forged advancing tb_step, forged evidence) counted as the job's. They
+// count now only with Slurm's user for the job and on its own nodes.
+TEST(StoreQuery, SeriesOfAnotherUserOrHostClaimingTheJobDoNotCount) {
+  const StoreScopes scopes = {{7, {"alice", {"node1", "node2"}}}};
+  std::vector<diagnose::Series> answer = {
+      JobSeries(metric_names::kTbStep, {{"host", "node1"}, {"user", "alice"}}, {kStart}, 10),
+      JobSeries(metric_names::kTbStep, {{"host", "node1"}, {"user", "mallory"}}, {kStart + 1}, 99),
+      JobSeries(metric_names::kTbStep, {{"host", "evil"}, {"user", "alice"}}, {kStart + 2}, 99),
+  };
+  StoreScrapes unchecked = GroupStoreSeries(answer);
+  EXPECT_EQ(unchecked[7].size(), 2u) << "without scopes, both hosts count";
+  StoreScrapes scoped = GroupStoreSeries(answer, {}, &scopes);
+  ASSERT_EQ(scoped[7].size(), 1u);
+  ASSERT_TRUE(scoped[7].count("node1"));
+  ASSERT_EQ(scoped[7]["node1"].size(), 1u) << "mallory's sample at kStart + 1 is not the job's";
+  EXPECT_EQ(scoped[7]["node1"][0].t, kStart);
+}
+
+TEST(StoreQuery, FreshGpuLabelsInEachAnswerDoNotGrowTheJobsWindow) {
+  // The job's Prometheus writes 1000 GPU labels never seen before each
+  // cycle, for a host of the job's: the grouping copies a host's first 64
+  // GPUs, and the window keeps the first 64 it saw.
+  const size_t cap = WindowLimits{}.max_gpus_per_host;
+  MetricWindow window;
+  for (int cycle = 0; cycle < 30; ++cycle) {
+    const double t = kStart + 10.0 * cycle;
+    std::vector<diagnose::Series> answer = {JobSeries("up", {{"host", "node1"}}, {t})};
+    for (int k = 0; k < 1000; ++k) {
+      const std::string gpu = "c" + std::to_string(cycle) + "-" + std::to_string(k);
+      answer.push_back(
+          JobSeries(metric_names::kGpuPowerWatts, {{"host", "node1"}, {"gpu", gpu}}, {t}, 700));
+    }
+    StoreScrapes scrapes = GroupStoreSeries(answer);
+    ASSERT_EQ(scrapes.at(7).at("node1").size(), 1u);
+    EXPECT_EQ(scrapes.at(7).at("node1")[0].samples.samples.size(), cap);
+    FeedStoreAnswer(window, scrapes.at(7), t - 10);
+  }
+  EXPECT_EQ(window.series_count(), cap);
+}
+
+TEST(StoreQuery, InventedHostsInAnAnswerStopAtTheJobsCap) {
+  std::vector<diagnose::Series> answer;
+  answer.push_back(JobSeries("up", {{"host", std::string(1000, 'h')}}, {kStart}));
+  for (int host = 0; host < 5000; ++host) {
+    answer.push_back(JobSeries("up", {{"host", "n" + std::to_string(host)}}, {kStart}));
+  }
+  diagnose::Series other = JobSeries("up", {{"host", "n0"}}, {kStart});
+  other.labels[kStoreJobLabel] = "8";  // the cap is each job's
+  answer.push_back(other);
+  StoreScrapes scrapes = GroupStoreSeries(answer);
+  EXPECT_EQ(scrapes.at(7).size(), WindowLimits{}.max_hosts);
+  EXPECT_FALSE(scrapes.at(7).count(std::string(1000, 'h')));
+  EXPECT_EQ(scrapes.at(8).size(), 1u);
+}
+
 // The window fed from the store classifies as it does from scrapes: job 102
 // (both hosts up, 300 W while training, then 120 W at 100% utilization) is
 // a busy-wait; job 101 (node2 down at the end) a node death naming node2.

@@ -4,12 +4,18 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <functional>
 
 #include "diagnose_test_support.h"
 #include "jobmon/common/diag_dir.h"
 #include "jobmon/diagnose/port_scan.h"
+#include "jobmon/diagnose/prom_http.h"
 #include "jobmon/diagnose/tsdb_local.h"
 
 namespace jobmon::diagnose {
@@ -96,7 +102,7 @@ TEST(ResolveTarget, DiagDirWithManifestAndArchive) {
   EXPECT_EQ(ResolveTarget(diag)->tsdb_dir, layout.tsdb_dir());
 }
 
-TEST(ResolveTarget, TheManifestsJobLogOnlyWhenItIsTheJobUsersOwnFile) {
+TEST(ResolveTarget, TheManifestsJobLogOnlyWhenItIsTheDiagDirOwnersOwnFile) {
   TempDir dir;
   const std::string diag = (dir.path / "jobmon-diag-4242").string();
   DiagLayout layout{diag};
@@ -108,17 +114,37 @@ TEST(ResolveTarget, TheManifestsJobLogOnlyWhenItIsTheJobUsersOwnFile) {
   m.job_log = log;
   ASSERT_TRUE(WriteManifest(layout.manifest(), m));
   EXPECT_EQ(ResolveTarget(diag)->log_path, log);
-  // Another user's file (as the job's user could name /etc/shadow).
-  m.uid = getuid() + 1;
-  ASSERT_TRUE(WriteManifest(layout.manifest(), m));
-  EXPECT_EQ(ResolveTarget(diag)->log_path, "");
   // A link, even to the job user's own file.
-  m.uid = getuid();
   const std::string link = (dir.path / "link.out").string();
   fs::create_symlink(log, link);
   m.job_log = link;
   ASSERT_TRUE(WriteManifest(layout.manifest(), m));
   EXPECT_EQ(ResolveTarget(diag)->log_path, "");
+}
+
+// The manifest's "uid" is its writer's word: `"uid":0` with a root-owned
+// job_log and tsdb_dir made root triage that file and serve that TSDB.
+TEST(ResolveTarget, TheManifestsUidDoesNotChooseWhoseFilesAreRead) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: the diag dir is given to another user";
+  TempDir dir;
+  const std::string diag = (dir.path / "jobmon-diag-4243").string();
+  DiagLayout layout{diag};
+  fs::create_directories(diag);
+  ASSERT_EQ(chown(diag.c_str(), 65534, 65534), 0);  // the job's user: nobody
+  // Root's own files, standing in for /etc/shadow and another job's TSDB.
+  const std::string roots_file = (dir.path / "root-only.txt").string();
+  Write(roots_file, "secret\n");
+  const fs::path roots_tsdb = dir.path / "root-tsdb";
+  FakeBlock(roots_tsdb, kBlockA, 0, 1000);
+  Manifest m = SomeManifest(diag);
+  m.uid = 0;
+  m.job_log = roots_file;
+  m.tsdb_dir = roots_tsdb.string();
+  ASSERT_TRUE(WriteManifest(layout.manifest(), m));
+  auto target = ResolveTarget(diag);
+  ASSERT_TRUE(target) << target.error().message;
+  EXPECT_EQ(target->log_path, "");
+  EXPECT_EQ(target->tsdb_dir, "");
 }
 
 TEST(ResolveTarget, PathsTheManifestNamesOutsideTheDiagDirAreNotTaken) {
@@ -226,21 +252,105 @@ TEST(ResolveTarget, JobIdWithoutSlurmLooksHere) {
   EXPECT_NE(missing.error().message.find((dir.path / "jobmon-diag-98765").string()),
             std::string::npos)
       << missing.error().message;
-  EXPECT_NE(missing.error().message.find("scontrol"), std::string::npos);
+  EXPECT_NE(missing.error().message.find("squeue --json"), std::string::npos);
   ASSERT_TRUE(found) << found.error().message;
   EXPECT_EQ(found->kind, TargetKind::kJobId);
   EXPECT_EQ(found->job_id, "98765");
   EXPECT_EQ(found->tsdb_dir, (dir.path / "jobmon-diag-98765" / kTsdbDirName).string());
 }
 
-TEST(ResolveTarget, ScontrolStdOut) {
-  EXPECT_EQ(ParseScontrolStdOut("JobId=5 JobName=x StdErr=/e StdIn=/dev/null "
-                                "StdOut=/home/a/run/slurm-5.out Power=")
-                .value_or(""),
-            "/home/a/run/slurm-5.out");
-  EXPECT_EQ(ParseScontrolStdOut("WorkDir=/w StdOut=out/5.log").value_or(""), "/w/out/5.log");
-  EXPECT_FALSE(ParseScontrolStdOut("JobId=5 StdOut=(null)"));
-  EXPECT_FALSE(ParseScontrolStdOut("slurm_load_jobs error: Invalid job id specified"));
+// Runs `body` in a forked child and says whether it finished within
+// `seconds`: a call that blocks forever (a FIFO opened for reading) fails
+// the test instead of hanging it.
+bool FinishesWithin(int seconds, const std::function<void()>& body) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    body();
+    _exit(0);
+  }
+  for (int i = 0; i < seconds * 50; ++i) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    usleep(20'000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return false;
+}
+
+// A block's meta.json made a FIFO by the job's user held the root diagnosis
+// (and then the daemon's shutdown) forever.
+TEST(InspectTsdb, AFifoForMetaJsonIsSkippedNotWaitedOn) {
+  TempDir dir;
+  FakeBlock(dir.path, kBlockA, 1000, 4000);
+  fs::create_directories(dir.path / kBlockB);
+  ASSERT_EQ(mkfifo((dir.path / kBlockB / "meta.json").c_str(), 0600), 0);
+  const std::string tsdb = dir.path.string();
+  EXPECT_TRUE(FinishesWithin(10, [&] {
+    auto found = InspectTsdb(tsdb);
+    if (!found || found->blocks.size() != 1) _exit(1);
+  }));
+}
+
+// A log named on the command line that is a FIFO: its job id comes from its
+// name, its content is never waited for.
+TEST(ResolveTarget, ALogThatIsAFifoIsNotWaitedOn) {
+  TempDir dir;
+  const std::string fifo = (dir.path / "slurm-4711.out").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TRUE(FinishesWithin(10, [&] {
+    if (JobIdOfLog(fifo).value_or("") != "4711") _exit(1);
+  }));
+}
+
+// The archive was checked with lstat and then unpacked by path: swapped
+// for a link to another user's archive in between, that archive was served.
+TEST(OpenTsdb, AnArchiveThatIsALinkIsRefusedNotFollowed) {
+  TempDir dir;
+  const std::string real = (dir.path / "victim.tar.zst").string();
+  Write(real, "not read");
+  const std::string link = (dir.path / "tsdb.tar.zst").string();
+  fs::create_symlink(real, link);
+  ResolvedTarget target;
+  target.kind = TargetKind::kArchive;
+  target.archive_path = link;
+  AccessOptions options;
+  options.temp_parent = dir.path.string();
+  options.cleanup_on_signal = false;
+  auto session = OpenTsdb(target, options);
+  ASSERT_FALSE(session);
+  EXPECT_NE(session.error().message.find("symlink"), std::string::npos) << session.error().message;
+}
+
+// The read-only Prometheus listens on loopback, which every local user
+// reaches: without the diagnosis's one-time password it serves nothing.
+TEST(OpenTsdb, TheReadOnlyPrometheusAnswersOnlyTheDiagnosisThatStartedIt) {
+  if (access("/usr/bin/prometheus", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/prometheus";
+  TempDir dir;
+  const fs::path tsdb = dir.path / "tsdb";
+  fs::create_directories(tsdb / "wal");
+  // An empty WAL segment: zero pages are padding to Prometheus's reader.
+  Write(tsdb / "wal" / "00000000", std::string(32 << 10, '\0'));
+  ResolvedTarget target;
+  target.kind = TargetKind::kTsdbDir;
+  target.tsdb_dir = tsdb.string();
+  AccessOptions options;
+  options.temp_parent = dir.path.string();
+  options.cleanup_on_signal = false;
+  options.start_timeout = 60;
+  auto session = OpenTsdb(target, options);
+  ASSERT_TRUE(session) << session.error().message;
+  const std::string url = session.value()->url();
+  auto ours = session.value()->source().QueryInstant("vector(1)", 1.0);
+  EXPECT_TRUE(ours) << "the diagnosis's own queries carry the password";
+  PromHttpOptions without_password;
+  without_password.timeout_seconds = 10;
+  auto anyone = PromHttpSource(url, without_password).QueryInstant("vector(1)", 1.0);
+  ASSERT_FALSE(anyone) << "another local user's query was answered";
+  EXPECT_NE(anyone.error().message.find("401"), std::string::npos) << anyone.error().message;
+}
+
+TEST(ResolveTarget, DiagDirBesideStdOut) {
   EXPECT_EQ(DefaultDiagDirBeside("/home/a/run/slurm-5.out", "5"), "/home/a/run/jobmon-diag-5");
 }
 

@@ -53,9 +53,10 @@ Expected<ScanFacts> LogScanner::ScanHeadAndTail(int fd, size_t head_bytes,
   if (!tail) return tail.error();
   auto facts = MergeHeadAndTail(*head, *tail, size);
   if (!facts) return facts;
-  if (!facts->exit_code && !facts->last_timestamp) {
+  if (!facts->exit_code && !facts->last_timestamp && size <= kWholeScanFallbackBytes) {
     // Without a summary or a timestamp near the end, a stall cannot be
-    // measured from the tail alone: fall back to the whole file.
+    // measured from the tail alone: fall back to the whole file, when it is
+    // small enough to read (a sparse terabyte is not).
     if (lseek(fd, 0, SEEK_SET) != 0) return Error{std::string("seek: ") + std::strerror(errno)};
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return ScanFd(fd);

@@ -135,4 +135,17 @@ std::optional<SlurmView> QuerySlurmJobState(const std::string& job_id) {
   return JobStateFromSqueueJson(result->output, job_id);
 }
 
+std::optional<SlurmJob> QuerySlurmJob(const std::string& job_id,
+                                      std::chrono::milliseconds timeout) {
+  // Slurm 22.05's squeue --json ignores -j: every job comes, this one is picked.
+  auto result = RunCommand({"squeue", "--json"}, timeout, size_t{1} << 30);
+  if (!result || result->exit_code != 0) return std::nullopt;
+  auto jobs = ParseSqueueJson(result->output);
+  if (!jobs) return std::nullopt;
+  for (const auto& job : *jobs) {
+    if (std::to_string(job.job_id) == job_id) return job;
+  }
+  return std::nullopt;
+}
+
 }  // namespace jobmon::triage

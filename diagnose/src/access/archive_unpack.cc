@@ -5,9 +5,12 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -60,13 +63,52 @@ Expected<std::string> SafeEntryPath(const std::string& entry_path) {
   return out.string();
 }
 
+uint64_t UnpackBudget(const UnpackLimits& limits, uint64_t archive_bytes, uint64_t free_bytes) {
+  uint64_t budget = limits.max_bytes;
+  if (limits.max_ratio > 0) {
+    const uint64_t by_ratio = archive_bytes > UINT64_MAX / limits.max_ratio
+                                  ? UINT64_MAX
+                                  : archive_bytes * limits.max_ratio;
+    budget = std::min(budget, std::max(by_ratio, limits.ratio_floor_bytes));
+  }
+  const uint64_t usable =
+      free_bytes > limits.reserve_free_bytes ? free_bytes - limits.reserve_free_bytes : 0;
+  return std::min(budget, usable);
+}
+
 Expected<UnpackResult> UnpackArchive(const std::string& archive_path, const std::string& dest,
                                      const UnpackLimits& limits) {
+  int fd = open(archive_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Error{archive_path + ": " + std::strerror(errno)};
+  auto result = UnpackArchiveFd(fd, archive_path, dest, limits);
+  close(fd);
+  return result;
+}
+
+Expected<UnpackResult> UnpackArchiveFd(int archive_fd, const std::string& archive_path,
+                                       const std::string& dest, const UnpackLimits& given) {
+  struct stat archive_st {};
+  if (fstat(archive_fd, &archive_st) != 0 || !S_ISREG(archive_st.st_mode))
+    return Error{archive_path + ": not a regular file"};
+  struct statvfs fs_st {};
+  if (statvfs(dest.c_str(), &fs_st) != 0) return Error{dest + ": " + std::strerror(errno)};
+  UnpackLimits limits = given;
+  limits.max_bytes =
+      UnpackBudget(given, static_cast<uint64_t>(archive_st.st_size),
+                   static_cast<uint64_t>(fs_st.f_bavail) * static_cast<uint64_t>(fs_st.f_frsize));
+  auto too_large = [&] {
+    return Error{
+        fmt::format("{}: refused: more than {} bytes unpacked (the cap: {}x the archive's {} "
+                    "bytes, at most {}, "
+                    "and the free space less {})",
+                    archive_path, limits.max_bytes, given.max_ratio, archive_st.st_size,
+                    given.max_bytes, given.reserve_free_bytes)};
+  };
   std::unique_ptr<struct archive, ReadDeleter> reader(archive_read_new());
   archive_read_support_format_tar(reader.get());
   archive_read_support_filter_zstd(reader.get());
   archive_read_support_filter_none(reader.get());
-  if (archive_read_open_filename(reader.get(), archive_path.c_str(), 1 << 20) != ARCHIVE_OK)
+  if (archive_read_open_fd(reader.get(), archive_fd, 1 << 20) != ARCHIVE_OK)
     return ArchiveError(reader.get(), archive_path);
   UnpackResult result;
   uint64_t entries = 0;
@@ -104,7 +146,7 @@ Expected<UnpackResult> UnpackArchive(const std::string& archive_path, const std:
       return Error{archive_path + ": refused: not a regular file or directory: " + name};
     if (archive_entry_size_is_set(entry) &&
         static_cast<uint64_t>(archive_entry_size(entry)) > limits.max_bytes - result.bytes)
-      return Error{fmt::format("{}: more than {} bytes unpacked", archive_path, limits.max_bytes)};
+      return too_large();
     // O_EXCL: a name twice in the archive, or anything already there, fails.
     int fd = open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return Error{target.string() + ": " + std::strerror(errno)};
@@ -118,8 +160,7 @@ Expected<UnpackResult> UnpackArchive(const std::string& archive_path, const std:
       result.bytes += static_cast<uint64_t>(n);
       if (result.bytes > limits.max_bytes) {
         close(fd);
-        return Error{
-            fmt::format("{}: more than {} bytes unpacked", archive_path, limits.max_bytes)};
+        return too_large();
       }
       for (la_ssize_t done = 0; done < n;) {
         ssize_t w = write(fd, buffer.data() + done, static_cast<size_t>(n - done));

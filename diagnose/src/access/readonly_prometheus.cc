@@ -16,14 +16,17 @@
 #include <set>
 #include <thread>
 
+#include "jobmon/common/atomic_file.h"
 #include "jobmon/common/daemon.h"
 #include "jobmon/common/sha256.h"
+#include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/archive_unpack.h"
 #include "jobmon/diagnose/cleanup_on_signal.h"
 #include "jobmon/diagnose/port_scan.h"
 #include "jobmon/diagnose/prom_http.h"
 #include "jobmon/diagnose/tsdb_local.h"
 #include "session_support.h"
+#include "web_auth.h"
 
 namespace jobmon::diagnose {
 
@@ -152,6 +155,14 @@ Expected<std::unique_ptr<TsdbSession>> Serve(Workspace& ws, const std::string& d
   const std::string temp = fs::path(data_dir).parent_path().string();
   const std::string config = temp + "/empty.yml";  // nothing to scrape
   std::ofstream(config).close();
+  // Basic auth with a one-time password: loopback is every local user's.
+  auto auth = MakeOneTimeCredentials();
+  if (!auth) return auth.error();
+  auto web_yaml = WebConfigYaml(*auth);
+  if (!web_yaml) return web_yaml.error();
+  const std::string web_config = temp + "/web.yml";
+  if (auto written = WriteFileAtomically(web_config, *web_yaml, 0600); !written)
+    return Error{web_config + ": " + written.error().message};
   const std::string log = temp + "/prometheus.log";
 
   DaemonSpec spec;
@@ -176,6 +187,7 @@ Expected<std::unique_ptr<TsdbSession>> Serve(Workspace& ws, const std::string& d
     const std::string url = fmt::format("http://127.0.0.1:{}", *port);
     spec.argv = {options.prometheus_binary, "--storage.tsdb.path=" + data_dir,
                  fmt::format("--web.listen-address=127.0.0.1:{}", *port), "--config.file=" + config,
+                 "--web.config.file=" + web_config,
                  // Blocks of any age stay queryable (no retention deletes).
                  "--storage.tsdb.retention.time=100y"};
     Progress(options, fmt::format("starting a read-only Prometheus on {} over {}", url, what));
@@ -194,10 +206,13 @@ Expected<std::unique_ptr<TsdbSession>> Serve(Workspace& ws, const std::string& d
     bool exited = false;
     while (Clock::now() < deadline) {
       // Ready, and ours: not another server that took the port meanwhile.
-      if (Ready(url, 2) && ServedPath(url) == data_dir) {
-        auto session = std::make_unique<LocalSession>(
-            ws.owned, ws.cleanup, data_dir, url,
-            HttpOptions(options, fmt::format("{} (read-only Prometheus over {})", url, what)));
+      if (Ready(url, 2, *auth) && ServedPath(url, *auth) == data_dir) {
+        PromHttpOptions http =
+            HttpOptions(options, fmt::format("{} (read-only Prometheus over {})", url, what));
+        http.basic_user = auth->user;
+        http.basic_password = auth->password;
+        auto session =
+            std::make_unique<LocalSession>(ws.owned, ws.cleanup, data_dir, url, std::move(http));
         ws.handed_over = true;
         return std::unique_ptr<TsdbSession>(std::move(session));
       }
@@ -256,10 +271,15 @@ Expected<std::unique_ptr<TsdbSession>> ServeCopy(const std::string& dir, bool bl
 Expected<std::unique_ptr<TsdbSession>> ServeArchive(const ResolvedTarget& target,
                                                     const AccessOptions& options) {
   const std::string& archive = target.archive_path;
+  // Opened once, no link followed, never waiting on a FIFO; the digest and
+  // the unpacking both read this descriptor, so a swap of the path after
+  // the check changes nothing.
+  auto file = OpenUserFile(archive);
+  if (!file) return file.error();
   if (target.manifest && target.manifest->archive && !target.manifest->archive->sha256.empty()) {
     Progress(options, "checking " + archive + " against the manifest's sha256");
-    auto digest = Sha256OfFile(archive);
-    if (!digest) return digest.error();
+    auto digest = Sha256OfFd(file->fd.get());
+    if (!digest) return Error{archive + ": " + digest.error().message};
     if (*digest != target.manifest->archive->sha256)
       return Error{fmt::format("{}: sha256 {} differs from the manifest's {}: refused", archive,
                                *digest, target.manifest->archive->sha256)};
@@ -274,7 +294,7 @@ Expected<std::unique_ptr<TsdbSession>> ServeArchive(const ResolvedTarget& target
   Progress(options, "unpacking " + archive + " to " + unpacked);
   UnpackLimits limits;
   limits.max_bytes = options.max_unpacked_bytes;
-  auto result = UnpackArchive(archive, unpacked, limits);
+  auto result = UnpackArchiveFd(file->fd.get(), archive, unpacked, limits);
   if (!result) return result.error();
   std::string root = TsdbRootIn(unpacked);
   if (root != unpacked) {

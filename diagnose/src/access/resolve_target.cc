@@ -1,6 +1,7 @@
 // ResolveTarget: what `jobmon diagnose <argument>` names, and where that
 // job's TSDB is (tsdb_access.h).
 #include <fmt/format.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,12 +9,12 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
 #include "jobmon/common/diag_dir.h"
-#include "jobmon/common/run_command.h"
+#include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/tsdb_access.h"
 #include "jobmon/diagnose/tsdb_local.h"
+#include "jobmon/triage/job_input.h"
 #include "jobmon/triage/line_facts.h"
 
 namespace jobmon::diagnose {
@@ -22,21 +23,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The manifest is the job user's file: the log it names is read (maybe by
-// root: the monitor, an admin) only when it is a regular file, not a link,
-// owned by the job's user — never a file of someone else's it points at.
-// A regular file (or a directory) that is no link, owned by `uid` or by
-// whoever runs this.
-bool OwnedPlain(const std::string& path, uint32_t uid, bool directory) {
+// Whose a diag dir is: its owner (the plugin makes it as the job's user),
+// never the manifest's "uid", which that user writes. nullopt: not a
+// directory we can stat.
+std::optional<uid_t> OwnerOf(const std::string& path) {
   struct stat st {};
-  if (path.empty() || lstat(path.c_str(), &st) != 0) return false;
-  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) return false;
-  return st.st_uid == uid || st.st_uid == geteuid();
+  if (path.empty() || lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return st.st_uid;
 }
 
-bool IsJobsOwnLog(const std::string& path, uint32_t uid) {
+// A regular file (or a directory) that is no link, owned by the diag
+// dir's owner (`owner`): the paths the manifest names are read only then,
+// never a file of someone else's they point at (root's above all).
+bool OwnedPlain(const std::string& path, std::optional<uid_t> owner, bool directory) {
   struct stat st {};
-  return !path.empty() && lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid;
+  if (!owner || path.empty() || lstat(path.c_str(), &st) != 0) return false;
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) return false;
+  return st.st_uid == *owner;
+}
+
+// The job's log as the manifest names it: the job's user's own regular file.
+bool IsJobsOwnLog(const std::string& path, std::optional<uid_t> owner) {
+  struct stat st {};
+  return owner && !path.empty() && lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         st.st_uid == *owner;
 }
 
 bool AllDigits(std::string_view s) {
@@ -77,14 +87,13 @@ Expected<ResolvedTarget> ResolveDirectory(const std::string& argument) {
     out.kind = TargetKind::kDiagDir;
     out.manifest = *manifest;
     if (manifest->job_id) out.job_id = std::to_string(manifest->job_id);
-    if (IsJobsOwnLog(manifest->job_log, manifest->uid)) out.log_path = manifest->job_log;
     // The manifest is the job user's: the paths it names are not trusted as
-    // they are (root, the monitor or an admin, would unpack or copy whatever
-    // they name and serve it on loopback). The archive is the diag dir's own
-    // (where the archiver, run as the job's user, writes it); a TSDB
-    // directory is used only when it is no link and its owner is the job's
-    // user or the caller.
-    const uint32_t owner = manifest->uid;
+    // they are, nor the uid it states. The archive is the diag dir's own
+    // (where the archiver, run as the job's user, writes it); a log or TSDB
+    // directory is used only when it is no link and its owner is the diag
+    // dir's.
+    const std::optional<uid_t> owner = OwnerOf(dir);
+    if (IsJobsOwnLog(manifest->job_log, owner)) out.log_path = manifest->job_log;
     if (OwnedPlain(layout.archive(), owner, false)) out.archive_path = layout.archive();
     // The diag dir's raw copy, else the head node's own TSDB when this
     // machine sees it (a live job on its head node, or a shared disk).
@@ -125,7 +134,7 @@ Expected<ResolvedTarget> ResolveArchive(const std::string& argument) {
     out.manifest = *manifest;
     out.diag_dir = fs::path(out.archive_path).parent_path().string();
     if (manifest->job_id) out.job_id = std::to_string(manifest->job_id);
-    if (IsJobsOwnLog(manifest->job_log, manifest->uid)) out.log_path = manifest->job_log;
+    if (IsJobsOwnLog(manifest->job_log, OwnerOf(out.diag_dir))) out.log_path = manifest->job_log;
   }
   return out;
 }
@@ -152,16 +161,18 @@ Expected<ResolvedTarget> ResolveLog(const std::string& argument) {
 Expected<ResolvedTarget> ResolveJobId(const std::string& job_id) {
   std::vector<std::string> looked;
   std::string log;
-  auto scontrol = RunCommand({"scontrol", "show", "job", "-o", job_id}, std::chrono::seconds(10));
-  if (scontrol && scontrol->exit_code == 0) {
-    if (auto stdout_path = ParseScontrolStdOut(scontrol->output)) log = *stdout_path;
+  std::optional<uid_t> owner;
+  // squeue's JSON, not `scontrol -o`: there a job name containing
+  // " StdOut=/x" would choose the file read (slurm_jobs.h).
+  if (auto job = triage::QuerySlurmJob(job_id)) {
+    log = job->std_out;
+    owner = job->uid;
   }
   std::vector<std::string> candidates;
   if (!log.empty()) {
     candidates.push_back(DefaultDiagDirBeside(log, job_id));
   } else {
-    looked.push_back(scontrol ? "scontrol show job " + job_id + ": no StdOut (job unknown?)"
-                              : "scontrol: " + scontrol.error().message);
+    looked.push_back("squeue --json: job " + job_id + " not listed (ended long ago?) or no StdOut");
   }
   // The default pattern from here: `jobmon diagnose 1234` run where the
   // job's output went.
@@ -177,7 +188,8 @@ Expected<ResolvedTarget> ResolveJobId(const std::string& job_id) {
     ResolvedTarget target = std::move(out).value();
     target.kind = TargetKind::kJobId;
     target.job_id = job_id;
-    if (IsFile(log)) target.log_path = log;
+    // Slurm's StdOut, when it is the job's user's own file (not a link).
+    if (IsJobsOwnLog(log, owner)) target.log_path = log;
     return target;
   }
   std::string message = "job " + job_id + ": no diag dir found";
@@ -187,35 +199,18 @@ Expected<ResolvedTarget> ResolveJobId(const std::string& job_id) {
 
 }  // namespace
 
-std::optional<std::string> ParseScontrolStdOut(std::string_view text) {
-  auto field = [&](std::string_view key) -> std::optional<std::string> {
-    // Fields are " Key=value" (one line with -o); a value runs to the next space.
-    for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
-      if (at != 0 && !std::isspace(static_cast<unsigned char>(text[at - 1]))) continue;
-      size_t start = at + key.size();
-      size_t end = text.find_first_of(" \t\n", start);
-      std::string value(text.substr(start, end == std::string_view::npos ? end : end - start));
-      if (value.empty() || value == "(null)") return std::nullopt;
-      return value;
-    }
-    return std::nullopt;
-  };
-  auto out = field("StdOut=");
-  if (!out) return std::nullopt;
-  if (!out->starts_with("/")) {
-    auto work = field("WorkDir=");
-    if (!work) return std::nullopt;
-    return (fs::path(*work) / *out).lexically_normal().string();
-  }
-  return out;
-}
-
 std::optional<std::string> JobIdOfLog(const std::string& log_path) {
-  std::ifstream in(log_path);
-  std::string line;
-  for (int i = 0; i < 200 && std::getline(in, line); ++i) {
-    if (line.size() > 4096) line.resize(4096);
-    if (auto id = triage::ParseHeaderJobId(line); id && AllDigits(*id)) return std::string(*id);
+  // The header's first lines, from a bounded prefix: a log without a
+  // newline costs kJobIdHeadBytes, not its size.
+  if (auto head = ReadFilePrefix(log_path, kJobIdHeadBytes)) {
+    std::string_view rest = head->text;
+    for (int i = 0; i < 200 && !rest.empty(); ++i) {
+      size_t end = rest.find('\n');
+      std::string_view line = rest.substr(0, std::min<size_t>(end, 4096));
+      if (auto id = triage::ParseHeaderJobId(line); id && AllDigits(*id)) return std::string(*id);
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end + 1);
+    }
   }
   const std::string name = fs::path(log_path).filename().string();
   size_t end = name.find_last_of("0123456789");
@@ -241,6 +236,27 @@ Expected<ResolvedTarget> ResolveTarget(const std::string& argument) {
   if (!fs::is_regular_file(status)) return Error{argument + ": not a regular file or directory"};
   if (argument.ends_with(".tar.zst")) return ResolveArchive(argument);
   return ResolveLog(argument);
+}
+
+Expected<JobUser> TargetUser(const std::string& argument) {
+  struct stat st {};
+  if (lstat(argument.c_str(), &st) == 0) {
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    std::vector<char> buffer(16384);
+    // The owner's primary group where it has a passwd entry, else the file's.
+    if (getpwuid_r(st.st_uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found)
+      return JobUser{st.st_uid, found->pw_gid};
+    return JobUser{st.st_uid, st.st_gid};
+  }
+  if (!AllDigits(argument)) return Error{argument + ": no such file or directory (nor a job id)"};
+  auto job = triage::QuerySlurmJob(argument);
+  if (!job)
+    return Error{"job " + argument +
+                 ": Slurm does not list it, so its user is not known and root reads nothing of "
+                 "it as root; pass its diag dir, archive or log (read as their owner), or run "
+                 "as the job's user"};
+  return JobUser{job->uid, job->gid};
 }
 
 }  // namespace jobmon::diagnose

@@ -28,16 +28,20 @@ PromHttpOptions HttpOptions(const AccessOptions& options, std::string descriptio
   return out;
 }
 
-bool Ready(const std::string& url, double timeout_seconds) {
+bool Ready(const std::string& url, double timeout_seconds, const BasicAuth& auth) {
   PromHttpOptions options;
+  options.basic_user = auth.user;
+  options.basic_password = auth.password;
   options.timeout_seconds = timeout_seconds;
   options.connect_timeout_seconds = timeout_seconds;
   options.max_body = 4096;
   return PromHttpSource(url, options).Get("/-/ready").ok();
 }
 
-std::string ServedPath(const std::string& url) {
+std::string ServedPath(const std::string& url, const BasicAuth& auth) {
   PromHttpOptions options;
+  options.basic_user = auth.user;
+  options.basic_password = auth.password;
   options.timeout_seconds = 5;
   options.max_body = 1 << 20;
   auto flags = PromHttpSource(url, options).Get("/api/v1/status/flags");

@@ -51,7 +51,7 @@ Expected<std::optional<TimeRange>> TsdbSession::DataRange() {
 Expected<std::unique_ptr<TsdbSession>> OpenTsdb(const ResolvedTarget& target,
                                                 const AccessOptions& options) {
   const std::optional<Manifest>& manifest = target.manifest;
-  const bool live_state = manifest && LiveState(manifest->state);
+  const bool live_state = manifest && LiveState(manifest->state) && !options.job_ended;
   if (options.prometheus_url) {
     const std::string& url = *options.prometheus_url;
     if (!Ready(url, 10)) return Error{url + ": no Prometheus answers /-/ready there"};
@@ -64,9 +64,12 @@ Expected<std::unique_ptr<TsdbSession>> OpenTsdb(const ResolvedTarget& target,
     const std::string url = fmt::format("http://127.0.0.1:{}", manifest->prometheus_port);
     if (Ready(url, 5)) {
       // 127.0.0.1:<port> may be another Prometheus (another job's, a
-      // cluster's): it is this job's only when it serves this job's TSDB.
+      // cluster's, one the manifest's writer pointed at): it is this job's
+      // only when it says it serves this job's TSDB, the directory the
+      // target resolved to (its owner checked), or the manifest's when that
+      // is not visible here (another head node, through the tunnel).
       const std::string served = ServedPath(url);
-      if (!served.empty() && !manifest->tsdb_dir.empty() && served != manifest->tsdb_dir)
+      if (served.empty() || manifest->tsdb_dir.empty() || served != manifest->tsdb_dir)
         return Error{fmt::format(
             "{} answers but serves {}, not job {}'s TSDB {}: another Prometheus holds that port "
             "here; open the job's tunnel on a free port and pass --prometheus",

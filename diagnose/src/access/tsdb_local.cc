@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "jobmon/common/user_file.h"
+
 namespace jobmon::diagnose {
 
 namespace fs = std::filesystem;
@@ -65,7 +67,9 @@ Expected<LocalTsdb> InspectTsdb(const std::string& dir) {
       }
     }
     if (!IsBlockDirName(name) || !entry.is_directory(ec)) continue;
-    auto text = ReadSmallFile(entry.path() / "meta.json", kMaxMetaBytes);
+    // The job's user may make meta.json a FIFO, a device or a link to
+    // another's file: only a regular file, no link, opened without waiting.
+    auto text = ReadUserFile((entry.path() / "meta.json").string(), kMaxMetaBytes);
     if (!text) continue;
     auto meta = ParseBlockMeta(*text);
     if (!meta) return Error{(entry.path() / "meta.json").string() + ": " + meta.error().message};

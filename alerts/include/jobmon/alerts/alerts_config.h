@@ -19,6 +19,10 @@ struct ReceiverConfig {
   std::string kind;  // webhook | alertmanager | telegram
   std::string name;
   std::string url;
+  // webhook: the URL is a secret of this name instead (a Slack-style hook
+  // carries its token in the path): not in jobmon.toml, which every user
+  // may read, and never logged.
+  std::string url_secret;
   double timeout = 10;
   double min_interval = 0;
   double resend_interval = 60;                 // alertmanager

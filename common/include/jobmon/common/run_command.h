@@ -1,23 +1,51 @@
 #pragma once
-// Running a short-lived helper (scontrol, squeue) and capturing its output,
-// with a deadline: a hung helper is killed, never waited on forever.
+// Running a short-lived helper (scontrol, squeue, a diagnosis as the job's
+// user) and capturing its output, with a deadline: a hung helper is killed,
+// never waited on forever. The helper leads its own process group, and the
+// group is what is stopped, so whatever it started in that group stops too.
 
+#include <atomic>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/common/user_file.h"
 
 namespace jobmon {
 
 struct CommandResult {
   int exit_code = -1;  // -1: killed by a signal (or the deadline)
   bool timed_out = false;
+  bool cancelled = false;
   std::string output;  // stdout, cut at max_output bytes
+};
+
+struct CommandOptions {
+  std::chrono::milliseconds timeout{10000};
+  size_t max_output = 1 << 20;
+  // Run as this user (its primary group alone, no supplementary groups),
+  // when we are root; ignored otherwise. The helper dies with us
+  // (PR_SET_PDEATHSIG), so a killed daemon leaves no diagnosis running.
+  std::optional<JobUser> run_as;
+  std::optional<std::vector<std::string>> env;  // "K=V"; nullopt: ours
+  // Set by another thread: the helper is stopped as at the deadline.
+  std::shared_ptr<const std::atomic<bool>> cancel;
+  // At the deadline (or cancel): SIGTERM to the group, SIGKILL after this
+  // long; zero: SIGKILL at once.
+  std::chrono::milliseconds grace{0};
 };
 
 // argv[0] is looked up on PATH. stderr goes to /dev/null.
 Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                   const CommandOptions& options);
+Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    std::chrono::milliseconds timeout, size_t max_output = 1 << 20);
+
+// Becomes `user` for good, the whole process: supplementary groups
+// dropped, then gid, then uid. A no-op unless we run as root.
+Expected<void> BecomeUser(const JobUser& user);
 
 }  // namespace jobmon

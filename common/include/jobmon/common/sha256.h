@@ -11,5 +11,8 @@ namespace jobmon {
 
 // Lower-case hex.
 Expected<std::string> Sha256OfFile(const std::string& path);
+// Of an open file, from offset 0 (pread: its offset is left as it was), so
+// the bytes hashed are those of the very file unpacked next.
+Expected<std::string> Sha256OfFd(int fd);
 
 }  // namespace jobmon

@@ -35,11 +35,15 @@ struct MetricsServerLimits {
   // handful of half-sent requests cannot hold every worker (civetweb's
   // default is 30 s). Prometheus sends its request at once.
   int request_timeout_ms = 2000;
+  // Only these may connect (civetweb's access_control_list, checked before
+  // a worker reads anything); empty: anyone who reaches the address. IPv4
+  // blocks only: an IPv6 block here is an error.
+  std::vector<Cidr> allowed;
 };
 
 // civetweb options (key, value, ...) for prometheus::Exposer's
 // vector<string> constructor.
-std::vector<std::string> MetricsServerOptions(const SocketAddress& bind,
-                                              const MetricsServerLimits& limits = {});
+Expected<std::vector<std::string>> MetricsServerOptions(const SocketAddress& bind,
+                                                        const MetricsServerLimits& limits = {});
 
 }  // namespace jobmon

@@ -75,4 +75,21 @@ Expected<std::string> ReadUserFile(const std::string& path, size_t max_bytes,
                                    const UserFileOptions& options = {},
                                    std::chrono::milliseconds deadline = kUserReadDeadline);
 
+// A regular file named by whoever runs this, opened for reading as in
+// ReadFilePrefix below (symlinks followed with the caller's rights, never a
+// device or FIFO opened, O_NONBLOCK).
+Expected<UserFile> OpenCallerFile(const std::string& path);
+
+// The first `max_bytes` of a file named by whoever runs this (a log given
+// on the command line may be a symlink: it is read with the caller's own
+// rights), never blocking on a FIFO and never opening a device: a regular
+// file only, O_NONBLOCK, bounded in size and time. `cut` says whether the
+// file held more.
+struct FilePrefix {
+  std::string text;
+  bool cut = false;
+};
+Expected<FilePrefix> ReadFilePrefix(const std::string& path, size_t max_bytes,
+                                    std::chrono::milliseconds deadline = kUserReadDeadline);
+
 }  // namespace jobmon

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/central_store.h"
 #include "jobmon/diagnose/prom_source.h"
 #include "jobmon/diagnose/result.h"
@@ -44,6 +45,11 @@ struct TargetRequest {
   // AccessOptions::cleanup_on_signal: the CLI's default; the monitor sets
   // false, as its own SIGTERM handling must stay its own.
   bool cleanup_on_signal = true;
+  // The job's user (from Slurm), as whom the diagnosis reads the job's
+  // files; the monitor's child diagnoser becomes this user.
+  std::optional<JobUser> user;
+  // AccessOptions::job_ended: the monitor's end-of-job run.
+  bool job_ended = false;
 };
 
 // Not a std::exception: the playbooks' own catch-alls must let it through.

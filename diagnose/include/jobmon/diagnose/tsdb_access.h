@@ -18,6 +18,7 @@
 
 #include "jobmon/common/expected.h"
 #include "jobmon/common/manifest.h"
+#include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/prom_source.h"
 
 namespace jobmon::diagnose {
@@ -50,6 +51,10 @@ struct AccessOptions {
   // (cleanup_on_signal.h): right for the CLI; a daemon with its own signal
   // handling (the monitor) sets false and destroys its sessions itself.
   bool cleanup_on_signal = true;
+  // The job has ended (the monitor's end-of-job run): its live Prometheus
+  // is never queried, whatever state its manifest, which its user writes,
+  // claims.
+  bool job_ended = false;
 };
 
 // Job id: the diag dir from the monitor's state or Slurm's StdOut (the
@@ -57,6 +62,13 @@ struct AccessOptions {
 // a diag dir (manifest.json) or a TSDB (ULID blocks, wal/); a file ending
 // .tar.zst: an archive (its manifest beside it, when there).
 Expected<ResolvedTarget> ResolveTarget(const std::string& argument);
+
+// Whose files a target's are, for root to read them as that user only
+// (`jobmon diagnose` run as root becomes that user before it reads any):
+// a job id's user as Slurm lists it, else the owner of the path named (a
+// link's own owner: a user's link to root's files is still the user's).
+// An error when neither is known.
+Expected<JobUser> TargetUser(const std::string& argument);
 
 // An open TSDB. Destroying it stops what it started and removes its temp dir.
 class TsdbSession {
@@ -80,10 +92,10 @@ Expected<std::unique_ptr<TsdbSession>> OpenTsdb(const ResolvedTarget& target,
                                                 const AccessOptions& options);
 
 // Parts of the above, for tests.
-// `scontrol show job -o <id>`'s StdOut= (made absolute against WorkDir=).
-std::optional<std::string> ParseScontrolStdOut(std::string_view scontrol_output);
-// A log's job id: SLURM_JOB_ID=<id> in its first lines, else the last run
-// of digits in its file name ("slurm-1234.out").
+// A log's job id: SLURM_JOB_ID=<id> in its first lines (within its first
+// kJobIdHeadBytes), else the last run of digits in its file name
+// ("slurm-1234.out").
+inline constexpr size_t kJobIdHeadBytes = size_t{1} << 20;
 std::optional<std::string> JobIdOfLog(const std::string& log_path);
 // The diag dir the default pattern (%o/jobmon-diag-%j) gives a job whose
 // stdout is `stdout_path`.

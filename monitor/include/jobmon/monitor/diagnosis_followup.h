@@ -6,7 +6,7 @@
 // an archived job is diagnosed beside the cycle (EndDiagnosis, its own
 // timeout again); every job ends as one outcome. Polled from the cycle,
 // which it never blocks: the manifest is read through a callback (as the
-// job's user), the diagnosis runs on its own thread.
+// job's user), the diagnosis runs beside it (end_diagnosis.h).
 
 #include <cstdint>
 #include <functional>
@@ -53,7 +53,9 @@ class DiagnosisFollowUp {
   // The manifest's state, read as the job's user; an error: not readable (yet).
   using StateReader = std::function<Expected<std::string>(const EndedJob&)>;
 
-  DiagnosisFollowUp(diagnose::TargetDiagnoser diagnoser, double timeout_seconds);
+  DiagnosisFollowUp(diagnose::ReportDiagnoser diagnoser, double timeout_seconds);
+  DiagnosisFollowUp(diagnose::TargetDiagnoser diagnoser, double timeout_seconds)
+      : DiagnosisFollowUp(diagnose::InProcess(std::move(diagnoser)), timeout_seconds) {}
 
   void Add(EndedJob job);
   // `now`: the monitor's clock (seconds), for the archive wait and the diagnosis.

@@ -19,6 +19,7 @@
 #include "jobmon/alerts/notifier.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/diagnose_target.h"
+#include "jobmon/diagnose/diagnosis_report.h"
 #include "jobmon/monitor/diagnosis_followup.h"
 #include "jobmon/monitor/event_log.h"
 #include "jobmon/monitor/job_progress.h"
@@ -52,9 +53,14 @@ struct MonitorStats {
 class Monitor {
  public:
   // `diagnoser`: the end-of-job diagnosis ([monitor] diagnose_at_end);
-  // tests give a fake.
+  // none: `jobmon diagnose` in a child process as the job's user
+  // (child_diagnoser.h); tests give a fake.
   Monitor(MonitorConfig config, StateStore& store, JobSource& source, alerts::Notifier& notifier,
-          EventLog& log, diagnose::TargetDiagnoser diagnoser = diagnose::DiagnoseTarget);
+          EventLog& log, diagnose::ReportDiagnoser diagnoser = {});
+  Monitor(MonitorConfig config, StateStore& store, JobSource& source, alerts::Notifier& notifier,
+          EventLog& log, diagnose::TargetDiagnoser diagnoser)
+      : Monitor(std::move(config), store, source, notifier, log,
+                diagnose::InProcess(std::move(diagnoser))) {}
   ~Monitor();
 
   // Picks up every job the store knows that has not ended, with its log
@@ -129,8 +135,9 @@ class Monitor {
       StoreFamilies families, double now,
       const std::function<void(Tracked&, const StoreScrapes::mapped_type*)>& answered);
   // One query; a failure counted and warned once (until the store answers again).
-  std::optional<StoreScrapes> AskStore(const std::vector<uint32_t>& ids, double range_seconds,
-                                       StoreFamilies families, double now);
+  // `scopes`: each job's Slurm user and nodes, which its series must carry.
+  std::optional<StoreScrapes> AskStore(const std::vector<uint32_t>& ids, const StoreScopes& scopes,
+                                       double range_seconds, StoreFamilies families, double now);
   // Store mode with no evidence answer for the job within stale_after: its
   // hosts would all look gone, so nothing is judged from its window.
   bool EvidenceStale(const Tracked& job, double now) const;
@@ -198,7 +205,8 @@ class Monitor {
   std::string store_error_;            // its last error, warned once
   uint64_t cycle_number_ = 0;
   MonitorStats stats_;
-  diagnose::TargetDiagnoser diagnoser_;
+  bool child_diagnoser_;  // the default: rebuilt when jobmon_binary changes
+  diagnose::ReportDiagnoser diagnoser_;
   std::unique_ptr<DiagnosisFollowUp> followup_;
 
  public:

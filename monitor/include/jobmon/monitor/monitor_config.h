@@ -77,6 +77,8 @@ struct MonitorConfig {
   // follow-up; abandoned (its Prometheus stopped) after diagnose_timeout.
   bool diagnose_at_end = true;
   double diagnose_timeout = 60;
+  // The diagnosis runs as this program, as the job's user (child_diagnoser.h).
+  std::string jobmon_binary = "/usr/bin/jobmon";
   StallPolicy stall;
   double heartbeat_timeout = 100;  // when the log does not state it
   double slowdown_factor = 1.3;    // tgs-degradation: recent median step over baseline

@@ -21,9 +21,11 @@ struct StoreAccess {
 };
 
 // Raw samples of `families` for `job_ids` over the `range_seconds` before
-// `now`. Errors name the store's URL, never a credential.
+// `now`, each job's only within its scope (GroupStoreSeries). Errors name
+// the store's URL, never a credential.
 Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
                                          const std::vector<uint32_t>& job_ids, double range_seconds,
-                                         double now, StoreFamilies families);
+                                         double now, StoreFamilies families,
+                                         const StoreScopes& scopes = {});
 
 }  // namespace jobmon::monitor

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,23 @@ namespace jobmon::monitor {
 // prometheus.yml external_labels) and the target label the exporter sets.
 inline constexpr char kStoreJobLabel[] = "slurm_job_id";
 inline constexpr char kStoreClusterLabel[] = "cluster";
+// The job's user, an external label of the job's Prometheus
+// (spank/lifecycle/prometheus_config.cc).
+inline constexpr char kStoreUserLabel[] = "user";
+
+// What Slurm says of a job, against which a store's answer is checked: its
+// series count only with the job's own user and on the job's own nodes.
+// The labels are written by the job's Prometheus, which runs as its user;
+// that another user cannot write this user's `user` label is the store's
+// to enforce (README "Central store": vmauth's extra_label per user).
+struct StoreJobScope {
+  std::string user;             // empty: not checked
+  std::set<std::string> hosts;  // empty: not checked
+};
+using StoreScopes = std::map<uint32_t, StoreJobScope>;
 inline constexpr char kStoreHostLabel[] = "host";
+// A DNS name's most: a longer `host` label is no node's.
+inline constexpr size_t kMaxStoreHostBytes = 255;
 
 // A PromQL string literal's content: backslash and double quote escaped.
 std::string PromQlEscape(const std::string& text);
@@ -67,7 +84,13 @@ using StoreScrapes = std::map<uint32_t, std::map<std::string, std::vector<StoreS
 // Groups an answer's series into scrapes by (slurm_job_id, host, time to
 // the millisecond). Series without a numeric job id or a host are skipped;
 // a scrape whose `up` is 0 is a failed one (its other samples dropped).
-StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series);
+// The labels are the job's Prometheus's to write, so the window's limits
+// apply here already, in the answer's order: a job's first max_hosts hosts
+// (each name at most kMaxStoreHostBytes), a host's first max_gpus_per_host
+// GPU labels (each at most kMaxGpuLabelBytes); the rest is not copied. The
+// per-job series cap is the window's, as the scrapes are fed to it.
+StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series,
+                              const WindowLimits& limits = {}, const StoreScopes* scopes = nullptr);
 
 // Feeds one job's answer into its window. The store's newest scrapes can be
 // partial when asked (remote_write sends a scrape's samples in several

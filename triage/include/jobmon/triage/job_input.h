@@ -2,6 +2,7 @@
 // Finding a job's log and directory (reference step 1): a log file, a job
 // dir (follow its `log` symlink), or a Slurm job id under an outputs dir.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "jobmon/common/expected.h"
 #include "jobmon/triage/job_status.h"
+#include "jobmon/triage/slurm_jobs.h"
 
 namespace jobmon::triage {
 
@@ -36,5 +38,11 @@ Expected<uint32_t> ParseJobId(std::string_view text);
 std::optional<SlurmView> JobStateFromSqueueJson(const std::string& text, const std::string& job_id);
 // Asks squeue (2 s deadline); nullopt when Slurm is unreachable.
 std::optional<SlurmView> QuerySlurmJobState(const std::string& job_id);
+
+// The job as `squeue --json` lists it (its user, StdOut, state); nullopt
+// when Slurm is unreachable or no longer lists it. Never `scontrol -o`
+// (slurm_jobs.h says why).
+std::optional<SlurmJob> QuerySlurmJob(const std::string& job_id,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 }  // namespace jobmon::triage

@@ -122,6 +122,8 @@ struct ScanPattern {
 };
 std::vector<ScanPattern> ScanPatterns();
 
+inline constexpr uint64_t kWholeScanFallbackBytes = uint64_t{1} << 30;
+
 class LogScanner {
  public:
   static Expected<std::unique_ptr<LogScanner>> Create(const ScanOptions& options);
@@ -139,7 +141,7 @@ class LogScanner {
   // without reading the middle. Line numbers then count from the tail's
   // first whole line (`lines` is 0: unknown). A tail with neither a JOB
   // SUMMARY nor a timestamp cannot date the last step: then the whole file
-  // is scanned.
+  // is scanned, when it is at most kWholeScanFallbackBytes.
   Expected<ScanFacts> ScanHeadAndTail(const std::string& path, size_t head_bytes = 64 << 10,
                                       size_t tail_bytes = 256 << 10) const;
   // The same over a file already open (at its start; e.g. through
