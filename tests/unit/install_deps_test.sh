@@ -7,18 +7,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d /tmp/install-deps-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $what"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $what" >&2
-  fi
-}
+# shellcheck source=tests/unit/check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 # dpkg-query stand-in: a package is installed when it is listed in $STANDIN/installed.
 cat >"$work/dpkg-query" <<'EOS'

@@ -4,18 +4,8 @@
 # through wait_for (no loop without a deadline).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-passed=0 failed=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $what"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $what" >&2
-  fi
-}
+# shellcheck source=tests/unit/check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 work=$(mktemp -d /tmp/script-lib-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 

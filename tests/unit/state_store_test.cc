@@ -16,6 +16,24 @@ namespace {
 using test_support::TempDir;
 namespace fs = std::filesystem;
 
+// Runs `sql` on the database file at `path` (made by an older jobmon, or
+// taken back to an older schema by the test).
+void RunSql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+// A database made by today's code, then taken back to an older schema.
+void Downgrade(const std::string& path, const char* sql) {
+  {
+    auto store = StateStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+  }
+  RunSql(path, sql);
+}
+
 TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
   TempDir dir;
   std::string path = (dir.path / "state.db").string();
@@ -135,9 +153,7 @@ TEST(StateStoreTest, ANewDatabaseAndItsWalAreNotWorldReadable) {
 TEST(StateStoreTest, MigratesASchema4DatabaseToTheDiagnosis) {
   test_support::TempDir dir;
   const std::string path = (dir.path / "v4.db").string();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* v4 = R"sql(
+  RunSql(path, R"sql(
 CREATE TABLE jobs (job_id INTEGER PRIMARY KEY,
   name TEXT NOT NULL DEFAULT '', user TEXT NOT NULL DEFAULT '',
   log_path TEXT NOT NULL DEFAULT '', diag_dir TEXT NOT NULL DEFAULT '',
@@ -148,9 +164,7 @@ CREATE TABLE jobs (job_id INTEGER PRIMARY KEY,
 CREATE TABLE watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL, uid INTEGER);
 INSERT INTO jobs (job_id, name, user, first_seen, last_seen, uid)
   VALUES (5, 'old', 'alice', 1, 2, 1000);
-PRAGMA user_version = 4;)sql";
-  ASSERT_EQ(sqlite3_exec(db, v4, nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+PRAGMA user_version = 4;)sql");
   auto store = StateStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto old = (*store)->GetJob(5).value();
@@ -183,9 +197,7 @@ namespace {
 TEST(StateStoreTest, MigratesASchema3DatabaseToOwnersUids) {
   test_support::TempDir dir;
   const std::string path = (dir.path / "v3.db").string();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* v3 = R"sql(
+  RunSql(path, R"sql(
 CREATE TABLE jobs (job_id INTEGER PRIMARY KEY,
   name TEXT NOT NULL DEFAULT '', user TEXT NOT NULL DEFAULT '',
   log_path TEXT NOT NULL DEFAULT '', diag_dir TEXT NOT NULL DEFAULT '',
@@ -196,9 +208,7 @@ CREATE TABLE jobs (job_id INTEGER PRIMARY KEY,
 CREATE TABLE watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL);
 INSERT INTO jobs (job_id, name, user, first_seen, last_seen) VALUES (5, 'old', 'alice', 1, 2);
 INSERT INTO watches VALUES (6, 1);
-PRAGMA user_version = 3;)sql";
-  ASSERT_EQ(sqlite3_exec(db, v3, nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+PRAGMA user_version = 3;)sql");
   {
     auto refused = StateStore::OpenReadOnly(path);
     EXPECT_FALSE(refused.ok()) << "a reader does not migrate";
@@ -231,13 +241,7 @@ PRAGMA user_version = 3;)sql";
 TEST(StateStoreTest, MigratesASchema5DatabaseToTheFirstStepTime) {
   test_support::TempDir dir;
   const std::string path = (dir.path / "v5.db").string();
-  {
-    auto store = StateStore::Open(path);
-    ASSERT_TRUE(store.ok()) << store.error().message;
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* to_v5 = R"sql(
+  Downgrade(path, R"sql(
 DROP TABLE progress;
 CREATE TABLE progress (
   job_id INTEGER PRIMARY KEY REFERENCES jobs(job_id),
@@ -249,9 +253,7 @@ CREATE TABLE progress (
 INSERT INTO jobs (job_id, first_seen, last_seen) VALUES (8, 1, 2);
 INSERT INTO progress (job_id, log_inode, log_device, log_offset, last_step, phase, updated_at)
   VALUES (8, 1, 2, 300, 59, 'training', 2);
-PRAGMA user_version = 5;)sql";
-  ASSERT_EQ(sqlite3_exec(db, to_v5, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
+PRAGMA user_version = 5;)sql");
   auto store = StateStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto old = (*store)->GetProgress(8).value();
@@ -266,19 +268,27 @@ PRAGMA user_version = 5;)sql";
   EXPECT_TRUE(StateStore::OpenReadOnly(path).ok()) << "now at the current version";
 }
 
+// A store where root (or an admin), uid 1000 and uid 1001 asked to watch job 6.
+std::unique_ptr<StateStore> StoreWithWatchesOfJob6(const TempDir& dir) {
+  auto store = StateStore::Open((dir.path / "state.db").string());
+  EXPECT_TRUE(store.ok()) << store.error().message;
+  if (!store.ok()) return nullptr;
+  EXPECT_TRUE((*store)->AddWatch(6, 1).ok());
+  EXPECT_TRUE((*store)->AddWatch(6, 2, 1000u).ok());
+  EXPECT_TRUE((*store)->AddWatch(6, 3, 1001u).ok());
+  return std::move(store.value());
+}
+
 // Issue 28 item 13: watches were keyed by job id alone, so a user's watch
 // of a job replaced an admin's (and the daemon then refused it as the
 // user's, dropping the admin's request with it).
 TEST(StateStoreTest, AUsersWatchDoesNotReplaceAnAdminsWatch) {
   TempDir dir;
-  auto store = StateStore::Open((dir.path / "state.db").string());
-  ASSERT_TRUE(store.ok()) << store.error().message;
-  ASSERT_TRUE((*store)->AddWatch(6, 1).ok());
-  ASSERT_TRUE((*store)->AddWatch(6, 2, 1000u).ok());
-  ASSERT_TRUE((*store)->AddWatch(6, 3, 1001u).ok());
-  ASSERT_TRUE((*store)->AddWatch(6, 4, 1000u).ok());  // asked again: one row
-  ASSERT_TRUE((*store)->AddWatch(6, 5).ok());
-  EXPECT_EQ((*store)->WatchRequests().value(),
+  auto store = StoreWithWatchesOfJob6(dir);
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->AddWatch(6, 4, 1000u).ok());  // asked again: one row
+  ASSERT_TRUE(store->AddWatch(6, 5).ok());
+  EXPECT_EQ(store->WatchRequests().value(),
             (std::vector<WatchRequest>{{6, std::nullopt}, {6, 1000u}, {6, 1001u}}));
 }
 
@@ -286,19 +296,16 @@ TEST(StateStoreTest, AUsersWatchDoesNotReplaceAnAdminsWatch) {
 // now follows; the API counts what a user has pending.
 TEST(StateStoreTest, RemovesOneAskersWatchOrAllOfAJobs) {
   TempDir dir;
-  auto store = StateStore::Open((dir.path / "state.db").string());
-  ASSERT_TRUE(store.ok()) << store.error().message;
-  ASSERT_TRUE((*store)->AddWatch(6, 1).ok());
-  ASSERT_TRUE((*store)->AddWatch(6, 2, 1000u).ok());
-  ASSERT_TRUE((*store)->AddWatch(6, 3, 1001u).ok());
-  ASSERT_TRUE((*store)->AddWatch(7, 3, 1001u).ok());
-  ASSERT_TRUE((*store)->RemoveWatch(6, 1000u).ok());
-  EXPECT_EQ((*store)->WatchRequests().value(),
+  auto store = StoreWithWatchesOfJob6(dir);
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->AddWatch(7, 3, 1001u).ok());
+  ASSERT_TRUE(store->RemoveWatch(6, 1000u).ok());
+  EXPECT_EQ(store->WatchRequests().value(),
             (std::vector<WatchRequest>{{6, std::nullopt}, {6, 1001u}, {7, 1001u}}));
-  EXPECT_EQ((*store)->PendingWatches(1001).value(), 2u);
-  EXPECT_EQ((*store)->PendingWatches(1000).value(), 0u);
-  ASSERT_TRUE((*store)->RemoveWatch(6).ok());
-  EXPECT_EQ((*store)->WatchRequests().value(), (std::vector<WatchRequest>{{7, 1001u}}))
+  EXPECT_EQ(store->PendingWatches(1001).value(), 2u);
+  EXPECT_EQ(store->PendingWatches(1000).value(), 0u);
+  ASSERT_TRUE(store->RemoveWatch(6).ok());
+  EXPECT_EQ(store->WatchRequests().value(), (std::vector<WatchRequest>{{7, 1001u}}))
       << "every request for job 6, none for 7";
 }
 
@@ -306,20 +313,12 @@ TEST(StateStoreTest, RemovesOneAskersWatchOrAllOfAJobs) {
 TEST(StateStoreTest, MigratesASchema6DatabaseToAWatchPerAsker) {
   TempDir dir;
   const std::string path = (dir.path / "v6.db").string();
-  {
-    auto store = StateStore::Open(path);
-    ASSERT_TRUE(store.ok()) << store.error().message;
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* to_v6 = R"sql(
+  Downgrade(path, R"sql(
 DROP TABLE watches;
 CREATE TABLE watches (job_id INTEGER PRIMARY KEY, requested_at REAL NOT NULL, uid INTEGER);
 INSERT INTO watches VALUES (6, 1, NULL);
 INSERT INTO watches VALUES (7, 2, 1000);
-PRAGMA user_version = 6;)sql";
-  ASSERT_EQ(sqlite3_exec(db, to_v6, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
+PRAGMA user_version = 6;)sql");
   auto store = StateStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ((*store)->WatchRequests().value(),

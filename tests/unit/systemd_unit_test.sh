@@ -10,18 +10,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 unit=${1:-$root/contrib/systemd/slurm_job_monitor.service}
 # The offline exposure score of the unit as reviewed: 2.7 (systemd 252).
 max_exposure=3.0
-passed=0 failed=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $what"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $what" >&2
-  fi
-}
+# shellcheck source=tests/unit/check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 if ! command -v systemd-analyze >/dev/null; then
   echo "systemd_unit_test: systemd-analyze not found (package systemd; scripts/install-deps.sh installs it)" >&2
   exit 1
