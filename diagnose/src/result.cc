@@ -25,6 +25,36 @@ int CausalRank(const std::string& code) {
   return 0;
 }
 
+namespace {
+
+// A GPU's own clock or power symptom dated before a cause on the same GPU
+// (its temperature crossing the thermal threshold): the symptom's onset is
+// a relative change, seen as the ramp begins, the cause's a threshold,
+// crossed later in the same ramp. Within this long the cause explains it.
+constexpr double kGpuCauseLagSeconds = 30;
+
+bool SameGpu(const Finding& a, const Finding& b) {
+  return !a.gpu.empty() && a.host == b.host && a.gpu == b.gpu;
+}
+
+// Moves each GPU cause ahead of the symptoms of its own GPU it explains.
+void CausesBeforeTheirGpuSymptoms(std::vector<Finding>& timed, double lag) {
+  for (size_t i = 0; i < timed.size(); ++i) {
+    const int rank = CausalRank(timed[i].code);
+    if (rank != 1 && rank != 2) continue;
+    for (size_t j = i + 1; j < timed.size() && *timed[j].time - *timed[i].time <= lag; ++j) {
+      if (CausalRank(timed[j].code) == 0 && SameGpu(timed[i], timed[j])) {
+        std::rotate(timed.begin() + static_cast<std::ptrdiff_t>(i),
+                    timed.begin() + static_cast<std::ptrdiff_t>(j),
+                    timed.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void SetRootCauseAndChain(PlaybookResult& result, double same_time_seconds) {
   result.root_cause.reset();
   result.chain.clear();
@@ -47,6 +77,7 @@ void SetRootCauseAndChain(PlaybookResult& result, double same_time_seconds) {
     });
     group = end;
   }
+  CausesBeforeTheirGpuSymptoms(timed, std::max(kGpuCauseLagSeconds, same_time_seconds));
   if (timed.empty()) {
     if (!result.anomalies.empty()) result.root_cause = result.anomalies.front();
     return;

@@ -100,6 +100,35 @@ TEST(Result, BeyondOneStepTheEarlierFindingLeadsWhateverItIs) {
   EXPECT_EQ(r.root_cause->code, "throughput-drop");
 }
 
+// A thermal ramp: the power drop is seen as it begins, thermal-high when it
+// crosses 95 C three seconds later (diagnose_live's thermal job, under
+// load): the drop was named the root cause.
+TEST(Result, AGpusPowerDropBeforeItsOwnThermalHighIsItsSymptom) {
+  auto on_gpu = [](std::string code, double time, std::string host, std::string gpu) {
+    Finding f = Coded(std::move(code), time);
+    f.host = std::move(host);
+    f.gpu = std::move(gpu);
+    return f;
+  };
+  PlaybookResult r;
+  r.anomalies = {Coded("step-time-increase", 111), on_gpu("thermal-high", 103, "node1", "0"),
+                 on_gpu("clock-drop", 109, "node1", "0"), on_gpu("power-drop", 100, "node1", "0")};
+  SetRootCauseAndChain(r, 1);
+  ASSERT_TRUE(r.root_cause);
+  EXPECT_EQ(r.root_cause->code, "thermal-high");
+  EXPECT_EQ(ChainCodes(r),
+            (std::vector<std::string>{"power-drop", "clock-drop", "step-time-increase"}));
+  // Another GPU's drop is not explained by it, nor one long before.
+  r.anomalies = {on_gpu("power-drop", 100, "node1", "1"),
+                 on_gpu("thermal-high", 103, "node1", "0")};
+  SetRootCauseAndChain(r, 1);
+  EXPECT_EQ(r.root_cause->code, "power-drop");
+  r.anomalies = {on_gpu("power-drop", 100, "node1", "0"),
+                 on_gpu("thermal-high", 140, "node1", "0")};
+  SetRootCauseAndChain(r, 1);
+  EXPECT_EQ(r.root_cause->code, "power-drop");
+}
+
 TEST(Playbooks, AutoFollowsTheTriageTable) {
   auto names = [](const std::vector<const PlaybookSpec*>& specs) {
     std::vector<std::string> out;

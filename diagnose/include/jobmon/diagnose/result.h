@@ -70,7 +70,10 @@ struct ObservabilityResult {
 // Findings dated within `same_time_seconds` of each other (one query step:
 // the data cannot order them) are put in causal order (CausalRank): a
 // contention source before the GPU symptoms before the training symptoms
-// it explains; the playbook's order breaks remaining ties.
+// it explains; the playbook's order breaks remaining ties. A GPU's clock or
+// power drop up to 30 s before a cause on that same GPU (thermal-high) is
+// its symptom: the drop is seen as the temperature ramp begins, the cause
+// only when the ramp crosses its threshold.
 void SetRootCauseAndChain(PlaybookResult& result, double same_time_seconds = 0);
 
 // Where a finding's code sits in the reference's chains ("Contention
