@@ -4,8 +4,8 @@
 
 #include <set>
 
+#include "jobmon/common/http_url.h"
 #include "jobmon/common/toml_config.h"
-#include "jobmon/common/url_credentials.h"
 
 namespace jobmon::alerts {
 namespace {
@@ -14,10 +14,6 @@ Expected<double> Seconds(const toml::node_view<const toml::node>& node, const st
   auto seconds = TomlDurationSeconds(*node.node());
   if (!seconds) return Error{where + " " + seconds.error().message};
   return seconds;
-}
-
-bool IsHttpUrl(const std::string& url) {
-  return url.starts_with("http://") || url.starts_with("https://");
 }
 
 }  // namespace

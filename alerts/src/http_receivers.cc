@@ -3,6 +3,7 @@
 
 #include "jobmon/alerts/alerts_config.h"
 #include "jobmon/common/http_client.h"
+#include "jobmon/common/http_url.h"
 #include "jobmon/common/iso_time.h"
 
 namespace jobmon::alerts {
@@ -171,7 +172,7 @@ Expected<std::vector<std::unique_ptr<Receiver>>> BuildReceivers(const AlertsConf
       if (!r.url_secret.empty()) {
         auto url = secret(r, r.url_secret, "URL");
         if (!url) return url.error();
-        if (!url->starts_with("http://") && !url->starts_with("https://"))
+        if (!IsHttpUrl(*url))
           return Error{"receiver " + r.name + ": secret '" + r.url_secret +
                        "' (URL) is not an http:// or https:// URL"};
         with_url.url = *url;

@@ -117,11 +117,11 @@ Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
   bool stop = false;
   while (!(stop = must_stop())) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    pollfd p{out[0], POLLIN, 0};
+    long wait_ms = std::max<long>(1, left.count());
     // Short slices when a cancel flag may be set by another thread.
-    int slice = static_cast<int>(std::max<long>(1, std::min<long>(left.count(), 200)));
-    int ready =
-        poll(&p, 1, options.cancel ? slice : static_cast<int>(std::max<long>(1, left.count())));
+    if (options.cancel) wait_ms = std::min<long>(wait_ms, 200);
+    pollfd p{out[0], POLLIN, 0};
+    int ready = poll(&p, 1, static_cast<int>(wait_ms));
     if (ready <= 0) continue;
     ssize_t n = read(out[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;

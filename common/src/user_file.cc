@@ -35,10 +35,11 @@ std::string Describe(mode_t mode) {
   return "not a regular file";
 }
 
-Expected<UserFile> OpenAsCaller(const std::string& path, UserFileKind kind) {
+// `follow_links`: a path the caller named itself, read with its own rights.
+Expected<UserFile> OpenAsCaller(const std::string& path, UserFileKind kind, bool follow_links) {
   // O_PATH opens nothing: no FIFO wait, no device driver open. O_NOFOLLOW
   // with O_PATH gives a descriptor of the symlink itself, which fstat shows.
-  UniqueFd handle(open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd handle(open(path.c_str(), O_PATH | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW)));
   if (!handle.valid()) return Error{path + ": " + std::strerror(errno)};
   UserFile file;
   if (fstat(handle.get(), &file.st) != 0) return Error{path + ": " + std::strerror(errno)};
@@ -78,7 +79,7 @@ bool UserCanRead(const struct stat& st, const JobUser& user) {
 Expected<UserFile> OpenUserFile(const std::string& path, const UserFileOptions& options) {
   std::optional<FsIdentity> as_user;
   if (options.user) as_user.emplace(options.user->uid, options.user->gid);
-  auto file = OpenAsCaller(path, options.kind);
+  auto file = OpenAsCaller(path, options.kind, /*follow_links=*/false);
   if (!file) return file;
   if (options.user && !UserCanRead(file->st, *options.user)) {
     return Error{path + ": refused: not readable by uid " + std::to_string(options.user->uid)};
@@ -138,17 +139,7 @@ Expected<std::string> ReadUserFile(const std::string& path, size_t max_bytes,
 }
 
 Expected<UserFile> OpenCallerFile(const std::string& path) {
-  // O_PATH first, as in OpenAsCaller: a device is never opened (its open
-  // may do something), a FIFO never waited on.
-  UniqueFd handle(open(path.c_str(), O_PATH | O_CLOEXEC));
-  if (!handle.valid()) return Error{path + ": " + std::strerror(errno)};
-  UserFile file;
-  if (fstat(handle.get(), &file.st) != 0) return Error{path + ": " + std::strerror(errno)};
-  if (!S_ISREG(file.st.st_mode)) return Error{path + ": refused: " + Describe(file.st.st_mode)};
-  const std::string self = "/proc/self/fd/" + std::to_string(handle.get());
-  file.fd.reset(open(self.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (!file.fd.valid()) return Error{path + ": " + std::strerror(errno)};
-  return file;
+  return OpenAsCaller(path, UserFileKind::kRegular, /*follow_links=*/true);
 }
 
 Expected<FilePrefix> ReadFilePrefix(const std::string& path, size_t max_bytes,

@@ -35,9 +35,9 @@ void Say(const TargetRequest& request, std::string_view line) {
   if (request.progress) request.progress(line);
 }
 
-// The whole log up to kFullScanBytes; a larger one (a sparse terabyte
-// costs nothing to make) by its head and tail only, said in the warnings.
-constexpr uint64_t kFullScanBytes = uint64_t{1} << 30;
+// The whole log up to the size triage reads whole
+// (triage::kWholeScanFallbackBytes); a larger one (a sparse terabyte costs
+// nothing to make) by its head and tail only, said in the warnings.
 constexpr size_t kHeadScanBytes = size_t{64} << 20;
 constexpr size_t kTailScanBytes = size_t{256} << 20;
 
@@ -47,7 +47,7 @@ Expected<triage::ScanFacts> ScanLogBounded(const triage::LogScanner& scanner,
   auto file = OpenCallerFile(log_path);
   if (!file) return file.error();
   const auto size = static_cast<uint64_t>(file->st.st_size);
-  if (size <= kFullScanBytes) return scanner.ScanFd(file->fd.get());
+  if (size <= triage::kWholeScanFallbackBytes) return scanner.ScanFd(file->fd.get());
   warnings.push_back(
       fmt::format("the log is {} MiB: only its first {} MiB and last {} MiB were read", size >> 20,
                   kHeadScanBytes >> 20, kTailScanBytes >> 20));

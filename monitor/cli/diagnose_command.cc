@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "jobmon/common/config_path.h"
+#include "jobmon/common/http_url.h"
 #include "jobmon/common/run_command.h"
 #include "jobmon/diagnose/diagnosis_report.h"
 #include "jobmon/diagnose/playbooks.h"
@@ -86,8 +87,7 @@ Expected<void> AddStore(const DiagnoseArgs& args, const monitor::DiagnoseConfig&
           "store_url)"};
     return {};
   }
-  if (!url.starts_with("http://") && !url.starts_with("https://"))
-    return Error{"--store wants an http:// or https:// URL, not '" + url + "'"};
+  if (!IsHttpUrl(url)) return Error{"--store wants an http:// or https:// URL, not '" + url + "'"};
   diagnose::CentralStore store;
   store.url = url;
   store.cluster = args.cluster.empty() ? config.cluster : args.cluster;

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "jobmon/common/http_url.h"
 #include "jobmon/common/toml_config.h"
 
 namespace jobmon::monitor {
@@ -39,8 +40,7 @@ Expected<DiagnoseConfig> ParseDiagnoseSection(const toml::table& root, const std
   r.String("cluster", config.cluster);
   r.String("store_token_file", config.store_token_file);
   r.Seconds("store_lookback", config.store_lookback_seconds, 60);
-  if (!config.store_url.empty() && !config.store_url.starts_with("http://") &&
-      !config.store_url.starts_with("https://"))
+  if (!config.store_url.empty() && !IsHttpUrl(config.store_url))
     r.Fail("store_url", "must be an http:// or https:// URL");
   r.RejectUnknown();
   if (r.error()) return Error{*r.error()};

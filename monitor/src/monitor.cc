@@ -61,15 +61,6 @@ class DroppedWatches {
   std::set<std::string> uids_;
 };
 
-// A job's series in the store count with Slurm's user and nodes only.
-StoreJobScope StoreScopeOf(const JobRecord& record) {
-  StoreJobScope scope;
-  scope.user = record.user;
-  if (auto nodes = ExpandHostlist(record.node_list))
-    scope.hosts.insert(nodes->begin(), nodes->end());
-  return scope;
-}
-
 diagnose::ReportDiagnoser DefaultDiagnoser(const MonitorConfig& config) {
   ChildDiagnoserOptions options;
   options.jobmon_binary = config.jobmon_binary;
@@ -350,14 +341,23 @@ void Monitor::StoreDiagJobs(double now) {
   FetchEvidence(steady, range, kJobsPerQuery, false, now);
 }
 
-std::optional<StoreScrapes> Monitor::AskStore(const std::vector<uint32_t>& ids,
-                                              const StoreScopes& scopes, double range_seconds,
+const StoreJobScope& Monitor::StoreScopeOf(Tracked& t) {
+  if (t.store_scope.user != t.record.user || t.store_scope_nodes != t.record.node_list) {
+    t.store_scope = {t.record.user, {}};
+    if (auto nodes = ExpandHostlist(t.record.node_list))
+      t.store_scope.hosts.insert(nodes->begin(), nodes->end());
+    t.store_scope_nodes = t.record.node_list;
+  }
+  return t.store_scope;
+}
+
+std::optional<StoreScrapes> Monitor::AskStore(const StoreScopes& scopes, double range_seconds,
                                               StoreFamilies families, double now) {
   const StoreAccess access{config_.store_url,        config_.StoreCluster(),
                            config_.store_timeout,    config_.store_bearer_token,
                            config_.store_basic_user, config_.store_basic_password};
   ++stats_.store_queries;
-  auto answer = FetchStoreScrapes(access, ids, range_seconds, now, families, scopes);
+  auto answer = FetchStoreScrapes(access, scopes, range_seconds, now, families);
   if (!answer) {
     ++stats_.store_failures;
     if (store_error_ != answer.error().message) {
@@ -382,13 +382,9 @@ void Monitor::AskStoreInBatches(
     const std::function<void(Tracked&, const StoreScrapes::mapped_type*)>& answered) {
   for (size_t from = 0; from < jobs.size(); from += per_query) {
     const size_t to = std::min(jobs.size(), from + per_query);
-    std::vector<uint32_t> ids;
     StoreScopes scopes;
-    for (size_t i = from; i < to; ++i) {
-      ids.push_back(jobs[i]->record.job_id);
-      scopes[jobs[i]->record.job_id] = StoreScopeOf(jobs[i]->record);
-    }
-    auto answer = AskStore(ids, scopes, range_seconds, families, now);
+    for (size_t i = from; i < to; ++i) scopes[jobs[i]->record.job_id] = StoreScopeOf(*jobs[i]);
+    auto answer = AskStore(scopes, range_seconds, families, now);
     if (!answer) continue;
     for (size_t i = from; i < to; ++i) {
       auto found = answer->find(jobs[i]->record.job_id);

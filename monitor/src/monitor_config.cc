@@ -2,8 +2,8 @@
 
 #include <re2/re2.h>
 
+#include "jobmon/common/http_url.h"
 #include "jobmon/common/toml_config.h"
-#include "jobmon/common/url_credentials.h"
 
 namespace jobmon::monitor {
 
@@ -27,7 +27,7 @@ Expected<SocketAddress> ParseMetricsListen(std::string_view text) {
 }
 
 Expected<void> CheckStoreUrl(std::string_view url) {
-  if (!url.starts_with("http://") && !url.starts_with("https://")) {
+  if (!IsHttpUrl(url)) {
     return Error{"'" + std::string(url) + "' must be an http:// or https:// URL"};
   }
   const std::string_view rest = url.substr(url.find("//") + 2);

@@ -4,11 +4,11 @@
 
 namespace jobmon::monitor {
 
-Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
-                                         const std::vector<uint32_t>& job_ids, double range_seconds,
-                                         double now, StoreFamilies families,
-                                         const StoreScopes& scopes) {
-  if (job_ids.empty()) return StoreScrapes{};
+Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access, const StoreScopes& scopes,
+                                         double range_seconds, double now, StoreFamilies families) {
+  if (scopes.empty()) return StoreScrapes{};
+  std::vector<uint32_t> job_ids;
+  for (const auto& [id, scope] : scopes) job_ids.push_back(id);
   diagnose::PromHttpOptions options;
   options.timeout_seconds = access.timeout_seconds;
   options.connect_timeout_seconds = access.timeout_seconds;

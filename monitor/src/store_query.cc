@@ -83,10 +83,6 @@ class Admission {
   std::map<uint32_t, std::map<std::string, std::set<std::string>>> jobs_;  // job -> host -> GPUs
 };
 
-}  // namespace
-
-namespace {
-
 // A series of a job the scope does not allow: another user's, or a host
 // that is not one of the job's nodes.
 bool OutOfScope(const StoreScopes* scopes, uint32_t job, const std::string& host,

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "jobmon/common/duration.h"
+#include "jobmon/common/http_url.h"
 #include "jobmon/common/private_ip.h"
-#include "jobmon/common/url_credentials.h"
 
 namespace jobmon::lifecycle {
 namespace {
@@ -116,7 +116,7 @@ const std::map<std::string, Setter>& Setters() {
       {"default", Parsed<bool>(Switch, &PluginConfig::default_on)},
       {"remote_write",
        [](PluginConfig& c, const std::string& v) -> Expected<void> {
-         if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
+         if (!IsHttpUrl(v)) {
            return Error{"expected an http:// or https:// URL"};
          }
          // The URL goes into the job's manifest, which its user reads.

@@ -9,6 +9,7 @@
 
 #include "jobmon/common/fs_identity.h"
 #include "jobmon/common/unique_fd.h"
+#include "lifecycle/diag_paths.h"
 
 namespace jobmon::lifecycle {
 
@@ -51,16 +52,14 @@ Expected<void> CheckRemoteWriteFiles(const PluginConfig& config, uid_t uid, gid_
   return {};
 }
 
-PluginConfig WithUserCredentials(const PluginConfig& config, const std::string& user) {
-  auto expand = [&user](std::string& text) {
-    for (size_t at = text.find("%u"); at != std::string::npos;
-         at = text.find("%u", at + user.size()))
-      text.replace(at, 2, user);
-  };
+Expected<PluginConfig> WithUserCredentials(const PluginConfig& config, const std::string& user) {
   PluginConfig out = config;
-  expand(out.remote_write_user);
-  expand(out.remote_write_password_file);
-  expand(out.remote_write_bearer_file);
+  for (std::string* field :
+       {&out.remote_write_user, &out.remote_write_password_file, &out.remote_write_bearer_file}) {
+    auto expanded = ExpandPattern(*field, {{'u', user}});
+    if (!expanded) return expanded.error();
+    *field = std::move(expanded.value());
+  }
   return out;
 }
 

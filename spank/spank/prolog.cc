@@ -229,7 +229,12 @@ struct Prolog {
   void StartPrometheus(Manifest& manifest) {
     // %u: a credential per user, so the store can tie each user's writes
     // to that user's `user` label (README "Central store").
-    lc::PluginConfig rendered = lc::WithUserCredentials(config, job.user);
+    auto with_user = lc::WithUserCredentials(config, job.user);
+    lc::PluginConfig rendered = with_user ? std::move(with_user.value()) : config;
+    if (!with_user && !config.remote_write.empty()) {
+      Degrade("remote_write off: " + with_user.error().message);
+      rendered.remote_write.clear();
+    }
     if (!rendered.remote_write.empty()) {
       if (auto files = lc::CheckRemoteWriteFiles(rendered, job.uid, job_gid); !files) {
         Degrade("remote_write off: " + files.error().message);

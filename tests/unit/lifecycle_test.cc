@@ -269,10 +269,15 @@ TEST(PluginConfig, RemoteWriteCredentialsPerUser) {
       ParsePluginConfig({"remote_write=https://vm.example/api/v1/write", "remote_write_user=%u",
                          "remote_write_password_file=/etc/jobmon/remote-write/%u"});
   ASSERT_TRUE(config.ok()) << config.error().message;
-  PluginConfig alice = WithUserCredentials(*config, "alice");
-  EXPECT_EQ(alice.remote_write_user, "alice");
-  EXPECT_EQ(alice.remote_write_password_file, "/etc/jobmon/remote-write/alice");
+  auto alice = WithUserCredentials(*config, "alice");
+  ASSERT_TRUE(alice.ok()) << alice.error().message;
+  EXPECT_EQ(alice->remote_write_user, "alice");
+  EXPECT_EQ(alice->remote_write_password_file, "/etc/jobmon/remote-write/alice");
   EXPECT_EQ(config->remote_write_user, "%u") << "the plugin's own config stays a pattern";
+  auto other_letter = ParsePluginConfig({"remote_write=https://vm.example/api/v1/write",
+                                         "remote_write_user=%j", "remote_write_password_file=/p"});
+  ASSERT_TRUE(other_letter.ok());
+  EXPECT_FALSE(WithUserCredentials(*other_letter, "alice").ok()) << "as every plugin pattern";
 }
 
 TEST(PluginConfig, RemoteWriteCredentialsAreOneKindAndTheTsdbDirIsLocalByDefault) {

@@ -89,6 +89,11 @@ class Monitor {
     // never asked; it is asked only while a verdict needs it).
     std::optional<double> store_fetched_at;
     uint64_t evidence_cycle = 0;  // the cycle of that answer
+    // Store mode: Slurm's user and nodes for the job, which its series in
+    // the store must carry; rebuilt when Slurm's NodeList changes (not
+    // expanded again on every cycle's query).
+    StoreJobScope store_scope;
+    std::string store_scope_nodes;
     uint64_t log_polled_in = 0;   // the cycle that last read the log
     std::string tunnel_command;   // rebuilt from Slurm's head node and the manifest's port
     std::string slurm_exit_code;  // Slurm's ExitCode at the last poll ("" unknown)
@@ -134,10 +139,12 @@ class Monitor {
       const std::vector<Tracked*>& jobs, size_t per_query, double range_seconds,
       StoreFamilies families, double now,
       const std::function<void(Tracked&, const StoreScrapes::mapped_type*)>& answered);
-  // One query; a failure counted and warned once (until the store answers again).
-  // `scopes`: each job's Slurm user and nodes, which its series must carry.
-  std::optional<StoreScrapes> AskStore(const std::vector<uint32_t>& ids, const StoreScopes& scopes,
-                                       double range_seconds, StoreFamilies families, double now);
+  // One query for the jobs of `scopes` (each with the Slurm user and nodes
+  // its series must carry); a failure counted and warned once (until the
+  // store answers again).
+  std::optional<StoreScrapes> AskStore(const StoreScopes& scopes, double range_seconds,
+                                       StoreFamilies families, double now);
+  static const StoreJobScope& StoreScopeOf(Tracked& t);
   // Store mode with no evidence answer for the job within stale_after: its
   // hosts would all look gone, so nothing is judged from its window.
   bool EvidenceStale(const Tracked& job, double now) const;

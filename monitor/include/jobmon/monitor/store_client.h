@@ -20,12 +20,10 @@ struct StoreAccess {
   std::string basic_user, basic_password;
 };
 
-// Raw samples of `families` for `job_ids` over the `range_seconds` before
-// `now`, each job's only within its scope (GroupStoreSeries). Errors name
-// the store's URL, never a credential.
-Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access,
-                                         const std::vector<uint32_t>& job_ids, double range_seconds,
-                                         double now, StoreFamilies families,
-                                         const StoreScopes& scopes = {});
+// Raw samples of `families` for the jobs of `scopes` over the
+// `range_seconds` before `now`, each job's only within its scope
+// (GroupStoreSeries). Errors name the store's URL, never a credential.
+Expected<StoreScrapes> FetchStoreScrapes(const StoreAccess& access, const StoreScopes& scopes,
+                                         double range_seconds, double now, StoreFamilies families);
 
 }  // namespace jobmon::monitor

@@ -1,6 +1,10 @@
-#include "jobmon/common/url_credentials.h"
+#include "jobmon/common/http_url.h"
 
 namespace jobmon {
+
+bool IsHttpUrl(std::string_view url) {
+  return url.starts_with("http://") || url.starts_with("https://");
+}
 
 bool UrlHasCredentials(std::string_view url) {
   const size_t scheme = url.find("://");
