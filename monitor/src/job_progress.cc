@@ -1,6 +1,8 @@
 #include "jobmon/monitor/job_progress.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 
 #include "jobmon/triage/line_facts.h"
@@ -10,23 +12,49 @@ namespace jobmon::monitor {
 JobProgress::JobProgress(uint32_t job_id, std::string log_path, StallPolicy policy,
                          double job_start_time)
     : job_id_(job_id),
+      policy_(policy),
+      start_time_(job_start_time),
       follower_(std::move(log_path), {}, kMaxBytesPerPoll),
       tracker_(policy, job_start_time) {}
 
-void JobProgress::OnStep(const triage::StepSample& sample, double now) {
+void JobProgress::OnStep(const triage::StepSample& sample, bool activity) {
+  if (activity) {
+    poll_.activity = true;
+    return;
+  }
+  const bool is_new = (!poll_.step || sample.step > *poll_.step) &&
+                      (!tracker_.last_step() || sample.step > *tracker_.last_step());
+  if (!is_new) return;
   // A step time from the line when it has one, else from the lines' own
   // stamps (per step between two stamped lines), else the tracker uses the
-  // arrival times.
-  std::optional<double> seconds = sample.seconds;
-  if (!seconds && sample.timestamp && last_stamp_ && sample.step > last_stamp_->step &&
-      *sample.timestamp >= last_stamp_->at) {
-    seconds = (*sample.timestamp - last_stamp_->at) /
-              static_cast<double>(sample.step - last_stamp_->step);
+  // arrival times of the polls.
+  std::optional<double> seconds = sample.seconds, stamp_gap;
+  std::optional<int64_t> previous_step;
+  if (sample.timestamp && last_stamp_ && sample.step > last_stamp_->step &&
+      *sample.timestamp > last_stamp_->at) {
+    stamp_gap = *sample.timestamp - last_stamp_->at;
+    previous_step = last_stamp_->step;
+    if (!seconds) seconds = *stamp_gap / static_cast<double>(sample.step - last_stamp_->step);
   }
   if (sample.timestamp) last_stamp_ = StampedStep{sample.step, *sample.timestamp};
-  // Only progress starts the training span: after a restart, another
-  // task's line of the step already recorded is no first step.
-  if (tracker_.OnStep(sample.step, now, seconds) && !first_step_time_) first_step_time_ = now;
+  if (seconds || stamp_gap) tracker_.OnLineTiming(sample.step, seconds, stamp_gap, previous_step);
+  poll_.step = sample.step;
+  if (seconds) poll_.seconds = seconds;
+}
+
+void JobProgress::FlushPoll(double now) {
+  if (poll_.step) {
+    // Only progress starts the training span: after a restart, another
+    // task's line of the step already recorded is no first step.
+    if (tracker_.OnStep(*poll_.step, now, poll_.seconds)) {
+      if (!first_step_time_) first_step_time_ = now;
+    } else if (poll_.activity) {
+      tracker_.OnActivity(now);
+    }
+  } else if (poll_.activity) {
+    tracker_.OnActivity(now);
+  }
+  poll_ = {};
 }
 
 void JobProgress::OnTensorBoardStep(int64_t step, double observed_at) {
@@ -34,10 +62,41 @@ void JobProgress::OnTensorBoardStep(int64_t step, double observed_at) {
   if (tracker_.OnStep(step, observed_at) && !first_step_time_) first_step_time_ = observed_at;
 }
 
+std::string JobProgress::progress_source() const {
+  if (!profile_) return "";
+  std::string name = triage::ToString(*profile_);
+  if ((*profile_ == triage::StepProfile::kLearned || *profile_ == triage::StepProfile::kPulse) &&
+      learner_.adopted()) {
+    name += ": " + learner_.shape().substr(0, 120);
+  }
+  return name;
+}
+
+void JobProgress::OnLearnedLine(const std::string& line, double now) {
+  if (!learner_.adopted()) {
+    learner_.Offer(line, now);
+    // Taken as soon as learned (a counter wins over a pulse while learning):
+    // the job is unwatched until then.
+    if (!learner_.kind() || !learner_.Adopt()) return;
+    profile_ = *learner_.kind() == triage::LearnedKind::kCounter ? triage::StepProfile::kLearned
+                                                                 : triage::StepProfile::kPulse;
+    if (learner_.period()) tracker_.SetRhythmHint(*learner_.period());
+    // The line that taught it is its first progress.
+  }
+  auto sample = learner_.Match(line);
+  if (!sample) return;
+  if (*profile_ == triage::StepProfile::kPulse) sample->step += pulse_base_;
+  ++line_number_;
+  for (const auto& accepted : filter_.Offer(*profile_, *sample, line_number_, line))
+    OnStep(accepted.sample, accepted.activity);
+}
+
 void JobProgress::OnLine(const std::string& line, double now) {
   tail_.push_back(line.size() > 4096 ? line.substr(0, 4096) : line);
   while (tail_.size() > kTailLines) tail_.pop_front();
-  triage::LineFacts facts = triage::RecogniseLine(line, {profile_, year_});
+  const bool learned =
+      profile_ == triage::StepProfile::kLearned || profile_ == triage::StepProfile::kPulse;
+  triage::LineFacts facts = triage::RecogniseLine(line, {learned ? std::nullopt : profile_, year_});
   if (!heartbeat_seen_at_ && facts.heartbeat_accusation) {
     // When the coordinator accused, from the line's own absl stamp where it
     // has one: by the time a poll reads it, the epilog may be stopping the
@@ -49,15 +108,41 @@ void JobProgress::OnLine(const std::string& line, double now) {
   }
   if (facts.heartbeat_timeout) heartbeat_timeout_ = *facts.heartbeat_timeout;
   if (facts.checkpoint_period) tracker_.SetCheckpointPeriod(*facts.checkpoint_period);
-  if (!facts.step) return;
+  if (!facts.step) {
+    if (!profile_ || learned) OnLearnedLine(line, now);
+    return;
+  }
   // The scanner's rules for which lines are steps (step_filter.h): the same
   // line gives the same step in `jobmon triage` and here. A profile is kept
   // once a sample of it counts (a plain loop's after its third step line).
+  if (learned) {
+    // A known format after a learned one: it is the finer source; the
+    // learned positions were in another count.
+    auto accepted = triage::StepFilter().Offer(facts.step->profile, facts.step->sample, 1, line);
+    if (accepted.empty()) return;
+    profile_.reset();
+    filter_ = triage::StepFilter();
+    tracker_ = ProgressTracker(policy_, start_time_);
+    first_step_time_.reset();
+    last_stamp_.reset();
+  }
   ++line_number_;
+  arrivals_.push_back({line_number_, now});
+  while (arrivals_.size() > 2 * triage::kGenericMinSamples) arrivals_.pop_front();
   for (const auto& accepted :
        filter_.Offer(facts.step->profile, facts.step->sample, line_number_, line)) {
     if (!profile_) profile_ = facts.step->profile;
-    OnStep(accepted.sample, now);
+    // A sample the filter held (a plain loop's first lines, until it was
+    // sure) is observed when its line came, in a poll of its own.
+    auto came = std::find_if(arrivals_.begin(), arrivals_.end(),
+                             [&](const auto& a) { return a.first == accepted.line; });
+    if (came != arrivals_.end() && came->second < now) {
+      FlushPoll(came->second);
+      OnStep(accepted.sample, accepted.activity);
+      FlushPoll(came->second);
+      continue;
+    }
+    OnStep(accepted.sample, accepted.activity);
   }
 }
 
@@ -73,10 +158,14 @@ Expected<void> JobProgress::Poll(double now) {
   year_ = utc.tm_year + 1900;  // for absl stamps, which carry none
   for (int reads = 0; reads < 64; ++reads) {
     auto chunk = follower_.Poll();
-    if (!chunk) return chunk.error();
+    if (!chunk) {
+      FlushPoll(now);
+      return chunk.error();
+    }
     for (const std::string& line : chunk->lines) OnLine(line, now);
     if (chunk->lines.empty() || std::chrono::steady_clock::now() > give_up) break;
   }
+  FlushPoll(now);
   return {};
 }
 
@@ -96,7 +185,12 @@ ProgressRecord JobProgress::Snapshot(double now) const {
   r.longest_checkpoint_pause = tracker_.longest_checkpoint_pause();
   r.baseline_interval = state.baseline_interval;
   r.recent_interval = state.recent_interval;
-  r.profile = profile_ ? triage::ToString(*profile_) : "";
+  // What is followed, as people read it; a pulse also keeps its count
+  // ("pulse:N: <template>"), which a restart continues.
+  r.profile = progress_source();
+  if (profile_ == triage::StepProfile::kPulse) {
+    r.profile.insert(5, ":" + std::to_string(state.last_step.value_or(0)));
+  }
   r.first_step_time = first_step_time_;
   if (profile_ == triage::StepProfile::kGeneric && filter_.generic_offset() != 0) {
     r.profile += kFromOneSuffix;  // its printed numbers are shifted by one
@@ -109,6 +203,14 @@ void JobProgress::Restore(const ProgressRecord& r) {
   std::string_view profile = r.profile;
   bool from_one = profile.ends_with(kFromOneSuffix);
   if (from_one) profile.remove_suffix(kFromOneSuffix.size());
+  // A learned template is learned again from the lines to come; a pulse's
+  // count goes on from where it was ("pulse:N").
+  if (size_t colon = profile.find(':'); colon != profile.npos) {
+    if (profile.starts_with("pulse:"))
+      pulse_base_ = std::atoll(std::string(profile.substr(colon + 1)).c_str()) + 1;
+    profile = profile.substr(0, colon);
+  }
+  if (profile == "learned" || profile == "pulse") profile = "";
   if (!profile.empty()) profile_ = triage::ParseStepProfile(profile);
   if (profile_ == triage::StepProfile::kGeneric) filter_.RestoreGeneric(from_one ? 1 : 0);
   follower_ =

@@ -26,7 +26,7 @@ bool ProgressTracker::IsCheckpointStep(int64_t step) const {
   return triage::IsCheckpointStep(step, checkpoint_period_);
 }
 
-void ProgressTracker::AddInterval(double seconds) {
+void ProgressTracker::AddStepSeconds(double seconds) {
   intervals_.push_back(seconds);
   while (intervals_.size() > kWindow) intervals_.pop_front();
   if (baseline_.size() < kBaselineSteps) {
@@ -37,11 +37,57 @@ void ProgressTracker::AddInterval(double seconds) {
   while (recent_.size() > kRecentSteps) recent_.pop_front();
 }
 
+void ProgressTracker::AddObservationGap(double seconds) {
+  gaps_.push_back(seconds);
+  while (gaps_.size() > kWindow) gaps_.pop_front();
+}
+
+double ProgressTracker::LastProgressTime() const {
+  return std::max(last_time_.value_or(start_time_), last_activity_.value_or(start_time_));
+}
+
+void ProgressTracker::OnLineTiming(int64_t step, std::optional<double> step_seconds,
+                                   std::optional<double> stamp_gap,
+                                   std::optional<int64_t> previous_step) {
+  if (!first_timed_step_) first_timed_step_ = step;
+  if (step - *first_timed_step_ < kWarmupSteps && !(previous_step && first_step_)) return;
+  const bool checkpoint = (previous_step && IsCheckpointStep(*previous_step)) ||
+                          (previous_step && step == *previous_step + 1 && IsCheckpointStep(step));
+  if (checkpoint) {
+    longest_checkpoint_pause_ = std::max(
+        {longest_checkpoint_pause_.value_or(0), stamp_gap.value_or(0), step_seconds.value_or(0)});
+    timed_gaps_ = timed_gaps_ || stamp_gap.has_value();
+    return;
+  }
+  if (step_seconds && *step_seconds > 0) {
+    AddStepSeconds(*step_seconds);
+    timed_seconds_ = true;
+  }
+  if (stamp_gap && *stamp_gap > 0) {
+    AddObservationGap(*stamp_gap);
+    timed_gaps_ = true;
+  }
+}
+
+void ProgressTracker::OnActivity(double observed_at) {
+  if (!last_step_) return;  // before the first step, the startup grace stands
+  if (last_observed_ && observed_at > *last_observed_ && !IsCheckpointStep(*last_step_) &&
+      observations_ >= 2) {
+    AddObservationGap(observed_at - *last_observed_);
+  }
+  last_activity_ = observed_at;
+  last_observed_ = observed_at;
+  ++observations_;
+}
+
 bool ProgressTracker::OnStep(int64_t step, double observed_at, std::optional<double> step_seconds) {
   if (last_step_ && step <= *last_step_) return false;
   if (!first_step_) first_step_ = step;
+  const bool timed_seconds = timed_seconds_, timed_gaps = timed_gaps_;
+  timed_seconds_ = timed_gaps_ = false;
   if (last_step_ && last_time_) {
     double gap = observed_at - *last_time_;
+    double since_observed = observed_at - last_observed_.value_or(*last_time_);
     int64_t steps = step - *last_step_;
     if (gap >= 0 && steps > 0) {
       if (IsCheckpointStep(*last_step_) || (steps == 1 && IsCheckpointStep(step))) {
@@ -49,18 +95,28 @@ bool ProgressTracker::OnStep(int64_t step, double observed_at, std::optional<dou
         // training step's: it teaches the grace, not the p99.
         longest_checkpoint_pause_ =
             std::max({longest_checkpoint_pause_.value_or(0), gap, step_seconds.value_or(0)});
-      } else if (*last_step_ - *first_step_ >= kWarmupSteps) {
-        if (step_seconds && *step_seconds >= 0 && steps == 1) {
-          AddInterval(*step_seconds);
-        } else {
+      } else if (*last_step_ - *first_step_ >= kWarmupSteps || observations_ >= 2) {
+        // The warmup is the first steps, or the first line of a job that
+        // prints every N steps.
+        if (since_observed > 0 && !timed_gaps) AddObservationGap(since_observed);
+        if (timed_seconds) {
+          // the lines' own step times are in already
+        } else if (step_seconds && *step_seconds > 0) {
+          AddStepSeconds(*step_seconds);
+        } else if (gap > 0) {
           double per_step = gap / static_cast<double>(steps);
-          for (int64_t i = 0; i < std::min<int64_t>(steps, 16); ++i) AddInterval(per_step);
+          for (int64_t i = 0; i < std::min<int64_t>(steps, 16); ++i) AddStepSeconds(per_step);
         }
+      } else if (gap > 0) {
+        longest_warmup_gap_ = std::max(longest_warmup_gap_.value_or(0), gap);
       }
     }
   }
   last_step_ = step;
   last_time_ = observed_at;
+  last_observed_ = observed_at;
+  if (!first_observed_) first_observed_ = observed_at;
+  ++observations_;
   return true;
 }
 
@@ -73,10 +129,13 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
   first_step_ = last_step - kWarmupSteps;  // past warmup: new intervals count
   last_step_ = last_step;
   last_time_ = last_step_time;
+  last_observed_ = last_step_time;
+  observations_ = 2;
   intervals_.clear();
-  // A window whose median and p99 are the persisted ones.
-  if (median) intervals_.assign(99, *median);
-  if (p99) intervals_.push_back(*p99);
+  gaps_.clear();
+  // Windows whose median step time and p99 gap are the persisted ones.
+  if (median) intervals_.assign(100, *median);
+  if (p99) gaps_.assign(100, *p99);
   baseline_.clear();
   recent_.clear();
   if (baseline_interval) baseline_.assign(kBaselineSteps, *baseline_interval);
@@ -96,21 +155,31 @@ ProgressState ProgressTracker::Evaluate(double now) const {
     state.phase = state.idle_seconds > state.threshold_seconds ? Phase::kStalled : Phase::kStarting;
     return state;
   }
-  state.idle_seconds = std::max(0.0, now - *last_time_);
-  std::vector<double> values(intervals_.begin(), intervals_.end());
-  if (!values.empty()) {
-    state.median_interval = triage::Percentile(values, 0.5);
-    state.p99_interval = triage::Percentile(values, 0.99);
+  state.last_activity_time = last_activity_;
+  state.idle_seconds = std::max(0.0, now - LastProgressTime());
+  if (!intervals_.empty()) {
+    state.median_interval =
+        triage::Percentile(std::vector<double>(intervals_.begin(), intervals_.end()), 0.5);
   }
+  if (!gaps_.empty()) {
+    state.p99_interval = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
+  }
+  // Before the job's rhythm is known, the longest gap of its warmup, else
+  // the wait for its first progress, stands for it.
+  std::optional<double> rhythm = state.p99_interval;
+  if (!rhythm && longest_warmup_gap_) rhythm = longest_warmup_gap_;
+  if (!rhythm && rhythm_hint_) rhythm = rhythm_hint_;
+  if (!rhythm && first_observed_ && *first_observed_ > start_time_)
+    rhythm = std::min(*first_observed_ - start_time_, policy_.startup_grace_seconds / policy_.k);
   triage::StallLimit limit = triage::StallThreshold(
-      policy_.rule(),
-      {state.p99_interval, IsCheckpointStep(*last_step_), longest_checkpoint_pause_});
+      policy_.rule(), {rhythm, IsCheckpointStep(*last_step_), longest_checkpoint_pause_});
   state.threshold_seconds = limit.seconds;
   state.threshold_reason = limit.reason;
   state.checkpoint_grace = limit.checkpoint_grace;
   if (state.median_interval && *state.median_interval > 0) {
     state.expected_step_now =
-        *last_step_ + static_cast<int64_t>(std::floor(state.idle_seconds / *state.median_interval));
+        *last_step_ +
+        static_cast<int64_t>(std::floor((now - *last_time_) / *state.median_interval));
   }
   if (baseline_.size() == kBaselineSteps) {
     state.baseline_interval = triage::Percentile(baseline_, 0.5);

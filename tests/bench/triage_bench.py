@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Benchmark: `jobmon triage` against `grep -E -c` with the same signature set.
+"""Benchmark: `jobmon triage` against `grep -E -c` and ripgrep's `rg -c` with the same signature set.
 
 Generates a log of --gigabytes (default 2): four tasks' MaxText step lines,
 timestamped INFO noise and known-harmless lines, with an OOM -> NCCL ->
 heartbeat cascade near the end. Then, in this one run, it times
 
   grep -E -c -f <jobmon's own patterns, translated to ERE> LOG
+  rg -c -f <the same patterns> LOG      (Debian's ripgrep; skipped, and said, without it)
   jobmon triage --json --no-slurm LOG
 
 and prints wall time and peak RSS of each (os.wait4 rusage of that child
@@ -14,6 +15,7 @@ alone) and the ratios. Nothing is asserted: the figures are the result.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -94,6 +96,11 @@ def main():
         subprocess.run(["cat", log], stdout=subprocess.DEVNULL, check=True)  # same page-cache state for both
         grep_wall, grep_rss, grep = measure(["grep", "-E", "-c", "-f", patterns, log], subprocess.PIPE)
         grep_count = grep.stdout.decode().strip()
+        rg = shutil.which("rg")
+        if rg:
+            subprocess.run(["cat", log], stdout=subprocess.DEVNULL, check=True)
+            rg_wall, rg_rss, rg_run = measure([rg, "-c", "-f", patterns, log], subprocess.PIPE)
+            rg_count = rg_run.stdout.decode().strip()
         with open(os.path.join(tmp, "report.json"), "w") as out:
             jm_wall, jm_rss, jm = measure([args.jobmon, "triage", "--json", "--no-slurm", log], out)
         with open(os.path.join(tmp, "report.json")) as f:
@@ -102,10 +109,17 @@ def main():
     print(f"log: {size / 2**30:.2f} GiB, {steps} steps x 4 tasks + noise, {len(expressions)} patterns")
     print(f"grep -E -c -f sigs : {grep_wall:7.2f} s  {mib / grep_wall:7.1f} MiB/s  peak RSS {grep_rss:6.1f} MiB"
           f"  ({grep_count} matching lines)")
+    if rg:
+        print(f"rg -c -f sigs      : {rg_wall:7.2f} s  {mib / rg_wall:7.1f} MiB/s  peak RSS {rg_rss:6.1f} MiB"
+              f"  ({rg_count} matching lines)")
+    else:
+        print("rg -c -f sigs      : skipped (ripgrep is not installed: apt-get install ripgrep)")
     print(f"jobmon triage      : {jm_wall:7.2f} s  {mib / jm_wall:7.1f} MiB/s  peak RSS {jm_rss:6.1f} MiB"
           f"  (status {report['status']}, primary {report['primary_failure']}, exit {jm.returncode})")
     print(f"ratio: jobmon is {grep_wall / jm_wall:.1f}x the speed of grep; peak RSS {jm_rss:.1f} MiB "
           f"(goal < 64 MiB)")
+    if rg:
+        print(f"ratio: jobmon is {rg_wall / jm_wall:.2f}x the speed of ripgrep (goal 1x)")
     return 0
 
 

@@ -1,23 +1,42 @@
-// Step-line and timestamp parsers on arbitrary lines.
+// Step-line and timestamp parsers, the step filter and the progress-line
+// learner on arbitrary lines (the input split at newlines).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "jobmon/triage/progress_template.h"
+#include "jobmon/triage/step_filter.h"
 #include "jobmon/triage/step_lines.h"
 
 using namespace jobmon::triage;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string_view line(reinterpret_cast<const char*>(data), size);
-  for (StepProfile p : AutoDetectedProfiles()) {
-    if (auto step = ParseStep(p, line)) {
-      if (step->step < 0) __builtin_trap();
-      if (step->seconds && !(*step->seconds >= 0)) __builtin_trap();
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  StepFilter filter;
+  TemplateLearner learner;
+  uint64_t number = 0;
+  while (!input.empty()) {
+    size_t nl = input.find('\n');
+    std::string_view line = input.substr(0, nl);
+    input = nl == input.npos ? std::string_view() : input.substr(nl + 1);
+    ++number;
+    for (StepProfile p : AutoDetectedProfiles()) {
+      if (auto step = ParseStep(p, line)) {
+        if (step->step < 0) __builtin_trap();
+        if (step->seconds && !(*step->seconds >= 0)) __builtin_trap();
+        for (const auto& accepted : filter.Offer(p, *step, number, line)) {
+          if (accepted.sample.step < 0) __builtin_trap();
+        }
+      }
     }
+    if (auto seconds = FindStepSeconds(line); seconds && !(*seconds > 0)) __builtin_trap();
+    (void)DetectStep(line);
+    (void)ParseIsoTimestamp(line);
+    (void)FindIsoTimestamp(line);
+    (void)WithoutTaskLabel(line);
+    learner.Offer(line, static_cast<double>(number));
+    if (learner.kind()) learner.Adopt();
+    if (auto sample = learner.Match(line); sample && sample->step < 0) __builtin_trap();
   }
-  (void)DetectStep(line);
-  (void)ParseIsoTimestamp(line);
-  (void)FindIsoTimestamp(line);
-  (void)WithoutTaskLabel(line);
   return 0;
 }

@@ -50,11 +50,16 @@ TEST(StepLines, TqdmLastUpdateOfACarriageReturnLine) {
   EXPECT_FALSE(ParseTqdmStep("progress 5/10 done"));
 }
 
-TEST(StepLines, TqdmSkipsNestedOneItemAndEvaluationBars) {
+TEST(StepLines, TqdmReadsNestedBarsAsNestedAndSkipsOneItemAndEvaluationBars) {
   // tqdm 4.64 output captured in tests/fixtures/real/tqdm/hf.log: the nested
   // bar is followed by ESC[A (tqdm moveto), the main bar comes back after it.
+  // A nested bar is read, marked nested: StepFilter decides whether it is an
+  // epoch's inner bar or an evaluation under the training bar.
   EXPECT_FALSE(ParseTqdmStep("\r  0%|          | 0/4 [00:00<?, ?it/s]\x1b[A"));
-  EXPECT_FALSE(ParseTqdmStep("\r100%|##########| 4/4 [00:00<00:00, 36.91it/s]\x1b[A"));
+  auto nested = ParseTqdmStep("\r100%|##########| 4/4 [00:00<00:00, 36.91it/s]\x1b[A");
+  ASSERT_TRUE(nested);
+  EXPECT_TRUE(nested->nested);
+  EXPECT_EQ(nested->step, 3);
   auto back = ParseTqdmStep(
       "\r                     \x1b[A\r 75%|#######5  | 15/20 [00:00<00:00, 29.33it/s]\r      "
       "   \r{'loss': 0.1333, 'grad_norm': 1.5, 'learning_rate': 1.25e-05, 'epoch': 0.75}");

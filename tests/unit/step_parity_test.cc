@@ -151,5 +151,26 @@ TEST(StepParityTest, ABarWithAnotherTotalIsNotTheTrainingBarInBoth) {
   EXPECT_EQ(both.triage_last, 10);
 }
 
+TEST(StepParityTest, EveryProgressFamilyGivesTheSameStepInBoth) {
+  // tests/fixtures/real/progress: real DDP jobs in every progress family,
+  // known formats and learned ones; each healthy run ends at its last step
+  // (restarts within epochs and validation passes included).
+  struct Case {
+    const char* family;
+    int64_t last;  // the run's last global step, 0-based
+  };
+  for (const Case& c :
+       {Case{"tqdm-nested", 89}, Case{"logging-epoch-iter", 119}, Case{"bracketed", 119},
+        Case{"hf-dicts", 119}, Case{"plain-step-pause", 99}, Case{"megatron-interval", 69},
+        Case{"nanogpt-interval", 60}, Case{"lightning-bar", 89}, Case{"deepspeed", 59},
+        Case{"torchtitan", 100}, Case{"unknown-format", 89}}) {
+    SCOPED_TRACE(c.family);
+    Both both = ThroughBoth(Fixture(std::string("progress/") + c.family + "-healthy.log"));
+    EXPECT_TRUE(both.monitor_profile.has_value());
+    EXPECT_EQ(both.triage_last, both.monitor_last) << "triage " << both.triage_profile;
+    EXPECT_EQ(both.monitor_last, c.last);
+  }
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

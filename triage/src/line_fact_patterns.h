@@ -33,6 +33,8 @@ enum class Fact {
   kExceptionLine,
   kTaskExit,
   kHeartbeatTimeout,
+  kLauncherRootCause,
+  kLauncherField,
 };
 
 struct FactPattern {

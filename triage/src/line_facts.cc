@@ -68,6 +68,13 @@ const std::vector<FactPattern>& FactPatterns() {
       {kPythonExceptionLine, true, Fact::kExceptionLine},
       // srun's per-task end (src/srun/launch.c _task_finish, 22.05..HEAD).
       {R"(srun: error: \S+: tasks? [0-9,-]+: )", false, Fact::kTaskExit},
+      // torchrun's ChildFailedError summary (pytorch/pytorch
+      // torch/distributed/elastic/multiprocessing/errors/__init__.py
+      // ChildFailedError.format_msg / _format_failure, 1.9..2.x; verified
+      // 1.13.1 and tests/fixtures/real/pytorch): the block the launcher
+      // calls the root, and its rank / exitcode / traceback fields.
+      {R"(Root Cause \(first observed failure\):)", false, Fact::kLauncherRootCause},
+      {R"(^  (rank|exitcode|traceback) *: \S)", true, Fact::kLauncherField},
   };
   return patterns;
 }

@@ -27,7 +27,7 @@ std::vector<PatternDef> AllPatterns() {
   step(R"(iteration[ \t]+\d+/[ \t]*\d+[ \t]*\|)", StepProfile::kMegatron);
   step(R"(step:[ \t]+\d+[ \t]+(\x1b\[\d+m)?loss:)", StepProfile::kTorchTitan);
   step(R"(\d+/\d+ \[[0-9:]+<[0-9:?]+,[ \t]*[0-9.]+(s/it|it/s)[,\]])", StepProfile::kHuggingFace);
-  step(R"(Epoch \d+[: ])", StepProfile::kLightning);
+  step(R"(Epoch \d+(/\d+)?[: ])", StepProfile::kLightning);
   step(R"(steps: \d+ loss: )", StepProfile::kDeepSpeed);
   step(R"(step=\d+, skipped=)", StepProfile::kDeepSpeed);
   step(R"(logging_writer\.py:\d+\] \[\d+\])", StepProfile::kT5x);

@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "jobmon/triage/line_facts.h"
+#include "jobmon/triage/progress_template.h"
 #include "jobmon/triage/signatures.h"
 #include "jobmon/triage/stall_rule.h"
 #include "jobmon/triage/step_filter.h"
@@ -55,6 +56,9 @@ std::string_view StripCr(std::string_view line) {
 constexpr size_t kMaxTasks = 4096;
 constexpr uint64_t kAccusedWindowLines = 50;
 constexpr size_t kMaxOpenTracebacks = 1024;
+// A job's own progress line is learned from this many first lines.
+constexpr uint64_t kLearnLines = 20000;
+constexpr size_t kMaxLauncherRootCauses = 16;
 
 }  // namespace
 
@@ -118,6 +122,8 @@ class ScanState : public ChunkSink {
       Line(line_no, StripCr(data.substr(start, end - start)));
     }
     if (impl_.custom_step) CustomSteps(data);
+    if (!learner_.adopted() && next_line_ <= kLearnLines) Learn(data);
+    if (learner_.adopted()) LearnedSteps(data);
     line_no += CountNewlines(data.data() + cursor, data.data() + data.size());
     CaptureTail(data, line_no);
     next_line_ = line_no;
@@ -164,6 +170,51 @@ class ScanState : public ChunkSink {
     while (facts_.tail.size() > kTailLines) facts_.tail.pop_front();
   }
 
+  bool KnownSteps() const {
+    for (size_t p = 0; p < facts_.steps.size(); ++p) {
+      if (p != static_cast<size_t>(StepProfile::kLearned) && facts_.steps[p].count() > 0)
+        return true;
+    }
+    return false;
+  }
+
+  // The job's own progress line, learned from the first kLearnLines lines
+  // when no known format has a step there (the monitor learns the same way:
+  // monitor/src/job_progress.cc); a line's "time" is its own stamp, else its
+  // number (offline, only the counter matters).
+  void Learn(std::string_view data) {
+    if (KnownSteps()) return;
+    uint64_t line = next_line_;
+    for (size_t pos = 0; pos < data.size() && line <= kLearnLines; ++line) {
+      size_t end = data.find('\n', pos);
+      if (end == data.npos) end = data.size();
+      learner_.Offer(data.substr(pos, end - pos), static_cast<double>(line));
+      pos = end + 1;
+    }
+    if (learner_.kind() == LearnedKind::kCounter && learner_.Adopt())
+      facts_.learned_template = Sanitize(learner_.shape());
+  }
+
+  // The learned template's lines: a memmem for its longest literal, then
+  // the whole comparison on that line only.
+  void LearnedSteps(std::string_view data) {
+    if (learner_.anchor().empty()) return;
+    uint64_t line = next_line_;
+    size_t counted = 0;
+    for (size_t hit = data.find(learner_.anchor()); hit != data.npos;) {
+      const void* nl_before = hit == 0 ? nullptr : memrchr(data.data(), '\n', hit);
+      size_t start = nl_before ? static_cast<const char*>(nl_before) - data.data() + 1 : 0;
+      line += CountNewlines(data.data() + counted, data.data() + start);
+      counted = start;
+      size_t end = data.find('\n', hit);
+      if (end == data.npos) end = data.size();
+      std::string_view text = StripCr(data.substr(start, end - start));
+      if (auto sample = learner_.Match(text)) AddStep(StepProfile::kLearned, *sample, line, text);
+      if (end == data.size()) break;
+      hit = data.find(learner_.anchor(), end + 1);
+    }
+  }
+
   // A configured regex has capture groups, which Hyperscan lacks: RE2 runs
   // on every line, only when one is configured. This pass runs after the
   // chunk's lines, so it keeps its own clock in line order: a step's time is
@@ -204,7 +255,8 @@ class ScanState : public ChunkSink {
         if (!at && custom_anchor_)
           at = *custom_anchor_ + custom_since_anchor_ + seconds.value_or(0);
         uint64_t before = facts_.steps[static_cast<size_t>(StepProfile::kCustom)].count();
-        AddStep(StepProfile::kCustom, {step, seconds, std::nullopt, own_time}, line, text);
+        AddStep(StepProfile::kCustom, MakeStepSample(step, seconds, std::nullopt, own_time), line,
+                text);
         if (facts_.steps[static_cast<size_t>(StepProfile::kCustom)].count() != before) {
           if (!own_time) custom_since_anchor_ += seconds.value_or(0);
           if (at) facts_.last_step_time[static_cast<size_t>(StepProfile::kCustom)] = at;
@@ -259,6 +311,9 @@ class ScanState : public ChunkSink {
     // Which samples count (the generic profile's guard, the training bar
     // by its total): the rules the monitor applies too (step_filter.h).
     for (const StepFilter::Accepted& accepted : filter_.Offer(profile, sample, line, text)) {
+      // Activity (a validation bar, a replay below the highest step) keeps
+      // a live job live; offline, the steps are what counts.
+      if (accepted.activity) continue;
       RecordStep(profile, p, accepted.sample, accepted.line, accepted.text);
     }
   }
@@ -308,6 +363,14 @@ class ScanState : public ChunkSink {
 
   void Timestamp(double t, uint64_t line) {
     line_time_ = {line, t};
+    for (size_t p = 0; p < kStepProfileCount; ++p) {
+      std::optional<StepPoint> last = facts_.steps[p].last();
+      if (!last || last->line >= line) continue;
+      auto& after = facts_.time_after_last_step[p];
+      if (!after || after->step_line != last->line)
+        after = ScanFacts::TimeAfterStep{last->line, t, line, 0};
+      ++after->stamped_lines;
+    }
     if (!facts_.first_timestamp) facts_.first_timestamp = t;
     if (!facts_.last_timestamp || t >= *facts_.last_timestamp) facts_.last_timestamp = t;
     anchor_ = t;
@@ -525,6 +588,18 @@ class ScanState : public ChunkSink {
       case Fact::kFreshStart:
         facts_.fresh_start_logged = true;
         break;
+      case Fact::kLauncherRootCause:
+        if (facts_.launcher_root_causes.size() < kMaxLauncherRootCauses)
+          facts_.launcher_root_causes.push_back({LineRef{line, Sanitize(text)}, {}});
+        break;
+      case Fact::kLauncherField:
+        // The block's fields follow its header within a few lines.
+        if (!facts_.launcher_root_causes.empty()) {
+          auto& block = facts_.launcher_root_causes.back();
+          if (line > block.header.line && line - block.header.line <= 8 && block.fields.size() < 3)
+            block.fields.push_back({line, Sanitize(text)});
+        }
+        break;
       case Fact::kHeartbeatTimeout:
         if (auto timeout = ParseHeartbeatTimeout(text)) facts_.heartbeat_timeout = *timeout;
         break;
@@ -562,6 +637,7 @@ class ScanState : public ChunkSink {
   std::array<std::optional<int64_t>, kStepProfileCount> prev_step_{};
   std::optional<std::pair<uint64_t, double>> line_time_;  // the last stamped line, its time
   StepFilter filter_;
+  TemplateLearner learner_;
   std::optional<double> custom_anchor_;
   double custom_since_anchor_ = 0;
 };

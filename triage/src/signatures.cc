@@ -108,6 +108,62 @@ constexpr const char* kKernelOom =
     "torvalds/linux mm/oom_kill.c __oom_kill_process '%s: Killed process %d (%s)' with "
     "'Out of memory' / 'Memory cgroup out of memory' (mm/memcontrol.c), 4.x..6.x "
     "(verified: tests/fixtures/real/pytorch/*.dmesg.txt, kernel 6.18)";
+// Round 2 of real programs' text (issue 30): the sources of the start-up,
+// native-crash and DataLoader wordings.
+constexpr const char* kCudaInit =
+    "pytorch/pytorch torch/cuda/__init__.py _lazy_init raise AssertionError('Torch not compiled "
+    "with CUDA enabled'), 1.x..HEAD (verified: Debian 1.13.1; tests/fixtures/real/pytorch)";
+constexpr const char* kNoNcclBuild =
+    "pytorch/pytorch torch/distributed/distributed_c10d.py _new_process_group_helper "
+    "RuntimeError(\"Distributed package doesn't have NCCL built in\"), 1.x..2.x (verified: "
+    "Debian 1.13.1; tests/fixtures/real/pytorch)";
+constexpr const char* kNcclNoGpus =
+    "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp ProcessGroupNCCL::"
+    "ProcessGroupNCCL TORCH_CHECK (1.x), TORCH_CHECK_WITH(ValueError, ...) (2.x) 'ProcessGroupNCCL "
+    "is only supported with GPUs, no GPUs found!' (idx; needs a CUDA build on a GPU-less node)";
+constexpr const char* kC10dBind =
+    "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp SocketListenOp::tryListen recordError("
+    "'The server socket has failed to bind to {} {}.', addr, error) with the error_code as "
+    "'(errno: 98 - Address already in use)', 1.13..HEAD (verified: Debian 1.13.1, HEAD source, "
+    "tests/fixtures/real/pytorch)";
+constexpr const char* kC10dLibuvListen =
+    "pytorch/pytorch torch/csrc/distributed/c10d/TCPStoreLibUvBackend.cpp (the default TCPStore "
+    "server from 2.4) 'The server socket has failed to listen on any local network address. port: "
+    "{}, useIpv6: {}, code: {}, name: {}, message: {}' with libuv's uv_err_name EADDRINUSE (idx)";
+constexpr const char* kErrno98 =
+    "CPython Modules/socketmodule.c OSError '[Errno 98] Address already in use' (strerror of "
+    "EADDRINUSE, glibc), 3.x (a Python server's bind)";
+constexpr const char* kDataLoaderWorker =
+    "pytorch/pytorch torch/csrc/DataLoader.cpp THPModule_errorIfAnyWorkerFails 'DataLoader worker "
+    "(pid N) is killed by signal: <strsignal>. ' (the SIGCHLD handler of "
+    "torch/utils/data/_utils/signal_handling.py), 1.x..HEAD (verified: Debian 1.13.1 and HEAD "
+    "source; tests/fixtures/real/pytorch)";
+constexpr const char* kDataLoaderHandler =
+    "pytorch/pytorch torch/csrc/DataLoader.cpp SIGNAL_HANDLER 'ERROR: Unexpected bus error | "
+    "segmentation fault | floating-point exception encountered in worker.', 1.x..HEAD (verified: "
+    "Debian 1.13.1 libtorch_python.so strings, HEAD source)";
+constexpr const char* kFaulthandler =
+    "CPython Modules/faulthandler.c faulthandler_fatal_error 'Fatal Python error: ' + the "
+    "handler's name (Segmentation fault, Aborted, Bus error, Floating point exception, Illegal "
+    "instruction), 3.3..3.x (verified 3.11, tests/fixtures/real/pytorch)";
+constexpr const char* kSpawnExited =
+    "pytorch/pytorch torch/multiprocessing/spawn.py ProcessContext.join ProcessExitedException "
+    "'process %d terminated with signal %s' (f-string in 2.x), 1.x..HEAD (verified: Debian 1.13.1, "
+    "HEAD source; tests/fixtures/real/pytorch)";
+constexpr const char* kGlibcMalloc =
+    "glibc malloc/malloc.c malloc_printerr(str): __libc_message '%s\\n' then abort(), 2.26..HEAD "
+    "('free(): invalid pointer', 'double free or corruption (out)', 'munmap_chunk(): invalid "
+    "pointer', 'malloc(): corrupted top size', ...); before 2.26 '*** Error in `prog': <str>: "
+    "0x... ***' (verified: Debian 12 glibc 2.36, tests/fixtures/real/pytorch)";
+constexpr const char* kAnomalyNan =
+    "pytorch/pytorch torch/csrc/autograd/engine.cpp (anomaly mode) \"Function '\" << name << \"' "
+    "returned nan values in its \" << i << \"th output.\", 1.x..2.x, and the Python engine's "
+    "f-string copy (idx); verified Debian 1.13.1, tests/fixtures/real/pytorch";
+constexpr const char* kDdpUnused =
+    "pytorch/pytorch torch/csrc/distributed/c10d/reducer.cpp Reducer::"
+    "ensure_prior_reduction_finished 'Expected to have finished reduction in the prior iteration "
+    "before starting a new one.', 1.x..HEAD (verified: Debian 1.13.1, idx HEAD; "
+    "tests/fixtures/real/pytorch)";
 }  // namespace
 
 // CPython's exception line, `<module>.<qualname>: <str>` (kPython), after an
@@ -223,7 +279,10 @@ std::vector<FailureClass> BuildTable() {
        C::kInfrastructure,
        "Container start",
        "No GPU devices visible.",
-       {{R"(WARNING: No GPU devices detected)", kRef}},
+       {{R"(WARNING: No GPU devices detected)", kRef},
+        {R"(Torch not compiled with CUDA enabled)", kCudaInit},
+        {R"(Distributed package doesn't have NCCL built in)", kNoNcclBuild},
+        {R"(ProcessGroupNCCL is only supported with GPUs, no GPUs found)", kNcclNoGpus}},
        false,
        {"Check that the node has GPUs (rocm-smi or nvidia-smi).",
         "Check the container device flags in _container.sh."}},
@@ -240,7 +299,12 @@ std::vector<FailureClass> BuildTable() {
        "Job start",
        "Port allocation failed.",
        {{R"(FATAL: Could not find a free port for JAX coordinator)", kRef},
-        {R"(FATAL: Could not find a free port for Ray)", kRef}},
+        {R"(FATAL: Could not find a free port for Ray)", kRef},
+        {R"(The server socket has failed to bind to \S+ \(errno: 98 - Address already in use\))",
+         kC10dBind},
+        {R"(The server socket has failed to listen on any local network address\. port: \d+, useIpv6: \w+, code: -98, name: EADDRINUSE)",
+         kC10dLibuvListen},
+        {R"(\[Errno 98\] Address already in use)", kErrno98}},
        false,
        {"Check for stale processes holding ports on the head node.", "Resubmit the job."}},
       {"model-not-found",
@@ -442,6 +506,11 @@ std::vector<FailureClass> BuildTable() {
          W::kRoot},
         {R"(Current loss scale already at minimum - cannot decrease scale anymore)",
          kDeepSpeedMinScale, W::kRoot},
+        // autograd's anomaly mode names the op whose gradient went NaN; DDP's
+        // reducer refuses a step whose previous one left parameters unreduced.
+        {R"(Function '\w+' returned nan values in its \d+th output)", kAnomalyNan, W::kRoot},
+        {R"(Expected to have finished reduction in the prior iteration before starting a new one)",
+         kDdpUnused, W::kRoot},
         {R"(HIP error: (an illegal memory access was encountered|unspecified launch failure|uncorrectable ECC error encountered|misaligned address|an illegal instruction was encountered|device-side assert triggered|hipErrorIllegalAddress|hipErrorLaunchFailure|hipErrorECCNotCorrectable))",
          kHipErr}},
        true,
@@ -461,6 +530,21 @@ std::vector<FailureClass> BuildTable() {
         {R"(exits with return code = -(9|11|6|7|4|8)\b)",
          "microsoft/DeepSpeed deepspeed/launcher/launch.py sigkill_handler, 499800c 2021-11..HEAD",
          W::kRoot},
+        // A DataLoader worker's death, reported by the process that owns
+        // it (the worker's own handler prints the second line first).
+        {R"(DataLoader worker \(pid \d+\) is killed by signal: )", kDataLoaderWorker, W::kRoot},
+        {R"(ERROR: Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker)",
+         kDataLoaderHandler, W::kRoot},
+        {R"(Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction))",
+         kFaulthandler, W::kRoot},
+        {R"(process \d+ terminated with signal SIG(KILL|SEGV|ABRT|BUS|ILL|FPE)\b)", kSpawnExited,
+         W::kRoot},
+        // glibc's heap checks abort the process (SIGABRT) after one line.
+        {R"((^|\]:|: )(free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): (invalid|corrupted|double free|unaligned|unsorted|smallbin|largebin|memory corruption))",
+         kGlibcMalloc, W::kRoot},
+        {R"((^|\]:|: )(double free or corruption \(|corrupted size vs\. prev_size|corrupted double-linked list))",
+         kGlibcMalloc, W::kRoot},
+        {R"(\*\*\* Error in `[^']*': )", kGlibcMalloc, W::kRoot},
         {R"(died with <Signals\.SIG(KILL|SEGV|ABRT|BUS|ILL|FPE): \d+>)",
          "CPython Lib/subprocess.py CalledProcessError.__str__ (accelerate simple launcher), 3.x "
          "(verified 3.11)",

@@ -1,39 +1,119 @@
 #include "jobmon/triage/step_filter.h"
 
+#include <algorithm>
+
 namespace jobmon::triage {
+
+bool StepFilter::Globalize(StepSample& sample) {
+  const int64_t raw = sample.step;
+  int64_t global = 0;
+  if (sample.epoch) {
+    const int64_t epoch = *sample.epoch;
+    if (raw == 0) counter_base_ = 0;  // the loop prints its counter from 0
+    if (sample.total_steps) epoch_steps_ = sample.total_steps;
+    if (!last_epoch_) epoch_base_ = (epoch == 1 || (sample.epochs && epoch >= 1)) ? 1 : 0;
+    if (!last_epoch_ || epoch != *last_epoch_) {
+      const int64_t seen = max_in_epoch_ - counter_base_ + 1;  // steps of the epoch that ended
+      if (last_epoch_ && epoch == *last_epoch_ + 1 && !epoch_steps_ && seen > 0)
+        epoch_steps_ = seen;
+      int64_t offset = 0;
+      if (epoch_steps_ && !__builtin_mul_overflow(std::max<int64_t>(0, epoch - epoch_base_),
+                                                  *epoch_steps_, &offset)) {
+        epoch_offset_ = offset;
+      } else if (last_epoch_ && epoch > *last_epoch_ && seen > 0) {
+        epoch_offset_ += seen;
+      } else if (last_epoch_) {
+        epoch_offset_ = 0;  // back to an earlier epoch with nothing to place it by
+      }
+      last_epoch_ = epoch;
+      max_in_epoch_ = -1;
+    }
+    max_in_epoch_ = std::max(max_in_epoch_, raw);
+    if (__builtin_add_overflow(epoch_offset_, std::max<int64_t>(0, raw - counter_base_), &global))
+      return false;
+    // The printed total is the epoch's; the run's only with the epochs planned.
+    sample.total_steps.reset();
+    int64_t run_total = 0;
+    if (sample.epochs && epoch_steps_ &&
+        !__builtin_mul_overflow(*sample.epochs, *epoch_steps_, &run_total)) {
+      sample.total_steps = run_total;
+    }
+  } else {
+    if (sample.total_steps && raw == *sample.total_steps) one_based_ = true;  // "30 of 30"
+    if (last_raw_ && raw < *last_raw_ && sample.total_steps &&
+        *last_raw_ >= *sample.total_steps - 1) {
+      // A counter that restarts after reaching its total: the next epoch's.
+      epoch_offset_ += *sample.total_steps;
+      epoch_steps_ = *sample.total_steps;
+    }
+    last_raw_ = raw;
+    if (__builtin_add_overflow(epoch_offset_, std::max<int64_t>(0, raw - (one_based_ ? 1 : 0)),
+                               &global))
+      return false;
+    if (epoch_steps_) sample.total_steps.reset();  // the bar's total is an epoch's
+  }
+  sample.step = global;
+  const bool forward = !previous_global_ || global > *previous_global_;
+  previous_global_ = global;
+  return forward;
+}
 
 std::span<const StepFilter::Accepted> StepFilter::Offer(StepProfile profile, StepSample sample,
                                                         uint64_t line, std::string_view text) {
   ready_.clear();
+  auto emit = [&](StepSample s, uint64_t at, std::string_view what) {
+    bool forward = Globalize(s);
+    bool activity = forward && max_global_ && s.step <= *max_global_;
+    if (!max_global_ || s.step > *max_global_) max_global_ = s.step;
+    ready_.push_back({s, at, what, activity});
+  };
   if (profile == StepProfile::kHuggingFace && sample.total_steps) {
     if (!tqdm_total_) tqdm_total_ = sample.total_steps;
-    if (*tqdm_total_ != *sample.total_steps) return {};
+    if (*tqdm_total_ != *sample.total_steps) {
+      // Another bar (an evaluation's, an outer epoch bar's): no training
+      // step, but the job is busy while it moves forward.
+      std::pair<int64_t, int64_t> position{sample.step, *sample.total_steps};
+      bool moved = !other_bar_ || position.second != other_bar_->second ||
+                   position.first > other_bar_->first;
+      other_bar_ = position;
+      if (!moved || !max_global_) return {};
+      sample.step = *max_global_;
+      ready_.push_back({sample, line, text, true});
+      return ready_;
+    }
   }
   if (profile != StepProfile::kGeneric) {
-    ready_.push_back({sample, line, text});
+    emit(sample, line, text);
     return ready_;
   }
   if (generic_confirmed_) {
     sample.step -= generic_offset_;
-    ready_.push_back({sample, line, text});
+    emit(sample, line, text);
     return ready_;
   }
   auto task = TaskLabel(text);
   if (task && *task != 0) return {};
-  if (!pending_.empty() && sample.step <= pending_.back().sample.step) {
+  // Increasing in position: a counter within an epoch may restart when the
+  // epoch moves on.
+  auto before = [](const StepSample& a, const StepSample& b) {
+    if (a.epoch && b.epoch && *a.epoch != *b.epoch) return *a.epoch < *b.epoch;
+    return a.step < b.step;
+  };
+  if (!pending_.empty() && !before(pending_.back().sample, sample)) {
     pending_.clear();  // not increasing: start over from here
   }
   pending_.push_back({sample, line, std::string(text.substr(0, 64))});
   if (pending_.size() < static_cast<size_t>(kGenericMinSamples)) return {};
   generic_confirmed_ = true;
-  generic_offset_ = pending_.front().sample.step == 1 ? 1 : 0;
+  // A loop counting from 1 (with no epoch, which places the counter itself).
+  generic_offset_ = pending_.front().sample.step == 1 && !pending_.front().sample.epoch ? 1 : 0;
   released_ = std::move(pending_);
   pending_.clear();
   for (size_t i = 0; i < released_.size(); ++i) {
     Held& held = released_[i];
     held.sample.step -= generic_offset_;
     bool current = i + 1 == released_.size();
-    ready_.push_back({held.sample, held.line, current ? text : std::string_view(held.text)});
+    emit(held.sample, held.line, current ? text : std::string_view(held.text));
   }
   return ready_;
 }

@@ -67,8 +67,8 @@ bool ContainsNoCase(std::string_view text, std::string_view word) {
 // line holds every update; a bar at position > 0 (nested: an evaluation or a
 // checkpoint writer under the training bar) is written after "\n" and
 // followed by ESC[A to move back up (tqdm/std.py moveto, _term_move_up).
-// Calls `parse` on the \r-separated pieces from the last, skipping nested
-// ones, and returns the first that parses.
+// Calls `parse` on the \r-separated pieces from the last and returns the
+// first that parses, marked `nested` when the piece was a nested bar's.
 template <typename Parse>
 std::optional<StepSample> LastBarUpdate(std::string_view line, Parse parse) {
   size_t end = line.size();
@@ -77,8 +77,10 @@ std::optional<StepSample> LastBarUpdate(std::string_view line, Parse parse) {
   for (;;) {
     size_t cr = line.rfind('\r');
     std::string_view piece = cr == line.npos ? line : line.substr(cr + 1);
-    if (piece.find("\x1b[A") == piece.npos) {
-      if (auto sample = parse(piece)) return sample;
+    size_t up = piece.find("\x1b[A");
+    if (auto sample = parse(piece.substr(0, up))) {
+      sample->nested = up != piece.npos;
+      return sample;
     }
     if (cr == line.npos) return std::nullopt;
     line = line.substr(0, cr);
@@ -174,6 +176,10 @@ const char* ToString(StepProfile profile) {
       return "t5x";
     case StepProfile::kGeneric:
       return "generic";
+    case StepProfile::kLearned:
+      return "learned";
+    case StepProfile::kPulse:
+      return "pulse";
   }
   return "?";
 }
@@ -269,7 +275,7 @@ std::optional<StepSample> ParseMaxTextStep(std::string_view line) {
   if (!rest) return std::nullopt;
   auto step = TakeInt(*rest);
   if (!step || *step < 0) return std::nullopt;
-  StepSample sample{*step, std::nullopt, std::nullopt, std::nullopt};
+  StepSample sample = MakeStepSample(*step, std::nullopt, std::nullopt, std::nullopt);
   if (auto seconds_text = After(*rest, "seconds:")) {
     if (auto seconds = TakeDouble(*seconds_text); seconds && *seconds >= 0)
       sample.seconds = seconds;
@@ -290,7 +296,7 @@ std::optional<StepSample> ParseMegatronStep(std::string_view line) {
   auto total = TakeInt(*rest);
   if (*step < 1) return std::nullopt;
   // Megatron counts iterations from 1; steps here are 0-indexed.
-  StepSample sample{*step - 1, std::nullopt, total, FindIsoTimestamp(line)};
+  StepSample sample = MakeStepSample(*step - 1, std::nullopt, total, FindIsoTimestamp(line));
   if (auto ms_text = After(*rest, "elapsed time per iteration (ms):")) {
     if (auto ms = TakeDouble(*ms_text); ms && *ms >= 0) sample.seconds = *ms / 1000.0;
   }
@@ -309,7 +315,7 @@ std::optional<StepSample> ParseTorchTitanStep(std::string_view line) {
   std::optional<std::string_view> rest = line.substr(at + 5);
   auto step = TakeInt(*rest);
   if (!step || *step < 0 || rest->find("loss:") == rest->npos) return std::nullopt;
-  return StepSample{*step, std::nullopt, std::nullopt, FindIsoTimestamp(line)};
+  return MakeStepSample(*step, std::nullopt, std::nullopt, FindIsoTimestamp(line));
 }
 
 // tqdm's default bar: "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining},
@@ -334,7 +340,7 @@ std::optional<StepSample> TqdmPiece(std::string_view piece, bool allow_zero) {
   if (!seconds && !(count->done == 0 && count->after.find("?it/s") != count->after.npos))
     return std::nullopt;
   // tqdm shows how many are done ("60/400"): the last finished step is 59.
-  return StepSample{count->done - 1, seconds, count->total, std::nullopt};
+  return MakeStepSample(count->done - 1, seconds, count->total, std::nullopt);
 }
 
 std::optional<StepSample> ParseTqdmStep(std::string_view line) {
@@ -352,17 +358,31 @@ std::optional<StepSample> LightningPiece(std::string_view piece, bool allow_zero
   if (at == piece.npos || (at > 0 && IsAlnum(piece[at - 1]))) return std::nullopt;
   std::string_view rest = piece.substr(at + 6);
   auto epoch = TakeInt(rest);
+  // "Epoch 1/3:", a hand-written loop's bar: the epoch of epochs planned.
+  std::optional<int64_t> epochs;
+  if (epoch && !rest.empty() && rest.front() == '/') {
+    rest.remove_prefix(1);
+    epochs = TakeInt(rest);
+    if (!epochs) return std::nullopt;
+  }
   if (!epoch || *epoch < 0 || rest.empty() || (rest.front() != ':' && rest.front() != ' '))
     return std::nullopt;
   size_t from = piece.size() - rest.size();
   auto count = FindBarCount(piece, from);
   if (!count || count->done < (allow_zero ? 0 : 1)) return std::nullopt;
   if (count->total && *count->total < count->done) return std::nullopt;
+  if (epochs) {
+    // A composite position; StepFilter places it (1-based epochs).
+    StepSample sample = MakeStepSample(count->done, BarSeconds(count->after), count->total, {});
+    sample.epoch = epoch;
+    sample.epochs = epochs;
+    return sample;
+  }
   // Huge epoch or batch counts (junk, not a bar) must not overflow the step.
   int64_t offset = 0, step = 0;
   if (count->total && __builtin_mul_overflow(*epoch, *count->total, &offset)) return std::nullopt;
   if (__builtin_add_overflow(offset, count->done - 1, &step)) return std::nullopt;
-  return StepSample{step, BarSeconds(count->after), std::nullopt, std::nullopt};
+  return MakeStepSample(step, BarSeconds(count->after), std::nullopt, std::nullopt);
 }
 
 std::optional<StepSample> ParseLightningStep(std::string_view line) {
@@ -376,7 +396,7 @@ std::optional<int64_t> BarOpenedAt(StepProfile profile, std::string_view line) {
   while (pos <= line.size()) {
     size_t cr = line.find('\r', pos);
     std::string_view piece = line.substr(pos, cr == line.npos ? line.npos : cr - pos);
-    if (piece.find("\x1b[A") == piece.npos) {
+    if (piece.find("\x1b[A") == piece.npos) {  // the bar at position 0
       auto sample = profile == StepProfile::kHuggingFace ? TqdmPiece(piece, true)
                                                          : LightningPiece(piece, true);
       if (sample) return sample->step + 1;
@@ -409,7 +429,7 @@ std::optional<StepSample> ParseDeepSpeedStep(std::string_view line) {
     done = TakeInt(rest);
   }
   if (!done || *done < 1) return std::nullopt;
-  return StepSample{*done - 1, seconds, std::nullopt, FindIsoTimestamp(line)};
+  return MakeStepSample(*done - 1, seconds, std::nullopt, FindIsoTimestamp(line));
 }
 
 // CLU metric_writers/logging_writer.py LoggingWriter.write_scalars (CLU
@@ -425,17 +445,75 @@ std::optional<StepSample> ParseT5xStep(std::string_view line) {
   auto step = TakeInt(*body);
   if (!step || *step < 0 || body->empty() || body->front() != ']') return std::nullopt;
   if (body->find('=') == body->npos || body->find("Got ") != body->npos) return std::nullopt;
-  StepSample sample{*step, std::nullopt, std::nullopt, std::nullopt};
+  StepSample sample = MakeStepSample(*step, std::nullopt, std::nullopt, std::nullopt);
   if (auto rate_text = After(*body, "timing/steps_per_second=")) {
     if (auto rate = TakeDouble(*rate_text); rate && *rate > 0) sample.seconds = 1.0 / *rate;
   }
   return sample;
 }
 
+namespace {
+
+bool IsCounterSeparator(char c) {
+  return c == ' ' || c == ':' || c == '=' || c == '#' || c == '\t' || c == '[' || c == '(';
+}
+
+// The number right after `keyword` at `at` in `line` (up to three separators
+// between: "step 3", "Step [17/60]", "iter=5", "epoch: 2"), with "/total";
+// nullopt when the keyword is part of a word or no whole number follows.
+struct Counter {
+  int64_t value = 0;
+  std::optional<int64_t> total;
+  std::string_view rest;  // after the number (and its total)
+};
+std::optional<Counter> CounterAt(std::string_view line, size_t at, size_t keyword_size) {
+  if (at > 0 && IsAlnum(line[at - 1])) return std::nullopt;
+  std::string_view rest = line.substr(at + keyword_size);
+  size_t separators = 0;
+  while (separators < rest.size() && separators < 3 && IsCounterSeparator(rest[separators]))
+    ++separators;
+  if (separators == 0 || separators == rest.size() || !IsDigit(rest[separators]))
+    return std::nullopt;
+  rest.remove_prefix(separators);
+  auto value = TakeInt(rest);
+  if (!value || *value < 0 || (!rest.empty() && (IsAlnum(rest.front()) || rest.front() == '.')))
+    return std::nullopt;
+  Counter counter{*value, std::nullopt, rest};
+  std::string_view total_text = rest;
+  SkipSpaces(total_text);
+  if (total_text.substr(0, 3) == "of ")
+    total_text.remove_prefix(2);
+  else if (!total_text.empty() && total_text.front() == '/')
+    total_text.remove_prefix(1);
+  else
+    return counter;
+  if (auto total = TakeInt(total_text); total && *total >= *value && *total > 0) {
+    counter.total = total;
+    counter.rest = total_text;
+  }
+  return counter;
+}
+
+// The last "epoch N" (N/M) before `before_end` in the folded line.
+std::optional<Counter> EpochBefore(std::string_view line, std::string_view folded,
+                                   size_t before_end) {
+  std::optional<Counter> found;
+  for (size_t at = folded.find("epoch"); at != folded.npos && at < before_end;
+       at = folded.find("epoch", at + 1)) {
+    if (auto counter = CounterAt(line, at, 5)) found = counter;
+  }
+  return found;
+}
+
+}  // namespace
+
 // A plain loop's own print, e.g. tests/fixtures/real/pytorch/train_ddp.py's
 // f"step {step} loss {loss:.4f}". The keyword stands alone (not "substep",
 // "max_steps") and not after eval/valid/test; the line needs a metric or a
-// total so that "step 3 of preprocessing" is no step.
+// total so that "step 3 of preprocessing" is no step. An "epoch N" before
+// the counter makes the position composite ("epoch 2 iter 17/60",
+// "Epoch [2/3], Step [17/60]", "Epoch 1 Batch 40/60"): the counter is then
+// the epoch's.
 std::optional<StepSample> ParseGenericStep(std::string_view line) {
   // Lower-cased once per line, so every keyword search below is a plain
   // find (memchr-fast): this parser sees most lines of a log, and a
@@ -444,38 +522,84 @@ std::optional<StepSample> ParseGenericStep(std::string_view line) {
   lowered.assign(line);
   for (char& c : lowered) c = Lower(c);
   const std::string_view folded = lowered;
-  static constexpr std::string_view kKeywords[] = {"step", "iteration", "iter"};
+  static constexpr std::string_view kKeywords[] = {"step", "iteration", "iter", "batch"};
   static constexpr std::string_view kMetrics[] = {
       "loss", "lr", "learning", "ppl", "perplexity", "acc", "grad", "tok", "throughput", "samples"};
   for (std::string_view keyword : kKeywords) {
     for (size_t at = folded.find(keyword); at != folded.npos; at = folded.find(keyword, at + 1)) {
-      if (at > 0 && IsAlnum(line[at - 1])) continue;
-      std::string_view rest = line.substr(at + keyword.size());
-      size_t separators = 0;
-      while (separators < rest.size() && separators < 3 &&
-             (rest[separators] == ' ' || rest[separators] == ':' || rest[separators] == '=' ||
-              rest[separators] == '#' || rest[separators] == '\t')) {
-        ++separators;
-      }
-      if (separators == 0 || separators == rest.size() || !IsDigit(rest[separators])) continue;
+      auto counter = CounterAt(line, at, keyword.size());
+      if (!counter) continue;
       std::string_view before = line.substr(0, at);
       if (NotTrainingBar(before.substr(before.size() > 12 ? before.size() - 12 : 0))) continue;
-      rest.remove_prefix(separators);
-      auto step = TakeInt(rest);
-      if (!step || *step < 0 || (!rest.empty() && (IsAlnum(rest.front()) || rest.front() == '.')))
-        continue;
-      StepSample sample{*step, std::nullopt, std::nullopt, std::nullopt};
-      if (!rest.empty() && rest.front() == '/') {
-        std::string_view total_text = rest.substr(1);
-        if (auto total = TakeInt(total_text); total && *total >= *step) sample.total_steps = total;
+      auto epoch = EpochBefore(line, folded, at);
+      // "batch 32" is as often a size as a position: only with an epoch or a total.
+      if (keyword == "batch" && !epoch && !counter->total) continue;
+      StepSample sample =
+          MakeStepSample(counter->value, std::nullopt, counter->total, std::nullopt);
+      if (epoch) {
+        sample.epoch = epoch->value;
+        sample.epochs = epoch->total;
       }
-      const std::string_view folded_rest = folded.substr(line.size() - rest.size());
+      const std::string_view folded_rest = folded.substr(line.size() - counter->rest.size());
       bool metric = std::any_of(std::begin(kMetrics), std::end(kMetrics), [&](std::string_view w) {
         return folded_rest.find(w) != folded_rest.npos;
       });
       if (!metric && !sample.total_steps) continue;
       sample.timestamp = FindIsoTimestamp(line);
+      sample.seconds = FindStepSeconds(line);
       return sample;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> FindStepSeconds(std::string_view line) {
+  // tqdm's rate, "1.02s/it" or "10.5it/s" (tqdm/std.py format_meter).
+  for (std::string_view unit : {std::string_view("s/it"), std::string_view("it/s")}) {
+    size_t at = line.find(unit);
+    if (at == line.npos || at == 0 ||
+        (at + unit.size() < line.size() && IsAlnum(line[at + unit.size()])))
+      continue;
+    size_t start = at;
+    while (start > 0 && (IsDigit(line[start - 1]) || line[start - 1] == '.')) --start;
+    std::string_view number = line.substr(start, at - start);
+    auto rate = TakeDouble(number);
+    if (!rate || *rate <= 0) continue;
+    return unit == "s/it" ? *rate : 1.0 / *rate;
+  }
+  thread_local std::string lowered;
+  lowered.assign(line);
+  for (char& c : lowered) c = Lower(c);
+  const std::string_view folded = lowered;
+  for (size_t at = folded.find("time"); at != folded.npos; at = folded.find("time", at + 1)) {
+    if (at > 0 && IsAlnum(folded[at - 1]) && folded[at - 1] != '_') continue;
+    std::string_view rest = line.substr(at + 4);
+    // Megatron's "elapsed time per iteration (ms): X", DeepSpeed's "iter time (s): X".
+    double bare_scale = 1.0;
+    if (auto per = folded.substr(at + 4); per.substr(0, 14) == " per iteration") {
+      rest.remove_prefix(14);
+    }
+    std::string_view unit = rest;
+    SkipSpaces(unit);
+    if (unit.substr(0, 4) == "(ms)") {
+      bare_scale = 0.001;
+      rest = unit.substr(4);
+    } else if (unit.substr(0, 3) == "(s)") {
+      rest = unit.substr(3);
+    }
+    size_t separators = 0;
+    while (separators < rest.size() && separators < 3 &&
+           (rest[separators] == ' ' || rest[separators] == ':' || rest[separators] == '='))
+      ++separators;
+    if (separators == 0 || separators == rest.size() || !IsDigit(rest[separators])) continue;
+    rest.remove_prefix(separators);
+    size_t end = 0;
+    while (end < rest.size() && (IsDigit(rest[end]) || rest[end] == '.')) ++end;
+    // A clock ("time 12:00:01", "time 2026-11-26") is no duration.
+    if (end < rest.size() && (rest[end] == ':' || rest[end] == '-')) continue;
+    if (auto seconds = ParseDuration(rest.substr(0, end), rest.substr(end), bare_scale);
+        seconds && *seconds > 0) {
+      return seconds;
     }
   }
   return std::nullopt;
@@ -522,6 +646,9 @@ std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line) 
       return ParseT5xStep(line);
     case StepProfile::kGeneric:
       return ParseGenericStep(line);
+    case StepProfile::kLearned:
+    case StepProfile::kPulse:
+      return std::nullopt;  // learned per job (TemplateLearner), not one line's
   }
   return std::nullopt;
 }

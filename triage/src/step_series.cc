@@ -13,6 +13,10 @@ void StepSeries::Add(int64_t step, std::optional<double> seconds, uint64_t line,
     return;
   }
   ++count_;
+  if (last_) {
+    step_gaps_.push_back(static_cast<double>(step - last_->step));
+    if (step_gaps_.size() > kRecentWindow) step_gaps_.pop_front();
+  }
   StepPoint point{step, seconds.value_or(0), line};
   if (!first_) first_ = point;
   last_ = point;
@@ -31,6 +35,11 @@ void StepSeries::Add(int64_t step, std::optional<double> seconds, uint64_t line,
   ++steady_noncheckpoint_count_;
   recent_.push_back(*seconds);
   if (recent_.size() > kRecentWindow) recent_.pop_front();
+}
+
+double StepSeries::StepsPerLine() const {
+  if (step_gaps_.empty()) return 1;
+  return std::max(1.0, Percentile(std::vector<double>(step_gaps_.begin(), step_gaps_.end()), 0.5));
 }
 
 std::optional<double> StepSeries::SteadyStepSeconds() const {

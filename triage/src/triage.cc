@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "jobmon/common/hostlist.h"
+#include "jobmon/common/iso_time.h"
 #include "jobmon/triage/stall_rule.h"
 
 namespace jobmon::triage {
@@ -47,10 +48,14 @@ namespace {
 
 StepProfile ChooseProfile(const ScanFacts& facts, const AnalysisContext& context) {
   if (context.profile) return *context.profile;
+  // A learned template only where no known format has a step.
+  const size_t learned = static_cast<size_t>(StepProfile::kLearned);
   size_t best = 0;
   for (size_t p = 1; p < facts.steps.size(); ++p) {
+    if (p == learned) continue;
     if (facts.steps[p].count() > facts.steps[best].count()) best = p;
   }
+  if (facts.steps[best].count() == 0 && facts.steps[learned].count() > 0) best = learned;
   return static_cast<StepProfile>(best);
 }
 
@@ -69,11 +74,14 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
   p.total_steps = facts.total_steps;
   if (series.count() == 0) return p;
   p.profile = ToString(profile);
+  if (profile == StepProfile::kLearned) p.profile += ": " + facts.learned_template;
   p.first_step = series.first()->step;
   p.last_step = series.last()->step;
   p.last_step_line = series.last()->line;
   p.steps_this_run = static_cast<uint64_t>(*p.last_step - *p.first_step + 1);
-  if (*p.first_step > 0) {
+  // A learned template is adopted after its first lines: its first step
+  // says nothing of a restore.
+  if (*p.first_step > 0 && profile != StepProfile::kLearned) {
     p.restored = true;
     p.restored_from = *p.first_step - 1;
   }
@@ -110,6 +118,8 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
     rule.min_stall_seconds = context.stall_min_seconds;
     std::optional<double> reference =
         p.recent_p99_seconds ? p.recent_p99_seconds : p.steady_step_seconds;
+    // In the job's own rhythm: the time between its progress lines.
+    if (reference) *reference *= series.StepsPerLine();
     // A follower (the monitor) that judged the stall passes its own threshold.
     p.stall_threshold_seconds = context.stall_threshold_seconds.value_or(
         StallThreshold(rule, {reference, false, std::nullopt}).seconds);
@@ -342,6 +352,56 @@ std::optional<double> FailureTime(const ScanFacts& facts, const std::string& pri
   return facts.last_timestamp;
 }
 
+// The log's own clock (issue 30): the steps stopped, yet timestamped lines
+// (a status or heartbeat thread, a launcher's keep-alive) went on printing.
+// The last step came before the first timestamped line after it; the stall
+// lasted at least from there to the log's last timestamp. Two timestamped
+// lines after the step at least: one could be the end's own banner.
+struct ClockStall {
+  double seconds = 0;
+  double step_before = 0;  // the last step came before this time
+  uint64_t step_before_line = 0;
+  std::optional<LineRef> last_stamped;  // the log's last timestamped line, when kept
+};
+
+std::optional<ClockStall> ClockStallOf(const ScanFacts& facts, StepProfile profile,
+                                       const Progress& p, double threshold) {
+  const auto& after = facts.time_after_last_step[static_cast<size_t>(profile)];
+  if (!p.last_step_line || !after || after->step_line != *p.last_step_line ||
+      after->stamped_lines < 2 || !facts.last_timestamp)
+    return std::nullopt;
+  const double gap = *facts.last_timestamp - after->time;
+  if (gap <= threshold) return std::nullopt;
+  ClockStall stall{gap, after->time, after->line, std::nullopt};
+  for (auto it = facts.tail.rbegin(); it != facts.tail.rend(); ++it) {
+    if (LineTime(it->text, facts.timestamp_year)) {
+      stall.last_stamped = *it;
+      break;
+    }
+  }
+  return stall;
+}
+
+// Completion without a summary line: the loop's last step, then a
+// checkpoint save, at the very end of the log (nanoGPT's `saving
+// checkpoint to out` after its last `iter N`), nothing failing after it.
+std::optional<LineRef> FinalCheckpointSave(const ScanFacts& facts, const Progress& p) {
+  static const RE2 kSave(
+      R"((?i)\b(saving|saved|wrote|writing)\b.*\b(checkpoint|ckpt)|\b(checkpoint|ckpt)\b.*\bsaved\b)");
+  constexpr uint64_t kEndLines = 3;
+  if (!p.last_step_line || facts.lines < *p.last_step_line ||
+      facts.lines - *p.last_step_line > kEndLines + 1)
+    return std::nullopt;
+  for (const auto& [id, hits] : facts.classes) {
+    if (hits.last.line > *p.last_step_line) return std::nullopt;
+  }
+  for (auto it = facts.tail.rbegin(); it != facts.tail.rend(); ++it) {
+    if (it->line <= *p.last_step_line) break;
+    if (RE2::PartialMatch(it->text, kSave)) return *it;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
@@ -411,6 +471,35 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   StatusDecision decision = DecideJobStatus(in);
   r.status = decision.status;
   r.status_basis = decision.basis;
+  // Without Slurm's word or the log's own failure, two readings of the log's
+  // end that need no clock outside it: a stall by its own timestamps, and a
+  // loop that ended with its final checkpoint.
+  const bool open_end = r.status == JobStatus::kUnknown || r.status == JobStatus::kRunning ||
+                        r.status == JobStatus::kUnknownDeath;
+  std::optional<ClockStall> clock_stall = ClockStallOf(
+      facts, profile, p, p.stall_threshold_seconds.value_or(context.stall_min_seconds));
+  std::optional<LineRef> final_save;
+  if (open_end && !summary && clock_stall) {
+    r.status = JobStatus::kHanging;
+    r.status_basis = fmt::format(
+        "no JOB SUMMARY; by the log's own clock no step for at least {}: the last step (line {}) "
+        "came before {} (line {}), and timestamped lines went on to {}{}",
+        FormatDuration(clock_stall->seconds), *p.last_step_line,
+        FormatIsoUtc(clock_stall->step_before), clock_stall->step_before_line,
+        FormatIsoUtc(*facts.last_timestamp),
+        clock_stall->last_stamped ? fmt::format(" (line {})", clock_stall->last_stamped->line)
+                                  : "");
+  } else if (open_end && !summary && !in.slurm && (final_save = FinalCheckpointSave(facts, p))) {
+    r.status = JobStatus::kCompleted;
+    r.status_basis = fmt::format(
+        "no JOB SUMMARY and no completion line, but the loop's last step (line {}) is followed by "
+        "a checkpoint save at the log's end (line {}): completed, with lower confidence (a kill "
+        "right after the save reads the same; Slurm's state would settle it)",
+        *p.last_step_line, final_save->line);
+    decision.findings.push_back(fmt::format(
+        "Completion inferred from the log's end (step {} then \"{}\"), not from a summary line",
+        *p.last_step, final_save->text));
+  }
 
   // Derived classes.
   std::map<std::string, ClassFinding> found;
@@ -429,9 +518,16 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
       if (ref.line == *p.last_step_line) last_step_evidence.push_back(ref);
     }
   }
-  bool hang = r.status == JobStatus::kHanging ||
-              (r.status == JobStatus::kCancelled && p.stalled && p.last_step.has_value());
-  if (hang) derive("hang", last_step_evidence);
+  bool hang =
+      r.status == JobStatus::kHanging ||
+      (r.status == JobStatus::kCancelled && (p.stalled || clock_stall) && p.last_step.has_value());
+  std::vector<LineRef> hang_evidence = last_step_evidence;
+  if (clock_stall && clock_stall->last_stamped) {
+    // The stall's evidence: the last step, then the line that shows the
+    // process still printing long after it.
+    hang_evidence.push_back(*clock_stall->last_stamped);
+  }
+  if (hang) derive("hang", hang_evidence);
   if (r.status == JobStatus::kUnknownDeath) derive("unknown-death", last_step_evidence);
   if (r.status == JobStatus::kFailed && (reached_end || facts.completion))
     derive("soft-success",
@@ -457,8 +553,26 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   auto any = [](const FailureClass&) { return true; };
   std::string primary;
   std::string kernel_root_over;  // the log's own primary a kernel OOM kill explains
+  // A run that restarted within the log (torchrun's --max_restarts, a
+  // Slurm requeue into the same file) and then stepped on past every
+  // failure line: the failures were an earlier attempt's, recovered from.
+  std::optional<uint64_t> recovered_after;
+  if (open_end && p.last_step_line && facts.steps[static_cast<size_t>(profile)].repeats() > 0 &&
+      !facts.classes.empty()) {
+    uint64_t last_failure = 0;
+    for (const auto& [id, hits] : facts.classes)
+      last_failure = std::max(last_failure, hits.last.line);
+    if (last_failure < *p.last_step_line) recovered_after = last_failure;
+  }
   if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning) {
     primary = found.count("tgs-degradation") ? "tgs-degradation" : "none";
+  } else if (recovered_after) {
+    primary = "none";
+    r.findings.push_back(fmt::format(
+        "The steps restarted within the log and went on to step {} (line {}) after the last "
+        "failure line ({}): an earlier attempt failed and the run recovered (elastic restart or "
+        "requeue); its failures are listed below",
+        *p.last_step, *p.last_step_line, *recovered_after));
   } else {
     primary = earliest(Weight::kRoot, any);
     if (primary.empty() && hang) primary = "hang";
@@ -621,6 +735,35 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     if (c.id == primary) continue;
     r.findings.push_back(fmt::format("{}: {} line(s), first at line {}", c.id, c.count,
                                      c.first_line ? std::to_string(*c.first_line) : "-"));
+  }
+  // Root before launcher: torchrun's summary names the failure its agent
+  // saw first, often a peer's follow-on exit; the log's own order wins.
+  if (primary_line) {
+    for (const ScanFacts::LauncherRootCause& block : facts.launcher_root_causes) {
+      if (block.header.line <= *primary_line) continue;
+      // A block whose traceback names a fatal signal agrees with a
+      // signal-kill primary: the same failure, reported later.
+      static const RE2 kFatalSignal(R"(Signal \d+ \(SIG(KILL|SEGV|ABRT|BUS|ILL|FPE)\))");
+      bool agrees = false;
+      for (const LineRef& field : block.fields)
+        agrees |= primary == "signal-kill" && RE2::PartialMatch(field.text, kFatalSignal);
+      if (agrees) continue;
+      std::string named;
+      for (const LineRef& field : block.fields) {
+        // "  exitcode  : 1 (pid: 7)" -> "exitcode 1 (pid: 7)"; the traceback
+        // field only when it names a signal (else it is a docs pointer).
+        static const RE2 kField(R"(^\s*(\w+)\s*: (.*)$)");
+        std::string key, value;
+        if (!RE2::FullMatch(field.text, kField, &key, &value)) continue;
+        if (key == "traceback" && value.find("Signal") == std::string::npos) continue;
+        named += (named.empty() ? "" : ", ") + key + " " + value;
+      }
+      r.findings.push_back(fmt::format(
+          "torchrun's summary at line {} names as its root cause {}; the log shows the {} at line "
+          "{} first, so that is the primary and the summary's root a consequence",
+          block.header.line, named.empty() ? "a failure" : "(" + named + ")", primary,
+          *primary_line));
+    }
   }
   if (p.tail_slowdown) {
     r.findings.push_back(fmt::format("Last 10 steps run at {:.2f}x the steady-state step time{}",

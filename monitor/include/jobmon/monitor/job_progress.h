@@ -3,9 +3,13 @@
 // with the triage library's recogniser (step lines: the first profile whose
 // sample the scanner's StepFilter lets count is kept; the checkpoint period;
 // the heartbeat accusation and timeout), keeps a bounded tail for evidence,
-// and feeds
-// the ProgressTracker. Its state round-trips through ProgressRecord, so a
-// restarted daemon continues where it stopped.
+// and feeds the ProgressTracker once per poll (lines that arrive together
+// are one observation, so their step time is never 0). When no known
+// format matches, the job's own progress line is learned
+// (triage/progress_template.h): a counter template, else the periodic part
+// of its output as its pulse; a known format seen later takes over. Its
+// state round-trips through ProgressRecord, so a restarted daemon continues
+// where it stopped.
 
 #include <deque>
 #include <optional>
@@ -15,6 +19,7 @@
 #include "jobmon/monitor/log_follower.h"
 #include "jobmon/monitor/progress_tracker.h"
 #include "jobmon/monitor/state_store.h"
+#include "jobmon/triage/progress_template.h"
 #include "jobmon/triage/step_filter.h"
 #include "jobmon/triage/step_lines.h"
 
@@ -40,6 +45,8 @@ class JobProgress {
   std::optional<double> heartbeat_timeout() const { return heartbeat_timeout_; }
   const std::deque<std::string>& tail() const { return tail_; }
   std::optional<triage::StepProfile> profile() const { return profile_; }
+  // What is followed, for people: "megatron", "learned: [trn] ep=# b=# ...".
+  std::string progress_source() const;
 
   // A step seen elsewhere than in the log: the job's TensorBoard `tb_step`,
   // as its exporters serve it. Counts only while the log has no step lines
@@ -54,9 +61,13 @@ class JobProgress {
 
  private:
   void OnLine(const std::string& line, double now);
-  void OnStep(const triage::StepSample& sample, double now);
+  void OnStep(const triage::StepSample& sample, bool activity);
+  void OnLearnedLine(const std::string& line, double now);
+  void FlushPoll(double now);
 
   uint32_t job_id_;
+  StallPolicy policy_;
+  double start_time_;
   LogFollower follower_;
   ProgressTracker tracker_;
   std::optional<triage::StepProfile> profile_;
@@ -69,6 +80,17 @@ class JobProgress {
     double at;  // the line's own time
   };
   std::optional<StampedStep> last_stamp_;
+  // What this poll's lines moved: the highest new step (its line's step
+  // time), or only activity.
+  struct PollProgress {
+    std::optional<int64_t> step;
+    std::optional<double> seconds;
+    bool activity = false;
+  };
+  PollProgress poll_;
+  std::deque<std::pair<uint64_t, double>> arrivals_;  // the last step lines' numbers and polls
+  triage::TemplateLearner learner_;
+  int64_t pulse_base_ = 0;  // a restored pulse's count continues from here
   std::deque<std::string> tail_;
   std::optional<double> first_step_time_, heartbeat_seen_at_, heartbeat_timeout_;
   int year_ = 1970;  // of the poll's clock

@@ -1,9 +1,12 @@
 #pragma once
 // Per-job progress against expectation (DESIGN.md "Progress and incidents"):
 // starting (no step yet, startup grace) -> training -> stalled by the one
-// stall rule (triage::StallThreshold): max(k * p99_step_time, min_stall),
+// stall rule (triage::StallThreshold): max(k * p99 interval, min_stall),
 // with extra grace after a checkpoint step, learned from the job's own
-// earlier checkpoint pauses. Pure: fed with observations and a clock value,
+// earlier checkpoint pauses. The interval is the job's own rhythm: the time
+// between its progress observations (a line every step or every 100 steps),
+// not the time per step; the step time (for the expected step and the
+// slowdown) is kept apart. Pure: fed with observations and a clock value,
 // so it is tested without waiting.
 
 #include <cstdint>
@@ -35,11 +38,13 @@ const char* ToString(Phase phase);
 struct ProgressState {
   Phase phase = Phase::kStarting;
   std::optional<int64_t> last_step;
-  std::optional<double> last_step_time;  // when it was observed (unix seconds)
-  double idle_seconds = 0;               // now - last step (or - start when starting)
-  double threshold_seconds = 0;          // the stall threshold in force now
-  std::optional<double> median_interval, p99_interval;
-  bool checkpoint_grace = false;  // the threshold includes checkpoint grace
+  std::optional<double> last_step_time;      // when it was observed (unix seconds)
+  double idle_seconds = 0;                   // now - last progress (or - start when starting)
+  double threshold_seconds = 0;              // the stall threshold in force now
+  std::optional<double> median_interval;     // seconds per step
+  std::optional<double> p99_interval;        // between progress observations (the stall bound's)
+  std::optional<double> last_activity_time;  // a forward move below the highest step
+  bool checkpoint_grace = false;             // the threshold includes checkpoint grace
   std::optional<int64_t> expected_step_now;
   std::string threshold_reason;  // e.g. "5 x p99 1.02s < min_stall 60s"
   // Throughput against the run's own early steady state: the median of the
@@ -59,6 +64,18 @@ class ProgressTracker {
   // highest seen (other tasks printing the same step) only confirm progress.
   // True when the step was new progress.
   bool OnStep(int64_t step, double observed_at, std::optional<double> step_seconds = {});
+  // A progress line's own timing, before the poll's OnStep: the step time
+  // it states (or its stamps give) and the gap since the previous stamped
+  // progress line (at step `previous_step`). Where lines carry these, they
+  // replace the poll's arrival times, which a backlog bunches together.
+  void OnLineTiming(int64_t step, std::optional<double> step_seconds,
+                    std::optional<double> stamp_gap, std::optional<int64_t> previous_step);
+  // The job's rhythm as learned before its first step was followed (a
+  // learned progress line's period): the bound until gaps are measured.
+  void SetRhythmHint(double seconds) { rhythm_hint_ = seconds; }
+  // The job's position moved forward without a new step (a validation bar,
+  // a replay after a restart): it is live, and its rhythm counts.
+  void OnActivity(double observed_at);
   // "Config param checkpoint_period: N" (or learned from checkpoint lines).
   void SetCheckpointPeriod(int64_t period) { checkpoint_period_ = period; }
   // A checkpoint was saved at `step`.
@@ -74,6 +91,7 @@ class ProgressTracker {
                std::optional<double> baseline_interval = {},
                std::optional<double> recent_interval = {});
   std::optional<int64_t> checkpoint_period() const { return checkpoint_period_; }
+  std::optional<int64_t> last_step() const { return last_step_; }
 
   std::optional<double> longest_checkpoint_pause() const { return longest_checkpoint_pause_; }
   size_t interval_count() const { return intervals_.size(); }
@@ -85,13 +103,23 @@ class ProgressTracker {
 
  private:
   bool IsCheckpointStep(int64_t step) const;
-  void AddInterval(double seconds);
+  void AddStepSeconds(double seconds);
+  void AddObservationGap(double seconds);
+  double LastProgressTime() const;
 
   StallPolicy policy_;
   double start_time_;
   std::optional<int64_t> first_step_, last_step_;
-  std::optional<double> last_time_;
+  std::optional<double> last_time_;      // of the last new step
+  std::optional<double> last_observed_;  // of the last step or activity
+  std::optional<double> last_activity_;
+  size_t observations_ = 0;
+  std::optional<int64_t> first_timed_step_;
+  std::optional<double> first_observed_, longest_warmup_gap_, rhythm_hint_;
+  // OnLineTiming gave this poll's step times / gaps.
+  bool timed_seconds_ = false, timed_gaps_ = false;
   std::deque<double> intervals_;  // seconds per step, post-warmup, not after checkpoints
+  std::deque<double> gaps_;       // between observations, post-warmup, not after checkpoints
   std::vector<double> baseline_;  // the first kBaselineSteps of them
   std::deque<double> recent_;     // the last kRecentSteps after the baseline
   std::optional<double> longest_checkpoint_pause_;

@@ -82,15 +82,37 @@ struct ScanFacts {
   std::optional<LineRef> slurm_end;
   // The first exception line of a traceback that is no other class's.
   std::optional<LineRef> first_exception;
+  // torchrun's "Root Cause (first observed failure):" blocks (one per
+  // agent), each with the rank / exitcode / traceback lines that follow it;
+  // the first kMaxLauncherRootCauses.
+  struct LauncherRootCause {
+    LineRef header;
+    std::vector<LineRef> fields;
+  };
+  std::vector<LauncherRootCause> launcher_root_causes;
   uint64_t harmless_lines = 0;
 
   // Steps, one series per profile; only task 0 (or unlabelled lines) counts.
   std::array<StepSeries, kStepProfileCount> steps;
   std::array<std::optional<double>, kStepProfileCount> last_step_time;  // estimated, unix s
   std::map<int, int64_t> last_step_by_task;  // srun -l labels, first 4096 tasks
+  // The job's own progress line when no known format was found in the
+  // first kLearnLines lines (progress_template.h): its template.
+  std::string learned_template;
 
   // Time.
   std::optional<double> first_timestamp, last_timestamp;
+  // The log's own clock after each profile's last step: the first
+  // timestamped line after that step's line (the step came before it) and
+  // how many timestamped lines followed the step, on any line (a status or
+  // heartbeat line that keeps printing while the steps have stopped).
+  struct TimeAfterStep {
+    uint64_t step_line = 0;
+    double time = 0;
+    uint64_t line = 0;
+    uint64_t stamped_lines = 0;
+  };
+  std::array<std::optional<TimeAfterStep>, kStepProfileCount> time_after_last_step;
   std::optional<int> timestamp_year;  // for absl timestamps, which carry none
 
   // Heartbeat checklist material.

@@ -9,7 +9,14 @@
 //    "step 1" first is no restore from a checkpoint;
 //  - tqdm bars (kHuggingFace): the training bar is the first bar with a
 //    total (HF Trainer's is max_steps); a bar with another total (an
-//    evaluation loop's, when it is not nested) is not a training step.
+//    evaluation loop's, an outer epoch bar's) is not a training step, but
+//    its moving forward is the job's activity;
+//  - progress is a position, not one number: "epoch E step N" lines give
+//    the global step E x steps-per-epoch + N (the epoch's steps printed,
+//    else learned from the epoch before); a counter that restarts after
+//    reaching its total (an epoch's inner bar) continues from the total;
+//    one that goes back without (a restart from a checkpoint) is a replay:
+//    its steps move forward again, but below the highest (`activity`).
 
 #include <cstdint>
 #include <optional>
@@ -25,9 +32,12 @@ namespace jobmon::triage {
 class StepFilter {
  public:
   struct Accepted {
-    StepSample sample;
+    StepSample sample;      // step: the run's global step; total_steps: the run's
     uint64_t line = 0;      // the caller's line number or id
     std::string_view text;  // the line (a held one: its first 64 bytes)
+    // The position moved forward but is no training step of the run: a
+    // validation bar, a replay after a restart. Keeps the job live.
+    bool activity = false;
   };
 
   // `sample` parsed from `text` (line `line`) by `profile`'s parser. Returns
@@ -43,7 +53,13 @@ class StepFilter {
   // A restarted follower on a log whose loop was confirmed before.
   void RestoreGeneric(int64_t offset);
 
+  // Steps per epoch, printed or learned from a finished epoch.
+  std::optional<int64_t> epoch_steps() const { return epoch_steps_; }
+
  private:
+  // `sample`'s step and total as the run's; false when it did not move forward.
+  bool Globalize(StepSample& sample);
+
   struct Held {
     StepSample sample;
     uint64_t line;
@@ -54,6 +70,12 @@ class StepFilter {
   bool generic_confirmed_ = false;
   int64_t generic_offset_ = 0;
   std::optional<int64_t> tqdm_total_;
+  std::optional<std::pair<int64_t, int64_t>> other_bar_;  // last (done, total) of another bar
+  // The composite position: the last raw (epoch, counter) and the global
+  // step at the start of the current epoch.
+  std::optional<int64_t> last_epoch_, last_raw_, epoch_steps_, max_global_, previous_global_;
+  int64_t epoch_base_ = 0, counter_base_ = 1, epoch_offset_ = 0, max_in_epoch_ = -1;
+  bool one_based_ = false;  // a single counter printed up to its total
 };
 
 }  // namespace jobmon::triage

@@ -22,8 +22,10 @@ enum class StepProfile {
   kDeepSpeed,
   kT5x,      // T5X/Flax through CLU's LoggingWriter
   kGeneric,  // a plain loop's "step N" / "iteration N" / "Step N/M"
+  kLearned,  // the job's own progress line, learned (progress_template.h)
+  kPulse,    // no progress line: the job's periodic output (weaker evidence)
 };
-inline constexpr int kStepProfileCount = 9;
+inline constexpr int kStepProfileCount = 11;
 // The generic profile counts only after this many increasing samples: one
 // stray "step 3 ..." line (a preprocessing stage, a test) must not make a
 // job "training", while a real loop prints its counter again and again.
@@ -31,12 +33,37 @@ inline constexpr int kGenericMinSamples = 3;
 const char* ToString(StepProfile profile);
 std::optional<StepProfile> ParseStepProfile(std::string_view name);  // "maxtext", ...
 
+// One progress line's position. Progress is ordered, not one number: with
+// `epoch` set, `step` counts within the epoch as printed (restarting every
+// epoch) and `total_steps` is the epoch's; StepFilter (step_filter.h) turns
+// the pair into the run's global step. `nested` marks a tqdm bar drawn
+// under another (position > 0): the inner counter of a composite position.
 struct StepSample {
   int64_t step = 0;
   std::optional<double> seconds;       // step time, where the line carries it
   std::optional<int64_t> total_steps;  // "iteration N/ M", "N/M [..]"
   std::optional<double> timestamp;     // unix seconds, where the line carries one
+  std::optional<int64_t> epoch;        // "epoch 2 iter 17/60", "Epoch [2/3], Step [17/60]"
+  std::optional<int64_t> epochs;       // the epochs planned ("Epoch [2/3]": 3)
+  bool nested = false;                 // a tqdm bar under another bar
 };
+
+inline StepSample MakeStepSample(int64_t step, std::optional<double> seconds,
+                                 std::optional<int64_t> total_steps,
+                                 std::optional<double> timestamp) {
+  StepSample sample;
+  sample.step = step;
+  sample.seconds = seconds;
+  sample.total_steps = total_steps;
+  sample.timestamp = timestamp;
+  return sample;
+}
+
+// The step time a progress line states, whatever its format: tqdm's
+// "1.02s/it" / "10.5it/s", "time 20.1ms", "time: 0.41s", "step_time=1.2",
+// Megatron's "elapsed time per iteration (ms): 1002.3" / "(s): 1.0",
+// DeepSpeed's "iter time (s): 0.5". Seconds, or nullopt.
+std::optional<double> FindStepSeconds(std::string_view line);
 
 // "completed step: N, seconds: X, ..."
 std::optional<StepSample> ParseMaxTextStep(std::string_view line);
@@ -46,9 +73,11 @@ std::optional<StepSample> ParseMegatronStep(std::string_view line);
 std::optional<StepSample> ParseTorchTitanStep(std::string_view line);
 // tqdm: " 10%|█ | 100/1000 [02:03<18:27,  1.23s/it]" (the last update of a \r-joined
 // line; 100 done: step 99)
-// Nested bars (tqdm position > 0, followed by ESC[A), bars of one item
-// ("1/1": a checkpoint writer) and evaluation/validation bars are skipped;
-// the "Epoch N" bars are Lightning's.
+// A nested bar (tqdm position > 0, followed by ESC[A) is read as `nested`
+// (an epoch's inner bar under an epoch bar, or an evaluation bar under the
+// training bar: StepFilter tells which); bars of one item ("1/1": a
+// checkpoint writer) and evaluation/validation bars by their description
+// are skipped; the "Epoch N" bars are Lightning's.
 std::optional<StepSample> ParseTqdmStep(std::string_view line);
 // Lightning TQDMProgressBar "Epoch E:  4%|▎ | 40/1095 [00:03<01:37, 10.84it/s, v_num=10]":
 // the bar restarts every epoch, so the step is E * total + 40 - 1.

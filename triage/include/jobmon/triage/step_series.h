@@ -32,6 +32,9 @@ class StepSeries {
   bool has_seconds() const { return timed_ > 0; }
   double total_seconds() const { return total_seconds_; }
 
+  // The median steps between two recorded lines (a job that logs every
+  // 100 steps: 100): the stall bound is judged in lines, not steps.
+  double StepsPerLine() const;
   // Mean step time after warmup (all steps if there are only warmup steps).
   std::optional<double> SteadyStepSeconds() const;
   std::optional<double> RecentMedian() const;
@@ -46,7 +49,8 @@ class StepSeries {
   double total_seconds_ = 0;
   double steady_sum_ = 0, warmup_sum_ = 0;
   uint64_t steady_count_ = 0, warmup_count_ = 0;
-  std::deque<double> recent_;  // non-checkpoint, post-warmup
+  std::deque<double> recent_;     // non-checkpoint, post-warmup
+  std::deque<double> step_gaps_;  // steps between recorded lines, the last kRecentWindow
   double steady_noncheckpoint_sum_ = 0;
   uint64_t steady_noncheckpoint_count_ = 0;
 };

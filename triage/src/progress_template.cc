@@ -1,0 +1,287 @@
+#include "jobmon/triage/progress_template.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace jobmon::triage {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// torchrun --tee's "[default3]:" / "[rank3]:" -> 3, and what follows.
+std::optional<std::pair<int, std::string_view>> TorchrunPrefix(std::string_view line) {
+  for (std::string_view open : {std::string_view("[default"), std::string_view("[rank")}) {
+    if (!line.starts_with(open)) continue;
+    size_t close = line.find("]:");
+    if (close == line.npos || close > open.size() + 6) return std::nullopt;
+    int rank = 0;
+    auto [end, ec] = std::from_chars(line.data() + open.size(), line.data() + close, rank);
+    if (ec != std::errc() || end != line.data() + close) return std::nullopt;
+    return std::pair{rank, line.substr(close + 2)};
+  }
+  return std::nullopt;
+}
+
+// The word before a number ("loss" in "loss: 0.5", "epoch" in "ep=2" is "ep").
+std::string WordBefore(std::string_view line, size_t at) {
+  size_t end = at;
+  while (end > 0 && at - end < 3 && !IsLetter(line[end - 1]) && !IsDigit(line[end - 1])) --end;
+  size_t start = end;
+  while (start > 0 && end - start < 24 && IsLetter(line[start - 1])) --start;
+  std::string word(line.substr(start, end - start));
+  for (char& c : word) c = Lower(c);
+  return word;
+}
+
+bool NamesProgress(const std::string& word) {
+  for (std::string_view key : {"step", "iter", "batch", "epoch", "it", "ep", "b", "update"}) {
+    if (word == key || (key.size() > 2 && word.find(key) != word.npos)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<MaskedLine> MaskLine(std::string_view line) {
+  if (auto task = TaskLabel(line)) {
+    if (*task != 0) return std::nullopt;
+    line = WithoutTaskLabel(line);
+  }
+  if (auto prefix = TorchrunPrefix(line)) {
+    if (prefix->first != 0) return std::nullopt;
+    line = prefix->second;
+  }
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  if (size_t cr = line.rfind('\r'); cr != line.npos) line = line.substr(cr + 1);
+  MaskedLine m;
+  const size_t n = std::min<size_t>(line.size(), 512);
+  bool space = true;  // leading spaces dropped
+  for (size_t i = 0; i < n;) {
+    char c = line[i];
+    if (IsDigit(c)) {
+      size_t j = i;
+      while (j < n && IsDigit(line[j])) ++j;
+      bool integer = true;
+      if (j + 1 < n && line[j] == '.' && IsDigit(line[j + 1])) {
+        integer = false;
+        for (++j; j < n && IsDigit(line[j]);) ++j;
+      }
+      if (j + 1 < n && (line[j] == 'e' || line[j] == 'E') &&
+          (IsDigit(line[j + 1]) ||
+           ((line[j + 1] == '-' || line[j + 1] == '+') && j + 2 < n && IsDigit(line[j + 2])))) {
+        integer = false;
+        for (j += 2; j < n && IsDigit(line[j]);) ++j;
+      }
+      if (!(i > 0 && IsLetter(line[i - 1]))) {  // "v100", "x86_64": part of a word
+        double value = 0;
+        std::from_chars(line.data() + i, line.data() + j, value);
+        bool joined_before = i > 1 && IsDigit(line[i - 2]) &&
+                             (line[i - 1] == ':' || line[i - 1] == '-' || line[i - 1] == ',');
+        bool joined_after = j + 1 < n && (line[j] == ':' || line[j] == '-') && IsDigit(line[j + 1]);
+        if (i > 0 && line[i - 1] == '-' && !joined_before) value = -value;
+        m.numbers.push_back(value);
+        m.clock.push_back(joined_before || joined_after);
+        m.integer.push_back(integer);
+        m.before.push_back(WordBefore(line, i));
+      }
+      m.shape += '#';
+      space = false;
+      i = j;
+      continue;
+    }
+    if (c == ' ' || c == '\t') {
+      if (!space) m.shape += ' ';
+      space = true;
+      ++i;
+      continue;
+    }
+    space = false;
+    m.shape += c;
+    ++i;
+  }
+  while (!m.shape.empty() && m.shape.back() == ' ') m.shape.pop_back();
+  if (m.shape.empty()) return std::nullopt;
+  return m;
+}
+
+std::vector<size_t> TemplateLearner::Counters(const Candidate& c) const {
+  const int moves = c.count - 1;
+  if (moves < kMinRepeats - 1) return {};
+  std::optional<size_t> inner;
+  auto better = [&](size_t a, size_t b) {  // is field a the better inner counter than b
+    const Field &fa = c.fields[a], &fb = c.fields[b];
+    if (fa.integer != fb.integer) return fa.integer;
+    bool na = NamesProgress(fa.before), nb = NamesProgress(fb.before);
+    if (na != nb) return na;
+    return fa.ups > fb.ups;
+  };
+  for (size_t k = 0; k < c.fields.size(); ++k) {
+    const Field& f = c.fields[k];
+    if (f.clock) continue;
+    // Mostly up; the rare restart (an epoch's counter) only once enough
+    // moves show it is rare: a reading that wanders is no counter.
+    bool advances = f.ups >= std::max(2.0, 0.6 * moves) &&
+                    (f.downs == 0 || (moves >= 10 && f.downs <= 0.25 * moves));
+    if (advances && (!inner || better(k, *inner))) inner = k;
+  }
+  if (!inner) return {};
+  const Field& in = c.fields[*inner];
+  std::optional<size_t> outer;
+  for (size_t k = 0; k < c.fields.size(); ++k) {
+    const Field& f = c.fields[k];
+    if (k == *inner || f.clock || !f.integer || !in.integer || f.downs != 0 || f.changes == 0)
+      continue;
+    // An epoch changes when the inner counter restarts, and no more often.
+    if (f.changes > in.downs + 1 || f.changes >= in.changes || f.last > 1e6) continue;
+    if (!outer || NamesProgress(f.before)) outer = k;
+  }
+  if (outer) return {*outer, *inner};
+  return {*inner};
+}
+
+bool TemplateLearner::Steady(const Candidate& c) const {
+  if (c.count < kMinPulseRepeats || c.gaps.size() < static_cast<size_t>(kMinPulseRepeats - 1))
+    return false;
+  // A pulse has numbers that change (a clock, a counter, a reading): a
+  // line repeated verbatim is a message, not a heartbeat.
+  if (std::none_of(c.fields.begin(), c.fields.end(), [](const Field& f) { return f.changes > 0; }))
+    return false;
+  std::vector<double> gaps = c.gaps;
+  std::sort(gaps.begin(), gaps.end());
+  double median = gaps[gaps.size() / 2];
+  double high = gaps[std::min(gaps.size() - 1, static_cast<size_t>(0.99 * gaps.size()))];
+  return median > 0 && high <= 5 * median;
+}
+
+void TemplateLearner::Offer(std::string_view line, double at) {
+  if (adopted_) return;
+  auto m = MaskLine(line);
+  if (!m || m->shape.size() < 4) return;
+  auto it = candidates_.find(m->shape);
+  if (it == candidates_.end()) {
+    if (candidates_.size() >= kMaxTemplates) {
+      // Full of one-off lines: make room by dropping one seen once.
+      auto once = std::find_if(candidates_.begin(), candidates_.end(), [&](const auto& entry) {
+        return entry.second.count <= 1 && entry.first != learned_shape_;
+      });
+      if (once == candidates_.end()) return;
+      candidates_.erase(once);
+    }
+    Candidate c;
+    c.count = 1;
+    c.last_at = at;
+    for (size_t k = 0; k < m->numbers.size(); ++k) {
+      c.fields.push_back({m->numbers[k], 0, 0, 0, m->clock[k], m->integer[k], m->before[k]});
+    }
+    candidates_.emplace(std::move(m->shape), std::move(c));
+    return;
+  }
+  Candidate& c = it->second;
+  if (c.fields.size() != m->numbers.size()) return;
+  for (size_t k = 0; k < c.fields.size(); ++k) {
+    Field& f = c.fields[k];
+    double v = m->numbers[k];
+    if (v > f.last) ++f.ups;
+    if (v < f.last) ++f.downs;
+    if (v != f.last) ++f.changes;
+    f.integer = f.integer && m->integer[k];
+    f.last = v;
+  }
+  double gap = at - c.last_at;
+  if (gap >= 0) {
+    if (c.gaps.size() < kGapRing) {
+      c.gaps.push_back(gap);
+    } else {
+      c.gaps[c.next_gap] = gap;
+      c.next_gap = (c.next_gap + 1) % kGapRing;
+    }
+  }
+  c.last_at = at;
+  ++c.count;
+  // Is this template now the best: a counter beats a pulse, then more occurrences.
+  auto learned = candidates_.find(learned_shape_);
+  int learned_count = learned == candidates_.end() ? 0 : learned->second.count;
+  const bool counter = c.count >= kMinRepeats && !Counters(c).empty();
+  if (it->first == learned_shape_ && kind_ == LearnedKind::kCounter && !counter) {
+    kind_.reset();  // its number went back: a reading, not a counter
+    learned_shape_.clear();
+    learned_count = 0;
+  }
+  if (counter) {
+    if (kind_ != LearnedKind::kCounter || c.count > learned_count || it->first == learned_shape_) {
+      kind_ = LearnedKind::kCounter;
+      learned_shape_ = it->first;
+    }
+  } else if (kind_ != LearnedKind::kCounter && Steady(c) && c.count > learned_count) {
+    kind_ = LearnedKind::kPulse;
+    learned_shape_ = it->first;
+  }
+}
+
+std::optional<LearnedKind> TemplateLearner::kind() const { return kind_; }
+
+bool TemplateLearner::Adopt() {
+  if (!kind_ || adopted_) return adopted_;
+  auto it = candidates_.find(learned_shape_);
+  if (it == candidates_.end()) return false;
+  const Candidate& c = it->second;
+  if (*kind_ == LearnedKind::kCounter) {
+    counters_ = Counters(c);
+    if (counters_.empty()) return false;
+    size_t inner = counters_.back();
+    if (inner + 1 < c.fields.size()) {
+      const Field& next = c.fields[inner + 1];
+      if (next.changes == 0 && next.integer && next.last > 0 && !next.clock &&
+          next.last >= c.fields[inner].last) {
+        total_field_ = inner + 1;
+      }
+    }
+  }
+  if (c.gaps.size() >= 2) period_ = *std::max_element(c.gaps.begin(), c.gaps.end());
+  // The longest literal piece, for a memmem before the whole comparison.
+  size_t pos = 0;
+  while (pos < learned_shape_.size()) {
+    size_t hash = learned_shape_.find('#', pos);
+    size_t end = hash == learned_shape_.npos ? learned_shape_.size() : hash;
+    std::string_view piece(learned_shape_.data() + pos, end - pos);
+    if (piece.find(' ') == piece.npos && piece.size() > anchor_.size()) anchor_ = piece;
+    pos = end + 1;
+  }
+  adopted_ = true;
+  candidates_.clear();
+  return true;
+}
+
+std::optional<StepSample> TemplateLearner::Match(std::string_view line) {
+  if (!adopted_) return std::nullopt;
+  if (!anchor_.empty() && line.find(anchor_) == line.npos) return std::nullopt;
+  auto m = MaskLine(line);
+  if (!m || m->shape != learned_shape_) return std::nullopt;
+  StepSample sample;
+  sample.timestamp = FindIsoTimestamp(line);
+  sample.seconds = FindStepSeconds(line);
+  if (*kind_ == LearnedKind::kCounter && m->integer[counters_.back()]) {
+    double inner = m->numbers[counters_.back()];
+    if (inner < 0 || inner > 9e15) return std::nullopt;
+    sample.step = static_cast<int64_t>(inner);
+    if (counters_.size() == 2 && m->numbers[counters_.front()] >= 0 &&
+        m->numbers[counters_.front()] < 1e9) {
+      sample.epoch = static_cast<int64_t>(m->numbers[counters_.front()]);
+    }
+    if (total_field_ && m->numbers[*total_field_] >= inner)
+      sample.total_steps = static_cast<int64_t>(m->numbers[*total_field_]);
+    return sample;
+  }
+  // A pulse, or a fractional counter (an epoch of 0.25): each forward move is one.
+  std::vector<double> position;
+  for (size_t k : counters_) position.push_back(m->numbers[k]);
+  if (counters_.empty() || last_position_.empty() || position > last_position_) ++moves_;
+  last_position_ = std::move(position);
+  sample.step = moves_;
+  return sample;
+}
+
+}  // namespace jobmon::triage
