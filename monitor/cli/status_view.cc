@@ -32,6 +32,12 @@ StatusProgress DaemonProgress(const monitor::ProgressRecord& p, bool ended,
                               const triage::StallRule& rule, double now) {
   StatusProgress out;
   out.from_daemon = true;
+  out.followed_by = p.profile;
+  // "pulse:N: <template>" keeps the pulse's count for a restart; people read the template.
+  if (out.followed_by.starts_with("pulse:")) {
+    size_t second = out.followed_by.find(':', 6);
+    if (second != std::string::npos) out.followed_by = "pulse" + out.followed_by.substr(second);
+  }
   out.last_step = p.last_step;
   out.last_step_time = p.last_step_time;
   out.median_step_seconds = p.median_interval;
@@ -55,6 +61,7 @@ StatusProgress DaemonProgress(const monitor::ProgressRecord& p, bool ended,
 StatusProgress ProjectedProgress(const triage::Progress& p) {
   StatusProgress out;
   if (!p.last_step) return out;
+  out.followed_by = p.profile;
   out.last_step = p.last_step;
   out.last_step_time = p.last_step_time;
   out.seconds_since_last_step = p.seconds_since_last_step;
@@ -65,6 +72,7 @@ StatusProgress ProjectedProgress(const triage::Progress& p) {
 json ProgressJson(const StatusProgress& p) {
   json out = json::object();
   if (!p.from_daemon && !p.last_step) return out;  // neither the daemon's nor a projected step
+  out["followed_by"] = p.followed_by;
   out["last_step"] = OrNull(p.last_step);
   out["last_step_time"] = OrNull(p.last_step_time);
   out["seconds_since_last_step"] = OrNull(p.seconds_since_last_step);
@@ -207,6 +215,7 @@ std::string StatusText(const StatusView& v) {
                                            : std::string("the log alone (no daemon record)"));
   text += fmt::format("  log: {}\n", v.log);
   const StatusProgress& p = v.progress;
+  if (!p.followed_by.empty()) text += fmt::format("  followed by: {}\n", p.followed_by);
   if (p.last_step) {
     text += fmt::format("  last step: {}", *p.last_step);
     if (p.last_step_time) {

@@ -49,6 +49,9 @@ struct StatusIncident {
 // Last and expected step: from the daemon's tracker, else the log's projection.
 struct StatusProgress {
   bool from_daemon = false;
+  // What is followed: a known format ("megatron"), a learned progress line
+  // ("learned: <template>") or the job's periodic output ("pulse: <template>").
+  std::string followed_by;
   std::optional<int64_t> last_step;
   std::optional<double> last_step_time;
   std::optional<double> seconds_since_last_step;

@@ -626,10 +626,18 @@ void Monitor::PollJob(Tracked& t, double now) {
 
 StallClassification Monitor::ClassifyStallOf(const Tracked& t, const ProgressState& state,
                                              double now) const {
-  const std::string stall =
+  std::string stall =
       fmt::format("no step for {}s (threshold {}s: {}); last step {}", Seconds(state.idle_seconds),
                   Seconds(state.threshold_seconds), state.threshold_reason,
                   state.last_step ? std::to_string(*state.last_step) : "none");
+  // Which progress was followed, and how sure that makes the verdict: a
+  // pulse (the job's periodic output, no progress line) is weaker evidence.
+  if (t.progress->profile() == triage::StepProfile::kPulse) {
+    stall += "; lower confidence: no progress line, followed the job's periodic output (" +
+             t.progress->progress_source() + ")";
+  } else if (t.progress->profile() == triage::StepProfile::kLearned) {
+    stall += "; followed the job's learned progress line (" + t.progress->progress_source() + ")";
+  }
   StallClassification c;
   if (!state.last_step) {
     c.klass = "hang/startup";

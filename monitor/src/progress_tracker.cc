@@ -37,7 +37,25 @@ void ProgressTracker::AddStepSeconds(double seconds) {
   while (recent_.size() > kRecentSteps) recent_.pop_front();
 }
 
+triage::StallLimit ProgressTracker::Limit() const {
+  // Before the job's rhythm is known, the longest gap of its warmup, a
+  // learned line's period, else the wait for its first progress stand for it.
+  std::optional<double> rhythm;
+  if (!gaps_.empty())
+    rhythm = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
+  if (!rhythm && longest_warmup_gap_) rhythm = longest_warmup_gap_;
+  if (!rhythm && rhythm_hint_) rhythm = rhythm_hint_;
+  if (!rhythm && first_observed_ && *first_observed_ > start_time_)
+    rhythm = std::min(*first_observed_ - start_time_, policy_.startup_grace_seconds / policy_.k);
+  return triage::StallThreshold(
+      policy_.rule(),
+      {rhythm, last_step_ && IsCheckpointStep(*last_step_), longest_checkpoint_pause_});
+}
+
 void ProgressTracker::AddObservationGap(double seconds) {
+  // A gap that was a stall (past the bound in force) does not teach the
+  // rhythm: each hang would raise the bar for the next.
+  if (last_step_ && seconds > Limit().seconds) return;
   gaps_.push_back(seconds);
   while (gaps_.size() > kWindow) gaps_.pop_front();
 }
@@ -164,15 +182,7 @@ ProgressState ProgressTracker::Evaluate(double now) const {
   if (!gaps_.empty()) {
     state.p99_interval = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
   }
-  // Before the job's rhythm is known, the longest gap of its warmup, else
-  // the wait for its first progress, stands for it.
-  std::optional<double> rhythm = state.p99_interval;
-  if (!rhythm && longest_warmup_gap_) rhythm = longest_warmup_gap_;
-  if (!rhythm && rhythm_hint_) rhythm = rhythm_hint_;
-  if (!rhythm && first_observed_ && *first_observed_ > start_time_)
-    rhythm = std::min(*first_observed_ - start_time_, policy_.startup_grace_seconds / policy_.k);
-  triage::StallLimit limit = triage::StallThreshold(
-      policy_.rule(), {rhythm, IsCheckpointStep(*last_step_), longest_checkpoint_pause_});
+  triage::StallLimit limit = Limit();
   state.threshold_seconds = limit.seconds;
   state.threshold_reason = limit.reason;
   state.checkpoint_grace = limit.checkpoint_grace;

@@ -66,5 +66,43 @@ TEST(ProgressTrackerTest, RepeatedStepsFromOtherTasksDoNotCountAsProgress) {
   EXPECT_EQ(t.Evaluate(now + 31).phase, Phase::kStalled);
 }
 
+TEST(ProgressTrackerTest, AJobThatLogsEveryHundredStepsIsJudgedByItsLines) {
+  // Megatron's --log-interval 100 at 2 s per iteration: a line every 200 s.
+  StallPolicy policy = Policy();
+  policy.min_stall_seconds = 120;
+  ProgressTracker t(policy, 0);
+  double now = 60;
+  for (int line = 1; line <= 8; ++line, now += 200) t.OnStep(line * 100 - 1, now, 2.0);
+  now -= 200;
+  ProgressState s = t.Evaluate(now + 150);
+  EXPECT_EQ(s.phase, Phase::kTraining) << "150 s after a line, 200 s between lines";
+  EXPECT_NEAR(*s.median_interval, 2.0, 1e-9) << "the step time is the line's";
+  EXPECT_NEAR(*s.p99_interval, 200, 1e-9) << "the rhythm is the lines'";
+  EXPECT_DOUBLE_EQ(s.threshold_seconds, 1000);
+  EXPECT_EQ(t.Evaluate(now + 1001).phase, Phase::kStalled);
+}
+
+TEST(ProgressTrackerTest, AStallDoesNotTeachTheRhythmSoTheNextHangIsSeenAsSoon) {
+  ProgressTracker t(Policy(), 0);
+  double now = 0;
+  for (int step = 0; step < 30; ++step, now += 1) t.OnStep(step, now);
+  EXPECT_EQ(t.Evaluate(now + 20).phase, Phase::kStalled);
+  now += 20;  // resumed after a 21 s stall
+  for (int step = 30; step < 40; ++step, now += 1) t.OnStep(step, now);
+  EXPECT_DOUBLE_EQ(t.Evaluate(now).threshold_seconds, 10) << "still 5 x 1 s < min_stall 10 s";
+}
+
+TEST(ProgressTrackerTest, ActivityKeepsAJobLiveWithoutNewSteps) {
+  ProgressTracker t(Policy(), 0);
+  double now = 0;
+  for (int step = 0; step < 30; ++step, now += 1) t.OnStep(step, now);
+  // A validation pass: its bar moves every second for 30 s, no training step.
+  for (int i = 0; i < 30; ++i, now += 1) t.OnActivity(now);
+  ProgressState s = t.Evaluate(now);
+  EXPECT_EQ(s.phase, Phase::kTraining);
+  EXPECT_EQ(*s.last_step, 29);
+  EXPECT_EQ(t.Evaluate(now + 11).phase, Phase::kStalled);
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

@@ -96,6 +96,19 @@ TEST(StatusViewTest, TheDaemonsRecordGivesStateThresholdAndExpectedStep) {
   EXPECT_NE(text.find("  Prometheus: none"), std::string::npos) << text;
 }
 
+TEST(StatusViewTest, WhatIsFollowedIsNamedALearnedLineOrAPulseWithoutItsCount) {
+  StatusInputs in = DaemonInputs();
+  in.progress->profile = "learned: [trn] ep=# b=# of # | l=# | #s";
+  StatusView view = BuildStatusView(in);
+  EXPECT_EQ(StatusJson(view)["progress"]["followed_by"], "learned: [trn] ep=# b=# of # | l=# | #s");
+  EXPECT_NE(StatusText(view).find("  followed by: learned: [trn] ep=# b=# of # | l=# | #s\n"),
+            std::string::npos);
+  in.progress->profile = "pulse:41: #-#-# #:#:# heartbeat: alive, rss=# MB";
+  view = BuildStatusView(in);
+  EXPECT_EQ(view.progress.followed_by, "pulse: #-#-# #:#:# heartbeat: alive, rss=# MB")
+      << "the count a restart continues from is the daemon's, not the reader's";
+}
+
 TEST(StatusViewTest, AnOpenIncidentSetsStateClassAndStallTime) {
   StatusInputs in = DaemonInputs();
   in.incidents = {Incident(1, "closed", kNow - 900, 2), Incident(2, "open", kNow - 300, 12)};

@@ -105,6 +105,7 @@ class ProgressTracker {
   bool IsCheckpointStep(int64_t step) const;
   void AddStepSeconds(double seconds);
   void AddObservationGap(double seconds);
+  triage::StallLimit Limit() const;  // the stall bound in force
   double LastProgressTime() const;
 
   StallPolicy policy_;
