@@ -82,6 +82,7 @@ def main():
     parser.add_argument("--jobmon", required=True)
     parser.add_argument("--gigabytes", type=float, default=2.0)
     parser.add_argument("--dir", default=tempfile.gettempdir(), help="where the generated log goes")
+    parser.add_argument("--baseline", help="another jobmon (an earlier build) timed on the same log")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         log = os.path.join(tmp, "bench.log")
@@ -105,6 +106,9 @@ def main():
             jm_wall, jm_rss, jm = measure([args.jobmon, "triage", "--json", "--no-slurm", log], out)
         with open(os.path.join(tmp, "report.json")) as f:
             report = json.load(f)
+        if args.baseline:
+            base_wall, base_rss, _ = measure([args.baseline, "triage", "--json", "--no-slurm", log],
+                                             subprocess.DEVNULL)
     mib = size / 2**20
     print(f"log: {size / 2**30:.2f} GiB, {steps} steps x 4 tasks + noise, {len(expressions)} patterns")
     print(f"grep -E -c -f sigs : {grep_wall:7.2f} s  {mib / grep_wall:7.1f} MiB/s  peak RSS {grep_rss:6.1f} MiB"
@@ -120,6 +124,9 @@ def main():
           f"(goal < 64 MiB)")
     if rg:
         print(f"ratio: jobmon is {rg_wall / jm_wall:.2f}x the speed of ripgrep (goal 1x)")
+    if args.baseline:
+        print(f"baseline jobmon    : {base_wall:7.2f} s  {mib / base_wall:7.1f} MiB/s  peak RSS {base_rss:6.1f} MiB")
+        print(f"ratio: this jobmon takes {jm_wall / base_wall:.2f}x the baseline's time")
     return 0
 
 

@@ -45,7 +45,11 @@ bool NamesProgress(const std::string& word) {
 
 }  // namespace
 
-std::optional<MaskedLine> MaskLine(std::string_view line) {
+namespace {
+
+// The line without its rank prefix and tqdm redraws; nullopt for another
+// rank's line.
+std::optional<std::string_view> Rank0Text(std::string_view line) {
   if (auto task = TaskLabel(line)) {
     if (*task != 0) return std::nullopt;
     line = WithoutTaskLabel(line);
@@ -56,7 +60,15 @@ std::optional<MaskedLine> MaskLine(std::string_view line) {
   }
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
   if (size_t cr = line.rfind('\r'); cr != line.npos) line = line.substr(cr + 1);
-  MaskedLine m;
+  return line;
+}
+
+// Walks a line as its template reads it: `literal(c)` for each character of
+// the shape but '#' (whitespace runs once, as ' '), `number(i, j, integer)`
+// for each number at [i, j). Either returns false to stop. The one
+// definition of the template, for learning (MaskLine) and matching.
+template <typename Literal, typename Number>
+bool WalkShape(std::string_view line, Literal literal, Number number) {
   const size_t n = std::min<size_t>(line.size(), 512);
   bool space = true;  // leading spaces dropped
   for (size_t i = 0; i < n;) {
@@ -75,33 +87,68 @@ std::optional<MaskedLine> MaskLine(std::string_view line) {
         integer = false;
         for (j += 2; j < n && IsDigit(line[j]);) ++j;
       }
-      if (!(i > 0 && IsLetter(line[i - 1]))) {  // "v100", "x86_64": part of a word
-        double value = 0;
-        std::from_chars(line.data() + i, line.data() + j, value);
-        bool joined_before = i > 1 && IsDigit(line[i - 2]) &&
-                             (line[i - 1] == ':' || line[i - 1] == '-' || line[i - 1] == ',');
-        bool joined_after = j + 1 < n && (line[j] == ':' || line[j] == '-') && IsDigit(line[j + 1]);
-        if (i > 0 && line[i - 1] == '-' && !joined_before) value = -value;
-        m.numbers.push_back(value);
-        m.clock.push_back(joined_before || joined_after);
-        m.integer.push_back(integer);
-        m.before.push_back(WordBefore(line, i));
-      }
-      m.shape += '#';
+      if (!number(i, j, integer)) return false;
       space = false;
       i = j;
       continue;
     }
     if (c == ' ' || c == '\t') {
-      if (!space) m.shape += ' ';
+      if (!space && !literal(' ')) return false;
       space = true;
       ++i;
       continue;
     }
     space = false;
-    m.shape += c;
+    if (!literal(c)) return false;
     ++i;
   }
+  return true;
+}
+
+struct NumberFacts {
+  bool field = false;  // not part of a word ("v100")
+  double value = 0;
+  bool clock = false;
+};
+
+NumberFacts ReadNumber(std::string_view line, size_t i, size_t j) {
+  NumberFacts facts;
+  const size_t n = std::min<size_t>(line.size(), 512);
+  if (i > 0 && IsLetter(line[i - 1])) return facts;
+  facts.field = true;
+  std::from_chars(line.data() + i, line.data() + j, facts.value);
+  bool joined_before = i > 1 && IsDigit(line[i - 2]) &&
+                       (line[i - 1] == ':' || line[i - 1] == '-' || line[i - 1] == ',');
+  bool joined_after = j + 1 < n && (line[j] == ':' || line[j] == '-') && IsDigit(line[j + 1]);
+  if (i > 0 && line[i - 1] == '-' && !joined_before) facts.value = -facts.value;
+  facts.clock = joined_before || joined_after;
+  return facts;
+}
+
+}  // namespace
+
+std::optional<MaskedLine> MaskLine(std::string_view line) {
+  auto text = Rank0Text(line);
+  if (!text) return std::nullopt;
+  line = *text;
+  MaskedLine m;
+  WalkShape(
+      line,
+      [&](char c) {
+        m.shape += c;
+        return true;
+      },
+      [&](size_t i, size_t j, bool integer) {
+        NumberFacts facts = ReadNumber(line, i, j);
+        if (facts.field) {
+          m.numbers.push_back(facts.value);
+          m.clock.push_back(facts.clock);
+          m.integer.push_back(integer);
+          m.before.push_back(WordBefore(line, i));
+        }
+        m.shape += '#';
+        return true;
+      });
   while (!m.shape.empty() && m.shape.back() == ' ') m.shape.pop_back();
   if (m.shape.empty()) return std::nullopt;
   return m;
@@ -250,6 +297,13 @@ bool TemplateLearner::Adopt() {
     if (piece.find(' ') == piece.npos && piece.size() > anchor_.size()) anchor_ = piece;
     pos = end + 1;
   }
+  field_count_ = c.fields.size();
+  // What Match need look for on each line: only what the template can hold.
+  std::string folded = learned_shape_;
+  for (char& ch : folded) ch = Lower(ch);
+  has_date_ = folded.find("#-#-#") != folded.npos;
+  states_time_ = folded.find("time") != folded.npos || folded.find("s/it") != folded.npos ||
+                 folded.find("it/s") != folded.npos;
   adopted_ = true;
   candidates_.clear();
   return true;
@@ -258,26 +312,48 @@ bool TemplateLearner::Adopt() {
 std::optional<StepSample> TemplateLearner::Match(std::string_view line) {
   if (!adopted_) return std::nullopt;
   if (!anchor_.empty() && line.find(anchor_) == line.npos) return std::nullopt;
-  auto m = MaskLine(line);
-  if (!m || m->shape != learned_shape_) return std::nullopt;
+  // Compared as it is walked, without building the line's template: this
+  // runs on every line of the adopted template (the scanner's whole log).
+  auto text = Rank0Text(line);
+  if (!text) return std::nullopt;
+  const std::string_view shape = learned_shape_;
+  size_t at = 0;
+  numbers_.clear();
+  integer_.clear();
+  bool same = WalkShape(
+      *text,
+      [&](char c) {
+        if (at == shape.size()) return c == ' ';  // trailing spaces, which the template drops
+        return shape[at++] == c;
+      },
+      [&](size_t i, size_t j, bool integer) {
+        if (at >= shape.size() || shape[at++] != '#') return false;
+        NumberFacts facts = ReadNumber(*text, i, j);
+        if (facts.field) {
+          numbers_.push_back(facts.value);
+          integer_.push_back(integer);
+        }
+        return true;
+      });
+  if (!same || at != shape.size() || numbers_.size() != field_count_) return std::nullopt;
   StepSample sample;
-  sample.timestamp = FindIsoTimestamp(line);
-  sample.seconds = FindStepSeconds(line);
-  if (*kind_ == LearnedKind::kCounter && m->integer[counters_.back()]) {
-    double inner = m->numbers[counters_.back()];
+  if (has_date_) sample.timestamp = FindIsoTimestamp(line);
+  if (states_time_) sample.seconds = FindStepSeconds(line);
+  if (*kind_ == LearnedKind::kCounter && integer_[counters_.back()]) {
+    double inner = numbers_[counters_.back()];
     if (inner < 0 || inner > 9e15) return std::nullopt;
     sample.step = static_cast<int64_t>(inner);
-    if (counters_.size() == 2 && m->numbers[counters_.front()] >= 0 &&
-        m->numbers[counters_.front()] < 1e9) {
-      sample.epoch = static_cast<int64_t>(m->numbers[counters_.front()]);
+    if (counters_.size() == 2 && numbers_[counters_.front()] >= 0 &&
+        numbers_[counters_.front()] < 1e9) {
+      sample.epoch = static_cast<int64_t>(numbers_[counters_.front()]);
     }
-    if (total_field_ && m->numbers[*total_field_] >= inner)
-      sample.total_steps = static_cast<int64_t>(m->numbers[*total_field_]);
+    if (total_field_ && numbers_[*total_field_] >= inner)
+      sample.total_steps = static_cast<int64_t>(numbers_[*total_field_]);
     return sample;
   }
   // A pulse, or a fractional counter (an epoch of 0.25): each forward move is one.
   std::vector<double> position;
-  for (size_t k : counters_) position.push_back(m->numbers[k]);
+  for (size_t k : counters_) position.push_back(numbers_[k]);
   if (counters_.empty() || last_position_.empty() || position > last_position_) ++moves_;
   last_position_ = std::move(position);
   sample.step = moves_;

@@ -87,6 +87,10 @@ class TemplateLearner {
   std::vector<double> last_position_;  // for forward moves of a pulse / fraction
   int64_t moves_ = 0;
   std::optional<double> period_;
+  size_t field_count_ = 0;                       // numbers in the adopted template
+  bool has_date_ = false, states_time_ = false;  // what Match need look for
+  std::vector<double> numbers_;                  // Match's, reused
+  std::vector<bool> integer_;
 };
 
 }  // namespace jobmon::triage
