@@ -116,15 +116,23 @@ void JobProgress::OnLine(const std::string& line, double now) {
   // line gives the same step in `jobmon triage` and here. A profile is kept
   // once a sample of it counts (a plain loop's after its third step line).
   if (learned) {
-    // A known format after a learned one: it is the finer source; the
-    // learned positions were in another count.
-    auto accepted = triage::StepFilter().Offer(facts.step->profile, facts.step->sample, 1, line);
+    // A known format after a learned one is the finer source, once the
+    // filter lets it count (a plain loop's after three lines); the learned
+    // positions were in another count, so the tracker starts over.
+    ++known_line_number_;
+    auto accepted =
+        known_filter_.Offer(facts.step->profile, facts.step->sample, known_line_number_, line);
     if (accepted.empty()) return;
-    profile_.reset();
-    filter_ = triage::StepFilter();
+    std::vector<triage::StepFilter::Accepted> steps(accepted.begin(), accepted.end());
+    profile_ = facts.step->profile;
+    filter_ = std::move(known_filter_);
+    line_number_ = known_line_number_;
     tracker_ = ProgressTracker(policy_, start_time_);
     first_step_time_.reset();
     last_stamp_.reset();
+    arrivals_.clear();
+    for (const auto& a : steps) OnStep(a.sample, a.activity);
+    return;
   }
   ++line_number_;
   arrivals_.push_back({line_number_, now});

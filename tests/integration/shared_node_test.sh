@@ -110,8 +110,8 @@ gpus_hang=$(served "$hang" | awk '$2 == "slurm" {print $1}' | sort -n | tr '\n' 
 echo "# served: train={ $gpus_train} hang={ $gpus_hang}"
 check "their GPUs are disjoint and cover the node's 8" test \
   "$(echo "$gpus_train$gpus_hang" | tr ' ' '\n' | grep . | sort -un | wc -l)" -eq 8
-check "each exporter says the node is shared" bash -c \
-  "$(declare -f served checks); CHECKS=$CHECKS; JOBS=$JOBS; served $train | grep -qx 'shared 1' && served $hang | grep -qx 'shared 1'"
+both_shared() { served "$train" | grep -qx 'shared 1' && served "$hang" | grep -qx 'shared 1'; }
+check "each exporter says the node is shared" wait_for 30 both_shared
 check "the trainers were given the same GPUs as the exporters" bash -c \
   "grep -q \"gpus=$(tr ' ' ',' <<<"${gpus_hang% }")\$\" $JOBS/$hang-hang.log"
 
@@ -132,10 +132,14 @@ check "train: the job completes" wait_for 90 job_done "$train"
 # A step gap of the training job under machine load is judged slow-not-hung
 # (its own GPUs at training power): that is the verdict "computing", not an
 # incident of the other job's hang. Anything else fails.
-check "train: no incident (none, or only slow-not-hung for a load gap)" bash -c \
-  "$(declare -f sql incidents sqlite_rows); DB=$DB; ! incidents $train | grep -v '^slow-not-hung|'"
-check "hang: no other class for the stuck job" bash -c \
-  "$(declare -f sql incidents sqlite_rows); DB=$DB; ! incidents $hang | grep -v '^hang/busy-wait|'"
+# The rows are read first, so a failed read fails the check (it does not
+# read as "no incident").
+train_rows=$(incidents "$train") || train_rows="read failed"
+hang_rows=$(incidents "$hang") || hang_rows="read failed"
+only_class() { ! grep -v "^$1|" <<<"$2" | grep -q .; }  # only_class CLASS ROWS
+check "train: no incident (none, or only slow-not-hung for a load gap)" \
+  only_class slow-not-hung "$train_rows"
+check "hang: no other class for the stuck job" only_class hang/busy-wait "$hang_rows"
 scancel "$hang" 2>/dev/null
 wait_for 30 job_done "$hang"
 echo "# incidents: job|class|state|summary"

@@ -112,6 +112,28 @@ TEST(JobProgressTest, StepTimesComeFromTheLinesOwnStampsNotTheirArrival) {
   EXPECT_NEAR(*s.p99_interval, 4.0, 1e-9) << "4 s between the lines' stamps";
 }
 
+TEST(JobProgressTest, AKnownFormatThatAppearsAfterALearnedLineTakesOver) {
+  // Data loading prints a status line every 5 s, its shard counter learned
+  // as the job's line; then the loop's own "step N loss X" lines start:
+  // they are followed from the third on.
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  JobProgress job(11, log.string(), Policy(), 0);
+  double now = 0;
+  for (int i = 0; i < 6; ++i, now += 5) {
+    Append(log, "2026-11-26 10:00:" + std::to_string(10 + 5 * i) + " loading shard " +
+                    std::to_string(i) + " of 64, rss=" + std::to_string(900 + 7 * i) + " MB\n");
+    ASSERT_TRUE(job.Poll(now).ok());
+  }
+  EXPECT_EQ(job.profile(), triage::StepProfile::kLearned) << job.progress_source();
+  for (int step = 0; step < 5; ++step, now += 1) {
+    Append(log, "step " + std::to_string(step) + " loss 0.5\n");
+    ASSERT_TRUE(job.Poll(now).ok());
+  }
+  EXPECT_EQ(job.profile(), triage::StepProfile::kGeneric);
+  EXPECT_EQ(job.Evaluate(now).last_step, 4);
+}
+
 TEST(JobProgressTest, RecognisesMegatronFromTheCorpus) {
   JobProgress job(8, std::string(JOBMON_FIXTURES) + "/logs/megatron-profile.log", Policy(), 0);
   ASSERT_TRUE(job.Poll(50).ok());

@@ -90,6 +90,9 @@ class JobProgress {
   PollProgress poll_;
   std::deque<std::pair<uint64_t, double>> arrivals_;  // the last step lines' numbers and polls
   triage::TemplateLearner learner_;
+  // While a learned line is followed: known formats wait here until they count.
+  triage::StepFilter known_filter_;
+  uint64_t known_line_number_ = 0;
   int64_t pulse_base_ = 0;  // a restored pulse's count continues from here
   std::deque<std::string> tail_;
   std::optional<double> first_step_time_, heartbeat_seen_at_, heartbeat_timeout_;
