@@ -33,7 +33,7 @@ NOW = "2100-01-01T00:00:00Z"
 def triage(jobmon, log, extra):
     """(primary class, None) or (None, what went wrong)."""
     run = subprocess.run([jobmon, "triage", "--json", "--no-slurm", "--now", NOW, log, *extra],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=240)  # ASan, beside other tests
     try:
         return json.loads(run.stdout)["primary_failure"], None
     except (ValueError, KeyError):
