@@ -76,7 +76,6 @@ class TemplateLearner {
   // The counter fields of `c`, highest order first; empty for a pulse.
   std::vector<size_t> Counters(const Candidate& c) const;
   bool Steady(const Candidate& c) const;
-  void Decide();
 
   std::unordered_map<std::string, Candidate> candidates_;
   std::string learned_shape_, anchor_;

@@ -53,9 +53,6 @@ class StepFilter {
   // A restarted follower on a log whose loop was confirmed before.
   void RestoreGeneric(int64_t offset);
 
-  // Steps per epoch, printed or learned from a finished epoch.
-  std::optional<int64_t> epoch_steps() const { return epoch_steps_; }
-
  private:
   // `sample`'s step and total as the run's; false when it did not move forward.
   bool Globalize(StepSample& sample);
