@@ -151,6 +151,28 @@ TEST(TrainingStabilityPlaybook, ASourceThatMovedScrapesAfterTheSlowdownDoesNotLe
   EXPECT_EQ(r.root_cause->time, TimeAt(54));
 }
 
+// A warmup step time still current at the first steady scrape is an
+// isolated sample, not the slowdown's start: the checklist's baseline must
+// come before the sustained excursion (seen once on a loaded CI machine,
+// where io-pressure then went unseen).
+TEST(TrainingStabilityPlaybook, AnEarlyStaleSampleDoesNotDateTheSlowdown) {
+  auto context = testing::JobContext();
+  CannedPromSource source;
+  auto step = [](int i) { return i <= 5 ? 1.5 : (i >= 54 ? 1.5 : 1.0) + (i % 2 ? 0.01 : -0.01); };
+  source.Answer("tb_perf_step_time_seconds", {Over(kHost, step)});
+  source.Answer("hw_io_pressure_some_pct",
+                {Over(kHost, [](int i) { return i >= 53 ? 45.0 : 1.0 + (i % 3) * 0.3; })});
+  auto r = RunTrainingStabilityPlaybook(source, context);
+  EXPECT_EQ(r.verdict, "throughput-regression") << r.summary;
+  ASSERT_TRUE(r.root_cause) << r.summary;
+  EXPECT_EQ(r.root_cause->code, "io-pressure") << r.summary;
+  EXPECT_EQ(r.root_cause->time, TimeAt(53)) << r.summary;
+  EXPECT_TRUE(Has(r, "step-time-increase", Severity::kWarning)) << r.summary;
+  for (const auto& f : r.anomalies) {
+    if (f.code == "step-time-increase") EXPECT_EQ(f.time, TimeAt(54)) << f.text;
+  }
+}
+
 TEST(TrainingStabilityPlaybook, LossSpikeIsDivergence) {
   auto context = testing::JobContext(20);
   CannedPromSource source;

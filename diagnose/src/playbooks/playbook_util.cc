@@ -63,11 +63,11 @@ std::optional<Run> LongestRun(const Series& series, const std::function<bool(dou
 
 std::optional<double> Onset(const Series& series, const std::function<bool(double)>& deviates_far,
                             const std::function<bool(double)>& deviates_near,
-                            const std::function<bool(double)>& skip) {
+                            const std::function<bool(double)>& skip, double from) {
   const auto& s = series.samples;
   auto skipped = [&](size_t i) { return skip && skip(s[i].time); };
   for (size_t i = 0; i < s.size(); ++i) {
-    if (skipped(i) || !deviates_far(s[i].value)) continue;
+    if (s[i].time < from || skipped(i) || !deviates_far(s[i].value)) continue;
     size_t first = i;
     while (first > 0 && !skipped(first - 1) && deviates_near(s[first - 1].value)) --first;
     return s[first].time;

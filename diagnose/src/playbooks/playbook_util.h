@@ -5,6 +5,7 @@
 // excursion, and findings built from a series' labels.
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,14 +49,15 @@ struct Run {
 std::optional<Run> LongestRun(const Series& series, const std::function<bool(double)>& above,
                               const std::function<bool(double)>& skip = nullptr);
 
-// Where an excursion began: from the first sample at or after `crossed` that
+// Where an excursion began: from the first sample at or after `from` that
 // satisfies `deviates_far`, walk back while `deviates_near` holds. The
 // reference's "find the earliest anomaly" at the resolution of one series.
 // Samples `skip` rejects (by time: checkpoint windows) neither start nor
 // extend an excursion.
 std::optional<double> Onset(const Series& series, const std::function<bool(double)>& deviates_far,
                             const std::function<bool(double)>& deviates_near,
-                            const std::function<bool(double)>& skip = nullptr);
+                            const std::function<bool(double)>& skip = nullptr,
+                            double from = -std::numeric_limits<double>::infinity());
 
 double Median(std::vector<double> values);
 // Median of the samples in `range` not inside a checkpoint window.

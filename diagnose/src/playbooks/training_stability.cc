@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 
 #include "contention_checklist.h"
 #include "jobmon/diagnose/playbooks.h"
@@ -60,6 +62,24 @@ std::optional<Sample> FirstSpike(const Series& s, double factor, const TimeRange
   return std::nullopt;
 }
 
+// The time of the first sample that starts kSustained samples in a row for
+// which `holds` is true, passing over those `skip` rejects.
+double FirstSustained(const Series& s, const std::function<bool(double)>& holds,
+                      const std::function<bool(double)>& skip) {
+  size_t in_row = 0;
+  double start = 0;
+  for (const auto& x : s.samples) {
+    if (skip(x.time)) continue;
+    if (!holds(x.value)) {
+      in_row = 0;
+      continue;
+    }
+    if (in_row++ == 0) start = x.time;
+    if (in_row >= kSustained) return start;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
 struct Slowdown {
   double baseline = 0, extreme = 0;
   std::optional<double> onset;
@@ -92,9 +112,14 @@ std::optional<Slowdown> Regression(const Series& s, int sign, const TimeRange& s
     if (!skip(x.time) && sign * (x.value - extreme) > 0) extreme = x.value;
   }
   d.extreme = extreme;
+  // Dated from the first sustained stretch (kSustained samples in a row,
+  // checkpoint windows passed over), not from an isolated early sample: a
+  // warmup step time still current at the first steady scrape.
   d.onset = playbook::Onset(
       s, [&](double v) { return off(v, kRegression); }, [&](double v) { return off(v, 0.03); },
-      skip);
+      skip,
+      FirstSustained(
+          s, [&](double v) { return off(v, kRegression); }, skip));
   // "Gradual": the excursion took several samples to grow from 3% to 10%,
   // unlike a step change (a transient event) that crosses both at once.
   for (const auto& x : s.samples) {
