@@ -21,6 +21,13 @@ extern const char plugin_type[] = "spank";
 extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 }
 
+// The Slurm this build's headers are, as text in the .so, so `jobmon check`
+// can read it from the file without loading it (monitor/cli/slurm_upgrade.h).
+#define JOBMON_STR2(x) #x
+#define JOBMON_STR(x) JOBMON_STR2(x)
+[[gnu::used]] extern const char jobmon_slurm_built_for[] =
+    "jobmon-spank-built-for-slurm=" JOBMON_STR(SLURM_VERSION_NUMBER) ";";
+
 namespace {
 
 template <typename Fn>
@@ -46,8 +53,13 @@ std::vector<std::string> Args(int ac, char** av) {
 
 extern "C" {
 
-// --diag stays registered under another Slurm too: a script that passes it
-// still submits and runs (without diagnostics) instead of being refused.
+// --diag stays registered when the guard refuses (a Slurm whose plugin loader
+// let this build in but whose version the guard does not accept): a script
+// that passes it still submits and runs, without diagnostics. Under another
+// Slurm series the loader itself refuses the plugin ("Incompatible Slurm
+// plugin ... version") before any of this runs, and --diag=on is then an
+// unrecognized option: the package is rebuilt for the new series before
+// Slurm is upgraded (README "Upgrading Slurm"; `jobmon check` says so).
 int slurm_spank_init(spank_t sp, int /*ac*/, char** /*av*/) {
   return Guarded("init", 0, [&] {
     jobmon::spank::DecideSlurmVersion(sp);

@@ -8,13 +8,15 @@ std::string AlertKey(const std::string& cluster, uint32_t job_id, const std::str
 
 std::string Severity(const std::string& klass) {
   if (klass == "heartbeat/false-positive" || klass == "tgs-degradation" ||
-      klass == "slow-not-hung" || klass == "test") {
+      klass == "slow-not-hung" || klass == "test" || klass == "monitor/slurm-unreachable") {
     return "warning";
   }
   return "critical";
 }
 
 std::string Title(const Alert& a) {
+  // The monitor's own alerts (monitor/...) concern no job.
+  if (a.job_id == 0) return "jobmon: " + a.klass + (a.status == "resolved" ? " resolved" : "");
   std::string title = "Job " + std::to_string(a.job_id);
   if (!a.job_name.empty()) title += " (" + a.job_name + ")";
   if (!a.diagnosis.empty()) return title + ": " + a.klass + " diagnosis";
@@ -30,6 +32,7 @@ std::string AlertName(const std::string& klass) {
   if (klass == "tgs-degradation") return "TrainingJobSlow";
   if (klass.starts_with("ended/")) return "TrainingJobFailed";
   if (klass == "test") return "JobmonTestAlert";
+  if (klass == "monitor/slurm-unreachable") return "JobmonSlurmUnreachable";
   return "TrainingJobIncident";
 }
 

@@ -44,7 +44,7 @@ int RunCheck(const CheckArgs& args) {
     add(CheckStateDb(config->monitor.state_db, *user));
     if (!args.no_slurm) add(CheckSlurm(config->monitor));
   }
-  add(CheckPlugstack(plugstack));
+  add(CheckPlugstack(plugstack, args.no_slurm ? std::vector<RunningSlurm>{} : AskRunningSlurm()));
 
   for (const std::string& problem : problems) std::cout << "jobmon check: " << problem << "\n";
   std::cout << "jobmon check: "
@@ -64,8 +64,9 @@ std::function<int()> AddCheckCommand(CLI::App& app) {
       "check",
       "Validate the installation: jobmon.toml, the secrets file (mode, owner, every secret a "
       "receiver names), the spank_diag.so plugstack.conf line (the plugin's own argument "
-      "parser) and the programs and directories it names, monitor.state_db's directory, and "
-      "`squeue --json` / `sinfo --json` as the monitor runs them. One line per problem; exit "
+      "parser), the programs and directories it names and the Slurm series it was built for "
+      "against the running sbatch/slurmd, monitor.state_db's directory, and Slurm's job and "
+      "node lists as the monitor asks for them. One line per problem; exit "
       "0 when there is none, 1 when there is any, 2 on usage errors. Run it as root on a node "
       "(the plugin's paths are the nodes').");
   cmd->add_option("-c,--config", args->config_path, kConfigOptionHelp);
@@ -75,7 +76,8 @@ std::function<int()> AddCheckCommand(CLI::App& app) {
   cmd->add_option("--monitor-user", args->monitor_user,
                   "The user slurm_job_monitor runs as: owns the secrets file, writes state_db "
                   "(default: root, as contrib/systemd/slurm_job_monitor.service runs it)");
-  cmd->add_flag("--no-slurm", args->no_slurm, "Do not run squeue/sinfo");
+  cmd->add_flag("--no-slurm", args->no_slurm,
+                "Do not run Slurm's commands (squeue, scontrol, sinfo, sbatch, slurmd)");
   return Runner(cmd, args, RunCheck);
 }
 

@@ -119,7 +119,8 @@ std::vector<std::string> CheckPluginPaths(const lifecycle::PluginConfig& config,
   return problems;
 }
 
-std::vector<std::string> CheckPlugstack(const std::string& plugstack_path) {
+std::vector<std::string> CheckPlugstack(const std::string& plugstack_path,
+                                        const std::vector<RunningSlurm>& running) {
   PlugstackScan scan = ScanPlugstack(plugstack_path);
   std::vector<std::string> problems = scan.problems;
   if (scan.diag_lines.empty() && scan.problems.empty()) {
@@ -131,6 +132,9 @@ std::vector<std::string> CheckPlugstack(const std::string& plugstack_path) {
     const std::string where = found.file + ":" + std::to_string(found.entry.line);
     if (found.entry.path.front() == '/' && !std::filesystem::exists(found.entry.path)) {
       problems.push_back(where + ": " + found.entry.path + ": no such file");
+    } else if (auto built = ReadPluginSlurmVersion(found.entry.path)) {
+      for (std::string& p : SlurmUpgradeProblems(where, found.entry.path, *built, running))
+        problems.push_back(std::move(p));
     }
     auto config = lifecycle::ParsePluginConfig(found.entry.args);
     if (!config) {
@@ -147,7 +151,7 @@ std::vector<std::string> CheckPlugstack(const std::string& plugstack_path) {
 
 std::vector<std::string> CheckSlurm(const monitor::MonitorConfig& config) {
   std::vector<std::string> problems;
-  auto source = monitor::MakeSqueueJobSource(config.squeue, config.sinfo, config.slurm_timeout);
+  auto source = monitor::MakeSlurmJobSource(config.SlurmCommands());
   if (auto jobs = source->ListJobs(); !jobs) {
     problems.push_back("Slurm: " + jobs.error().message);
   }

@@ -13,6 +13,7 @@
 
 #include "jobmon/monitor/jobmon_config.h"
 #include "lifecycle/plugin_config.h"
+#include "slurm_upgrade.h"
 
 namespace jobmon::cli {
 
@@ -44,7 +45,10 @@ std::vector<std::string> CheckStateDb(const std::string& state_db, const Account
 
 // The plugin's arguments from its plugstack.conf line(s) and the paths they
 // name.
-std::vector<std::string> CheckPlugstack(const std::string& plugstack_path);
+// `running`: the Slurm programs found here (slurm_upgrade.h); a plugin
+// built for another series than theirs is a problem. Empty: not asked.
+std::vector<std::string> CheckPlugstack(const std::string& plugstack_path,
+                                        const std::vector<RunningSlurm>& running = {});
 
 // The paths of one parsed plugin config; `where` is "file:line".
 std::vector<std::string> CheckPluginPaths(const lifecycle::PluginConfig& config,

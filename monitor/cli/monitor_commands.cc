@@ -22,9 +22,9 @@
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/monitor/state_store.h"
+#include "jobmon/slurm/jobs.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/log_scan.h"
-#include "jobmon/triage/slurm_jobs.h"
 #include "jobmon/triage/triage.h"
 #include "status_view.h"
 
@@ -136,6 +136,8 @@ int RunStatus(const StatusArgs& args) {
         for (const json& i : a.value("incidents", json::array())) {
           if (auto r = monitor::api::IncidentFromJson(i)) in.incidents.push_back(*r);
         }
+        if (a.contains("slurm_unreachable_since") && a["slurm_unreachable_since"].is_number())
+          in.slurm_unreachable_since = a["slurm_unreachable_since"].get<double>();
         in.db = SocketPath(args, *config);
         in.daemon_source = "api";
         answered = true;
@@ -157,6 +159,8 @@ int RunStatus(const StatusArgs& args) {
         if (auto p = (*store)->GetProgress(*in.job_id); p && *p) in.progress = **p;
         if (auto i = (*store)->Incidents(*in.job_id)) in.incidents = *i;
       }
+      if (auto since = (*store)->GetDaemonState("slurm_unreachable_since"); since && *since)
+        in.slurm_unreachable_since = std::strtod((*since)->c_str(), nullptr);
     }
   }
   if (in.job_id) in.slurm = triage::QuerySlurmJob(std::to_string(*in.job_id));

@@ -108,6 +108,7 @@ json IncidentJson(const StatusIncident& i) {
 StatusView BuildStatusView(const StatusInputs& in) {
   StatusView view;
   view.now = in.now;
+  view.slurm_unreachable_since = in.slurm_unreachable_since;
   view.job_id = in.job_id;
   view.title = in.job_id ? in.argument : in.log_path;
   view.log = in.log_path;
@@ -177,7 +178,8 @@ json StatusJson(const StatusView& v) {
               {"progress", ProgressJson(v.progress)},
               {"projection", v.report ? triage::ToJson(*v.report)["progress"] : json(nullptr)},
               {"incidents", json::array()},
-              {"diag_dir", OrNull(v.diag_dir)}};
+              {"diag_dir", OrNull(v.diag_dir)},
+              {"slurm_unreachable_since", OrNull(v.slurm_unreachable_since)}};
   if (v.db) {
     // Which way the daemon's record came: its socket API or its database.
     out["daemon_source"] = v.daemon_source;
@@ -214,6 +216,13 @@ std::string StatusText(const StatusView& v) {
                                                  v.tracked_as.value_or("") + ")"
                                            : std::string("the log alone (no daemon record)"));
   text += fmt::format("  log: {}\n", v.log);
+  if (v.slurm_unreachable_since) {
+    text += fmt::format(
+        "  note: Slurm has not answered the monitor since {} ({}); it keeps this job and its "
+        "incidents as they were until it does\n",
+        FormatIsoUtc(*v.slurm_unreachable_since),
+        triage::FormatDuration(v.now - *v.slurm_unreachable_since));
+  }
   const StatusProgress& p = v.progress;
   if (!p.followed_by.empty()) text += fmt::format("  followed by: {}\n", p.followed_by);
   if (p.last_step) {

@@ -12,7 +12,7 @@
 
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/state_store.h"
-#include "jobmon/triage/slurm_jobs.h"
+#include "jobmon/slurm/jobs.h"
 #include "jobmon/triage/stall_rule.h"
 #include "jobmon/triage/triage.h"
 
@@ -28,12 +28,15 @@ struct StatusInputs {
   std::optional<monitor::JobRecord> record;
   std::optional<monitor::ProgressRecord> progress;
   std::vector<monitor::IncidentRecord> incidents;
-  std::optional<triage::SlurmJob> slurm;
+  std::optional<slurm::SlurmJob> slurm;
   std::string log_path;
   std::string diag_dir;  // empty: none found
   std::optional<triage::TriageReport> report;
   std::optional<monitor::ManifestView> manifest;
   triage::StallRule stall_rule;  // the daemon's policy, for its threshold now
+  // The daemon has not had a believable answer from Slurm since then: it
+  // keeps every job and incident as it was (slurm_outage.h).
+  std::optional<double> slurm_unreachable_since;
 };
 
 struct StatusIncident {
@@ -82,6 +85,7 @@ struct StatusView {
   std::vector<StatusIncident> incidents;
   std::optional<std::string> diag_dir;
   std::optional<monitor::ManifestView> prometheus;
+  std::optional<double> slurm_unreachable_since;  // the daemon's, see StatusInputs
   double now = 0;
 };
 

@@ -48,6 +48,12 @@ DaemonMetrics::DaemonMetrics(const std::string& listen)
                           .Help("1 when the last Slurm poll answered")
                           .Register(r)
                           .Add({});
+  slurm_unreachable_seconds_ =
+      &BuildGauge()
+           .Name("jobmon_monitor_slurm_unreachable_seconds")
+           .Help("How long Slurm has not given a believable answer (0 while it does)")
+           .Register(r)
+           .Add({});
   slurm_poll_seconds_ = &BuildGauge()
                              .Name("jobmon_monitor_slurm_poll_duration_seconds")
                              .Help("Duration of the last Slurm poll, retries included")
@@ -113,6 +119,7 @@ void DaemonMetrics::Update(const monitor::MonitorStats& s) {
   diag_jobs_->Set(static_cast<double>(s.diag_jobs));
   diagnoses_pending_->Set(static_cast<double>(s.diagnoses_pending));
   slurm_reachable_->Set(s.slurm_reachable ? 1 : 0);
+  slurm_unreachable_seconds_->Set(s.slurm_unreachable_seconds);
   slurm_poll_seconds_->Set(s.last_slurm_poll_seconds);
   cycle_seconds_->Observe(s.last_cycle_seconds);
   Advance(*cycles_, s.cycles);

@@ -35,6 +35,7 @@ class DaemonMetrics {
   prometheus::Gauge* diagnoses_pending_ = nullptr;
   prometheus::Gauge* slurm_reachable_ = nullptr;
   prometheus::Gauge* slurm_poll_seconds_ = nullptr;
+  prometheus::Gauge* slurm_unreachable_seconds_ = nullptr;
   prometheus::Histogram* cycle_seconds_ = nullptr;
   prometheus::Counter* cycles_ = nullptr;
   prometheus::Counter* slurm_failures_ = nullptr;

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "daemon_metrics.h"
 #include "jobmon/alerts/alerts_config.h"
+#include "jobmon/alerts/delivery_worker.h"
 #include "jobmon/alerts/outbox.h"
 #include "jobmon/alerts/secrets.h"
 #include "jobmon/common/duration.h"
@@ -31,7 +33,7 @@ using jobmon::monitor::JobmonConfig;
 using jobmon::monitor::MonitorConfig;
 
 struct Overrides {
-  std::string state_db, notify_file, metrics_listen, squeue, sinfo, poll_interval,
+  std::string state_db, notify_file, metrics_listen, squeue, scontrol, sinfo, poll_interval,
       slurm_poll_interval, log_format, api_socket;
 };
 
@@ -118,6 +120,7 @@ Expected<JobmonConfig> Load(const jobmon::ConfigPath& where, const Overrides& o)
   if (!o.metrics_listen.empty())
     config.metrics_listen = o.metrics_listen == "off" ? "" : o.metrics_listen;
   if (!o.squeue.empty()) config.squeue = o.squeue;
+  if (!o.scontrol.empty()) config.scontrol = o.scontrol;
   if (!o.sinfo.empty()) config.sinfo = o.sinfo;
   if (!o.log_format.empty()) config.log_format = o.log_format;
   if (!o.api_socket.empty()) config.api_socket = o.api_socket == "off" ? "" : o.api_socket;
@@ -165,7 +168,10 @@ int main(int argc, char** argv) {
                  "The read-only Unix-socket API for `jobmon status|list|watch`: users see their "
                  "own jobs, root and monitor.admin_group all; 'off': none (monitor.api_socket)");
   app.add_option("--squeue", o.squeue, "squeue to ask for jobs (monitor.squeue)");
-  app.add_option("--sinfo", o.sinfo, "sinfo to ask for the nodes' addresses (monitor.sinfo)");
+  app.add_option("--scontrol", o.scontrol,
+                 "scontrol to ask for the nodes' addresses (monitor.scontrol; Slurm 23.02+)");
+  app.add_option("--sinfo", o.sinfo,
+                 "sinfo to ask for the nodes' addresses on Slurm 22.05 (monitor.sinfo)");
   app.add_option("--poll-interval", o.poll_interval,
                  "Cycle interval, e.g. 10s (monitor.poll_interval)");
   app.add_option("--slurm-poll-interval", o.slurm_poll_interval,
@@ -200,8 +206,7 @@ int main(int argc, char** argv) {
     log->Error("state_db_unusable", {{"path", config->state_db}, {"error", store.error().message}});
     return 1;
   }
-  auto source =
-      jobmon::monitor::MakeSqueueJobSource(config->squeue, config->sinfo, config->slurm_timeout);
+  auto source = jobmon::monitor::MakeSlurmJobSource(config->SlurmCommands());
   auto receivers = LoadReceivers(loaded->alerts, *config);
   if (!receivers) {
     log->Error("alerts_config", {{"error", receivers.error().message}});
@@ -224,6 +229,29 @@ int main(int argc, char** argv) {
                  {{"listen", config->metrics_listen}, {"error", e.what()}});
       return 1;
     }
+  }
+  // Deliveries on their own thread and connection (alerts/delivery_worker.h):
+  // a cycle waiting on Slurm or on exporters holds no alert back.
+  auto delivery = jobmon::alerts::DeliveryWorker::Open(
+      {.state_db = config->state_db,
+       .max_backoff = receivers->max_backoff,
+       .interval_seconds = std::min(1.0, config->poll_interval),
+       .budget_seconds = std::max(1.0, config->poll_interval)},
+      receiver_list,
+      [&log, &receivers, &metrics](const jobmon::alerts::DeliveryRound& round) {
+        for (const std::string& error : round.errors) {
+          log->Warn("alert_delivery_failed", {{"error", receivers->secrets.Redact(error)},
+                                              {"action", "retried with backoff"}});
+        }
+        if (round.delivered > 0) {
+          log->Info("alerts_delivered", {{"count", std::to_string(round.delivered)}});
+        }
+        if (metrics) metrics->Deliveries(round);
+      },
+      WallNow);
+  if (!delivery) {
+    log->Error("delivery_unavailable", {{"error", delivery.error().message}});
+    return 1;
   }
   // The users' view (`jobmon status` as themselves). Without it the monitor
   // still does its work: alerts matter more than the view.
@@ -261,6 +289,7 @@ int main(int argc, char** argv) {
                               : "scrape, " + std::to_string(config->scrape_concurrency) +
                                     " at once"},
              {"api_socket", api ? config->api_socket : "off"}});
+  if (!once) (*delivery)->Start();
   while (true) {
     const double started = WallNow();
     if (api) {
@@ -274,20 +303,13 @@ int main(int argc, char** argv) {
     }
     monitor.Cycle(started);
     // After the cycle committed: what it queued is durable before any send.
-    jobmon::alerts::DeliveryRound round =
-        outbox.DeliverDue(receiver_list, WallNow(), monitor.config().poll_interval);
-    for (const std::string& error : round.errors) {
-      log->Warn("alert_delivery_failed",
-                {{"error", receivers->secrets.Redact(error)}, {"action", "retried with backoff"}});
+    if (once) {
+      (*delivery)->RunRound();
+      if (metrics) metrics->Update(monitor.stats());
+      break;
     }
-    if (round.delivered > 0) {
-      log->Info("alerts_delivered", {{"count", std::to_string(round.delivered)}});
-    }
-    if (metrics) {
-      metrics->Update(monitor.stats());
-      metrics->Deliveries(round);
-    }
-    if (once) break;
+    (*delivery)->Wake();
+    if (metrics) metrics->Update(monitor.stats());
     // Sleep until the next cycle, waking for signals.
     int sig = 0;
     while (true) {

@@ -1,5 +1,6 @@
 #include "jobmon/monitor/api_protocol.h"
 
+#include <cstdlib>
 #include <limits>
 
 namespace jobmon::monitor::api {
@@ -236,6 +237,10 @@ json Status(StateStore& store, const Caller& caller, uint32_t job_id) {
     for (const IncidentRecord& i : *list) incidents.push_back(IncidentJson(i));
   }
   out["incidents"] = incidents;
+  // The daemon's view of Slurm: since when it has not answered (null: it does).
+  auto since = store.GetDaemonState("slurm_unreachable_since");
+  out["slurm_unreachable_since"] =
+      since && *since ? json(std::strtod((*since)->c_str(), nullptr)) : json(nullptr);
   return out;
 }
 

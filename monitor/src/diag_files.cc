@@ -139,7 +139,7 @@ DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user) {
 }
 
 TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs, const std::string& node_list,
-                              const NodeAddresses& known, std::vector<IpAddress> own) {
+                              const slurm::NodeAddresses& known, std::vector<IpAddress> own) {
   TargetPolicy policy;
   policy.allowed = cluster_cidrs.empty() ? Rfc1918Cidrs() : cluster_cidrs;
   policy.excluded = DefaultExcludedCidrs();

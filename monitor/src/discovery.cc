@@ -6,7 +6,7 @@
 
 namespace jobmon::monitor {
 
-std::string DiagDirFor(const triage::SlurmJob& job, const std::string& pattern) {
+std::string DiagDirFor(const slurm::SlurmJob& job, const std::string& pattern) {
   std::string stdout_dir = job.work_dir;
   if (auto slash = job.std_out.rfind('/'); slash != std::string::npos) {
     stdout_dir = slash == 0 ? "/" : job.std_out.substr(0, slash);
@@ -41,7 +41,7 @@ std::string DiagDirFor(const triage::SlurmJob& job, const std::string& pattern) 
   return out;
 }
 
-bool MatchesSelection(const triage::SlurmJob& job, const JobSelection& s) {
+bool MatchesSelection(const slurm::SlurmJob& job, const JobSelection& s) {
   if (s.Empty()) return false;
   auto in = [](const std::vector<std::string>& list, const std::string& value) {
     return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
@@ -50,7 +50,7 @@ bool MatchesSelection(const triage::SlurmJob& job, const JobSelection& s) {
   return s.name_regex.empty() || RE2::FullMatch(job.name, s.NameRegex());
 }
 
-std::optional<Discovered> Discover(const triage::SlurmJob& job, const MonitorConfig& config,
+std::optional<Discovered> Discover(const slurm::SlurmJob& job, const MonitorConfig& config,
                                    const std::set<uint32_t>& watched,
                                    const std::function<bool(const std::string&)>& has_manifest) {
   if (job.state == "PENDING") return std::nullopt;  // no log, no nodes yet

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -76,6 +77,7 @@ Monitor::Monitor(MonitorConfig config, StateStore& store, JobSource& source,
       source_(source),
       notifier_(notifier),
       log_(log),
+      outage_(config_.slurm_vanish_confirm, config_.slurm_outage_alert),
       child_diagnoser_(!diagnoser),
       diagnoser_(diagnoser ? std::move(diagnoser) : DefaultDiagnoser(config_)),
       followup_(std::make_unique<DiagnosisFollowUp>(diagnoser_, config_.diagnose_timeout)) {
@@ -135,11 +137,19 @@ Expected<void> Monitor::Restore(double now) {
                                {"open_incident", t.open ? t.open->klass : ""}});
     jobs_.emplace(record.job_id, std::move(t));
   }
+  // An outage the daemon was in when it stopped goes on from then.
+  if (auto since = store_.GetDaemonState("slurm_unreachable_since"); since && *since) {
+    auto why = store_.GetDaemonState("slurm_unreachable_why");
+    auto alerted = store_.GetDaemonState("slurm_outage_alerted");
+    outage_.Restore(std::strtod((*since)->c_str(), nullptr), alerted && *alerted,
+                    why && *why ? **why : "");
+    slurm_warned_ = true;
+  }
   (void)now;
   return {};
 }
 
-void Monitor::Track(const triage::SlurmJob& job, const std::string& source,
+void Monitor::Track(const slurm::SlurmJob& job, const std::string& source,
                     const std::string& log_path, const std::string& diag_dir, double now) {
   JobRecord record;
   record.job_id = job.job_id;
@@ -168,10 +178,10 @@ void Monitor::Track(const triage::SlurmJob& job, const std::string& source,
   jobs_.emplace(job.job_id, std::move(t));
 }
 
-Expected<std::vector<triage::SlurmJob>> Monitor::FetchJobs(double now) {
+Expected<std::vector<slurm::SlurmJob>> Monitor::FetchJobs(double now) {
   const auto started = std::chrono::steady_clock::now();
   next_slurm_poll_ = now + config_.slurm_poll_interval;
-  Expected<std::vector<triage::SlurmJob>> listed = Error{"not asked"};
+  Expected<std::vector<slurm::SlurmJob>> listed = Error{"not asked"};
   for (int attempt = 1; attempt <= config_.slurm_retries; ++attempt) {
     listed = source_.ListJobs();
     if (listed) break;
@@ -187,7 +197,7 @@ Expected<std::vector<triage::SlurmJob>> Monitor::FetchJobs(double now) {
   return listed;
 }
 
-void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJob>>& listed) {
+void Monitor::RefreshJobs(double now, const Expected<std::vector<slurm::SlurmJob>>& listed) {
   // job id -> who asked (nullopt: root or an admin); one request each.
   std::map<uint32_t, std::vector<std::optional<uint32_t>>> requests;
   if (auto w = store_.WatchRequests()) {
@@ -199,20 +209,29 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJo
     // A controller that does not answer says nothing about the jobs: keep
     // following them as they were, raise nothing, warn.
     ++stats_.slurm_failures;
-    stats_.slurm_reachable = false;
-    log_.Warn("slurm_unreachable",
-              {{"error", listed.error().message},
-               {"action", "keeping the last known job list; no job is ended or raised for this"}});
-    slurm_warned_ = true;
+    outage_.Failed(now, listed.error().message);
+    NoteSlurmOutage(now);
     return;
   }
-  if (slurm_warned_) log_.Info("slurm_reachable_again");
-  slurm_warned_ = false;
-  stats_.slurm_reachable = true;
+  {
+    std::set<uint32_t> ids;
+    for (const slurm::SlurmJob& job : *listed) ids.insert(job.job_id);
+    size_t live = 0, present = 0;
+    for (const auto& [id, t] : jobs_) {
+      if (t.ended) continue;
+      ++live;
+      present += ids.count(id);
+    }
+    if (!outage_.Answered(now, live, present)) {
+      NoteSlurmOutage(now);
+      return;
+    }
+  }
+  NoteSlurmAnswered(now);
 
   std::set<uint32_t> seen;
   DroppedWatches refused, unknown;
-  for (const triage::SlurmJob& job : *listed) {
+  for (const slurm::SlurmJob& job : *listed) {
     seen.insert(job.job_id);
     auto found = jobs_.find(job.job_id);
     if (found != jobs_.end() && watched.count(job.job_id)) {
@@ -258,7 +277,7 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<triage::SlurmJo
     }
     if (state_changed || uid_learnt) Check(store_.UpsertJob(t.record), "upsert job");
     t.slurm_exit_code = job.exit_code;
-    if (!t.ended && triage::IsTerminalState(job.state)) OnEnded(t, job.state, now);
+    if (!t.ended && slurm::IsTerminalState(job.state)) OnEnded(t, job.state, now);
   }
   // Gone from a controller that answered: purged after MinJobAge.
   for (auto& [id, t] : jobs_) {
@@ -440,6 +459,60 @@ void Monitor::ReadManifest(Tracked& t, double now) {
   }
 }
 
+void Monitor::NoteSlurmOutage(double now) {
+  stats_.slurm_reachable = false;
+  stats_.slurm_unreachable_seconds = now - outage_.since().value_or(now);
+  if (!slurm_warned_) {
+    log_.Warn("slurm_unreachable",
+              {{"error", outage_.why()},
+               {"action", "keeping every job and incident as it is; none is ended for this"}});
+    slurm_warned_ = true;
+    Check(store_.SetDaemonState("slurm_unreachable_since",
+                                std::to_string(outage_.since().value_or(now)), now),
+          "record the outage");
+  }
+  Check(store_.SetDaemonState("slurm_unreachable_why", outage_.why(), now), "record the outage");
+  if (!outage_.AlertDue(now)) return;
+  alerts::Alert alert;
+  alert.status = "firing";
+  alert.cluster = config_.cluster;
+  alert.klass = "monitor/slurm-unreachable";
+  alert.key = alerts::AlertKey(config_.cluster, 0, alert.klass);
+  alert.opened_at = outage_.since().value_or(now);
+  alert.at = now;
+  alert.summary = "Slurm has not answered for " +
+                  std::to_string(static_cast<int64_t>(now - alert.opened_at)) + " s (" +
+                  outage_.why() + "); every job and incident is kept as it was until it does.";
+  Notify(alert);
+  outage_.MarkAlerted();
+  Check(store_.SetDaemonState("slurm_outage_alerted", "1", now), "record the outage alert");
+}
+
+void Monitor::NoteSlurmAnswered(double now) {
+  if (slurm_warned_) {
+    log_.Info("slurm_reachable_again",
+              {{"unreachable_s",
+                std::to_string(static_cast<int64_t>(stats_.slurm_unreachable_seconds))}});
+    Check(store_.ClearDaemonState("slurm_unreachable_since"), "clear the outage");
+    Check(store_.ClearDaemonState("slurm_unreachable_why"), "clear the outage");
+  }
+  slurm_warned_ = false;
+  stats_.slurm_reachable = true;
+  stats_.slurm_unreachable_seconds = 0;
+  if (!outage_.ResolveDue()) return;
+  alerts::Alert alert;
+  alert.status = "resolved";
+  alert.cluster = config_.cluster;
+  alert.klass = "monitor/slurm-unreachable";
+  alert.key = alerts::AlertKey(config_.cluster, 0, alert.klass);
+  alert.at = now;
+  alert.close_reason = "resumed";
+  alert.summary = "Slurm answers again; the jobs that ended meanwhile got their final state.";
+  Notify(alert);
+  outage_.MarkResolved();
+  Check(store_.ClearDaemonState("slurm_outage_alerted"), "clear the outage alert");
+}
+
 void Monitor::WarnOnce(Tracked& t, const std::string& event, const std::string& error) {
   constexpr size_t kMaxWarningsPerJob = 32;
   if (t.warned.size() >= kMaxWarningsPerJob || !t.warned.insert(event + " " + error).second) return;
@@ -495,14 +568,13 @@ Expected<triage::ScanFacts> Monitor::ScanEndOfJob(const Tracked& t) const {
                                           kEndScanHead, kEndScanTail);
 }
 
-void Monitor::ScanEndingJobs(const std::vector<triage::SlurmJob>& listed) {
+void Monitor::ScanEndingJobs(const std::vector<slurm::SlurmJob>& listed) {
   // The jobs RefreshJobs is about to end: ended in Slurm, or gone from it.
   std::set<uint32_t> seen;
-  for (const triage::SlurmJob& job : listed) {
+  for (const slurm::SlurmJob& job : listed) {
     seen.insert(job.job_id);
     auto found = jobs_.find(job.job_id);
-    if (found == jobs_.end() || found->second.ended || !triage::IsTerminalState(job.state))
-      continue;
+    if (found == jobs_.end() || found->second.ended || !slurm::IsTerminalState(job.state)) continue;
     Tracked& t = found->second;
     if (!t.user) {
       t.user = JobUser{job.uid, job.gid};
@@ -541,7 +613,7 @@ void Monitor::Cycle(double now) {
   RecordCycle(started);
 }
 
-std::optional<Expected<std::vector<triage::SlurmJob>>> Monitor::FetchJobsIfDue(double now) {
+std::optional<Expected<std::vector<slurm::SlurmJob>>> Monitor::FetchJobsIfDue(double now) {
   if (now < next_slurm_poll_) return std::nullopt;
   return FetchJobs(now);
 }

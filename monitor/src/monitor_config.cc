@@ -57,7 +57,10 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.Seconds("slurm_poll_interval", config.slurm_poll_interval, 0.1);
   r.Seconds("slurm_timeout", config.slurm_timeout, 0.1);
   r.Integer("slurm_retries", config.slurm_retries, 1, 10);
+  r.Seconds("slurm_vanish_confirm", config.slurm_vanish_confirm, 0);
+  r.Seconds("slurm_outage_alert", config.slurm_outage_alert, 1);
   r.String("squeue", config.squeue);
+  r.String("scontrol", config.scontrol);
   r.String("sinfo", config.sinfo);
   r.String("diag_dir", config.diag_dir_pattern);
   r.Seconds("scrape_timeout", config.scrape_timeout, 0.1);

@@ -46,6 +46,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS one_open_incident ON incidents(job_id) WHERE s
 CREATE TABLE IF NOT EXISTS watches (job_id INTEGER NOT NULL, requested_at REAL NOT NULL,
   uid INTEGER);
 CREATE UNIQUE INDEX IF NOT EXISTS one_watch_per_asker ON watches(job_id, ifnull(uid, -1));
+-- Version 8: the daemon's own state a restart must not forget (Slurm
+-- unreachable since when, the outage alert sent), one row per key.
+CREATE TABLE IF NOT EXISTS daemon_state (key TEXT PRIMARY KEY, value TEXT NOT NULL,
+  updated_at REAL NOT NULL);
 )sql";
 
 // Version 1 (issue 6's first cut) lacked these columns and the watches table.
@@ -614,6 +618,37 @@ Expected<size_t> StateStore::PendingWatches(uint32_t uid) {
   sqlite3_bind_int64(s->stmt, 1, uid);
   if (sqlite3_step(s->stmt) != SQLITE_ROW) return SqlError(db_, "pending watches");
   return static_cast<size_t>(sqlite3_column_int64(s->stmt, 0));
+}
+
+Expected<void> StateStore::SetDaemonState(const std::string& key, const std::string& value,
+                                          double at) {
+  auto stmt = Cached(
+      "INSERT INTO daemon_state (key, value, updated_at) VALUES (?1, ?2, ?3) "
+      "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at");
+  if (!stmt) return stmt.error();
+  BindText(*stmt, 1, key);
+  BindText(*stmt, 2, value);
+  sqlite3_bind_double(*stmt, 3, at);
+  if (sqlite3_step(*stmt) != SQLITE_DONE) return SqlError(db_, "set daemon state " + key);
+  return {};
+}
+
+Expected<void> StateStore::ClearDaemonState(const std::string& key) {
+  auto stmt = Cached("DELETE FROM daemon_state WHERE key = ?1");
+  if (!stmt) return stmt.error();
+  BindText(*stmt, 1, key);
+  if (sqlite3_step(*stmt) != SQLITE_DONE) return SqlError(db_, "clear daemon state " + key);
+  return {};
+}
+
+Expected<std::optional<std::string>> StateStore::GetDaemonState(const std::string& key) {
+  auto stmt = Cached("SELECT value FROM daemon_state WHERE key = ?1");
+  if (!stmt) return stmt.error();
+  BindText(*stmt, 1, key);
+  const int rc = sqlite3_step(*stmt);
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return SqlError(db_, "get daemon state " + key);
+  return std::optional<std::string>(Text(*stmt, 0));
 }
 
 }  // namespace jobmon::monitor

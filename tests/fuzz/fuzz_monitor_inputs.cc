@@ -9,8 +9,8 @@
 #include "jobmon/common/target_file.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
-#include "jobmon/monitor/slurm_nodes.h"
-#include "jobmon/triage/slurm_jobs.h"
+#include "jobmon/slurm/jobs.h"
+#include "jobmon/slurm/nodes.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -31,22 +31,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 3: {
-      if (auto nodes = jobmon::monitor::ParseSinfoJson(text)) {
+      if (auto answer = jobmon::slurm::ParseNodesJson(text)) {
+        const auto* nodes = &answer->nodes;
         for (const auto& node : *nodes) {
           if (node.name.empty() || node.address.empty()) __builtin_trap();  // skipped
         }
         // Host names are not resolved here: only literal NodeAddr values count.
-        auto known = jobmon::monitor::ResolveNodeAddresses(
+        auto known = jobmon::slurm::ResolveNodeAddresses(
             *nodes, [](const std::string&) { return std::vector<jobmon::IpAddress>{}; });
         if (known.size() > nodes->size()) __builtin_trap();
       }
       break;
     }
     default: {
-      if (auto jobs = jobmon::triage::ParseSqueueJson(text)) {
-        for (const auto& job : *jobs) {
+      if (auto answer = jobmon::slurm::ParseJobsJson(text)) {
+        for (const auto& job : answer->jobs) {
           if (job.job_id == 0) __builtin_trap();  // a job without an id is skipped
-          (void)jobmon::triage::IsTerminalState(job.state);
+          (void)jobmon::slurm::IsTerminalState(job.state);
         }
       }
     }

@@ -5,6 +5,9 @@
 # the state database and numbers are checks.py's (tested by checks_test.py).
 
 passed=0 failed=0
+# The suite against a Slurm built by hand (installed under SLURM_PREFIX; CI
+# keeps Debian's): its commands first on PATH, for the tests and devcluster.
+[[ -n "${SLURM_PREFIX:-}" ]] && export PATH="$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH"
 LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CHECKS=$LIB_DIR/checks.py
 

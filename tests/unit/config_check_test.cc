@@ -232,9 +232,22 @@ TEST_F(CheckFiles, StateDbDirectoryMustExistAndBeWritableByTheMonitor) {
 
 TEST_F(CheckFiles, SlurmAskedAsTheMonitorAsksIt) {
   monitor::MonitorConfig config;
-  config.squeue = Write("squeue", "#!/bin/sh\necho '{\"jobs\": []}'\n", 0755);
-  config.sinfo = Write("sinfo", "#!/bin/sh\necho '{\"nodes\": []}'\n", 0755);
+  // Jobs from `squeue -t all --json`; nodes from `scontrol show nodes --json`
+  // (23.02+), from `sinfo --json` where `scontrol --version` says 22.05.
+  config.squeue = Write(
+      "squeue", "#!/bin/sh\n[ \"$*\" = '-t all --json' ] || exit 9\necho '{\"jobs\": []}'\n", 0755);
+  config.scontrol = Write("scontrol",
+                          "#!/bin/sh\ncase \"$*\" in\n"
+                          "  --version) echo 'slurm 25.11.7' ;;\n"
+                          "  'show nodes --json') echo '{\"nodes\": []}' ;;\n"
+                          "  *) exit 9 ;;\nesac\n",
+                          0755);
+  config.sinfo = Write("sinfo", "#!/bin/sh\nexit 9\n", 0755);
   config.slurm_timeout = 5;
+  EXPECT_TRUE(CheckSlurm(config).empty()) << Joined(CheckSlurm(config));
+  Write("scontrol",
+        "#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm-wlm 22.05.8' && exit 0\nexit 9\n", 0755);
+  Write("sinfo", "#!/bin/sh\n[ \"$*\" = --json ] || exit 9\necho '{\"nodes\": []}'\n", 0755);
   EXPECT_TRUE(CheckSlurm(config).empty()) << Joined(CheckSlurm(config));
   Write("squeue", "#!/bin/sh\nexit 1\n", 0755);
   Write("sinfo", "#!/bin/sh\nexec sleep 10\n", 0755);
@@ -243,16 +256,58 @@ TEST_F(CheckFiles, SlurmAskedAsTheMonitorAsksIt) {
   EXPECT_TRUE(Has(problems, "Slurm: " + config.squeue + " exited with 1")) << Joined(problems);
   EXPECT_TRUE(Has(problems, "Slurm: " + config.sinfo + " did not answer within"))
       << Joined(problems);
+  // 22.05's squeue with slurmctld down: exit 0, errors and no jobs.
+  Write("squeue",
+        "#!/bin/sh\necho '{\"errors\": [{\"error\": \"Unable to contact slurm controller "
+        "(connect failure)\", \"errno\": 1007}], \"jobs\": []}'\n",
+        0755);
+  config.slurm_timeout = 5;
+  problems = CheckSlurm(config);
+  EXPECT_TRUE(Has(problems, "Slurm: " + config.squeue +
+                                ": Unable to contact slurm controller (connect failure)"))
+      << Joined(problems);
+}
+
+// A plugin built for one Slurm series under another: Slurm's loader would
+// refuse it and --diag=on jobs would be refused at submit. The marker is
+// what spank/spank_diag.cc puts in the .so.
+TEST(SlurmUpgrade, APluginOfAnotherSeriesIsAProblemAPatchReleaseIsNot) {
+  const std::string so = std::string(
+                             "\x7f"
+                             "ELF...") +
+                         "jobmon-spank-built-for-slurm=0x160508;" + std::string("...", 3);
+  ASSERT_EQ(PluginSlurmVersion(so), 0x160508u);
+  EXPECT_EQ(FormatSlurmVersion(0x160508), "22.05.8");
+  EXPECT_EQ(FormatSlurmVersion(0x190b07), "25.11.7");
+  EXPECT_FALSE(PluginSlurmVersion("no marker here"));
+  EXPECT_FALSE(PluginSlurmVersion("jobmon-spank-built-for-slurm=0xzz;"));
+  EXPECT_EQ(ParseSlurmVersionLine("slurm 25.11.7\n"), 0x190b07u);
+  EXPECT_EQ(ParseSlurmVersionLine("slurm-wlm 22.05.8\n"), 0x160508u);
+  EXPECT_FALSE(ParseSlurmVersionLine("sbatch: command not found"));
+  auto same = SlurmUpgradeProblems("p:1", "/x/spank_diag.so", 0x160508,
+                                   {{"sbatch", 0x16050a}, {"slurmd", 0x160508}});
+  EXPECT_TRUE(same.empty()) << same.front();
+  auto upgraded = SlurmUpgradeProblems("p:1", "/x/spank_diag.so", 0x160508,
+                                       {{"sbatch", 0x190b07}, {"slurmd", 0x160508}});
+  ASSERT_EQ(upgraded.size(), 1u);
+  EXPECT_NE(upgraded[0].find("built for Slurm 22.05.8, but sbatch here is 25.11.7"),
+            std::string::npos)
+      << upgraded[0];
+  EXPECT_NE(upgraded[0].find("refused at submit"), std::string::npos);
+  EXPECT_NE(upgraded[0].find("for 25.11"), std::string::npos);
 }
 
 // The binary: the lines, the summary and the exit codes.
 TEST_F(CheckFiles, TheCommandExitsZeroWhenCleanOneOnAProblemTwoOnUsage) {
   const std::string squeue = Write("squeue", "#!/bin/sh\necho '{\"jobs\": []}'\n", 0755);
-  const std::string sinfo = Write("sinfo", "#!/bin/sh\necho '{\"nodes\": []}'\n", 0755);
+  const std::string scontrol =
+      Write("scontrol",
+            "#!/bin/sh\n[ \"$1\" = --version ] && echo 'slurm 24.11.7' || echo '{\"nodes\": []}'\n",
+            0755);
   fs::create_directories(dir_ / "state");
-  const std::string config =
-      Write("jobmon.toml", "[monitor]\nstate_db = \"" + (dir_ / "state/state.db").string() +
-                               "\"\nsqueue = \"" + squeue + "\"\nsinfo = \"" + sinfo + "\"\n");
+  const std::string config = Write(
+      "jobmon.toml", "[monitor]\nstate_db = \"" + (dir_ / "state/state.db").string() +
+                         "\"\nsqueue = \"" + squeue + "\"\nscontrol = \"" + scontrol + "\"\n");
   auto run = [&](const std::string& plugstack, const std::string& extra = "") {
     const std::string command = std::string("'") + JOBMON_CLI + "' check -c '" + config +
                                 "' --plugstack '" + plugstack + "' --monitor-user '" + me_.name +

@@ -35,17 +35,14 @@
 #include "jobmon/monitor/monitor.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
-#include "jobmon/monitor/slurm_nodes.h"
 #include "jobmon/monitor/state_store.h"
+#include "jobmon/slurm/nodes.h"
 #include "loopback_listener.h"
 
 namespace jobmon::monitor {
 namespace {
 
-using triage::ExpandStdoutPattern;
-using triage::IsTerminalState;
-using triage::ParseSqueueJson;
-using triage::SlurmJob;
+using slurm::SlurmJob;
 
 namespace fs = std::filesystem;
 
@@ -200,6 +197,57 @@ TEST_F(MonitorTest, UnreachableControllerWarnsAndEndsNothing) {
   Train(41, 43);
   EXPECT_TRUE(log.Has("slurm_reachable_again"));
   EXPECT_TRUE(monitor->stats().slurm_reachable);
+}
+
+// Slurm 22.05's squeue with slurmctld down exits 0 with "errors" and no jobs
+// (tests/fixtures/slurm/22.05/ctld-down-squeue-all.json): slurm/client.h makes
+// that an error. An answer that is merely empty, while jobs are followed and
+// none was seen ending, is not believed either until slurm_vanish_confirm;
+// a long outage is alerted once and resolved when Slurm answers; a restart
+// in the middle of it goes on from when it began.
+TEST_F(MonitorTest, AnAnswerLackingEveryFollowedJobEndsNothingUntilConfirmed) {
+  config.slurm_vanish_confirm = 30;
+  config.slurm_outage_alert = 20;
+  Reopen();
+  Train(0, 10);
+  source.jobs.clear();  // slurmctld restarting: an empty list, no errors
+  Train(11, 35);
+  EXPECT_FALSE(store->GetJob(7).value()->ended_at) << "an empty answer is not an end";
+  EXPECT_TRUE(Incidents().empty());
+  EXPECT_FALSE(monitor->stats().slurm_reachable);
+  EXPECT_TRUE(log.Has("slurm_unreachable"));
+  ASSERT_EQ(notifier.sent.size(), 1u) << "the outage, alerted once";
+  EXPECT_EQ(notifier.sent[0].klass, "monitor/slurm-unreachable");
+  EXPECT_EQ(notifier.sent[0].status, "firing");
+  EXPECT_EQ(alerts::Title(notifier.sent[0]), "jobmon: monitor/slurm-unreachable");
+  EXPECT_EQ(store->GetDaemonState("slurm_outage_alerted").value(), "1");
+  Reopen();  // a restart during the outage
+  Train(36, 38);
+  EXPECT_EQ(notifier.sent.size(), 1u) << "not alerted again after the restart";
+  // The controller is back; the job ended meanwhile and Slurm says how.
+  source.jobs = {Job(7, log_path, "COMPLETED")};
+  Train(39, 40);
+  EXPECT_TRUE(monitor->stats().slurm_reachable);
+  auto job = store->GetJob(7).value();
+  ASSERT_TRUE(job->ended_at);
+  EXPECT_EQ(job->slurm_state, "COMPLETED") << "its real final state, not RUNNING?";
+  ASSERT_EQ(notifier.sent.size(), 2u);
+  EXPECT_EQ(notifier.sent[1].klass, "monitor/slurm-unreachable");
+  EXPECT_EQ(notifier.sent[1].status, "resolved");
+  EXPECT_FALSE(store->GetDaemonState("slurm_unreachable_since").value());
+}
+
+TEST_F(MonitorTest, AJobGoneForLongerThanTheConfirmationEnds) {
+  config.slurm_vanish_confirm = 5;
+  Reopen();
+  Train(0, 10);
+  source.jobs.clear();  // purged while the daemon looked away
+  Train(11, 13);
+  EXPECT_FALSE(store->GetJob(7).value()->ended_at);
+  Train(14, 20);
+  auto job = store->GetJob(7).value();
+  ASSERT_TRUE(job->ended_at) << "believed after slurm_vanish_confirm";
+  EXPECT_EQ(job->slurm_state, "RUNNING") << "the last state Slurm gave";
 }
 
 TEST_F(MonitorTest, JobEndRecordsTheTriageAndForgetsTheJobAfterRetention) {
@@ -977,8 +1025,9 @@ TEST(SlurmNodes, NodeAddrFromRecordedSinfoJson) {
   std::ifstream in(std::string(JOBMON_SOURCE_DIR) + "/tests/fixtures/slurm/sinfo-json.json");
   std::stringstream text;
   text << in.rdbuf();
-  auto nodes = ParseSinfoJson(text.str());
-  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  auto answer = slurm::ParseNodesJson(text.str());
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  const auto* nodes = &answer->nodes;
   ASSERT_EQ(nodes->size(), 3u);
   EXPECT_EQ((*nodes)[0].name, "node1");
   EXPECT_EQ((*nodes)[0].address, "10.219.0.11");
@@ -989,13 +1038,13 @@ TEST(SlurmNodes, NodeAddrFromRecordedSinfoJson) {
     asked.push_back(name);
     return std::vector<IpAddress>{Ip("10.219.0.13"), Ip("::ffff:10.219.0.13")};
   };
-  NodeAddresses known = ResolveNodeAddresses(*nodes, resolve);
+  NodeAddresses known = slurm::ResolveNodeAddresses(*nodes, resolve);
   EXPECT_EQ(asked, std::vector<std::string>{"node3.cluster.example"}) << "literals not resolved";
   EXPECT_EQ(known["node2"], std::vector<IpAddress>{Ip("10.219.0.12")});
   EXPECT_EQ(known["node3"], std::vector<IpAddress>{Ip("10.219.0.13")}) << "mapped = IPv4, once";
   // A NodeAddr that does not resolve: the node has no address, its targets are refused.
-  NodeAddresses unresolved =
-      ResolveNodeAddresses(*nodes, [](const std::string&) { return std::vector<IpAddress>{}; });
+  NodeAddresses unresolved = slurm::ResolveNodeAddresses(
+      *nodes, [](const std::string&) { return std::vector<IpAddress>{}; });
   EXPECT_EQ(unresolved.count("node3"), 0u);
   // A job on node[1-2] of that cluster, its user's target list.
   TargetPolicy policy = MakeTargetPolicy({}, "node[1-2]", known, {Ip("10.219.0.1")});
@@ -1011,7 +1060,7 @@ TEST(SlurmNodes, NodeAddrFromRecordedSinfoJson) {
   EXPECT_NE(checked.dropped[1].find("NodeAddr 10.219.0.12"), std::string::npos);
   EXPECT_NE(checked.dropped[2].find("own host"), std::string::npos);
   for (const char* bad : {"", "[]", "{\"nodes\": 3}", "not json"}) {
-    EXPECT_FALSE(ParseSinfoJson(bad).ok()) << bad;
+    EXPECT_FALSE(slurm::ParseNodesJson(bad).ok()) << bad;
   }
 }
 

@@ -12,7 +12,7 @@
 
 namespace jobmon::monitor::test_support {
 
-using triage::SlurmJob;
+using slurm::SlurmJob;
 
 class ScriptedSource : public JobSource {
  public:

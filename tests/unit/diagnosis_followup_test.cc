@@ -123,8 +123,8 @@ class DiagnosisFollowUpTest : public ::testing::Test {
     gate.Release();  // a held diagnosis lets the monitor's destructor join it
     monitor.reset();
   }
-  triage::SlurmJob Job(const std::string& state) {
-    triage::SlurmJob j;
+  slurm::SlurmJob Job(const std::string& state) {
+    slurm::SlurmJob j;
     j.job_id = 7;
     j.name = "llama";
     j.user = "alice";

@@ -1,14 +1,14 @@
 // Slurm's job view: squeue --json recorded from the dev cluster, a field that
 // cannot inject another, stdout patterns expanded as Slurm does.
-#include "jobmon/triage/slurm_jobs.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
-namespace jobmon::triage {
+#include "jobmon/slurm/jobs.h"
+
+namespace jobmon::slurm {
 namespace {
 
 TEST(SlurmJobsTest, ParsesSqueueJsonRecordedFromTheDevCluster) {
@@ -16,9 +16,10 @@ TEST(SlurmJobsTest, ParsesSqueueJsonRecordedFromTheDevCluster) {
   std::ifstream in(std::string(JOBMON_FIXTURES) + "/slurm/squeue-json.json");
   std::stringstream text;
   text << in.rdbuf();
-  auto parsed = ParseSqueueJson(text.str());
+  auto parsed = ParseJobsJson(text.str());
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
-  const auto& jobs = *parsed;
+  EXPECT_TRUE(parsed->errors.empty());
+  const auto& jobs = parsed->jobs;
   ASSERT_EQ(jobs.size(), 4u);
   EXPECT_EQ(jobs[0].job_id, 1u);
   EXPECT_EQ(jobs[0].name, "llama-7b");
@@ -38,8 +39,8 @@ TEST(SlurmJobsTest, ParsesSqueueJsonRecordedFromTheDevCluster) {
   EXPECT_EQ(jobs[3].uid, 65534u);
   EXPECT_EQ(jobs[3].gid, 65534u);
   EXPECT_EQ(jobs[3].std_out, "/tmp/jm-rec/jobs/slurm-4.out") << "Slurm's default, no -o";
-  EXPECT_FALSE(ParseSqueueJson("No jobs in the system\n").ok());
-  EXPECT_TRUE(ParseSqueueJson(R"({"jobs": [{"job_id": 5}]})")->empty()) << "no user id";
+  EXPECT_FALSE(ParseJobsJson("No jobs in the system\n").ok());
+  EXPECT_TRUE(ParseJobsJson(R"({"jobs": [{"job_id": 5}]})")->jobs.empty()) << "no user id";
 }
 
 TEST(SlurmJobsTest, AJobFieldCannotInjectAnotherField) {
@@ -49,7 +50,7 @@ TEST(SlurmJobsTest, AJobFieldCannotInjectAnotherField) {
   std::ifstream in(std::string(JOBMON_FIXTURES) + "/slurm/squeue-json.json");
   std::stringstream text;
   text << in.rdbuf();
-  auto jobs = ParseSqueueJson(text.str()).value();
+  auto jobs = ParseJobsJson(text.str()).value().jobs;
   ASSERT_EQ(jobs[2].job_id, 3u);
   EXPECT_EQ(jobs[2].name, "x StdOut=/etc/shadow UserId=root(0) NodeList=evil[1-2]");
   EXPECT_EQ(jobs[2].std_out, "/tmp/jm-rec/jobs/inj-3.out");
@@ -61,15 +62,15 @@ TEST(SlurmJobsTest, AJobFieldCannotInjectAnotherField) {
   lines << one_line.rdbuf();
   EXPECT_NE(lines.str().find(" StdOut=/etc/shadow "), std::string::npos);
   // A hand-made answer with every trick in one job.
-  auto crafted = ParseSqueueJson(R"J({"jobs": [{"job_id": 9, "user_id": 1000, "group_id": 1000,
+  auto crafted = ParseJobsJson(R"J({"jobs": [{"job_id": 9, "user_id": 1000, "group_id": 1000,
       "user_name": "mallory", "batch_flag": true, "current_working_directory": "/home/m",
       "name": "a StdOut=/etc/shadow", "comment": " StdOut=/etc/shadow UserId=root(0)",
       "mail_user": "b StdOut=/root/.ssh/id_rsa", "standard_output": "/home/m/%x-%j.out",
       "nodes": "n1"}]})J");
   ASSERT_TRUE(crafted.ok());
-  ASSERT_EQ(crafted->size(), 1u);
-  EXPECT_EQ((*crafted)[0].uid, 1000u);
-  EXPECT_EQ((*crafted)[0].std_out, "/home/m/a StdOut=/etc/shadow-9.out");
+  ASSERT_EQ(crafted->jobs.size(), 1u);
+  EXPECT_EQ(crafted->jobs[0].uid, 1000u);
+  EXPECT_EQ(crafted->jobs[0].std_out, "/home/m/a StdOut=/etc/shadow-9.out");
 }
 
 TEST(SlurmJobsTest, StdoutPatternsExpandAsSlurmDoes) {
@@ -78,24 +79,31 @@ TEST(SlurmJobsTest, StdoutPatternsExpandAsSlurmDoes) {
   job.user = "alice";
   job.name = "llama";
   job.work_dir = "/w";
-  EXPECT_EQ(ExpandStdoutPattern("out/%x-%j.log", job, 0, std::nullopt), "/w/out/llama-42.log");
-  EXPECT_EQ(ExpandStdoutPattern("/o/%u-%5j-%%-%N", job, 0, std::nullopt), "/o/alice-00042-%-%N");
-  EXPECT_EQ(ExpandStdoutPattern("", job, 0, std::nullopt), "/w/slurm-42.out");
-  EXPECT_EQ(ExpandStdoutPattern("", job, 40, 3u), "/w/slurm-40_3.out");
-  EXPECT_EQ(ExpandStdoutPattern("/o/%A_%a", job, 40, 3u), "/o/40_3");
+  EXPECT_EQ(ExpandStdoutPattern("out/%x-%j.log", job), "/w/out/llama-42.log");
+  EXPECT_EQ(ExpandStdoutPattern("/o/%u-%5j-%%-%N", job), "/o/alice-00042-%-%N")
+      << "%N unknown until the job runs";
+  EXPECT_EQ(ExpandStdoutPattern("/o/%N.log", job, "node7"), "/o/node7.log");
+  EXPECT_EQ(ExpandStdoutPattern("/o/%j\\%j.log", job), "/o/%j%j.log") << "a backslash: as written";
+  EXPECT_EQ(ExpandStdoutPattern("", job), "/w/slurm-42.out");
+  job.array_job_id = 40;
+  job.array_task_id = 3;
+  EXPECT_EQ(ExpandStdoutPattern("", job), "/w/slurm-40_3.out");
+  EXPECT_EQ(ExpandStdoutPattern("/o/%A_%a-%b", job), "/o/40_3-3");
+  EXPECT_EQ(ExpandStdoutPattern("/o/%4a", job), "/o/0003");
 }
 
 // Found by fuzz_monitor_inputs (tests/fuzz/regressions/monitor-batch-flag-not-a-boolean):
 // a flag of another type threw nlohmann's type_error out of the parser.
 TEST(SlurmJobsTest, AFlagOfAnotherTypeIsFalseNotAnException) {
-  auto jobs = ParseSqueueJson(R"J({"jobs": [{"job_id": 9, "user_id": 1000, "group_id": 1000,
+  auto answer = ParseJobsJson(R"J({"jobs": [{"job_id": 9, "user_id": 1000, "group_id": 1000,
       "batch_flag": "node1", "current_working_directory": "/home/m",
       "exit_code": {"return_code": {"set": "yes", "infinite": 1, "number": 3}}}]})J");
-  ASSERT_TRUE(jobs.ok());
-  ASSERT_EQ(jobs->size(), 1u);
-  EXPECT_EQ((*jobs)[0].std_out, "") << "not a batch job: no default stdout";
-  EXPECT_EQ((*jobs)[0].exit_code, "") << "a return code whose 'set' is no boolean is no number";
+  ASSERT_TRUE(answer.ok());
+  const auto& jobs = answer->jobs;
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].std_out, "") << "not a batch job: no default stdout";
+  EXPECT_EQ(jobs[0].exit_code, "") << "a return code whose 'set' is no boolean is no number";
 }
 
 }  // namespace
-}  // namespace jobmon::triage
+}  // namespace jobmon::slurm

@@ -163,7 +163,7 @@ TEST(StatusViewTest, TheEndOfJobDiagnosisIsShownLineByLine) {
 
 TEST(StatusViewTest, SlurmsStateWinsOverTheDaemonsLastOne) {
   StatusInputs in = DaemonInputs();
-  triage::SlurmJob slurm;
+  slurm::SlurmJob slurm;
   slurm.job_id = 7;
   slurm.name = "from-slurm";
   slurm.user = "bob";
@@ -185,6 +185,19 @@ TEST(StatusViewTest, SlurmsStateWinsOverTheDaemonsLastOne) {
   EXPECT_FALSE(j.contains("tracked_as"));
   EXPECT_EQ(j["progress"], json::object());
   EXPECT_NE(StatusText(slurm_only).find("  no step yet\n"), std::string::npos);
+}
+
+TEST(StatusViewTest, ASlurmOutageIsNotedNotTakenForAnEnd) {
+  StatusInputs in = DaemonInputs();
+  EXPECT_EQ(StatusText(BuildStatusView(in)).find("has not answered"), std::string::npos);
+  EXPECT_TRUE(StatusJson(BuildStatusView(in))["slurm_unreachable_since"].is_null());
+  in.slurm_unreachable_since = kNow - 90;
+  const StatusView view = BuildStatusView(in);
+  EXPECT_NE(StatusText(view).find("note: Slurm has not answered the monitor since"),
+            std::string::npos)
+      << StatusText(view);
+  EXPECT_EQ(StatusJson(view)["slurm_unreachable_since"], kNow - 90);
+  EXPECT_NE(view.state, "ended");
 }
 
 TEST(StatusViewTest, ALogAloneShowsItsProjection) {

@@ -9,8 +9,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "jobmon/common/run_command.h"
-#include "jobmon/triage/slurm_jobs.h"
+#include "jobmon/slurm/client.h"
 
 namespace jobmon::triage {
 namespace fs = std::filesystem;
@@ -119,9 +118,9 @@ Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir) {
 
 std::optional<SlurmView> JobStateFromSqueueJson(const std::string& text,
                                                 const std::string& job_id) {
-  auto jobs = ParseSqueueJson(text);
-  if (!jobs) return std::nullopt;
-  for (const auto& job : *jobs) {
+  auto answer = slurm::ParseJobsJson(text);
+  if (!answer || !answer->errors.empty()) return std::nullopt;
+  for (const auto& job : answer->jobs) {
     if (std::to_string(job.job_id) == job_id && !job.state.empty())
       return SlurmView{job.state, ParseSlurmExitCode(job.exit_code)};
   }
@@ -129,21 +128,18 @@ std::optional<SlurmView> JobStateFromSqueueJson(const std::string& text,
 }
 
 std::optional<SlurmView> QuerySlurmJobState(const std::string& job_id) {
-  // Slurm 22.05's squeue --json lists every job whatever -j says.
-  auto result = RunCommand({"squeue", "--json"}, std::chrono::seconds(2), size_t{1} << 30);
-  if (!result || result->exit_code != 0) return std::nullopt;
-  return JobStateFromSqueueJson(result->output, job_id);
+  auto job = QuerySlurmJob(job_id, std::chrono::seconds(2));
+  if (!job || job->state.empty()) return std::nullopt;
+  return SlurmView{job->state, ParseSlurmExitCode(job->exit_code)};
 }
 
-std::optional<SlurmJob> QuerySlurmJob(const std::string& job_id,
-                                      std::chrono::milliseconds timeout) {
-  // Slurm 22.05's squeue --json ignores -j: every job comes, this one is picked.
-  auto result = RunCommand({"squeue", "--json"}, timeout, size_t{1} << 30);
-  if (!result || result->exit_code != 0) return std::nullopt;
-  auto jobs = ParseSqueueJson(result->output);
+std::optional<slurm::SlurmJob> QuerySlurmJob(const std::string& job_id,
+                                             std::chrono::milliseconds timeout) {
+  slurm::Client client({.timeout_seconds = std::chrono::duration<double>(timeout).count()});
+  auto jobs = client.Jobs();
   if (!jobs) return std::nullopt;
-  for (const auto& job : *jobs) {
-    if (std::to_string(job.job_id) == job_id) return job;
+  for (auto& job : *jobs) {
+    if (std::to_string(job.job_id) == job_id) return std::move(job);
   }
   return std::nullopt;
 }

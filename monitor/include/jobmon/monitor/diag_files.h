@@ -19,7 +19,7 @@
 #include "jobmon/common/manifest.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/monitor/scrape.h"
-#include "jobmon/monitor/slurm_nodes.h"
+#include "jobmon/slurm/nodes.h"
 
 namespace jobmon::monitor {
 
@@ -64,17 +64,17 @@ struct DiagTargets {
 DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user);
 
 struct TargetPolicy {
-  std::vector<Cidr> allowed;       // cluster CIDRs (RFC1918 when none configured)
-  std::vector<Cidr> excluded;      // container bridges
-  std::vector<std::string> nodes;  // the job's nodes (expanded NodeList)
-  NodeAddresses node_addresses;    // Slurm's NodeAddr of each of the job's nodes
-  std::vector<IpAddress> own;      // this daemon's host: never scraped for a job
+  std::vector<Cidr> allowed;            // cluster CIDRs (RFC1918 when none configured)
+  std::vector<Cidr> excluded;           // container bridges
+  std::vector<std::string> nodes;       // the job's nodes (expanded NodeList)
+  slurm::NodeAddresses node_addresses;  // Slurm's NodeAddr of each of the job's nodes
+  std::vector<IpAddress> own;           // this daemon's host: never scraped for a job
   size_t max_targets = kMaxTargetsPerJob;
 };
 // `known`: every node's address from Slurm (ListNodeAddresses); `own`: the
 // addresses of the host the daemon runs on.
 TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs, const std::string& node_list,
-                              const NodeAddresses& known, std::vector<IpAddress> own);
+                              const slurm::NodeAddresses& known, std::vector<IpAddress> own);
 
 struct CheckedTargets {
   std::vector<ScrapeTarget> kept;    // address normalised: "10.0.0.11:9400", "[fd00::1]:9400"

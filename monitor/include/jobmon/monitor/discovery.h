@@ -11,22 +11,22 @@
 #include <string>
 
 #include "jobmon/monitor/monitor_config.h"
-#include "jobmon/triage/slurm_jobs.h"
+#include "jobmon/slurm/jobs.h"
 
 namespace jobmon::monitor {
 
 // The plugin's diag_dir pattern for this job: %o (directory of the job's
 // stdout), %j (job id), %u (user), %x (job name), %% (a percent sign).
-std::string DiagDirFor(const triage::SlurmJob& job, const std::string& pattern);
+std::string DiagDirFor(const slurm::SlurmJob& job, const std::string& pattern);
 
-bool MatchesSelection(const triage::SlurmJob& job, const JobSelection& selection);
+bool MatchesSelection(const slurm::SlurmJob& job, const JobSelection& selection);
 
 struct Discovered {
   std::string source;  // manifest | watch | config
   std::string log_path, diag_dir;
 };
 
-std::optional<Discovered> Discover(const triage::SlurmJob& job, const MonitorConfig& config,
+std::optional<Discovered> Discover(const slurm::SlurmJob& job, const MonitorConfig& config,
                                    const std::set<uint32_t>& watched,
                                    const std::function<bool(const std::string&)>& has_manifest);
 

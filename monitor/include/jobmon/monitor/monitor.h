@@ -27,6 +27,7 @@
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
+#include "jobmon/monitor/slurm_outage.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/monitor/state_store.h"
 #include "jobmon/monitor/store_query.h"
@@ -41,8 +42,9 @@ struct MonitorStats {
   double last_cycle_seconds = 0;
   double last_slurm_poll_seconds = 0;
   uint64_t cycles = 0;
-  uint64_t slurm_failures = 0;  // Slurm polls that failed after every retry
-  bool slurm_reachable = true;  // the last Slurm poll answered
+  uint64_t slurm_failures = 0;           // Slurm polls that failed after every retry
+  bool slurm_reachable = true;           // the last Slurm poll answered (and was believed)
+  double slurm_unreachable_seconds = 0;  // how long it has not, 0 while it answers
   uint64_t scrapes = 0, scrape_failures = 0;
   uint64_t store_queries = 0, store_failures = 0;  // store mode
   uint64_t notify_failures = 0;
@@ -117,10 +119,10 @@ class Monitor {
   // The cycle's steps: fetch (Slurm, when due), scrape, read the logs of
   // ending jobs, then in one transaction apply Slurm's view and poll each
   // job (the incident policy decides), forget old ended jobs, persist.
-  std::optional<Expected<std::vector<triage::SlurmJob>>> FetchJobsIfDue(double now);
-  Expected<std::vector<triage::SlurmJob>> FetchJobs(double now);
-  void RefreshJobs(double now, const Expected<std::vector<triage::SlurmJob>>& listed);
-  void Track(const triage::SlurmJob& job, const std::string& source, const std::string& log_path,
+  std::optional<Expected<std::vector<slurm::SlurmJob>>> FetchJobsIfDue(double now);
+  Expected<std::vector<slurm::SlurmJob>> FetchJobs(double now);
+  void RefreshJobs(double now, const Expected<std::vector<slurm::SlurmJob>>& listed);
+  void Track(const slurm::SlurmJob& job, const std::string& source, const std::string& log_path,
              const std::string& diag_dir, double now);
   Tracked NewTracked(const JobRecord& record, double job_start) const;
   void ScrapeDiagJobs(double now);
@@ -158,12 +160,15 @@ class Monitor {
   // Slurm's node addresses and this host's own, asked again once a minute
   // (after a failure: at the Slurm poll interval) while targets are read.
   void RefreshNodeAddresses(double now);
+  // Slurm did not answer, or its answer is not believed (slurm_outage.h).
+  void NoteSlurmOutage(double now);
+  void NoteSlurmAnswered(double now);
   // Logs a per-job warning the first time only (a refused file is refused
   // again every cycle).
   void WarnOnce(Tracked& job, const std::string& event, const std::string& error);
   // The bounded end-of-job scan of the log, as the job's user.
   Expected<triage::ScanFacts> ScanEndOfJob(const Tracked& job) const;
-  void ScanEndingJobs(const std::vector<triage::SlurmJob>& listed);
+  void ScanEndingJobs(const std::vector<slurm::SlurmJob>& listed);
   // From the first to the last step of this run: where the power baseline comes from.
   std::pair<double, double> TrainingSpan(const Tracked& job, const ProgressState& state,
                                          double fallback_until) const;
@@ -204,6 +209,7 @@ class Monitor {
   std::map<uint32_t, Tracked> jobs_;
   double next_slurm_poll_ = 0;
   bool slurm_warned_ = false;
+  SlurmOutage outage_;
   NodeAddresses node_addresses_;
   std::vector<IpAddress> own_addresses_;
   std::string node_addresses_error_ = "not asked yet";

@@ -14,6 +14,7 @@
 #include "jobmon/common/ip_address.h"
 #include "jobmon/common/socket_address.h"
 #include "jobmon/monitor/progress_tracker.h"
+#include "jobmon/slurm/client.h"
 
 namespace re2 {
 class RE2;
@@ -41,8 +42,16 @@ struct MonitorConfig {
   double slurm_poll_interval = 30;  // the job list
   double slurm_timeout = 10;        // one squeue call
   int slurm_retries = 3;            // attempts per Slurm poll before a warning
+  // An answer lacking every followed job, none seen ending, is believed
+  // only after this long (slurm_outage.h); an outage this long is alerted.
+  double slurm_vanish_confirm = 120;
+  double slurm_outage_alert = 300;
+  // Slurm's commands (slurm/client.h): the job list, the nodes' NodeAddr
+  // (to check exporter targets), and sinfo for that on 22.05.
   std::string squeue = "squeue";
-  std::string sinfo = "sinfo";  // the nodes' NodeAddr, to check exporter targets
+  std::string scontrol = "scontrol";
+  std::string sinfo = "sinfo";
+  slurm::Commands SlurmCommands() const { return {squeue, scontrol, sinfo, slurm_timeout}; }
   std::string diag_dir_pattern{kDefaultDiagDirPattern};  // as the plugin's diag_dir
   JobSelection select;
   double scrape_timeout = 2;

@@ -19,7 +19,7 @@ namespace jobmon::monitor {
 
 // 3: the alerts outbox; 4: owners' uids; 5: the end-of-job diagnosis;
 // 6: the first step's time; 7: a watch per (job, asker).
-inline constexpr int kStateSchemaVersion = 7;
+inline constexpr int kStateSchemaVersion = 8;
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -125,6 +125,11 @@ class StateStore {
   sqlite3* handle() const { return db_; }
 
   // One transaction around a poll cycle's writes (one fsync, not thousands).
+  // The daemon's own state (daemon_state): a value per key.
+  Expected<void> SetDaemonState(const std::string& key, const std::string& value, double at);
+  Expected<void> ClearDaemonState(const std::string& key);
+  Expected<std::optional<std::string>> GetDaemonState(const std::string& key);
+
   Expected<void> Begin();
   Expected<void> Commit();
 

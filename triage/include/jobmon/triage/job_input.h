@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/slurm/jobs.h"
 #include "jobmon/triage/job_status.h"
-#include "jobmon/triage/slurm_jobs.h"
 
 namespace jobmon::triage {
 
@@ -32,17 +32,17 @@ Expected<std::vector<JobInput>> ListOutputJobs(const std::string& outputs_dir);
 // than another job's id.
 Expected<uint32_t> ParseJobId(std::string_view text);
 
-// The job's state and exit code in `squeue --json` output; nullopt if the
-// job is not in it. (Not `scontrol -o`: there a job named
+// The job's state and exit code in Slurm's job JSON (slurm/jobs.h); nullopt
+// if the job is not in it or the answer carries errors. (Not `scontrol -o`: there a job named
 // "x JobState=COMPLETED" says so.)
 std::optional<SlurmView> JobStateFromSqueueJson(const std::string& text, const std::string& job_id);
-// Asks squeue (2 s deadline); nullopt when Slurm is unreachable.
+// Asks Slurm (slurm/client.h, 2 s deadline); nullopt when it is unreachable.
 std::optional<SlurmView> QuerySlurmJobState(const std::string& job_id);
 
-// The job as `squeue --json` lists it (its user, StdOut, state); nullopt
-// when Slurm is unreachable or no longer lists it. Never `scontrol -o`
-// (slurm_jobs.h says why).
-std::optional<SlurmJob> QuerySlurmJob(const std::string& job_id,
-                                      std::chrono::milliseconds timeout = std::chrono::seconds(5));
+// The job as Slurm lists it (slurm/client.h: its user, StdOut, state);
+// nullopt when Slurm is unreachable or no longer lists it. Never
+// `scontrol -o` (slurm/jobs.h says why).
+std::optional<slurm::SlurmJob> QuerySlurmJob(
+    const std::string& job_id, std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 }  // namespace jobmon::triage

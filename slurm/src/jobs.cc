@@ -1,57 +1,14 @@
-#include "jobmon/triage/slurm_jobs.h"
+#include "jobmon/slurm/jobs.h"
 
 #include <cctype>
-#include <nlohmann/json.hpp>
+#include <map>
 
-namespace jobmon::triage {
+#include "json_fields.h"
+
+namespace jobmon::slurm {
 namespace {
 
 using nlohmann::json;
-
-std::string Text(const json& job, const char* key) {
-  auto it = job.find(key);
-  return it != job.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-template <typename T>
-std::optional<T> Unsigned(const json& job, const char* key) {
-  auto it = job.find(key);
-  if (it == job.end() || !it->is_number_unsigned()) return std::nullopt;
-  uint64_t v = it->get<uint64_t>();
-  if (v > std::numeric_limits<T>::max()) return std::nullopt;
-  return static_cast<T>(v);
-}
-
-// A boolean field; false when absent or of another type (json::value would
-// throw on a field of the wrong type).
-bool Flag(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::optional<double> Time(const json& job, const char* key) {
-  auto it = job.find(key);
-  if (it == job.end() || !it->is_number() || it->get<double>() <= 0) return std::nullopt;
-  return it->get<double>();
-}
-
-// "RUNNING"; Slurm 23.11+ gives a list, base state first (["RUNNING", "COMPLETING"]).
-std::string State(const json& job) {
-  auto it = job.find("job_state");
-  if (it != job.end() && it->is_array() && !it->empty() && it->front().is_string())
-    return it->front().get<std::string>();
-  return Text(job, "job_state");
-}
-
-// A number, or Slurm 24.05+'s {"set": true, "infinite": false, "number": N}.
-std::optional<uint64_t> NumberOrNoVal(const json& value) {
-  if (value.is_number_unsigned()) return value.get<uint64_t>();
-  if (value.is_object() && Flag(value, "set") && !Flag(value, "infinite")) {
-    auto n = value.find("number");
-    if (n != value.end() && n->is_number_unsigned()) return n->get<uint64_t>();
-  }
-  return std::nullopt;
-}
 
 // Slurm's ExitCode "status:signal", "" when the document has none.
 std::string ExitCode(const json& job) {
@@ -70,10 +27,10 @@ std::string ExitCode(const json& job) {
     // Slurm 24.05+ (data_parser PROCESS_EXIT_CODE_VERBOSE): return_code and signal/id.
     auto code = it->find("return_code");
     auto signal = it->find("signal");
-    std::optional<uint64_t> rc = code != it->end() ? NumberOrNoVal(*code) : std::nullopt;
+    std::optional<uint64_t> rc = code != it->end() ? Number(*code) : std::nullopt;
     std::optional<uint64_t> sig;
     if (signal != it->end() && signal->is_object()) {
-      if (auto id = signal->find("id"); id != signal->end()) sig = NumberOrNoVal(*id);
+      if (auto id = signal->find("id"); id != signal->end()) sig = Number(*id);
     }
     if (!rc && !sig) return "";
     return std::to_string(rc.value_or(0) & 0xff) + ":" + std::to_string(sig.value_or(0) & 0x7f);
@@ -89,15 +46,17 @@ std::string Padded(uint64_t value, unsigned width) {
 }  // namespace
 
 std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
-                                uint32_t array_job_id, std::optional<uint32_t> array_task_id) {
+                                const std::string& batch_host) {
   std::string path = pattern;
   if (path.empty()) {
-    path = array_task_id ? "slurm-%A_%a.out" : "slurm-%j.out";
+    path = job.array_task_id ? "slurm-%A_%a.out" : "slurm-%j.out";
   }
+  // A backslash anywhere turns expansion off; the backslashes are dropped.
+  const bool escaped = path.find('\\') != std::string::npos;
   std::string out;
   for (size_t i = 0; i < path.size(); ++i) {
-    if (path[i] != '%') {
-      out += path[i];
+    if (escaped || path[i] != '%') {
+      if (path[i] != '\\') out += path[i];
       continue;
     }
     if (i + 1 < path.size() && path[i + 1] == '%') {
@@ -115,14 +74,19 @@ std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
       out += path.substr(i);
       break;
     }
+    const uint32_t array_id = job.array_task_id ? job.array_job_id : job.job_id;
     switch (path[at]) {
       case 'A':
-        out += Padded(array_task_id ? array_job_id : job.job_id, width);
+        out += Padded(array_id ? array_id : job.job_id, width);
         break;
       case 'a':
-        out += Padded(array_task_id.value_or(0), width);
+        out += Padded(job.array_task_id.value_or(0), width);
+        break;
+      case 'b':
+        out += Padded(job.array_task_id.value_or(0) % 10, width);
         break;
       case 'j':
+      case 'J':  // the batch script's: no ".step"
         out += Padded(job.job_id, width);
         break;
       case 'u':
@@ -130,6 +94,9 @@ std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
         break;
       case 'x':
         out += job.name;
+        break;
+      case 'N':  // unknown until the job runs: left as written
+        out += batch_host.empty() ? path.substr(i, at - i + 1) : batch_host;
         break;
       default:  // Slurm leaves other specifiers as written
         out += path.substr(i, at - i + 1);
@@ -140,13 +107,18 @@ std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
   return out;
 }
 
-Expected<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
+Expected<JobsAnswer> ParseJobsJson(std::string_view text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return Error{"squeue --json: not a JSON object"};
+  if (doc.is_discarded() || !doc.is_object()) return Error{"Slurm's job JSON: not a JSON object"};
+  JobsAnswer answer;
+  answer.errors = Errors(doc);
   auto jobs = doc.find("jobs");
-  if (jobs == doc.end() || !jobs->is_array()) return Error{"squeue --json: no \"jobs\" array"};
-  std::vector<SlurmJob> out;
-  out.reserve(jobs->size());
+  if (jobs == doc.end() || !jobs->is_array()) {
+    if (!answer.errors.empty()) return answer;  // the errors say why
+    return Error{"Slurm's job JSON: no \"jobs\" array"};
+  }
+  answer.jobs.reserve(jobs->size());
+  std::map<uint32_t, std::string> het_leader_out;
   for (const json& j : *jobs) {
     if (!j.is_object()) continue;
     auto id = Unsigned<uint32_t>(j, "job_id");
@@ -160,24 +132,42 @@ Expected<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.gid = *gid;
     job.name = Text(j, "name");
     job.user = Text(j, "user_name");
-    job.state = State(j);
+    job.state = State(j, "job_state");
     job.node_list = Text(j, "nodes");
     job.num_nodes = static_cast<int>(Unsigned<uint32_t>(j, "node_count").value_or(0));
     job.partition = Text(j, "partition");
     job.work_dir = Text(j, "current_working_directory");
     job.start_time = Time(j, "start_time");
     job.end_time = Time(j, "end_time");
+    // 0 and NO_VAL both mean "not an array task" / "not a component".
+    if (auto a = Unsigned<uint32_t>(j, "array_job_id"); a && *a != 0) {
+      job.array_job_id = *a;
+      job.array_task_id = Unsigned<uint32_t>(j, "array_task_id");
+    }
+    if (auto h = Unsigned<uint32_t>(j, "het_job_id"); h && *h != 0) {
+      job.het_job_id = h;
+      job.het_job_offset = Unsigned<uint32_t>(j, "het_job_offset");
+    }
     const bool batch = Flag(j, "batch_flag");
     const std::string pattern = Text(j, "standard_output");
-    if (batch || !pattern.empty()) {
-      job.std_out =
-          ExpandStdoutPattern(pattern, job, Unsigned<uint32_t>(j, "array_job_id").value_or(0),
-                              Unsigned<uint32_t>(j, "array_task_id"));
+    const std::string expanded = Text(j, "stdout_expanded");
+    if (!expanded.empty()) {
+      job.std_out = expanded;
+    } else if (batch || !pattern.empty()) {
+      job.std_out = ExpandStdoutPattern(pattern, job, Text(j, "batch_host"));
     }
     job.exit_code = ExitCode(j);
-    out.push_back(std::move(job));
+    if (job.het_job_id && job.het_job_offset.value_or(0) == 0 && !job.std_out.empty())
+      het_leader_out[*job.het_job_id] = job.std_out;
+    answer.jobs.push_back(std::move(job));
   }
-  return out;
+  // A later component runs no batch script of its own: its log is the leader's.
+  for (SlurmJob& job : answer.jobs) {
+    if (!job.het_job_id || job.het_job_offset.value_or(0) == 0) continue;
+    if (auto leader = het_leader_out.find(*job.het_job_id); leader != het_leader_out.end())
+      job.std_out = leader->second;
+  }
+  return answer;
 }
 
 bool IsTerminalState(std::string_view state) {
@@ -188,4 +178,4 @@ bool IsTerminalState(std::string_view state) {
   return false;
 }
 
-}  // namespace jobmon::triage
+}  // namespace jobmon::slurm

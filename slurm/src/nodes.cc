@@ -1,4 +1,4 @@
-#include "jobmon/monitor/slurm_nodes.h"
+#include "jobmon/slurm/nodes.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -6,34 +6,30 @@
 
 #include <algorithm>
 #include <memory>
-#include <nlohmann/json.hpp>
 
-namespace jobmon::monitor {
-namespace {
+#include "json_fields.h"
 
-using nlohmann::json;
-
-std::string Text(const json& node, const char* key) {
-  auto it = node.find(key);
-  return it != node.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
-
-Expected<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return Error{"sinfo --json: not a JSON object"};
+namespace jobmon::slurm {
+Expected<NodesAnswer> ParseNodesJson(std::string_view text) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return Error{"Slurm's node JSON: not a JSON object"};
+  NodesAnswer answer;
+  answer.errors = Errors(doc);
   auto nodes = doc.find("nodes");
-  if (nodes == doc.end() || !nodes->is_array()) return Error{"sinfo --json: no \"nodes\" list"};
-  std::vector<SlurmNode> out;
-  out.reserve(nodes->size());
-  for (const json& node : *nodes) {
+  if (nodes == doc.end() || !nodes->is_array()) {
+    if (!answer.errors.empty()) return answer;
+    return Error{
+        "Slurm's node JSON: no top-level \"nodes\" list (sinfo --json of 23.11+ has "
+        "none: scontrol show nodes --json does)"};
+  }
+  answer.nodes.reserve(nodes->size());
+  for (const auto& node : *nodes) {
     if (!node.is_object()) continue;
     SlurmNode n{Text(node, "name"), Text(node, "address"), Text(node, "hostname")};
     if (n.name.empty() || n.address.empty()) continue;
-    out.push_back(std::move(n));
+    answer.nodes.push_back(std::move(n));
   }
-  return out;
+  return answer;
 }
 
 NodeAddresses ResolveNodeAddresses(const std::vector<SlurmNode>& nodes,
@@ -77,4 +73,4 @@ std::vector<IpAddress> ResolveHost(const std::string& name) {
   return out;
 }
 
-}  // namespace jobmon::monitor
+}  // namespace jobmon::slurm

@@ -1,10 +1,13 @@
 #pragma once
-// The nodes' addresses as Slurm knows them (NodeAddr), from `sinfo --json`
-// (Slurm 22.05's openapi/v0.0.38 serializer; 22.05's scontrol has no
-// --json). Node records are set by the admin and slurmd, never by a job's
-// user, and the JSON keeps a Comment or Reason containing "NodeAddr=..."
-// from standing in for the real field. The monitor scrapes a job's exporter
-// target only at one of these addresses (diag_files.h CheckTargets).
+// The nodes' addresses as Slurm knows them (NodeAddr): from
+// `scontrol show nodes --json` (23.02+: {"nodes": [{name, address,
+// hostname}]}) or, where scontrol has no --json (22.05), `sinfo --json`
+// (openapi/v0.0.38 has the same top-level "nodes"; 23.11+'s sinfo --json
+// groups nodes by partition without addresses). Node records are set by the
+// admin and slurmd, never by a job's user, and the JSON keeps a Comment or
+// Reason containing "NodeAddr=..." from standing in for the real field. The
+// monitor scrapes a job's exporter target only at one of these addresses
+// (monitor/include/jobmon/monitor/diag_files.h CheckTargets).
 
 #include <functional>
 #include <map>
@@ -15,7 +18,7 @@
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
 
-namespace jobmon::monitor {
+namespace jobmon::slurm {
 
 struct SlurmNode {
   std::string name;      // NodeName
@@ -23,9 +26,14 @@ struct SlurmNode {
   std::string hostname;  // NodeHostname
 };
 
-// The "nodes" of `sinfo --json`; a node without a name or address is
-// skipped. An error when the text is not that document.
-Expected<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text);
+struct NodesAnswer {
+  std::vector<SlurmNode> nodes;
+  std::vector<std::string> errors;  // the answer's "errors": it says nothing about the nodes
+};
+
+// The top-level "nodes" of either document; a node without a name or
+// address is skipped. An error when the text is not such a document.
+Expected<NodesAnswer> ParseNodesJson(std::string_view text);
 
 // Node name -> the IPs its NodeAddr stands for.
 using NodeAddresses = std::map<std::string, std::vector<IpAddress>>;
@@ -42,4 +50,4 @@ NodeAddresses ResolveNodeAddresses(const std::vector<SlurmNode>& nodes,
 // getaddrinfo, TCP, IPv4 and IPv6.
 std::vector<IpAddress> ResolveHost(const std::string& name);
 
-}  // namespace jobmon::monitor
+}  // namespace jobmon::slurm

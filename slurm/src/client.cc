@@ -1,0 +1,81 @@
+#include "jobmon/slurm/client.h"
+
+#include <chrono>
+#include <regex>
+
+#include "jobmon/common/run_command.h"
+
+namespace jobmon::slurm {
+namespace {
+
+constexpr size_t kMaxOutput = size_t{1} << 30;  // ~5 KiB per job: 200k jobs
+
+std::string Joined(const std::vector<std::string>& errors) {
+  std::string out;
+  for (const auto& e : errors) out += (out.empty() ? "" : "; ") + e;
+  return out;
+}
+
+}  // namespace
+
+int ParseSlurmSeries(const std::string& version_output) {
+  static const std::regex kVersion(R"((^|\s)(\d{2})\.(\d{2})(\.\d+)?)");
+  std::smatch m;
+  if (!std::regex_search(version_output, m, kVersion)) return 0;
+  return std::stoi(m[2]) * 100 + std::stoi(m[3]);
+}
+
+Expected<std::string> Client::Run(const std::vector<std::string>& argv) const {
+  const std::string name = argv.front();
+  auto result = RunCommand(
+      argv, std::chrono::milliseconds(static_cast<int64_t>(commands_.timeout_seconds * 1000)),
+      kMaxOutput);
+  if (!result) return result.error();
+  if (result->timed_out) {
+    return Error{name + " did not answer within " + std::to_string(commands_.timeout_seconds) +
+                 "s"};
+  }
+  if (result->exit_code != 0) {
+    // "slurm_load_jobs error: Unable to contact slurm controller" goes to stderr.
+    return Error{name + " exited with " + std::to_string(result->exit_code) +
+                 " (controller unreachable?)"};
+  }
+  if (result->output.size() >= kMaxOutput) {
+    return Error{name + " output exceeds " + std::to_string(kMaxOutput >> 20) + " MiB"};
+  }
+  return std::move(result->output);
+}
+
+int Client::Series() const {
+  if (series_) return *series_;
+  auto out = Run({commands_.scontrol, "--version"});
+  if (!out) return 0;  // asked again next time
+  series_ = ParseSlurmSeries(*out);
+  return *series_;
+}
+
+Expected<std::vector<SlurmJob>> Client::Jobs() const {
+  auto out = Run({commands_.squeue, "-t", "all", "--json"});
+  if (!out) return out.error();
+  auto answer = ParseJobsJson(*out);
+  if (!answer) return Error{commands_.squeue + ": " + answer.error().message};
+  if (!answer->errors.empty()) return Error{commands_.squeue + ": " + Joined(answer->errors)};
+  return std::move(answer->jobs);
+}
+
+Expected<std::vector<SlurmNode>> Client::Nodes() const {
+  const int series = Series();
+  // scontrol's --json arrived in 23.02; an unknown version tries it first.
+  std::vector<std::string> argv =
+      series != 0 && series < 2302
+          ? std::vector<std::string>{commands_.sinfo, "--json"}
+          : std::vector<std::string>{commands_.scontrol, "show", "nodes", "--json"};
+  auto out = Run(argv);
+  if (!out) return out.error();
+  auto answer = ParseNodesJson(*out);
+  if (!answer) return Error{argv.front() + ": " + answer.error().message};
+  if (!answer->errors.empty()) return Error{argv.front() + ": " + Joined(answer->errors)};
+  return std::move(answer->nodes);
+}
+
+}  // namespace jobmon::slurm
