@@ -95,9 +95,14 @@ if(JOBMON_BUILD_SPANK)
     if(JOBMON_SLURM_NEXT LESS 10)
       set(JOBMON_SLURM_NEXT "0${JOBMON_SLURM_NEXT}")
     endif()
-    set(JOBMON_SLURM_DEPENDS "slurm-wlm-basic-plugins (>= ${JOBMON_SLURM_SERIES}), "
-        "slurm-wlm-basic-plugins (<< ${JOBMON_SLURM_MAJOR}.${JOBMON_SLURM_NEXT}), ")
-    string(JOIN "" JOBMON_SLURM_DEPENDS ${JOBMON_SLURM_DEPENDS})
+    # Debian's Slurm (headers from libslurm-dev): depend on its series. A
+    # Slurm built from SchedMD's sources is no Debian package: the series is
+    # said in the file name and the description instead.
+    if(SLURM_SPANK_INCLUDE_DIR STREQUAL "/usr/include")
+      set(JOBMON_SLURM_DEPENDS "slurm-wlm-basic-plugins (>= ${JOBMON_SLURM_SERIES}), "
+          "slurm-wlm-basic-plugins (<< ${JOBMON_SLURM_MAJOR}.${JOBMON_SLURM_NEXT}), ")
+      string(JOIN "" JOBMON_SLURM_DEPENDS ${JOBMON_SLURM_DEPENDS})
+    endif()
   else()
     message(FATAL_ERROR "no SLURM_VERSION_NUMBER in ${SLURM_SPANK_INCLUDE_DIR}/slurm/slurm_version.h")
   endif()
@@ -117,8 +122,20 @@ exporters and archives the job's TSDB when it ends; slurm_job_monitor tells
 a hang from a slow step and raises classified incidents with alerts; the
 jobmon command reports a job's status, triages logs and runs diagnosis
 playbooks against a job's metrics.")
+if(JOBMON_SLURM_SERIES)
+  string(APPEND CPACK_DEBIAN_PACKAGE_DESCRIPTION "
+.
+Built for Slurm ${JOBMON_SLURM_SERIES} (Slurm loads a SPANK plugin only under
+the series it was built for): rebuild for another series before upgrading.")
+endif()
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${JOBMON_DEBIAN_REVISION})
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# The Slurm series in the file name: jobmon_0.1.0-1_slurm22.05_amd64.deb.
+if(JOBMON_SLURM_SERIES)
+  set(CPACK_DEBIAN_FILE_NAME
+      "jobmon_${PROJECT_VERSION}-${JOBMON_DEBIAN_REVISION}_slurm${JOBMON_SLURM_SERIES}_amd64.deb")
+else()
+  set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+endif()
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

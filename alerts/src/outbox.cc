@@ -127,6 +127,11 @@ DeliveryRound Outbox::DeliverDue(const std::vector<Receiver*>& receivers, double
       const int attempts = sqlite3_column_int(next.s, 2) + 1;
       const std::string key = Text(next.s, 3);
       const bool firing = Text(next.s, 4) == "firing";
+      // The read ends before the send and the write: a write on a connection
+      // still reading a snapshot that another connection (the cycle's, or
+      // another receiver's worker) has since changed fails at once
+      // (SQLITE_BUSY_SNAPSHOT, no busy wait), and the row would go again.
+      sqlite3_reset(next.s);
       Delivery d = receiver->Deliver(alert, key);
       last_delivery_[name] = now;
       Stmt update;
@@ -161,7 +166,11 @@ DeliveryRound Outbox::DeliverDue(const std::vector<Receiver*>& receivers, double
       sqlite3_bind_int64(update.s, 1, id);
       sqlite3_bind_int(update.s, 3, attempts);
       if (d.ok) sqlite3_bind_double(update.s, 4, now);
-      sqlite3_step(update.s);
+      if (sqlite3_step(update.s) != SQLITE_DONE) {
+        // Not recorded: stop here rather than send the same row again now.
+        round.errors.push_back(name + ": recording the delivery: " + sqlite3_errmsg(db_));
+        break;
+      }
       if (!d.ok) break;  // keep this receiver's order; try it again when due
     }
   }

@@ -177,6 +177,10 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
       return fail(became.error().message, kFailed);
     }
   }
+  // A session of ours a SIGKILL interrupted leaves its Prometheus running.
+  for (const std::string& line : diagnose::StopOrphanedSessions()) {
+    if (!args.quiet) err << "jobmon diagnose: an orphaned session: " << line << "\n";
+  }
   if (!args.quiet) {
     request.progress = [&err](std::string_view line) {
       err << "jobmon diagnose: " << line << "\n" << std::flush;

@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "daemon_metrics.h"
 #include "jobmon/alerts/alerts_config.h"
@@ -19,6 +21,7 @@
 #include "jobmon/alerts/outbox.h"
 #include "jobmon/alerts/secrets.h"
 #include "jobmon/common/duration.h"
+#include "jobmon/diagnose/tsdb_access.h"
 #include "jobmon/monitor/api_server.h"
 #include "jobmon/monitor/job_source.h"
 #include "jobmon/monitor/jobmon_config.h"
@@ -230,28 +233,33 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  // Deliveries on their own thread and connection (alerts/delivery_worker.h):
-  // a cycle waiting on Slurm or on exporters holds no alert back.
-  auto delivery = jobmon::alerts::DeliveryWorker::Open(
-      {.state_db = config->state_db,
-       .max_backoff = receivers->max_backoff,
-       .interval_seconds = std::min(1.0, config->poll_interval),
-       .budget_seconds = std::max(1.0, config->poll_interval)},
-      receiver_list,
-      [&log, &receivers, &metrics](const jobmon::alerts::DeliveryRound& round) {
-        for (const std::string& error : round.errors) {
-          log->Warn("alert_delivery_failed", {{"error", receivers->secrets.Redact(error)},
-                                              {"action", "retried with backoff"}});
-        }
-        if (round.delivered > 0) {
-          log->Info("alerts_delivered", {{"count", std::to_string(round.delivered)}});
-        }
-        if (metrics) metrics->Deliveries(round);
-      },
-      WallNow);
-  if (!delivery) {
-    log->Error("delivery_unavailable", {{"error", delivery.error().message}});
-    return 1;
+  // Deliveries on their own threads and connections, one per receiver
+  // (alerts/delivery_worker.h): a cycle waiting on Slurm or on exporters
+  // holds no alert back, nor does a slow receiver hold back another.
+  std::vector<std::unique_ptr<jobmon::alerts::DeliveryWorker>> delivery;
+  for (jobmon::alerts::Receiver* receiver : receiver_list) {
+    auto worker = jobmon::alerts::DeliveryWorker::Open(
+        {.state_db = config->state_db,
+         .max_backoff = receivers->max_backoff,
+         .interval_seconds = std::min(1.0, config->poll_interval),
+         .budget_seconds = std::max(1.0, config->poll_interval)},
+        {receiver},
+        [&log, &receivers, &metrics](const jobmon::alerts::DeliveryRound& round) {
+          for (const std::string& error : round.errors) {
+            log->Warn("alert_delivery_failed", {{"error", receivers->secrets.Redact(error)},
+                                                {"action", "retried with backoff"}});
+          }
+          if (round.delivered > 0) {
+            log->Info("alerts_delivered", {{"count", std::to_string(round.delivered)}});
+          }
+          if (metrics) metrics->Deliveries(round);
+        },
+        WallNow);
+    if (!worker) {
+      log->Error("delivery_unavailable", {{"error", worker.error().message}});
+      return 1;
+    }
+    delivery.push_back(std::move(worker).value());
   }
   // The users' view (`jobmon status` as themselves). Without it the monitor
   // still does its work: alerts matter more than the view.
@@ -268,6 +276,11 @@ int main(int argc, char** argv) {
                   {"error", started.error().message},
                   {"action", "running without it; jobmon falls back to the database for root"}});
     }
+  }
+  // End-of-job diagnoses a SIGKILL cut short leave their read-only
+  // Prometheus running (detached): stopped now, by pid and what it serves.
+  for (const std::string& line : jobmon::diagnose::StopOrphanedSessions()) {
+    log->Warn("orphaned_diagnosis_stopped", {{"session", line}});
   }
   jobmon::monitor::Monitor monitor(*config, **store, *source, notifier, *log);
   if (auto restored = monitor.Restore(WallNow()); !restored) {
@@ -289,7 +302,9 @@ int main(int argc, char** argv) {
                               : "scrape, " + std::to_string(config->scrape_concurrency) +
                                     " at once"},
              {"api_socket", api ? config->api_socket : "off"}});
-  if (!once) (*delivery)->Start();
+  if (!once) {
+    for (auto& worker : delivery) worker->Start();
+  }
   while (true) {
     const double started = WallNow();
     if (api) {
@@ -304,11 +319,11 @@ int main(int argc, char** argv) {
     monitor.Cycle(started);
     // After the cycle committed: what it queued is durable before any send.
     if (once) {
-      (*delivery)->RunRound();
+      for (auto& worker : delivery) worker->RunRound();
       if (metrics) metrics->Update(monitor.stats());
       break;
     }
-    (*delivery)->Wake();
+    for (auto& worker : delivery) worker->Wake();
     if (metrics) metrics->Update(monitor.stats());
     // Sleep until the next cycle, waking for signals.
     int sig = 0;

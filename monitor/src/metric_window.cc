@@ -222,16 +222,27 @@ void MetricWindow::LearnFloors(const std::string& host, const Exposition& scrape
     if (!now.processes) continue;  // not NVML
     if (*now.processes > 0) had_processes_.insert(host);
     if (!now.power || !now.utilization || *now.utilization > kIdleUtilization) continue;
-    Floors& floors = floors_[{host, gpu}];
+    IdleFloors& floors = floors_[{host, gpu}];
     KeepLowest(*now.processes > 0 ? floors.with_context : floors.device, *now.power);
   }
 }
 
+IdleFloors MetricWindow::FloorsOf(const std::string& host, const std::string& gpu) const {
+  IdleFloors floors;
+  if (auto it = floors_.find({host, gpu}); it != floors_.end()) floors = it->second;
+  if (auto r = restored_.find(host); r != restored_.end()) {
+    if (auto it = r->second.idle_floors.find(gpu); it != r->second.idle_floors.end()) {
+      if (it->second.with_context) KeepLowest(floors.with_context, *it->second.with_context);
+      if (it->second.device) KeepLowest(floors.device, *it->second.device);
+    }
+  }
+  return floors;
+}
+
 std::optional<double> MetricWindow::IdleFloor(const std::string& host,
                                               const std::string& gpu) const {
-  auto it = floors_.find({host, gpu});
-  if (it == floors_.end()) return std::nullopt;
-  return it->second.with_context ? it->second.with_context : it->second.device;
+  IdleFloors floors = FloorsOf(host, gpu);
+  return floors.with_context ? floors.with_context : floors.device;
 }
 
 void MetricWindow::AddFailedScrape(const std::string& host, double t) {
@@ -275,6 +286,110 @@ std::vector<std::string> MetricWindow::hosts() const {
   return out;
 }
 
+HostBaseline MetricWindow::BaselineOf(const std::string& host, double at, double training_from,
+                                      double training_until, double stale_after_seconds) const {
+  HostBaseline b;
+  b.training_from = training_from;
+  b.training_until = training_until;
+  std::vector<double> baseline_samples;
+  std::set<double> baseline_times;
+  std::optional<double> retx_before, retx_start, retx_end;
+  double retx_before_t = 0, retx_start_t = 0, retx_end_t = 0;
+  // (retx_start: the oldest point, for the baseline rate)
+  for (auto it = series_.lower_bound({host, "", ""});
+       it != series_.end() && std::get<0>(it->first) == host; ++it) {
+    const std::string& name = std::get<1>(it->first);
+    const auto& points = it->second;
+    if (points.empty()) continue;
+    if (name == metric_names::kGpuClockMaxMhz) {
+      // The highest maximum: a mixed host must reach the higher one.
+      if (const Point* current = LatestAt(points, at, stale_after_seconds)) {
+        b.sm_clock_max = std::max(b.sm_clock_max.value_or(0), current->value);
+      }
+    } else if (name == metric_names::kGpuPowerWatts) {
+      for (const Point& p : points) {
+        if (p.t >= training_from && p.t <= training_until) {
+          baseline_samples.push_back(p.value);
+          baseline_times.insert(p.t);
+        }
+      }
+    } else if (name == metric_names::kTcpRetransmitsTotal && points.size() >= 2) {
+      // Rate over the last minute before the stall began, against the
+      // rate over the window before that.
+      for (const Point& p : points) {
+        if (p.t > at) break;
+        if (p.t <= training_until - 60) {
+          retx_before = p.value;
+          retx_before_t = p.t;
+        }
+        if (p.t <= training_until) {
+          retx_end = p.value;
+          retx_end_t = p.t;
+        }
+      }
+      retx_start = points.front().value;
+      retx_start_t = points.front().t;
+    }
+  }
+  // A baseline from a handful of scrapes (a stall a few seconds into
+  // training) could be the compile phase or the stall itself: none then.
+  if (baseline_times.size() >= kMinBaselineScrapes) {
+    b.power = triage::Percentile(baseline_samples, 0.5);
+  }
+  if (retx_before && retx_end && retx_end_t > retx_before_t) {
+    b.tcp_retransmit_rate = (*retx_end - *retx_before) / (retx_end_t - retx_before_t);
+    if (retx_before_t > retx_start_t) {
+      b.tcp_retransmit_baseline = (*retx_before - *retx_start) / (retx_before_t - retx_start_t);
+    }
+  }
+  // The floors learned here first (at most max_gpus_per_host: gpus_), then
+  // restored ones up to the same cap.
+  for (auto it = floors_.lower_bound({host, ""}); it != floors_.end() && it->first.first == host;
+       ++it) {
+    b.idle_floors.emplace(it->first.second, FloorsOf(host, it->first.second));
+  }
+  auto restored = restored_.find(host);
+  if (restored == restored_.end()) return b;
+  const HostBaseline& r = restored->second;
+  for (const auto& [gpu, floors] : r.idle_floors) {
+    if (b.idle_floors.size() >= limits_.max_gpus_per_host) break;
+    b.idle_floors.emplace(gpu, FloorsOf(host, gpu));
+  }
+  // Before a restart the window had the training's samples: where its own
+  // give none, the values it had, for a stall after the span they are of.
+  if (r.training_until <= training_until) {
+    if (!b.power) b.power = r.power;
+    if (!b.tcp_retransmit_rate) b.tcp_retransmit_rate = r.tcp_retransmit_rate;
+    if (!b.tcp_retransmit_baseline) b.tcp_retransmit_baseline = r.tcp_retransmit_baseline;
+    if (!b.sm_clock_max) b.sm_clock_max = r.sm_clock_max;
+  }
+  return b;
+}
+
+std::map<std::string, HostBaseline> MetricWindow::Baselines(double at, double training_from,
+                                                            double training_until,
+                                                            double stale_after_seconds) const {
+  std::map<std::string, HostBaseline> out;
+  for (const auto& [host, scrapes] : hosts_) {
+    HostBaseline b = BaselineOf(host, at, training_from, training_until, stale_after_seconds);
+    if (!b.empty()) out.emplace(host, std::move(b));
+  }
+  return out;
+}
+
+void MetricWindow::RestoreBaseline(const std::string& host, const HostBaseline& baseline) {
+  auto it = restored_.find(host);
+  if (it == restored_.end() && restored_.size() >= limits_.max_hosts) return;
+  HostBaseline kept = baseline;
+  kept.idle_floors.clear();
+  for (const auto& [gpu, floors] : baseline.idle_floors) {
+    if (kept.idle_floors.size() >= limits_.max_gpus_per_host) break;
+    if (gpu.size() <= kMaxGpuLabelBytes) kept.idle_floors.emplace(gpu, floors);
+  }
+  if (kept.empty()) return;
+  restored_[host] = std::move(kept);
+}
+
 StallEvidence MetricWindow::Evidence(double at, double training_from, double training_until,
                                      double stale_after_seconds) const {
   StallEvidence evidence;
@@ -298,20 +413,25 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
         break;
       }
     }
-    std::vector<double> baseline_samples;
-    std::set<double> baseline_times;
+    // What comes from before the stall (own samples, else restored ones).
+    const HostBaseline baseline =
+        BaselineOf(host, at, training_from, training_until, stale_after_seconds);
+    h.baseline_power = baseline.power;
+    h.sm_clock_max_mhz = baseline.sm_clock_max;
+    h.tcp_retransmit_rate = baseline.tcp_retransmit_rate;
+    h.tcp_retransmit_baseline = baseline.tcp_retransmit_baseline;
     std::vector<double> floors;
     std::optional<int> processes;
     // Power flatness over the later half of the stall: a stall is declared
     // after >= 10 step times, so the hung step's own compute (training
     // power, then the spin) stays out of it.
     const double spread_from = training_until + (at - training_until) / 2;
-    std::optional<double> retx_before, retx_start, retx_end;
-    double retx_before_t = 0, retx_start_t = 0, retx_end_t = 0;
-    // (retx_start: the oldest point, for the baseline rate)
-    for (const auto& [key, points] : series_) {
-      const auto& [series_host, name, gpu] = key;
-      if (series_host != host || points.empty()) continue;
+    for (auto it = series_.lower_bound({host, "", ""});
+         it != series_.end() && std::get<0>(it->first) == host; ++it) {
+      const std::string& name = std::get<1>(it->first);
+      const std::string& gpu = std::get<2>(it->first);
+      const auto& points = it->second;
+      if (points.empty()) continue;
       const Point* current = LatestAt(points, at, stale_after_seconds);
       if (name == metric_names::kGpuUtilizationPercent) {
         if (current) h.gpu_utilization.push_back(current->value);
@@ -321,9 +441,6 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
         if (current) h.procs_blocked = current->value;
       } else if (name == metric_names::kGpuClockMhz) {
         if (current) h.sm_clock_mhz.push_back(current->value);
-      } else if (name == metric_names::kGpuClockMaxMhz) {
-        // The highest maximum: a mixed host must reach the higher one.
-        if (current) h.sm_clock_max_mhz = std::max(h.sm_clock_max_mhz.value_or(0), current->value);
       } else if (name == metric_names::kGpuPowerCapped) {
         if (current) h.power_capped = h.power_capped.value_or(false) || current->value >= 1;
       } else if (name == metric_names::kGpuMemoryUtilizationPercent) {
@@ -340,34 +457,7 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
         if (auto spread = Spread(stalled)) {
           h.power_spread = std::max(h.power_spread.value_or(0), *spread);
         }
-        for (const Point& p : points) {
-          if (p.t >= training_from && p.t <= training_until) {
-            baseline_samples.push_back(p.value);
-            baseline_times.insert(p.t);
-          }
-        }
-      } else if (name == metric_names::kTcpRetransmitsTotal && points.size() >= 2) {
-        // Rate over the last minute before the stall began, against the
-        // rate over the window before that.
-        for (const Point& p : points) {
-          if (p.t > at) break;
-          if (p.t <= training_until - 60) {
-            retx_before = p.value;
-            retx_before_t = p.t;
-          }
-          if (p.t <= training_until) {
-            retx_end = p.value;
-            retx_end_t = p.t;
-          }
-        }
-        retx_start = points.front().value;
-        retx_start_t = points.front().t;
       }
-    }
-    // A baseline from a handful of scrapes (a stall a few seconds into
-    // training) could be the compile phase or the stall itself: none then.
-    if (baseline_times.size() >= kMinBaselineScrapes) {
-      h.baseline_power = triage::Percentile(baseline_samples, 0.5);
     }
     if (!floors.empty()) {
       double sum = 0;
@@ -375,12 +465,6 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
       h.idle_power_floor = sum / static_cast<double>(floors.size());
     }
     if (processes && had_processes_.count(host)) h.job_gpu_processes = processes;
-    if (retx_before && retx_end && retx_end_t > retx_before_t) {
-      h.tcp_retransmit_rate = (*retx_end - *retx_before) / (retx_end_t - retx_before_t);
-      if (retx_before_t > retx_start_t) {
-        h.tcp_retransmit_baseline = (*retx_before - *retx_start) / (retx_before_t - retx_start_t);
-      }
-    }
     evidence.hosts.push_back(std::move(h));
   }
   return evidence;

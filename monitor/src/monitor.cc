@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -132,6 +133,15 @@ Expected<void> Monitor::Restore(double now) {
       t.open = **open;
       t.heartbeat_handled = t.open->klass.starts_with("heartbeat/");
     }
+    // The training's evidence the window had before the restart (a stall
+    // after it is judged against that, not against no baseline at all).
+    if (t.window) {
+      if (auto baselines = store_.HostBaselines(record.job_id); baselines) {
+        for (const auto& [host, baseline] : *baselines) t.window->RestoreBaseline(host, baseline);
+      } else {
+        Check(baselines.error(), "load host baselines");
+      }
+    }
     log_.Info("job_restored", {{"job", std::to_string(record.job_id)},
                                {"source", record.source},
                                {"open_incident", t.open ? t.open->klass : ""}});
@@ -145,7 +155,7 @@ Expected<void> Monitor::Restore(double now) {
                     why && *why ? **why : "");
     slurm_warned_ = true;
   }
-  (void)now;
+  ResumeDiagnoses(now);
   return {};
 }
 
@@ -607,6 +617,7 @@ void Monitor::Cycle(double now) {
   Check(store_.Begin(), "begin");
   if (listed) RefreshJobs(now, *listed);
   PollJobs(now);
+  SaveBaselines(now);
   for (const DiagnosisOutcome& outcome : diagnosed) ApplyDiagnosis(outcome, now);
   ForgetEndedJobs(now);
   Check(store_.Commit(), "commit");
@@ -687,13 +698,43 @@ void Monitor::PollJob(Tracked& t, double now) {
   const IncidentDecision decision = DecideOnProgress(
       state, FactsOf(t.open), stall ? stall->klass : std::string(), config_.slowdown_factor);
   if (decision.closes()) Close(t, decision.close_reason, now);
-  if (decision.opens()) {
+  if (decision.opens() && EndLooksLikeStall(t, stall, now)) {
+    WarnOnce(t, "stall_not_raised",
+             "the job is ending in Slurm (COMPLETING), or it looks ended (every host gone, or "
+             "its log's own end) while Slurm does not answer or has just come back: its end, "
+             "not a hang, until Slurm says otherwise");
+  } else if (decision.opens()) {
     Open(t,
          decision.klass == kSlowdownClass ? SlowdownIncident(state)
                                           : StallIncident(t, state, *stall, now),
          now);
   }
   SaveProgress(t, now);
+}
+
+bool Monitor::EndLooksLikeStall(Tracked& t, const std::optional<StallClassification>& stall,
+                                double now) {
+  // COMPLETING: the steps are over and the epilog runs (archiving takes a
+  // while); the log and the exporters stop as in a hang.
+  if (t.record.slurm_state.starts_with("COMPLETING")) return true;
+  // While Slurm does not answer, a job that ended looks like the death of
+  // every node (its epilog stopped every exporter); Slurm's answer decides
+  // (NODE_FAIL, or an end). Some hosts alive and others gone stays a stall.
+  const double recovery_grace = std::max(60.0, 3 * config_.slurm_poll_interval);
+  if (!stall || !(outage_.unreachable() || outage_.Recovering(now, recovery_grace))) return false;
+  if (t.window) {
+    const StallEvidence now_seen = t.window->Evidence(now, 0, 0, config_.stale_after);
+    if (!now_seen.hosts.empty() &&
+        std::all_of(now_seen.hosts.begin(), now_seen.hosts.end(), [&](const HostEvidence& h) {
+          return !h.exporter_up || h.seconds_since_seen > config_.stale_after;
+        })) {
+      return true;
+    }
+  }
+  // Nor can Slurm run the job's epilog: the exporters stay up. The log's
+  // own end (a launcher's summary, the last planned step) says it finished.
+  auto report = TriageLog(t, "", now);
+  return report && report->status == triage::JobStatus::kCompleted;
 }
 
 StallClassification Monitor::ClassifyStallOf(const Tracked& t, const ProgressState& state,
@@ -924,6 +965,38 @@ void Monitor::Notify(const alerts::Alert& alert) {
     log_.Error(
         "notify_failed",
         {{"notifier", notifier_.name()}, {"key", alert.key}, {"error", sent.error().message}});
+  }
+}
+
+void Monitor::SaveBaselines(double now) {
+  constexpr double kSaveInterval = 60;
+  for (auto& [id, t] : jobs_) {
+    if (!t.window) continue;
+    if (t.ended) {
+      // Ended this cycle (OnEnded, this transaction): nothing left to judge.
+      if (t.record.ended_at == now) {
+        Check(store_.DeleteHostBaselines(id), "delete host baselines");
+        baselines_saved_at_.erase(id);
+      }
+      continue;
+    }
+    if (!t.user) continue;
+    if (auto saved = baselines_saved_at_.find(id);
+        saved != baselines_saved_at_.end() && now - saved->second < kSaveInterval) {
+      continue;
+    }
+    const ProgressState state = t.progress->Evaluate(now);
+    if (state.phase != Phase::kTraining || !state.last_step_time) continue;
+    const auto [from, until] = TrainingSpan(t, state, now);
+    const auto baselines = t.window->Baselines(now, from, until, config_.stale_after);
+    // Saved as soon as a host has its training power baseline (a hang can
+    // come seconds into training), then once a minute; until then, each cycle.
+    const bool has_power = std::any_of(baselines.begin(), baselines.end(),
+                                       [](const auto& b) { return b.second.power.has_value(); });
+    if (!baselines.empty()) {
+      Check(store_.SaveHostBaselines(id, baselines, now), "save host baselines");
+    }
+    if (has_power) baselines_saved_at_[id] = now;
   }
 }
 

@@ -2,6 +2,8 @@
 // polled before the cycle's transaction, applied inside it. The waiting
 // and the thread are DiagnosisFollowUp's; here: the manifest read as the
 // job's user, the store, the log and the follow-up alert.
+#include <pwd.h>
+
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/incident_alert.h"
 #include "jobmon/monitor/monitor.h"
@@ -13,6 +15,44 @@ void Monitor::QueueDiagnosis(const Tracked& t, int64_t incident_id, double now) 
   if (!config_.diagnose_at_end || t.record.diag_dir.empty() || !t.user) return;
   followup_->Add(
       {t.record.job_id, incident_id, t.record.diag_dir, t.user, t.record.node_list, now});
+}
+
+void Monitor::ResumeDiagnoses(double now) {
+  // A daemon killed between a job's end and its diagnosis left it pending:
+  // the job's row has ended_at and a diag dir but no diagnosis yet.
+  if (!config_.diagnose_at_end) return;
+  auto jobs = store_.ListJobs();
+  if (!jobs) return;
+  for (const JobRecord& r : *jobs) {
+    if (!r.ended_at || r.diag_dir.empty() || r.diagnosed_at || !r.diagnosis.empty()) continue;
+    const std::string job = std::to_string(r.job_id);
+    // Past the archive wait and the diagnosis twice over: not worth a late alert.
+    if (now - *r.ended_at > kResumeDiagnosisWithin) {
+      Check(store_.SetDiagnosis(r.job_id,
+                                "not diagnosed: the monitor was stopped before it could be", now),
+            "store diagnosis");
+      log_.Warn(
+          "diagnosis_abandoned",
+          {{"job", job}, {"ended_s_ago", std::to_string(static_cast<int64_t>(now - *r.ended_at))}});
+      continue;
+    }
+    // The job's user by Slurm's uid (the row keeps it), else by name.
+    std::optional<JobUser> user;
+    if (r.uid) {
+      if (const struct passwd* pw = getpwuid(*r.uid)) user = JobUser{*r.uid, pw->pw_gid};
+    } else {
+      user = LookUpJobUser(r.user);
+    }
+    if (!user) continue;
+    int64_t incident_id = 0;  // the incident the job ended with, as QueueDiagnosis had it
+    if (auto incidents = store_.Incidents(r.job_id)) {
+      for (const IncidentRecord& i : *incidents) {
+        if (i.klass.starts_with("ended/") || i.close_reason == "ended") incident_id = i.id;
+      }
+    }
+    followup_->Add({r.job_id, incident_id, r.diag_dir, user, r.node_list, now});
+    log_.Info("diagnosis_resumed", {{"job", job}, {"incident", std::to_string(incident_id)}});
+  }
 }
 
 std::vector<DiagnosisOutcome> Monitor::PollDiagnoses(double now) {

@@ -16,6 +16,7 @@ bool SlurmOutage::Answered(double now, size_t tracked, size_t listed) {
     }
   }
   vanished_since_.reset();
+  if (since_) recovered_at_ = now;
   since_.reset();
   why_.clear();
   return true;

@@ -50,6 +50,11 @@ CREATE UNIQUE INDEX IF NOT EXISTS one_watch_per_asker ON watches(job_id, ifnull(
 -- unreachable since when, the outage alert sent), one row per key.
 CREATE TABLE IF NOT EXISTS daemon_state (key TEXT PRIMARY KEY, value TEXT NOT NULL,
   updated_at REAL NOT NULL);
+-- A --diag job's per-host evidence from before a stall (MetricWindow's
+-- HostBaseline as JSON), saved while it trains, deleted when it ends.
+CREATE TABLE IF NOT EXISTS host_baselines (
+  job_id INTEGER NOT NULL REFERENCES jobs(job_id), host TEXT NOT NULL, json TEXT NOT NULL,
+  updated_at REAL NOT NULL, PRIMARY KEY (job_id, host));
 )sql";
 
 // Version 1 (issue 6's first cut) lacked these columns and the watches table.
@@ -205,6 +210,57 @@ void ReadEvidence(const std::string& text, IncidentRecord& r) {
   };
   r.evidence = strings("evidence");
   r.hosts = strings("hosts");
+}
+
+// A HostBaseline's column: absent values left out (a non-finite one is
+// written as null and reads back as absent).
+std::string BaselineJson(const HostBaseline& b) {
+  nlohmann::json json = nlohmann::json::object();
+  auto put = [](nlohmann::json& to, const char* key, const std::optional<double>& v) {
+    if (v) to[key] = *v;
+  };
+  put(json, "power", b.power);
+  put(json, "tcp_retransmit_rate", b.tcp_retransmit_rate);
+  put(json, "tcp_retransmit_baseline", b.tcp_retransmit_baseline);
+  put(json, "sm_clock_max", b.sm_clock_max);
+  nlohmann::json floors = nlohmann::json::object();
+  for (const auto& [gpu, f] : b.idle_floors) {
+    nlohmann::json one = nlohmann::json::object();
+    put(one, "with_context", f.with_context);
+    put(one, "device", f.device);
+    floors[gpu] = std::move(one);
+  }
+  json["idle_floors"] = std::move(floors);
+  json["training_from"] = b.training_from;
+  json["training_until"] = b.training_until;
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<HostBaseline> ReadBaseline(const std::string& text) {
+  auto json = nlohmann::json::parse(text, nullptr, false);
+  if (!json.is_object()) return std::nullopt;
+  auto number = [](const nlohmann::json& from, const char* key) -> std::optional<double> {
+    auto found = from.find(key);
+    if (found == from.end() || !found->is_number()) return std::nullopt;
+    return found->get<double>();
+  };
+  HostBaseline b;
+  b.power = number(json, "power");
+  b.tcp_retransmit_rate = number(json, "tcp_retransmit_rate");
+  b.tcp_retransmit_baseline = number(json, "tcp_retransmit_baseline");
+  b.sm_clock_max = number(json, "sm_clock_max");
+  if (auto floors = json.find("idle_floors"); floors != json.end() && floors->is_object()) {
+    for (const auto& [gpu, one] : floors->items()) {
+      if (!one.is_object()) continue;
+      IdleFloors f{number(one, "with_context"), number(one, "device")};
+      if (f.with_context || f.device) b.idle_floors.emplace(gpu, f);
+    }
+  }
+  auto from = number(json, "training_from"), until = number(json, "training_until");
+  if (!from || !until) return std::nullopt;
+  b.training_from = *from;
+  b.training_until = *until;
+  return b;
 }
 
 IncidentRecord ReadIncident(sqlite3_stmt* s) {
@@ -618,6 +674,45 @@ Expected<size_t> StateStore::PendingWatches(uint32_t uid) {
   sqlite3_bind_int64(s->stmt, 1, uid);
   if (sqlite3_step(s->stmt) != SQLITE_ROW) return SqlError(db_, "pending watches");
   return static_cast<size_t>(sqlite3_column_int64(s->stmt, 0));
+}
+
+Expected<void> StateStore::SaveHostBaselines(uint32_t job_id,
+                                             const std::map<std::string, HostBaseline>& baselines,
+                                             double at) {
+  for (const auto& [host, baseline] : baselines) {
+    auto stmt = Cached(
+        "INSERT INTO host_baselines (job_id, host, json, updated_at) VALUES (?1, ?2, ?3, ?4) "
+        "ON CONFLICT(job_id, host) DO UPDATE SET json = excluded.json, "
+        "updated_at = excluded.updated_at");
+    if (!stmt) return stmt.error();
+    sqlite3_bind_int64(*stmt, 1, job_id);
+    BindText(*stmt, 2, host);
+    BindText(*stmt, 3, BaselineJson(baseline));
+    sqlite3_bind_double(*stmt, 4, at);
+    if (sqlite3_step(*stmt) != SQLITE_DONE) return SqlError(db_, "save host baselines");
+  }
+  return {};
+}
+
+Expected<std::map<std::string, HostBaseline>> StateStore::HostBaselines(uint32_t job_id) {
+  auto s = Prepare(db_, "SELECT host, json FROM host_baselines WHERE job_id=?1 ORDER BY host");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  std::map<std::string, HostBaseline> out;
+  int rc;
+  while ((rc = sqlite3_step(s->stmt)) == SQLITE_ROW) {
+    if (auto b = ReadBaseline(Text(s->stmt, 1))) out.emplace(Text(s->stmt, 0), std::move(*b));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "host baselines");
+  return out;
+}
+
+Expected<void> StateStore::DeleteHostBaselines(uint32_t job_id) {
+  auto s = Prepare(db_, "DELETE FROM host_baselines WHERE job_id=?1");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "delete host baselines");
+  return {};
 }
 
 Expected<void> StateStore::SetDaemonState(const std::string& key, const std::string& value,

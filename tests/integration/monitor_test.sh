@@ -142,8 +142,17 @@ hbfp=$(submit hbfp --steps 400 --step-seconds 0.3 --heartbeat-timeout-at 45 --he
 slow=$(submit slow --steps 130 --step-seconds 0.2 --slow-from 50 --slow-factor 1.5)
 plain=$(cd "$JOBS" && sbatch --parsable -N1 -J plain -o "$JOBS/%j-plain.log" \
   --wrap "srun -l $FAKE_TRAINER --steps 400 --step-seconds 0.3 --hang-at 20" | tr -cd 0-9)
-echo "# jobs: healthy=$healthy hang=$hang hbfp=$hbfp slow=$slow plain=$plain"
+# An array job: each task has its own id and writes its own log (%A_%a);
+# task 1 is the one followed. Short, so it ends while the test runs.
+array=$(cd "$JOBS" && sbatch --parsable -N1 -J arr --array=0-1 -o "$JOBS/arr-%A_%a.log" \
+  --wrap "srun -l $FAKE_TRAINER --steps 30 --step-seconds 0.2" | tr -cd 0-9)
+task1=""
+check "array: task 1 has a job id of its own" wait_for 20 bash -c \
+  "[[ -n \"\$(squeue -h -t all -r -j ${array}_1 -o %A 2>/dev/null)\" ]]"
+task1=$(squeue -h -t all -r -j "${array}_1" -o %A | head -1)
+echo "# jobs: healthy=$healthy hang=$hang hbfp=$hbfp slow=$slow plain=$plain array=$array task1=$task1"
 check "jobmon watch: the log-only job is requested" "$JOBMON" watch "$plain" --config "$SCRATCH/jobmon.toml"
+check "jobmon watch: the array task too" "$JOBMON" watch "$task1" --config "$SCRATCH/jobmon.toml"
 check "the --diag jobs are discovered from their manifests" wait_for 30 bash -c \
   "$(declare -f sql tracked checks); tracked $healthy && tracked $hang && tracked $hbfp && tracked $slow"
 check "the watched job is tracked as 'watch'" wait_for 20 bash -c \
@@ -197,9 +206,17 @@ check "log-only job: 'hang' raised without system evidence" wait_for 60 has_inci
 check "log-only: the summary says why there is no system evidence" bash -c \
   "$(declare -f sql evidence_of checks); evidence_of $plain hang | grep -q 'job without --diag'"
 
+field() { checks field "$@"; }  # field FILE PATH...: values from a JSON report
+check "array: task 1's own log is followed (arr-${array}_1.log)" wait_for 30 bash -c \
+  "$(declare -f sql checks); [[ \"\$(sql 'SELECT log_path FROM jobs WHERE job_id=$task1')\" == $JOBS/arr-${array}_1.log ]]"
+check "array: the task ends with Slurm's final state" wait_for 60 bash -c \
+  "$(declare -f sql checks); [[ \"\$(sql 'SELECT slurm_state, ended_at IS NOT NULL FROM jobs WHERE job_id=$task1')\" == 'COMPLETED|1' ]]"
+"$JOBMON" status "$task1" --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/status-array.json"
+check "array: jobmon status says ended, Slurm COMPLETED" test \
+  "$(field "$SCRATCH/status-array.json" state slurm_state)" = "ended COMPLETED"
+
 echo "# jobmon status / list"
 "$JOBMON" status "$hang" --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/status.json"
-field() { checks field "$@"; }  # field FILE PATH...: values from a JSON report
 check "status --json: from the daemon, state incident, class hang/busy-wait" test \
   "$(field "$SCRATCH/status.json" source state class)" = "daemon incident hang/busy-wait"
 check "status --json: root asked through the daemon's socket API" test \

@@ -3,10 +3,11 @@
 request (headers and JSON body) as one JSON line, and shows an event once
 per Idempotency-Key, as a receiver that honours the key would.
 
-    webhook_receiver.py --port P --log FILE [--delay SECONDS]
+    webhook_receiver.py --port P --log FILE [--delay SECONDS] [--fail-until UNIX_TIME]
 
 --delay holds each answer that long (so a test can kill the sender while
-the request is in flight).
+the request is in flight); --fail-until answers HTTP 500 (recorded with
+"status": 500, not shown) until that time, as a receiver in an outage.
 """
 import argparse
 import http.server
@@ -21,6 +22,7 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--print", action="store_true", help="also print each alert (the demo)")
+    ap.add_argument("--fail-until", type=float, default=0.0)
     args = ap.parse_args()
     lock = threading.Lock()
     shown = set()
@@ -30,10 +32,19 @@ def main():
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
             key = self.headers.get("Idempotency-Key", "")
+            if time.time() < args.fail_until:
+                with lock, open(args.log, "a") as f:
+                    f.write(json.dumps({"path": self.path, "status": 500, "shown": False,
+                                        "headers": dict(self.headers.items()),
+                                        "received_at": time.time()}) + "\n")
+                self.send_response(500)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             with lock:
                 first = key not in shown
                 shown.add(key)
-                record = {"path": self.path, "headers": dict(self.headers.items()),
+                record = {"path": self.path, "status": 200, "headers": dict(self.headers.items()),
                           "body": json.loads(body or b"null"), "shown": first,
                           "received_at": time.time()}
                 with open(args.log, "a") as f:

@@ -237,6 +237,45 @@ TEST_F(MonitorTest, AnAnswerLackingEveryFollowedJobEndsNothingUntilConfirmed) {
   EXPECT_FALSE(store->GetDaemonState("slurm_unreachable_since").value());
 }
 
+TEST(SlurmOutage, FailedAnswersAVanishedListAndTheRecoveryAfter) {
+  SlurmOutage outage(30, 20);
+  EXPECT_TRUE(outage.Answered(100, 2, 2));
+  EXPECT_FALSE(outage.unreachable());
+  EXPECT_FALSE(outage.Recovering(100, 60)) << "no outage yet";
+  outage.Failed(110, "squeue: Failed while looking for jobs");
+  EXPECT_TRUE(outage.unreachable());
+  EXPECT_EQ(outage.since(), 110);
+  EXPECT_FALSE(outage.AlertDue(120));
+  EXPECT_TRUE(outage.AlertDue(130));
+  outage.MarkAlerted();
+  EXPECT_FALSE(outage.AlertDue(140)) << "once";
+  EXPECT_FALSE(outage.Answered(150, 2, 0)) << "every followed job missing: not believed";
+  EXPECT_TRUE(outage.unreachable());
+  EXPECT_TRUE(outage.Answered(160, 2, 1));
+  EXPECT_FALSE(outage.unreachable());
+  EXPECT_TRUE(outage.ResolveDue());
+  EXPECT_TRUE(outage.Recovering(200, 60));
+  EXPECT_FALSE(outage.Recovering(221, 60));
+  // A list without the followed jobs for longer than the confirmation is believed.
+  EXPECT_FALSE(outage.Answered(300, 1, 0));
+  EXPECT_FALSE(outage.Answered(320, 1, 0));
+  EXPECT_TRUE(outage.Answered(331, 1, 0));
+}
+
+// COMPLETING: the steps are over, the epilog runs (the archive can take a
+// minute); the log stops as in a hang, and no hang is raised for it.
+TEST_F(MonitorTest, AJobInCompletingRaisesNoStall) {
+  Train(0, 40);
+  source.jobs = {Job(7, log_path, "COMPLETING")};
+  for (int i = 0; i < 60; ++i) monitor->Cycle(now += 1);
+  EXPECT_TRUE(Incidents().empty());
+  EXPECT_TRUE(log.Has("stall_not_raised"));
+  source.jobs = {Job(7, log_path, "COMPLETED")};
+  monitor->Cycle(now += 1);
+  EXPECT_TRUE(store->GetJob(7).value()->ended_at);
+  EXPECT_TRUE(Incidents().empty());
+}
+
 TEST_F(MonitorTest, AJobGoneForLongerThanTheConfirmationEnds) {
   config.slurm_vanish_confirm = 5;
   Reopen();
@@ -1180,6 +1219,142 @@ TEST_F(MonitorTest, EndOfJobScanOfASparseTerabyteIsBounded) {
   auto job = store->GetJob(7).value();
   ASSERT_TRUE(job->ended_at);
   EXPECT_EQ(job->final_class, "python-exception") << "found in the tail";
+}
+
+// ------------------------------------------------ restart-proof evidence
+
+// A central store (VictoriaMetrics, store mode) on loopback: job 7's two
+// hosts scraped every 5 s from `from`, two GPUs each, training (97%, 700 W)
+// until `spin_from`, then spinning in a collective (100%, 280 W). An
+// evidence query gets every scrape up to its `time` (the monitor keeps
+// those of the range it asked for); a TensorBoard-step query gets none.
+class CentralStore {
+ public:
+  explicit CentralStore(double from) : from_(from) {
+    if (listener_.fd >= 0) server_ = std::thread([this] { Serve(); });
+  }
+  ~CentralStore() {
+    if (listener_.fd < 0) return;
+    stopping_ = true;
+    shutdown(listener_.fd, SHUT_RDWR);
+    server_.join();
+    close(listener_.fd);
+  }
+  bool ok() const { return listener_.fd >= 0; }
+  std::string url() const { return "http://" + listener_.Address(); }
+  std::atomic<double> spin_from{1e18};
+
+ private:
+  std::string Answer(const std::string& request) const {
+    std::string result;
+    const size_t time_at = request.find("&time=");
+    if (request.find("hw_gpu_power_watts") == std::string::npos || time_at == std::string::npos) {
+      return R"({"status":"success","data":{"resultType":"matrix","result":[]}})";
+    }
+    const double until = std::strtod(request.c_str() + time_at + 6, nullptr);
+    const double spin = spin_from;
+    auto series = [&](const std::string& name, const std::string& host, const std::string& gpu,
+                      double training, double spinning) {
+      std::string values;
+      for (double t = from_; t <= until; t += 5) {
+        values += (values.empty() ? "[" : ",[") + std::to_string(t) + ",\"" +
+                  std::to_string(t < spin ? training : spinning) + "\"]";
+      }
+      if (values.empty()) return;
+      result += std::string(result.empty() ? "" : ",") + R"({"metric":{"__name__":")" + name +
+                R"(","slurm_job_id":"7","cluster":"cluster","user":"root","host":")" + host +
+                (gpu.empty() ? "" : R"(","gpu":")" + gpu) + R"("},"values":[)" + values + "]}";
+    };
+    for (const std::string host : {"node1", "node2"}) {
+      series("up", host, "", 1, 1);
+      for (const std::string gpu : {"0", "1"}) {
+        series("hw_gpu_utilization_percent", host, gpu, 97, 100);
+        series("hw_gpu_power_watts", host, gpu, 700, 280);
+      }
+    }
+    return R"({"status":"success","data":{"resultType":"matrix","result":[)" + result + "]}}";
+  }
+  void Serve() {
+    while (!stopping_) {
+      const int client = accept(listener_.fd, nullptr, nullptr);
+      if (client < 0) continue;  // stopping_ set, or a signal
+      std::string request;
+      char buffer[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = read(client, buffer, sizeof buffer);
+        if (n <= 0) break;
+        request.append(buffer, static_cast<size_t>(n));
+      }
+      const std::string body = Answer(request);
+      const std::string response =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      for (size_t sent = 0; sent < response.size();) {
+        const ssize_t n =
+            send(client, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        sent += static_cast<size_t>(n);
+      }
+      close(client);
+    }
+  }
+
+  const double from_;
+  const jobmon::test_support::LoopbackListener listener_ =
+      jobmon::test_support::ListenOnLoopback(16);
+  std::atomic<bool> stopping_{false};
+  std::thread server_;
+};
+
+// Issue 34 item 2: the window is in memory, so a daemon restarted after a
+// job hung had no sample of its training: no power baseline, and a
+// busy-wait was plain `hang`. The baselines saved while the job trained
+// now go into the restarted daemon's window. (Store mode, the one a test
+// can feed over loopback, reads the window only while a verdict needs it:
+// a first pause with the GPUs at training power reads it, the job goes on
+// and its baselines are saved; then it hangs while the daemon is down for
+// longer than `window`, so the store's answer after the restart holds the
+// spin only, as a scraping daemon's empty window would.)
+TEST_F(MonitorTest, AHangJudgedAfterARestartIsJudgedAgainstTheTrainingBeforeIt) {
+  CentralStore central(now);
+  ASSERT_TRUE(central.ok());
+  config.evidence = "store";
+  config.store_url = central.url();
+  config.window_seconds = 120;
+  const std::string diag = dir.path() + "/jobmon-diag-7";
+  fs::create_directories(diag);
+  std::ofstream(diag + "/manifest.json") << R"({"prometheus": {"port": 9190}})";
+  source.jobs[0].user = "root";  // uid 0's name: the restarted daemon knows the user at once
+  Reopen();
+  Train(0, 60);
+  for (int i = 0; i < 40; ++i) monitor->Cycle(now += 1);  // an evaluation, no step lines
+  ASSERT_EQ(Incidents().size(), 1u);
+  EXPECT_EQ(Incidents()[0].klass, "slow-not-hung") << Incidents()[0].summary;
+  Train(61, 90);  // it goes on: the incident closes, the hosts' baselines are saved
+  EXPECT_EQ(Incidents()[0].close_reason, "resumed");
+  auto saved = store->HostBaselines(7).value();
+  ASSERT_EQ(saved.size(), 2u);
+  EXPECT_EQ(saved["node1"].power, 700);
+  EXPECT_EQ(saved["node2"].power, 700);
+
+  central.spin_from = now + 1;  // hung in a collective
+  monitor.reset();              // and the daemon is down for 10 minutes of it
+  now += 600;
+  Reopen();
+  monitor->Cycle(now += 1);
+  auto incidents = Incidents();
+  ASSERT_EQ(incidents.size(), 2u);
+  EXPECT_EQ(incidents[1].klass, "hang/busy-wait") << incidents[1].summary;
+  ASSERT_FALSE(incidents[1].evidence.empty());
+  EXPECT_NE(incidents[1].evidence[0].find("(40% of its training baseline 700 W)"),
+            std::string::npos)
+      << incidents[1].evidence[0];
+  EXPECT_EQ(store->HostBaselines(7).value(), saved) << "a stall does not replace them";
+
+  source.jobs[0].state = "FAILED";  // the job ends: its baselines go with it
+  monitor->Cycle(now += 1);
+  ASSERT_TRUE(store->GetJob(7).value()->ended_at);
+  EXPECT_TRUE(store->HostBaselines(7).value().empty());
 }
 
 }  // namespace

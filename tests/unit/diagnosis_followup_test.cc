@@ -221,6 +221,37 @@ TEST_F(DiagnosisFollowUpTest, TheAlertGoesFirstTheDiagnosisFollowsItsIncidentAnd
   EXPECT_EQ(monitor->stats().diagnoses_pending, 0u);
 }
 
+// The daemon is killed after the job ended, before its archive was ready:
+// the restarted daemon finds the diagnosis pending in the database and
+// follows the same incident with it.
+TEST_F(DiagnosisFollowUpTest, APendingDiagnosisIsResumedAfterARestart) {
+  Start();
+  Train(20);
+  Fail();
+  ASSERT_EQ(notifier.sent.size(), 1u);
+  const alerts::Alert ended = notifier.sent[0];
+  EXPECT_EQ(monitor->stats().diagnoses_pending, 1u);
+  monitor.reset();  // killed: nothing but the database survives
+  store.reset();
+  Start();
+  monitor->Cycle(now += 1);
+  EXPECT_TRUE(log.Has("diagnosis_resumed job=7")) << "queued again from the database";
+  EXPECT_EQ(monitor->stats().diagnoses_pending, 1u);
+  Manifest("archived");
+  gate.Release();
+  ASSERT_TRUE(CycleUntil([&] { return notifier.sent.size() > 1; }));
+  EXPECT_EQ(notifier.sent[1].key, ended.key);
+  EXPECT_EQ(notifier.sent[1].incident_id, ended.incident_id) << "the incident the job ended with";
+  EXPECT_EQ(notifier.sent[1].diagnosis, "hardware: pcie-fatal\n");
+  EXPECT_EQ(StoredDiagnosis(), "hardware: pcie-fatal\n");
+  // Diagnosed now: a further restart resumes nothing.
+  monitor.reset();
+  store.reset();
+  log.lines.clear();
+  Start();
+  EXPECT_FALSE(log.Has("diagnosis_resumed"));
+}
+
 TEST_F(DiagnosisFollowUpTest, ACleanEndIsDiagnosedAndStoredAndNothingIsSent) {
   Manifest("archived");
   Start();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "jobmon/monitor/exposition.h"
@@ -172,6 +173,106 @@ TEST(MetricWindowTest, AJobsSeriesStopAtItsCapWhileTheKeptOnesGoOn) {
   EXPECT_EQ(window.series_count(), 10u);
   EXPECT_EQ(window.point_count(), 10u * 10);
   EXPECT_EQ(window.LatestOf("tb_step")->value, 45);  // node1's: node2's came past the cap
+}
+
+// Issue 34: a daemon restarted after a job hung has no sample of the
+// training. The hosts' baselines taken out of the window while the job
+// trained (and kept in the state store) go into the new window, and the
+// stall is judged as the first window would have judged it.
+Exposition WithProcesses(Exposition scrape, int processes) {
+  for (const char* gpu : {"0", "1"}) {
+    scrape.samples.push_back({"hw_gpu_compute_processes", {{"gpu", gpu}}, double(processes)});
+  }
+  return scrape;
+}
+
+TEST(MetricWindowTest, BaselinesTakenOutBeforeARestartJudgeTheStallAfterIt) {
+  MetricWindow before;
+  double t = 0, retx = 0;
+  for (; t < 30; t += 5) {  // the model loads: a context open, no work (the floor)
+    before.AddScrape("node1", t, WithProcesses(Scrape(0, 120, retx, 0), 1));
+    before.AddScrape("node2", t, WithProcesses(Scrape(0, 125, retx, 0), 1));
+  }
+  for (; t < 300; t += 5) {  // training, a TCP retransmit spike in its last minute
+    retx += t < 240 ? 1 : 500;
+    before.AddScrape("node1", t, WithProcesses(Scrape(97, 700, retx, t), 1));
+    before.AddScrape("node2", t, WithProcesses(Scrape(96, 680, retx, t), 1));
+  }
+  const double from = 30, until = 295;
+  // What the daemon saves while the job trains.
+  const std::map<std::string, HostBaseline> saved = before.Baselines(t, from, until, 30);
+  ASSERT_EQ(saved.size(), 2u);
+  const HostBaseline& node1 = saved.at("node1");
+  EXPECT_EQ(node1.power, 700);
+  EXPECT_EQ(node1.idle_floors.at("0").with_context, 120);
+  EXPECT_TRUE(node1.tcp_retransmit_rate && node1.tcp_retransmit_baseline);
+  EXPECT_EQ(node1.training_until, until);
+  for (; t < 400; t += 5) {  // stuck in a collective
+    before.AddScrape("node1", t, WithProcesses(Scrape(100, 280, retx, 299), 1));
+    before.AddScrape("node2", t, WithProcesses(Scrape(100, 270, retx, 299), 1));
+  }
+  const StallEvidence judged = before.Evidence(t, from, until, 30);
+  ASSERT_EQ(ClassifyStall(judged).klass, "hang/busy-wait");
+
+  // The daemon restarts while the job is hung: a new window, the spin only.
+  MetricWindow after;
+  for (double s = t; s < t + 60; s += 5) {
+    after.AddScrape("node1", s, WithProcesses(Scrape(100, 280, retx, 299), 1));
+    after.AddScrape("node2", s, WithProcesses(Scrape(100, 270, retx, 299), 1));
+  }
+  const StallEvidence without = after.Evidence(t + 55, from, until, 30);
+  EXPECT_FALSE(without.hosts[0].baseline_power);
+  EXPECT_FALSE(without.hosts[0].idle_power_floor);
+  EXPECT_EQ(ClassifyStall(without).klass, "hang") << "what a restart cost before";
+  for (const auto& [host, baseline] : saved) after.RestoreBaseline(host, baseline);
+  const StallEvidence restored = after.Evidence(t + 55, from, until, 30);
+  ASSERT_EQ(restored.hosts.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const HostEvidence& was = judged.hosts[i];
+    const HostEvidence& is = restored.hosts[i];
+    EXPECT_EQ(is.baseline_power, was.baseline_power) << is.host;
+    EXPECT_EQ(is.idle_power_floor, was.idle_power_floor) << is.host;
+    EXPECT_EQ(is.tcp_retransmit_rate, was.tcp_retransmit_rate) << is.host;
+    EXPECT_EQ(is.tcp_retransmit_baseline, was.tcp_retransmit_baseline) << is.host;
+  }
+  EXPECT_EQ(after.IdleFloor("node2", "1"), 125);
+  StallClassification c = ClassifyStall(restored);
+  EXPECT_EQ(c.klass, "hang/busy-wait") << c.summary;
+  EXPECT_EQ(c.evidence, ClassifyStall(judged).evidence) << "the same lines as before the restart";
+  // Taken out again after the restart (the job trained on a little before
+  // hanging again), the restored values are kept where the window has none.
+  EXPECT_EQ(after.Baselines(t + 55, from, until + 10, 30).at("node1").power, 700);
+  // Not for a span that ends before the saved one: that is not "before the stall".
+  EXPECT_FALSE(after.Evidence(t + 55, from, until - 100, 30).hosts[0].baseline_power);
+}
+
+TEST(MetricWindowTest, ARestoredBaselineGivesWayToTheWindowsOwnSamples) {
+  MetricWindow window;
+  HostBaseline old;
+  old.power = 1000;
+  old.idle_floors["0"] = {.with_context = 150, .device = std::nullopt};
+  old.training_until = 100;
+  window.RestoreBaseline("node1", old);
+  double t = 0;
+  for (; t < 30; t += 5) window.AddScrape("node1", t, WithProcesses(Scrape(0, 130, 0, 0), 1));
+  for (; t < 300; t += 5) window.AddScrape("node1", t, Scrape(97, 700, 0, t));
+  const HostEvidence h = window.Evidence(t, 30, 295, 30).hosts.at(0);
+  EXPECT_EQ(h.baseline_power, 700) << "its own training, not the restored figure";
+  EXPECT_EQ(window.IdleFloor("node1", "0"), 130) << "the lowest floor seen, before or after";
+  EXPECT_EQ(window.IdleFloor("node1", "1"), 130);
+}
+
+TEST(MetricWindowTest, RestoredBaselinesAreBoundedByTheWindowLimits) {
+  MetricWindow window(600, 1024, WindowLimits{.max_hosts = 2, .max_gpus_per_host = 3});
+  HostBaseline b;
+  b.power = 700;
+  for (int gpu = 0; gpu < 10; ++gpu) b.idle_floors[std::to_string(gpu)].with_context = 120;
+  b.idle_floors[std::string(kMaxGpuLabelBytes + 1, 'x')].with_context = 120;
+  for (const char* host : {"node1", "node2", "node3"}) window.RestoreBaseline(host, b);
+  EXPECT_EQ(window.IdleFloor("node1", "2"), 120);
+  EXPECT_FALSE(window.IdleFloor("node1", "3")) << "max_gpus_per_host floors per host";
+  EXPECT_EQ(window.IdleFloor("node2", "0"), 120);
+  EXPECT_FALSE(window.IdleFloor("node3", "0")) << "max_hosts hosts";
 }
 
 }  // namespace

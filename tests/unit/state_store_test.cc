@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "monitor_test_support.h"
@@ -184,6 +185,60 @@ PRAGMA user_version = 4;)sql");
   EXPECT_EQ(read->slurm_state, "COMPLETED");
   EXPECT_EQ(read->diagnosis, "hang: straggler\n") << "UpsertJob keeps it";
   EXPECT_EQ(read->diagnosed_at, std::optional<double>(50));
+}
+
+// Issue 34: a --diag job's per-host baselines survive a restart, are
+// upserted per host, and go when the job's rows are deleted. A database of
+// version 8 made before the table existed gets it on open.
+TEST(StateStoreTest, HostBaselinesSurviveARestartUntilDeleted) {
+  TempDir dir;
+  const std::string path = (dir.path / "state.db").string();
+  Downgrade(path, "DROP TABLE host_baselines;");
+  std::map<std::string, HostBaseline> saved;
+  saved["node1"].power = 700.5;
+  saved["node1"].tcp_retransmit_rate = 99.25;
+  saved["node1"].tcp_retransmit_baseline = 0.2;
+  saved["node1"].sm_clock_max = 1980;
+  saved["node1"].idle_floors["0"] = {.with_context = 120, .device = 71};
+  saved["node1"].idle_floors["1"] = {.with_context = std::nullopt, .device = 70};
+  saved["node1"].training_from = 1030;
+  saved["node1"].training_until = 1295.5;
+  saved["node2"].power = 680;
+  saved["node2"].training_from = 1030;
+  saved["node2"].training_until = 1295.5;
+  {
+    auto store = StateStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    for (uint32_t id : {42u, 43u}) {
+      JobRecord job;
+      job.job_id = id;
+      job.first_seen = job.last_seen = 1000;
+      ASSERT_TRUE((*store)->UpsertJob(job).ok());
+    }
+    ASSERT_TRUE((*store)->Begin().ok());  // in the cycle's transaction
+    auto ok = (*store)->SaveHostBaselines(42, saved, 1300);
+    ASSERT_TRUE(ok.ok()) << ok.error().message;
+    ASSERT_TRUE((*store)->SaveHostBaselines(43, {{"node9", saved["node2"]}}, 1300).ok());
+    ASSERT_TRUE((*store)->Commit().ok());
+  }  // the daemon stops
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store)->HostBaselines(42).value(), saved);
+  EXPECT_TRUE((*store)->HostBaselines(44).value().empty());
+  // Saved again: node1 is replaced, node2 (not in this save) stays.
+  HostBaseline later = saved["node1"];
+  later.power = 710;
+  later.training_until = 1355;
+  ASSERT_TRUE((*store)->SaveHostBaselines(42, {{"node1", later}}, 1360).ok());
+  auto loaded = (*store)->HostBaselines(42).value();
+  EXPECT_EQ(loaded.at("node1"), later);
+  EXPECT_EQ(loaded.at("node2"), saved["node2"]);
+  // A row that is not a baseline (a hand-edited database) reads as none.
+  RunSql(path, "INSERT INTO host_baselines VALUES (42, 'node3', 'not json', 1);");
+  EXPECT_EQ((*store)->HostBaselines(42).value().size(), 2u);
+  ASSERT_TRUE((*store)->DeleteHostBaselines(42).ok());
+  EXPECT_TRUE((*store)->HostBaselines(42).value().empty());
+  EXPECT_EQ((*store)->HostBaselines(43).value().size(), 1u) << "another job's rows stay";
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "jobmon/diagnose/port_scan.h"
 #include "jobmon/diagnose/prom_http.h"
 #include "jobmon/diagnose/tsdb_local.h"
+#include "orphan_sessions.h"
 #include "session_support.h"
 #include "web_auth.h"
 
@@ -199,6 +200,9 @@ Expected<std::unique_ptr<TsdbSession>> Serve(Workspace& ws, const std::string& d
       if (!spawned) return Error{options.prometheus_binary + ": " + spawned.error().message};
       identity = *spawned;
       ws.owned->prometheus = identity;
+      // Who owns this Prometheus, for the next start after a SIGKILL here.
+      if (auto recorded = RecordSession(ws.owned->temp_dir, identity); !recorded)
+        Progress(options, "could not record the session: " + recorded.error().message);
     }
     const auto deadline =
         Clock::now() + std::chrono::milliseconds(static_cast<long>(options.start_timeout * 1000));

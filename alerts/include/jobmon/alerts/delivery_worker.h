@@ -2,7 +2,9 @@
 // Delivery on its own schedule: the outbox is drained by a thread of its own
 // with its own connection to the state database, so a slow Slurm, a slow
 // scrape or a long cycle never holds an alert back beyond its backoff. The
-// cycle only queues (Outbox::Enqueue, in its transaction) and wakes it.
+// daemon runs one per receiver: a round stops at its time budget, and a slow
+// receiver must hold back only its own events. The cycle only queues
+// (Outbox::Enqueue, in its transaction) and wakes them.
 
 #include <sqlite3.h>
 

@@ -97,6 +97,12 @@ Expected<std::unique_ptr<TsdbSession>> OpenTsdb(const ResolvedTarget& target,
 // ("slurm-1234.out").
 inline constexpr size_t kJobIdHeadBytes = size_t{1} << 20;
 std::optional<std::string> JobIdOfLog(const std::string& log_path);
+
+// Stops the read-only Prometheus of sessions whose owner died (a `jobmon
+// diagnose` killed by SIGKILL) under `temp_parent` ("" : $TMPDIR or /tmp);
+// one line per orphan handled (src/access/orphan_sessions.h says how it is
+// kept from signalling anyone else's process).
+std::vector<std::string> StopOrphanedSessions(const std::string& temp_parent = "");
 // The diag dir the default pattern (%o/jobmon-diag-%j) gives a job whose
 // stdout is `stdout_path`.
 std::string DefaultDiagDirBeside(const std::string& stdout_path, const std::string& job_id);

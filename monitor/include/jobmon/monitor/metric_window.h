@@ -49,6 +49,33 @@ struct WindowLimits {
 // (kMaxScrapeBody, jobmon/monitor/scrape.h: 2 MiB).
 inline constexpr size_t kMaxGpuLabelBytes = 64;
 
+// A GPU's learned idle power (see MetricWindow::IdleFloor).
+struct IdleFloors {
+  std::optional<double> with_context;  // a process on the GPU, idle
+  std::optional<double> device;        // no process, idle
+  bool operator==(const IdleFloors&) const = default;
+};
+
+// What a host's evidence takes from before the stall, as Evidence computes
+// it for a training span: the power baseline, the TCP retransmit rate of
+// the minute before the stall and the rate before that, the SM clock
+// maximum and the learned idle floors. Taken out while the job trains and
+// kept in the state store, it goes back into the window of a daemon
+// restarted after the job hung, which has no sample of the training.
+struct HostBaseline {
+  std::optional<double> power;                    // HostEvidence::baseline_power
+  std::optional<double> tcp_retransmit_rate;      // HostEvidence::tcp_retransmit_rate
+  std::optional<double> tcp_retransmit_baseline;  // HostEvidence::tcp_retransmit_baseline
+  std::optional<double> sm_clock_max;             // HostEvidence::sm_clock_max_mhz
+  std::map<std::string, IdleFloors> idle_floors;  // per GPU label
+  double training_from = 0, training_until = 0;   // the span it was computed for
+  bool empty() const {
+    return !power && !tcp_retransmit_rate && !tcp_retransmit_baseline && !sm_clock_max &&
+           idle_floors.empty();
+  }
+  bool operator==(const HostBaseline&) const = default;
+};
+
 class MetricWindow {
  public:
   explicit MetricWindow(double horizon_seconds = 3600, size_t max_points_per_series = 1024,
@@ -79,6 +106,19 @@ class MetricWindow {
   StallEvidence Evidence(double at, double training_from, double training_until,
                          double stale_after_seconds) const;
 
+  // Each scraped host's HostBaseline for a training span, as Evidence with
+  // the same arguments computes it (restored values included); hosts with
+  // none left out.
+  std::map<std::string, HostBaseline> Baselines(double at, double training_from,
+                                                double training_until,
+                                                double stale_after_seconds) const;
+  // Puts back a baseline taken out of an earlier window of the job. Evidence
+  // uses a restored value only where the host's own samples give none, and
+  // only for a span that ends at or after the restored one's (a stall after
+  // it); its idle floors count as floors seen (the lowest of both wins). At
+  // most limits_.max_hosts hosts and max_gpus_per_host floors per host.
+  void RestoreBaseline(const std::string& host, const HostBaseline& baseline);
+
   // The newest sample of a per-host series (`tb_step`), the largest value
   // across hosts at the newest time; nullopt when no host has one.
   struct Latest {
@@ -102,6 +142,7 @@ class MetricWindow {
   // (the device's own idle, 71 W on an H100, which only makes power look
   // further above the floor, towards "active"). Only GPUs that report
   // hw_gpu_compute_processes (NVML) learn one: AMD keeps its measured rules.
+  // A restored floor (RestoreBaseline) counts as seen.
   static constexpr double kIdleUtilization = 5;
   std::optional<double> IdleFloor(const std::string& host, const std::string& gpu) const;
   std::vector<std::string> hosts() const;
@@ -131,12 +172,14 @@ class MetricWindow {
   // (host, name, gpu/device label) -> points
   std::map<std::tuple<std::string, std::string, std::string>, std::deque<Point>> series_;
   std::map<std::string, std::deque<Scrape>> hosts_;  // scrape outcomes per host
-  struct Floors {
-    std::optional<double> with_context;  // a process on the GPU, idle
-    std::optional<double> device;        // no process, idle
-  };
   void LearnFloors(const std::string& host, const Exposition& scrape);
-  std::map<std::pair<std::string, std::string>, Floors> floors_;  // (host, gpu)
+  std::map<std::pair<std::string, std::string>, IdleFloors> floors_;  // (host, gpu)
+  // A GPU's floors, learned here or restored.
+  IdleFloors FloorsOf(const std::string& host, const std::string& gpu) const;
+  // The one computation of a host's HostBaseline, for Evidence and Baselines.
+  HostBaseline BaselineOf(const std::string& host, double at, double training_from,
+                          double training_until, double stale_after_seconds) const;
+  std::map<std::string, HostBaseline> restored_;  // by host (RestoreBaseline)
   // The job's GPUs per host, from the exporter's hw_gpu_served (absent: an
   // exporter that does not say, so every GPU it reports counts), and the
   // node's sharing (hw_gpu_node_shared, hw_gpu_node_gpus), from the newest scrape.

@@ -163,6 +163,9 @@ class Monitor {
   // Slurm did not answer, or its answer is not believed (slurm_outage.h).
   void NoteSlurmOutage(double now);
   void NoteSlurmAnswered(double now);
+  // A stall that is the job's end seen without Slurm's word (COMPLETING, or
+  // during a Slurm outage every host gone or the log's own end): no incident.
+  bool EndLooksLikeStall(Tracked& t, const std::optional<StallClassification>& stall, double now);
   // Logs a per-job warning the first time only (a refused file is refused
   // again every cycle).
   void WarnOnce(Tracked& job, const std::string& event, const std::string& error);
@@ -180,6 +183,9 @@ class Monitor {
   // polled before the cycle's transaction, its outcome stored (and sent as
   // a follow-up of the incident the job ended with) inside it.
   void QueueDiagnosis(const Tracked& job, int64_t incident_id, double now);
+  // Restore(): end-of-job diagnoses a killed daemon left pending, queued again.
+  void ResumeDiagnoses(double now);
+  static constexpr double kResumeDiagnosisWithin = 3600;
   std::vector<DiagnosisOutcome> PollDiagnoses(double now);
   void ApplyDiagnosis(const DiagnosisOutcome& outcome, double now);
   // The contents of the incidents the policy opens.
@@ -198,6 +204,12 @@ class Monitor {
             double at, const triage::TriageReport* report);
   void Notify(const alerts::Alert& alert);
   void SaveProgress(Tracked& job, double now);
+  // While a --diag job trains (not stalled: a stall must not replace them),
+  // its hosts' baselines (MetricWindow::Baselines) into the store at most
+  // once a minute, for a restart after it hangs (Restore puts them back);
+  // deleted when it ends. `baselines_saved_at_`: when, per job.
+  void SaveBaselines(double now);
+  std::map<uint32_t, double> baselines_saved_at_;
   void Check(const Expected<void>& result, const char* what);
 
   MonitorConfig config_;

@@ -27,6 +27,12 @@ class SlurmOutage {
   bool Answered(double now, size_t tracked, size_t listed);
 
   bool unreachable() const { return since_.has_value(); }
+  // Slurm answers again since less than `grace`: a controller back from an
+  // outage still reports RUNNING for jobs that ended meanwhile until their
+  // nodes tell it (seconds).
+  bool Recovering(double now, double grace) const {
+    return recovered_at_ && now - *recovered_at_ < grace;
+  }
   std::optional<double> since() const { return since_; }
   const std::string& why() const { return why_; }
   // The outage alert is due now (once per outage).
@@ -46,6 +52,7 @@ class SlurmOutage {
   double vanish_confirm_, alert_after_;
   std::optional<double> since_;
   std::optional<double> vanished_since_;
+  std::optional<double> recovered_at_;
   bool alerted_ = false;
   std::string why_;
 };

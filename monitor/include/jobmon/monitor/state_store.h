@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/monitor/metric_window.h"
 
 namespace jobmon::monitor {
 
@@ -119,6 +120,16 @@ class StateStore {
   Expected<void> RemoveWatch(uint32_t job_id);          // every request for the job
   Expected<void> RemoveWatch(uint32_t job_id, std::optional<uint32_t> uid);  // one asker's
   Expected<size_t> PendingWatches(uint32_t uid);  // a user's requests not yet taken
+
+  // A --diag job's per-host evidence from before a stall (HostBaseline), so
+  // that a daemon restarted after the job hung still judges the stall
+  // against its training. Save upserts a row per host (other hosts' rows
+  // stay), in the caller's transaction; a row that does not read back as a
+  // baseline (a hand-edited database) is left out of the map.
+  Expected<void> SaveHostBaselines(uint32_t job_id,
+                                   const std::map<std::string, HostBaseline>& baselines, double at);
+  Expected<std::map<std::string, HostBaseline>> HostBaselines(uint32_t job_id);
+  Expected<void> DeleteHostBaselines(uint32_t job_id);
 
   // The connection, for the alerts outbox: its rows are written in the same
   // transaction as the incidents they report.

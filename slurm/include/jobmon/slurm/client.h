@@ -32,8 +32,8 @@ class Client {
   explicit Client(Commands commands) : commands_(std::move(commands)) {}
 
   // Every job the controller knows, ended ones within its MinJobAge:
-  // `squeue -t all --json` (since 23.02 squeue --json honours the state
-  // filter, and lists only active jobs without it).
+  // `squeue -t all --json` (24.11 and 25.11 list only active jobs without
+  // it; 22.05 and 23.11 list every job: tests/fixtures/slurm/).
   Expected<std::vector<SlurmJob>> Jobs() const;
   // Every node's record: `scontrol show nodes --json`, or on 22.05
   // `sinfo --json`.
