@@ -44,8 +44,7 @@ MONITOR_PID="" HOOK_PID=""
 teardown() {
   stop_pid "$MONITOR_PID"
   stop_pid "$HOOK_PID"
-  "$DEVCLUSTER" ctld-start --state "$STATE" >/dev/null 2>&1
-  teardown_cluster jobmon-out
+  teardown_cluster jobmon-out  # devcluster down stops slurmctld by its recorded pid, if it runs
 }
 trap teardown EXIT
 
