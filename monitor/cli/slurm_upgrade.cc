@@ -2,9 +2,9 @@
 
 #include <chrono>
 #include <fstream>
-#include <regex>
 
 #include "jobmon/common/run_command.h"
+#include "jobmon/slurm/client.h"
 
 namespace jobmon::cli {
 namespace {
@@ -49,21 +49,13 @@ std::string FormatSlurmVersion(uint32_t v) {
   return text;
 }
 
-std::optional<uint32_t> ParseSlurmVersionLine(std::string_view line) {
-  static const std::regex kVersion(R"((^|\s)(\d{2})\.(\d{2})\.(\d+))");
-  std::cmatch m;
-  if (!std::regex_search(line.begin(), line.end(), m, kVersion)) return std::nullopt;
-  return static_cast<uint32_t>((std::stoul(m[2]) << 16) | (std::stoul(m[3]) << 8) |
-                               (std::stoul(m[4]) & 0xff));
-}
-
 std::vector<RunningSlurm> AskRunningSlurm() {
   std::vector<RunningSlurm> out;
   const std::pair<const char*, const char*> asks[] = {{"sbatch", "--version"}, {"slurmd", "-V"}};
   for (const auto& [program, flag] : asks) {
     auto result = RunCommand({program, flag}, std::chrono::seconds(5));
     if (!result || result->exit_code != 0) continue;
-    if (auto v = ParseSlurmVersionLine(result->output)) out.push_back({program, *v});
+    if (auto v = slurm::ParseSlurmVersion(result->output)) out.push_back({program, *v});
   }
   return out;
 }

@@ -27,10 +27,8 @@ struct RunningSlurm {
   std::string program;  // sbatch, slurmd
   uint32_t version = 0;
 };
-// "slurm 25.11.7" (or "slurm-wlm 22.05.8") -> 0x190b07; nullopt otherwise.
-std::optional<uint32_t> ParseSlurmVersionLine(std::string_view line);
-// Asks `sbatch --version` and `slurmd -V` (5 s each); those not found or not
-// answering are left out.
+// Asks `sbatch --version` and `slurmd -V` (5 s each; read by
+// slurm::ParseSlurmVersion); those not found or not answering are left out.
 std::vector<RunningSlurm> AskRunningSlurm();
 
 // One problem line per running program of another series than the plugin's.

@@ -970,19 +970,20 @@ void Monitor::Notify(const alerts::Alert& alert) {
 
 void Monitor::SaveBaselines(double now) {
   constexpr double kSaveInterval = 60;
+  constexpr double kRetryWithoutPower = 5;
   for (auto& [id, t] : jobs_) {
     if (!t.window) continue;
     if (t.ended) {
       // Ended this cycle (OnEnded, this transaction): nothing left to judge.
       if (t.record.ended_at == now) {
         Check(store_.DeleteHostBaselines(id), "delete host baselines");
-        baselines_saved_at_.erase(id);
+        baselines_due_at_.erase(id);
       }
       continue;
     }
     if (!t.user) continue;
-    if (auto saved = baselines_saved_at_.find(id);
-        saved != baselines_saved_at_.end() && now - saved->second < kSaveInterval) {
+    if (auto due = baselines_due_at_.find(id);
+        due != baselines_due_at_.end() && now < due->second) {
       continue;
     }
     const ProgressState state = t.progress->Evaluate(now);
@@ -990,13 +991,14 @@ void Monitor::SaveBaselines(double now) {
     const auto [from, until] = TrainingSpan(t, state, now);
     const auto baselines = t.window->Baselines(now, from, until, config_.stale_after);
     // Saved as soon as a host has its training power baseline (a hang can
-    // come seconds into training), then once a minute; until then, each cycle.
+    // come seconds into training), then once a minute; until then, every few
+    // seconds (a job whose GPUs report no power never gets one).
     const bool has_power = std::any_of(baselines.begin(), baselines.end(),
                                        [](const auto& b) { return b.second.power.has_value(); });
     if (!baselines.empty()) {
       Check(store_.SaveHostBaselines(id, baselines, now), "save host baselines");
     }
-    if (has_power) baselines_saved_at_[id] = now;
+    baselines_due_at_[id] = now + (has_power ? kSaveInterval : kRetryWithoutPower);
   }
 }
 

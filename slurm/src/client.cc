@@ -18,11 +18,19 @@ std::string Joined(const std::vector<std::string>& errors) {
 
 }  // namespace
 
+std::optional<uint32_t> ParseSlurmVersion(std::string_view version_output) {
+  static const std::regex kVersion(R"((^|\s)(\d{2})\.(\d{2})(\.(\d+))?)");
+  std::cmatch m;
+  if (!std::regex_search(version_output.begin(), version_output.end(), m, kVersion))
+    return std::nullopt;
+  const uint32_t micro = m[5].matched ? static_cast<uint32_t>(std::stoul(m[5])) & 0xff : 0;
+  return static_cast<uint32_t>((std::stoul(m[2]) << 16) | (std::stoul(m[3]) << 8) | micro);
+}
+
 int ParseSlurmSeries(const std::string& version_output) {
-  static const std::regex kVersion(R"((^|\s)(\d{2})\.(\d{2})(\.\d+)?)");
-  std::smatch m;
-  if (!std::regex_search(version_output, m, kVersion)) return 0;
-  return std::stoi(m[2]) * 100 + std::stoi(m[3]);
+  auto version = ParseSlurmVersion(version_output);
+  if (!version) return 0;
+  return static_cast<int>(((*version >> 16) & 0xff) * 100 + ((*version >> 8) & 0xff));
 }
 
 Expected<std::string> Client::Run(const std::vector<std::string>& argv) const {

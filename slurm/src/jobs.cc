@@ -77,7 +77,7 @@ std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
     const uint32_t array_id = job.array_task_id ? job.array_job_id : job.job_id;
     switch (path[at]) {
       case 'A':
-        out += Padded(array_id ? array_id : job.job_id, width);
+        out += Padded(array_id, width);
         break;
       case 'a':
         out += Padded(job.array_task_id.value_or(0), width);

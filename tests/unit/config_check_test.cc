@@ -281,9 +281,9 @@ TEST(SlurmUpgrade, APluginOfAnotherSeriesIsAProblemAPatchReleaseIsNot) {
   EXPECT_EQ(FormatSlurmVersion(0x190b07), "25.11.7");
   EXPECT_FALSE(PluginSlurmVersion("no marker here"));
   EXPECT_FALSE(PluginSlurmVersion("jobmon-spank-built-for-slurm=0xzz;"));
-  EXPECT_EQ(ParseSlurmVersionLine("slurm 25.11.7\n"), 0x190b07u);
-  EXPECT_EQ(ParseSlurmVersionLine("slurm-wlm 22.05.8\n"), 0x160508u);
-  EXPECT_FALSE(ParseSlurmVersionLine("sbatch: command not found"));
+  EXPECT_EQ(slurm::ParseSlurmVersion("slurm 25.11.7\n"), 0x190b07u);
+  EXPECT_EQ(slurm::ParseSlurmVersion("slurm-wlm 22.05.8\n"), 0x160508u);
+  EXPECT_FALSE(slurm::ParseSlurmVersion("sbatch: command not found"));
   auto same = SlurmUpgradeProblems("p:1", "/x/spank_diag.so", 0x160508,
                                    {{"sbatch", 0x16050a}, {"slurmd", 0x160508}});
   EXPECT_TRUE(same.empty()) << same.front();

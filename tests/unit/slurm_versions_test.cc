@@ -214,6 +214,8 @@ TEST(SlurmVersions, TheSeriesFromTheVersionLine) {
   EXPECT_EQ(ParseSlurmSeries("slurm-wlm 22.05.8\n"), 2205);
   EXPECT_EQ(ParseSlurmSeries("slurm 23.11.0-0rc1"), 2311);
   EXPECT_EQ(ParseSlurmSeries("no version"), 0);
+  EXPECT_EQ(ParseSlurmVersion("slurm 25.11.7\n"), 0x190b07u);
+  EXPECT_EQ(ParseSlurmVersion("slurm 23.11"), 0x170b00u) << "no micro: 0";
   for (const fs::path& dir : Versions()) {
     const std::string series = dir.filename().string();
     EXPECT_EQ(ParseSlurmSeries(Read(dir / "version.txt")),

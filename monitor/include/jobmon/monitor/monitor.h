@@ -205,11 +205,12 @@ class Monitor {
   void Notify(const alerts::Alert& alert);
   void SaveProgress(Tracked& job, double now);
   // While a --diag job trains (not stalled: a stall must not replace them),
-  // its hosts' baselines (MetricWindow::Baselines) into the store at most
-  // once a minute, for a restart after it hangs (Restore puts them back);
-  // deleted when it ends. `baselines_saved_at_`: when, per job.
+  // its hosts' baselines (MetricWindow::Baselines) into the store once a
+  // minute (every 5 s until a host has its power baseline), for a restart
+  // after it hangs (Restore puts them back);
+  // deleted when it ends. `baselines_due_at_`: when next, per job.
   void SaveBaselines(double now);
-  std::map<uint32_t, double> baselines_saved_at_;
+  std::map<uint32_t, double> baselines_due_at_;
   void Check(const Expected<void>& result, const char* what);
 
   MonitorConfig config_;

@@ -6,8 +6,10 @@
 // with errors and no jobs while slurmctld is down) — is an error, never an
 // empty list: a caller must not take "Slurm did not answer" for "no jobs".
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jobmon/common/expected.h"
@@ -23,8 +25,12 @@ struct Commands {
   double timeout_seconds = 10;
 };
 
-// "22.05.8" -> 2205; 0 when not that shape. `scontrol --version` prints
-// "slurm 25.11.7"; a vendor suffix ("slurm-wlm 22.05.8") is accepted.
+// Slurm's version line ("slurm 25.11.7", "slurm-wlm 22.05.8", from
+// `scontrol --version`, `sbatch --version`, `slurmd -V`) as its
+// SLURM_VERSION_NUMBER, 0xMMmmuu (a missing micro is 0); nullopt when not
+// that shape.
+std::optional<uint32_t> ParseSlurmVersion(std::string_view version_output);
+// The series of such a line: 2205 for 22.05.8; 0 when not that shape.
 int ParseSlurmSeries(const std::string& version_output);
 
 class Client {
