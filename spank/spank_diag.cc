@@ -22,7 +22,7 @@ extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 }
 
 // The Slurm this build's headers are, as text in the .so, so `jobmon check`
-// can read it from the file without loading it (monitor/cli/slurm_upgrade.h).
+// can read it from the file without loading it (cli/slurm_upgrade.h).
 #define JOBMON_STR2(x) #x
 #define JOBMON_STR(x) JOBMON_STR2(x)
 [[gnu::used]] extern const char jobmon_slurm_built_for[] =

@@ -12,7 +12,7 @@ namespace jobmon::diagnose::compare_detail {
 // (a tiny floor, the noise test does the rest). GPU power, clock and
 // utilisation are compared relative to the jobs' own levels, not in the
 // reference's MI355X watts, so AMD, NVIDIA and the fake trainer's GPUs all
-// work (the monitor does the same: monitor/src/stall_classifier.cc).
+// work (the monitor does the same: monitor/src/verdicts/stall_classifier.cc).
 const std::vector<SweepMetric>& Sweep() {
   static const std::vector<SweepMetric> kSweep = {
       // Training-level: the TGS metric and step time (symptoms of the rest).

@@ -18,6 +18,7 @@
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
+#include "jobmon/triage/triage_job.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -74,17 +75,11 @@ std::optional<triage::TriageReport> TriageLog(const TargetRequest& request,
     warnings.push_back("triage of " + log_path + ": " + facts.error().message);
     return std::nullopt;
   }
-  triage::AnalysisContext context;
-  if (request.stall_min_seconds) context.stall_min_seconds = *request.stall_min_seconds;
-  if (auto id = facts->job_id) {
-    if (auto view = triage::QuerySlurmJobState(*id)) {
-      context.slurm_state = view->state;
-      context.slurm_exit_code = view->exit_code;
-    }
-  }
-  triage::TriageReport report = triage::Analyze(*facts, context);
-  report.log_path = log_path;
-  return report;
+  triage::JobContext job;
+  job.log_path = log_path;
+  job.ask_slurm = true;
+  if (request.stall_min_seconds) job.analysis.stall_min_seconds = *request.stall_min_seconds;
+  return triage::TriageJob(*facts, job);
 }
 
 // The first bytes of a log (its header, for the config comparison) and its

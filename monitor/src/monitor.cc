@@ -24,6 +24,7 @@
 #include "jobmon/monitor/incident_policy.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/monitor/store_client.h"
+#include "jobmon/triage/triage_job.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -816,21 +817,21 @@ std::optional<triage::TriageReport> Monitor::TriageLog(Tracked& t, const std::st
               {{"job", std::to_string(t.record.job_id)}, {"error", facts.error().message}});
     return std::nullopt;
   }
-  triage::AnalysisContext context;
-  context.wall_clock_now = now;
-  context.stall_min_seconds = config_.stall.min_stall_seconds;
-  context.stall_factor = config_.stall.k;
+  triage::JobContext job;
+  job.log_path = t.record.log_path;
+  job.job_id = std::to_string(t.record.job_id);
+  job.analysis.wall_clock_now = now;
+  job.analysis.stall_min_seconds = config_.stall.min_stall_seconds;
+  job.analysis.stall_factor = config_.stall.k;
   if (stall) {  // the monitor's own verdict: its triage must not say "progressing"
-    context.last_step_seen_at = stall->last_step_time;
-    context.stall_threshold_seconds = stall->threshold_seconds;
+    job.analysis.last_step_seen_at = stall->last_step_time;
+    job.analysis.stall_threshold_seconds = stall->threshold_seconds;
   }
   if (!slurm_state.empty() && !slurm_state.ends_with("?")) {
-    context.slurm_state = slurm_state;
-    context.slurm_exit_code = triage::ParseSlurmExitCode(t.slurm_exit_code);
+    job.slurm_state = slurm_state;
+    job.slurm_exit_code = triage::ParseSlurmExitCode(t.slurm_exit_code);
   }
-  triage::TriageReport report = triage::Analyze(*facts, context);
-  report.log_path = t.record.log_path;
-  report.job_id = std::to_string(t.record.job_id);
+  triage::TriageReport report = triage::TriageJob(*facts, job);
   // A command for admins to paste is never the user's text: the log's is
   // kept only when it is the one rebuilt from Slurm's head node and port.
   if (report.tunnel_command && *report.tunnel_command != t.tunnel_command) {

@@ -1,6 +1,5 @@
 #include "jobmon/slurm/jobs.h"
 
-#include <cctype>
 #include <map>
 
 #include "json_fields.h"
@@ -38,73 +37,21 @@ std::string ExitCode(const json& job) {
   return "";
 }
 
-std::string Padded(uint64_t value, unsigned width) {
-  std::string digits = std::to_string(value);
-  return digits.size() < width ? std::string(width - digits.size(), '0') + digits : digits;
-}
-
 }  // namespace
+
+slurm_pattern::JobFields PatternFields(const SlurmJob& job, const std::string& batch_host) {
+  return {.job_id = job.job_id,
+          .array_job_id = job.array_task_id ? job.array_job_id : 0,
+          .array_task_id = job.array_task_id,
+          .user = job.user,
+          .name = job.name,
+          .batch_host = batch_host,
+          .work_dir = job.work_dir};
+}
 
 std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
                                 const std::string& batch_host) {
-  std::string path = pattern;
-  if (path.empty()) {
-    path = job.array_task_id ? "slurm-%A_%a.out" : "slurm-%j.out";
-  }
-  // A backslash anywhere turns expansion off; the backslashes are dropped.
-  const bool escaped = path.find('\\') != std::string::npos;
-  std::string out;
-  for (size_t i = 0; i < path.size(); ++i) {
-    if (escaped || path[i] != '%') {
-      if (path[i] != '\\') out += path[i];
-      continue;
-    }
-    if (i + 1 < path.size() && path[i + 1] == '%') {
-      out += '%';
-      ++i;
-      continue;
-    }
-    size_t at = i + 1;
-    unsigned width = 0;
-    while (at < path.size() && std::isdigit(static_cast<unsigned char>(path[at]))) {
-      width = std::min(width * 10 + static_cast<unsigned>(path[at] - '0'), 10u);
-      ++at;
-    }
-    if (at >= path.size()) {
-      out += path.substr(i);
-      break;
-    }
-    const uint32_t array_id = job.array_task_id ? job.array_job_id : job.job_id;
-    switch (path[at]) {
-      case 'A':
-        out += Padded(array_id, width);
-        break;
-      case 'a':
-        out += Padded(job.array_task_id.value_or(0), width);
-        break;
-      case 'b':
-        out += Padded(job.array_task_id.value_or(0) % 10, width);
-        break;
-      case 'j':
-      case 'J':  // the batch script's: no ".step"
-        out += Padded(job.job_id, width);
-        break;
-      case 'u':
-        out += job.user;
-        break;
-      case 'x':
-        out += job.name;
-        break;
-      case 'N':  // unknown until the job runs: left as written
-        out += batch_host.empty() ? path.substr(i, at - i + 1) : batch_host;
-        break;
-      default:  // Slurm leaves other specifiers as written
-        out += path.substr(i, at - i + 1);
-    }
-    i = at;
-  }
-  if (!out.starts_with('/')) out = job.work_dir + "/" + out;
-  return out;
+  return slurm_pattern::StdoutPath(pattern, PatternFields(job, batch_host));
 }
 
 Expected<JobsAnswer> ParseJobsJson(std::string_view text) {

@@ -2,62 +2,29 @@
 
 namespace jobmon::lifecycle {
 
-Expected<std::string> ExpandPattern(const std::string& pattern,
-                                    const std::map<char, std::string>& vars) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '%') {
-      out += pattern[i];
-      continue;
-    }
-    if (i + 1 >= pattern.size()) return Error{"'" + pattern + "' ends in a lone %"};
-    char letter = pattern[++i];
-    if (letter == '%') {
-      out += '%';
-      continue;
-    }
-    auto it = vars.find(letter);
-    if (it == vars.end()) {
-      return Error{"'" + pattern + "': unknown pattern %" + std::string(1, letter)};
-    }
-    out += it->second;
-  }
-  return out;
+slurm_pattern::JobFields PatternFields(const JobEnv& job) {
+  return {.job_id = job.job_id,
+          .array_job_id = job.array_task_id ? job.array_job_id : 0,
+          .array_task_id = job.array_task_id,
+          .user = job.user,
+          .name = job.job_name,
+          .batch_host = job.head_node(),
+          .work_dir = job.work_dir.empty() ? "/tmp" : job.work_dir};
 }
 
 std::string StdoutDirectory(const JobEnv& job) {
-  std::string fallback = job.work_dir.empty() ? "/tmp" : job.work_dir;
-  if (job.stdout_path.empty()) return fallback;
-  size_t slash = job.stdout_path.rfind('/');
-  if (slash == std::string::npos) return fallback;  // relative to the work dir
-  std::string dir = slash == 0 ? "/" : job.stdout_path.substr(0, slash);
-  std::string id = std::to_string(job.job_id);
-  auto expanded = ExpandPattern(
-      dir, {{'j', id}, {'A', id}, {'u', job.user}, {'x', job.job_name}, {'N', job.head_node()}});
-  if (!expanded) return fallback;
-  if (expanded->front() != '/') return job.work_dir + "/" + *expanded;
-  return *expanded;
+  const auto fields = PatternFields(job);
+  return slurm_pattern::DirectoryOf(slurm_pattern::StdoutPath(job.stdout_path, fields),
+                                    fields.work_dir);
 }
 
 std::string StdoutPath(const JobEnv& job) {
-  std::string id = std::to_string(job.job_id);
-  // Slurm's default for a batch job without --output.
-  std::string pattern = job.stdout_path.empty() ? "slurm-%j.out" : job.stdout_path;
-  auto expanded = ExpandPattern(
-      pattern,
-      {{'j', id}, {'A', id}, {'u', job.user}, {'x', job.job_name}, {'N', job.head_node()}});
-  // Per-task or per-node patterns (%t, %n, %s...) name no single file.
-  if (!expanded || expanded->empty()) return {};
-  if (expanded->front() != '/')
-    return (job.work_dir.empty() ? "/tmp" : job.work_dir) + "/" + *expanded;
-  return *expanded;
+  return slurm_pattern::StdoutPath(job.stdout_path, PatternFields(job));
 }
 
 Expected<DiagLayout> DiagLayoutFor(const PluginConfig& config, const JobEnv& job) {
-  auto expanded = ExpandPattern(config.diag_dir, {{'j', std::to_string(job.job_id)},
-                                                  {'u', job.user},
-                                                  {'x', job.job_name},
-                                                  {'o', StdoutDirectory(job)}});
+  auto expanded =
+      slurm_pattern::ExpandDiagDir(config.diag_dir, PatternFields(job), StdoutDirectory(job));
   if (!expanded) return Error{"diag_dir: " + expanded.error().message};
   std::string dir = *expanded;
   if (dir.empty() || dir.front() != '/') {
@@ -74,8 +41,8 @@ RunDir RunDirFor(const PluginConfig& config, const std::string& node, uint32_t j
 
 Expected<std::string> ExpandNodePattern(const std::string& pattern, const DiagLayout& layout,
                                         const JobEnv& job) {
-  return ExpandPattern(pattern,
-                       {{'d', layout.dir}, {'n', job.node}, {'j', std::to_string(job.job_id)}});
+  return slurm_pattern::ExpandLetters(
+      pattern, {{'d', layout.dir}, {'n', job.node}, {'j', std::to_string(job.job_id)}});
 }
 
 }  // namespace jobmon::lifecycle

@@ -8,24 +8,21 @@
 
 #include "jobmon/common/diag_dir.h"  // DiagLayout: the layout inside the dir
 #include "jobmon/common/expected.h"
+#include "jobmon/common/slurm_pattern.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/plugin_config.h"
 
 namespace jobmon::lifecycle {
 
-// Replaces %<letter> by vars[letter]; "%%" is a literal %. An unknown
-// letter is an error (a typo in plugstack.conf should say so).
-Expected<std::string> ExpandPattern(const std::string& pattern,
-                                    const std::map<char, std::string>& vars);
-
-// The directory of the job's stdout file with Slurm's filename patterns
-// (%j %u %x %N %A %%) expanded; the work dir when there is no stdout file
-// or its directory still holds a step-level pattern.
-std::string StdoutDirectory(const JobEnv& job);
-// The job's stdout file, patterns expanded (empty when it depends on the
-// task or node); relative paths are in the work dir.
+// The job's values for Slurm's filename patterns (slurm_pattern.h).
+slurm_pattern::JobFields PatternFields(const JobEnv& job);
+// The job's stdout file as Slurm names it (slurm_pattern::StdoutPath; in the
+// work dir when relative, /tmp without one) and its directory.
 std::string StdoutPath(const JobEnv& job);
+std::string StdoutDirectory(const JobEnv& job);
 
+// The diag dir: the plugin's diag_dir pattern read by
+// slurm_pattern::ExpandDiagDir (an unknown letter is an error), absolute.
 Expected<DiagLayout> DiagLayoutFor(const PluginConfig& config, const JobEnv& job);
 
 // /run/jobmon/<node>/<job id>: keyed by node name, since several dev-cluster

@@ -51,6 +51,14 @@ Expected<JobEnv> ReadJobEnv(const GetEnv& getenv) {
   job.stdout_path = Text(getenv, "SLURM_JOB_STDOUT");
   job.work_dir = Text(getenv, "SLURM_JOB_WORK_DIR");
   job.cluster = Text(getenv, "SLURM_CLUSTER_NAME");
+  // An array task's ids, where slurmd passes them; malformed ones are ignored
+  // (they only refine the %A/%a of an output pattern).
+  auto array_job = Number<uint32_t>(getenv, "SLURM_ARRAY_JOB_ID");
+  auto array_task = Number<uint32_t>(getenv, "SLURM_ARRAY_TASK_ID");
+  if (array_job && array_task) {
+    job.array_job_id = *array_job;
+    job.array_task_id = *array_task;
+  }
   return job;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct JobEnv {
   // merging the job's SPANK environment (slurm src/slurmd/slurmd/req.c,
   // _build_env, 22.05..24.x), so the job cannot choose it. "" if unset.
   std::string cluster;
+  // SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID of an array task (both or none).
+  uint32_t array_job_id = 0;
+  std::optional<uint32_t> array_task_id;
 
   const std::string& head_node() const { return nodes.front(); }
   bool is_head() const { return !nodes.empty() && node == nodes.front(); }

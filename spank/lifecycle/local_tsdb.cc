@@ -66,7 +66,7 @@ Expected<void> EmptyDirectory(int fd, const std::string& shown) {
 
 Expected<std::string> TsdbDirFor(const PluginConfig& config, const DiagLayout& layout,
                                  const JobEnv& job) {
-  auto expanded = ExpandPattern(
+  auto expanded = slurm_pattern::ExpandLetters(
       config.tsdb_dir,
       {{'n', job.node}, {'j', std::to_string(job.job_id)}, {'u', job.user}, {'d', layout.dir}});
   if (!expanded) return Error{"tsdb_dir: " + expanded.error().message};

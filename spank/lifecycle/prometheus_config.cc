@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jobmon/common/store_labels.h"
+
 namespace jobmon::lifecycle {
 namespace {
 
@@ -27,12 +29,14 @@ std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job
   out += "  scrape_timeout: " + Seconds(timeout) + "\n";
   out += "  evaluation_interval: " + Seconds(config.scrape_interval) + "\n";
   out += "  external_labels:\n";
-  out += "    slurm_job_id: " + Quoted(std::to_string(job.job_id)) + "\n";
+  out +=
+      std::string("    ") + store_labels::kJobId + ": " + Quoted(std::to_string(job.job_id)) + "\n";
   // Job ids collide across clusters (and restart after a state reset): a
   // central store tells jobs apart by cluster and user too.
   const std::string& cluster = config.cluster.empty() ? job.cluster : config.cluster;
-  if (!cluster.empty()) out += "    cluster: " + Quoted(cluster) + "\n";
-  out += "    user: " + Quoted(job.user) + "\n";
+  if (!cluster.empty())
+    out += std::string("    ") + store_labels::kCluster + ": " + Quoted(cluster) + "\n";
+  out += std::string("    ") + store_labels::kUser + ": " + Quoted(job.user) + "\n";
   if (!config.rule_file.empty()) {
     out += "rule_files:\n";
     out += "  - " + Quoted(config.rule_file) + "\n";

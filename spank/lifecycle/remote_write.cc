@@ -56,7 +56,7 @@ Expected<PluginConfig> WithUserCredentials(const PluginConfig& config, const std
   PluginConfig out = config;
   for (std::string* field :
        {&out.remote_write_user, &out.remote_write_password_file, &out.remote_write_bearer_file}) {
-    auto expanded = ExpandPattern(*field, {{'u', user}});
+    auto expanded = slurm_pattern::ExpandLetters(*field, {{'u', user}});
     if (!expanded) return expanded.error();
     *field = std::move(expanded.value());
   }

@@ -32,7 +32,7 @@ Expected<void> CheckSecretFile(const std::string& path, SecretKind kind, uid_t u
 Expected<void> CheckRemoteWriteFiles(const PluginConfig& config, uid_t uid, gid_t gid);
 
 // `config` with "%u" in remote_write_user, remote_write_password_file and
-// remote_write_bearer_file replaced by the job's user name (ExpandPattern:
+// remote_write_bearer_file replaced by the job's user name (slurm_pattern::ExpandLetters:
 // "%%" is a %, any other letter an error): one credential per user
 // (remote_write_password_file=/etc/jobmon/remote-write/%u), which the
 // store's proxy ties to that user's `user` label.

@@ -3,7 +3,6 @@
 
 #include "canned_prom_source.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/power_state.h"
 #include "playbook_test_support.h"
 
 namespace jobmon::diagnose {
@@ -153,19 +152,6 @@ TEST(HangPlaybook, OneHostStillComputingIsTheStraggler) {
   EXPECT_EQ(r.verdict, "straggler");
   EXPECT_TRUE(FindingOf(r, "power-spread", "n1"));
   EXPECT_FALSE(FindingOf(r, "power-spread", "n2"));
-}
-
-TEST(PowerState, FractionsOfTheTrainingBaseline) {
-  EXPECT_EQ(JudgePower(100, 300, 660), PowerState::kBusyWait);
-  EXPECT_EQ(JudgePower(0, 140, 660), PowerState::kIdle);
-  EXPECT_EQ(JudgePower(97, 600, 660), PowerState::kActive);
-  EXPECT_EQ(JudgePower(97, 400, 660), PowerState::kBetween);
-  EXPECT_EQ(JudgePower(0, 2, 660), PowerState::kDead);
-  EXPECT_EQ(JudgePower(100, 300, std::nullopt), PowerState::kUnknown);
-  // MI355X (the reference): 900 W training, 300 W busy-wait, 260 W idle floor.
-  EXPECT_EQ(JudgePower(100, 300, 900, 260), PowerState::kBusyWait);
-  EXPECT_FALSE(TrainingBaseline({660, 660, 660}));
-  EXPECT_DOUBLE_EQ(*TrainingBaseline({600, 650, 660, 670, 900}), 660);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "jobmon/common/manifest.h"
 #include "jobmon/common/target_file.h"
 #include "jobmon/common/tunnel.h"
+#include "jobmon/slurm/jobs.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/kmsg_handoff.h"
@@ -151,8 +152,11 @@ TEST(DiagPaths, StdoutPathIsTheJobsLogForTheManifest) {
   EXPECT_EQ(StdoutPath(job), "/home/alice/slurm-4242.out");
   job.stdout_path = "";  // no --output: Slurm's default
   EXPECT_EQ(StdoutPath(job), "/home/alice/slurm-4242.out");
-  job.stdout_path = "/shared/out-%t.log";  // per task: no single file
-  EXPECT_EQ(StdoutPath(job), "");
+  // The batch script is task 0 on node 0, as Slurm's own expansion of a
+  // job's stdout says (slurm_pattern.h); before the patterns had one home
+  // the plugin named no file here while squeue named out-0.log.
+  job.stdout_path = "/shared/out-%t.log";
+  EXPECT_EQ(StdoutPath(job), "/shared/out-0.log");
 }
 
 TEST(DiagPaths, DefaultIsBesideTheJobsStdoutWithPatternsExpanded) {
@@ -165,17 +169,51 @@ TEST(DiagPaths, DefaultIsBesideTheJobsStdoutWithPatternsExpanded) {
             "/shared/alice/runs/llama-4242/jobmon-diag-4242/targets/node2.json");
   job.stdout_path = "slurm-%j.out";  // relative: the work dir
   EXPECT_EQ(StdoutDirectory(job), "/home/alice");
-  job.stdout_path = "/shared/%t/out";  // a step-level pattern: the work dir
-  EXPECT_EQ(StdoutDirectory(job), "/home/alice");
+  job.stdout_path = "/shared/%t/out";  // the batch step's task id, 0 (as squeue says)
+  EXPECT_EQ(StdoutDirectory(job), "/shared/0");
   job.stdout_path = "";
   EXPECT_EQ(StdoutDirectory(job), "/home/alice");
   auto typo = DiagLayoutFor(ParsePluginConfig({"diag_dir=/x/%q"}).value(), job);
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.error().message.find("unknown pattern %q"), std::string::npos);
-  EXPECT_EQ(ExpandPattern("100%%-%j", {{'j', "1"}}).value(), "100%-1");
-  EXPECT_FALSE(ExpandPattern("ends%", {}).ok());
+  EXPECT_EQ(slurm_pattern::ExpandLetters("100%%-%j", {{'j', "1"}}).value(), "100%-1");
+  EXPECT_FALSE(slurm_pattern::ExpandLetters("ends%", {}).ok());
   auto relative = DiagLayoutFor(ParsePluginConfig({"diag_dir=diag-%j"}).value(), job);
   EXPECT_FALSE(relative.ok());
+}
+
+// The plugin (from slurmd's environment) and the Slurm client (from
+// squeue's JSON, which the daemon and the CLI read) give Slurm's filename
+// patterns the same values, so both find the same diag dir: widths, array
+// ids, the user and the job name.
+TEST(DiagPaths, PluginAndSlurmClientReachTheSameDiagDir) {
+  JobEnv env = TwoNodeJob();
+  env.job_name = "llama";
+  env.array_job_id = 4240;
+  env.array_task_id = 2;
+  env.stdout_path = "/shared/%u/%A_%a/out-%5j.log";
+  slurm::SlurmJob squeued;
+  squeued.job_id = env.job_id;
+  squeued.array_job_id = 4240;
+  squeued.array_task_id = 2;
+  squeued.user = env.user;
+  squeued.name = env.job_name;
+  squeued.work_dir = env.work_dir;
+  squeued.std_out = slurm::ExpandStdoutPattern(env.stdout_path, squeued);
+  EXPECT_EQ(squeued.std_out, "/shared/alice/4240_2/out-04242.log");
+  EXPECT_EQ(StdoutPath(env), squeued.std_out);
+  for (const char* pattern : {"%o/jobmon-diag-%j", "/diag/%u/%x-%A_%3a", "/diag/%10j-%b"}) {
+    auto plugin =
+        DiagLayoutFor(ParsePluginConfig({std::string("diag_dir=") + pattern}).value(), env);
+    ASSERT_TRUE(plugin.ok()) << pattern;
+    auto daemon =
+        slurm_pattern::ExpandDiagDir(pattern, slurm::PatternFields(squeued),
+                                     slurm_pattern::DirectoryOf(squeued.std_out, squeued.work_dir));
+    ASSERT_TRUE(daemon.ok()) << pattern;
+    EXPECT_EQ(plugin->dir, *daemon) << pattern;
+  }
+  auto step_level = DiagLayoutFor(ParsePluginConfig({"diag_dir=/diag/%t"}).value(), env);
+  ASSERT_FALSE(step_level.ok()) << "a per-task letter names no one diag dir";
 }
 
 TEST(PrometheusConfig, FileSdOverTheTargetsAndOptionalRemoteWrite) {

@@ -1,4 +1,4 @@
-// The status view (monitor/cli/status_view.h): which source each field
+// The status view (cli/status_view.h): which source each field
 // comes from, the daemon's stall threshold and expected step at `now`, and
 // the two renderings of the same view.
 

@@ -173,7 +173,7 @@ TEST(StoreQuery, SkipsSeriesWithoutJobOrHost) {
 diagnose::Series JobSeries(const std::string& name, diagnose::Labels labels,
                            const std::vector<double>& times, double value = 1) {
   labels["__name__"] = name;
-  labels[kStoreJobLabel] = "7";
+  labels[store_labels::kJobId] = "7";
   diagnose::Series s{std::move(labels), {}};
   for (double t : times) s.samples.push_back({t, value});
   return s;
@@ -228,7 +228,7 @@ TEST(StoreQuery, InventedHostsInAnAnswerStopAtTheJobsCap) {
     answer.push_back(JobSeries("up", {{"host", "n" + std::to_string(host)}}, {kStart}));
   }
   diagnose::Series other = JobSeries("up", {{"host", "n0"}}, {kStart});
-  other.labels[kStoreJobLabel] = "8";  // the cap is each job's
+  other.labels[store_labels::kJobId] = "8";  // the cap is each job's
   answer.push_back(other);
   StoreScrapes scrapes = GroupStoreSeries(answer);
   EXPECT_EQ(scrapes.at(7).size(), WindowLimits{}.max_hosts);

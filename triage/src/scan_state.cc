@@ -180,7 +180,7 @@ class ScanState : public ChunkSink {
 
   // The job's own progress line, learned from the first kLearnLines lines
   // when no known format has a step there (the monitor learns the same way:
-  // monitor/src/job_progress.cc); a line's "time" is its own stamp, else its
+  // monitor/src/progress/job_progress.cc); a line's "time" is its own stamp, else its
   // number (offline, only the counter matters).
   void Learn(std::string_view data) {
     if (KnownSteps()) return;

@@ -9,6 +9,8 @@
 #include <array>
 #include <cctype>
 
+#include "jobmon/common/store_labels.h"
+
 namespace jobmon::diagnose {
 
 namespace {
@@ -88,20 +90,8 @@ size_t NumberEnd(std::string_view text, size_t at) {
 }  // namespace
 
 std::string JobMatchers(std::string_view job_id, std::string_view cluster) {
-  auto quoted = [](std::string_view value) {
-    std::string out = "\"";
-    for (char c : value) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (c == '\n') {
-        out += "\\n";
-        continue;
-      }
-      out += c;
-    }
-    return out + "\"";
-  };
-  std::string out = "slurm_job_id=" + quoted(job_id);
-  if (!cluster.empty()) out += ",cluster=" + quoted(cluster);
+  std::string out = store_labels::Matcher(store_labels::kJobId, job_id);
+  if (!cluster.empty()) out += "," + store_labels::Matcher(store_labels::kCluster, cluster);
   return out;
 }
 

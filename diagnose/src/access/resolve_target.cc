@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "jobmon/common/diag_dir.h"
+#include "jobmon/common/slurm_pattern.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/tsdb_access.h"
 #include "jobmon/diagnose/tsdb_local.h"
@@ -221,8 +222,13 @@ std::optional<std::string> JobIdOfLog(const std::string& log_path) {
 }
 
 std::string DefaultDiagDirBeside(const std::string& stdout_path, const std::string& job_id) {
-  // kDefaultDiagDirPattern: "%o/jobmon-diag-%j", %o the stdout's directory.
-  return (fs::path(stdout_path).parent_path() / ("jobmon-diag-" + job_id)).string();
+  // The plugin's default pattern, its %o the stdout's directory (joined as a
+  // path: a log named without a directory has its diag dir beside it too).
+  auto rest =
+      slurm_pattern::ExpandLetters(std::string(kDefaultDiagDirPattern), {{'o', ""}, {'j', job_id}});
+  if (!rest) return "";
+  const std::string name = rest->starts_with('/') ? rest->substr(1) : *rest;
+  return (fs::path(stdout_path).parent_path() / name).string();
 }
 
 Expected<ResolvedTarget> ResolveTarget(const std::string& argument) {

@@ -1,12 +1,13 @@
 // Playbook 1 (tsdb-diagnosis.md, "RCCL/NCCL Hang"): GPU utilization and
 // power per host in the hang window, judged against each host's own
-// training baseline (power_state.h), and the network just before the hang.
+// training baseline (common/include/jobmon/common/power_judgement.h), and the network just before
+// the hang.
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "jobmon/common/power_judgement.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/power_state.h"
 #include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/step_series.h"
 #include "support.h"
@@ -15,6 +16,10 @@ namespace jobmon::diagnose {
 namespace {
 
 using playbook::MakeFinding;
+using power::JudgePower;
+using power::kMinBaselineSamples;
+using power::PowerState;
+using power::TrainingBaseline;
 
 struct HostView {
   std::string host;

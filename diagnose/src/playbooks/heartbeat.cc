@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "jobmon/common/power_judgement.h"
 #include "jobmon/diagnose/playbooks.h"
 #include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/step_series.h"
@@ -23,8 +24,8 @@ constexpr double kTrainingUtilization = 50;
 // ("Checkpointing interference"; the fake trainer: ~35%): alive still
 // reads above this, a dead task reads 0.
 constexpr double kCheckpointUtilization = 10;
-// The monitor's I/O-pressure line (stall_classifier.cc: >= 10%).
-constexpr double kHighIoPressure = 10;
+// The monitor's I/O-pressure line (common/include/jobmon/common/power_judgement.h).
+constexpr double kHighIoPressure = power::kHighIoPressurePercent;
 
 double StopTime(const DiagnoseContext& context) {
   const auto& t = context.triage;

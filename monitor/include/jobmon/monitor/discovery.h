@@ -15,8 +15,8 @@
 
 namespace jobmon::monitor {
 
-// The plugin's diag_dir pattern for this job: %o (directory of the job's
-// stdout), %j (job id), %u (user), %x (job name), %% (a percent sign).
+// The plugin's diag_dir pattern for this job, read as the plugin reads it
+// (slurm_pattern::ExpandDiagDir); "" when the pattern cannot name one.
 std::string DiagDirFor(const slurm::SlurmJob& job, const std::string& pattern);
 
 bool MatchesSelection(const slurm::SlurmJob& job, const JobSelection& selection);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "jobmon/common/power_judgement.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/stall_classifier.h"
 
@@ -129,7 +130,7 @@ class MetricWindow {
 
   size_t point_count() const;
   // Scrapes of training needed before a host's power baseline counts.
-  static constexpr size_t kMinBaselineScrapes = 5;
+  static constexpr size_t kMinBaselineScrapes = power::kMinBaselineSamples;
   size_t series_count() const { return series_.size(); }
   // Samples and scrapes dropped by the WindowLimits (not GPUs outside
   // hw_gpu_served: those are another job's, dropped by design).

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "jobmon/common/store_labels.h"
 #include "jobmon/diagnose/prom_source.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/metric_window.h"
@@ -29,13 +30,7 @@
 
 namespace jobmon::monitor {
 
-// The labels the plugin's remote_write puts on every series (its
-// prometheus.yml external_labels) and the target label the exporter sets.
-inline constexpr char kStoreJobLabel[] = "slurm_job_id";
-inline constexpr char kStoreClusterLabel[] = "cluster";
-// The job's user, an external label of the job's Prometheus
-// (spank/lifecycle/prometheus_config.cc).
-inline constexpr char kStoreUserLabel[] = "user";
+// The labels that tell jobs apart in the store: common/include/jobmon/common/store_labels.h.
 
 // What Slurm says of a job, against which a store's answer is checked: its
 // series count only with the job's own user and on the job's own nodes.
@@ -50,9 +45,6 @@ using StoreScopes = std::map<uint32_t, StoreJobScope>;
 inline constexpr char kStoreHostLabel[] = "host";
 // A DNS name's most: a longer `host` label is no node's.
 inline constexpr size_t kMaxStoreHostBytes = 255;
-
-// A PromQL string literal's content: backslash and double quote escaped.
-std::string PromQlEscape(const std::string& text);
 
 // What a query asks for: a job's whole evidence (the window's families and
 // `up`), or only its TensorBoard step, the one family progress reads.

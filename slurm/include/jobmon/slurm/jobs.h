@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/common/slurm_pattern.h"
 
 namespace jobmon::slurm {
 
@@ -61,11 +62,13 @@ struct JobsAnswer {
 // is not that document.
 Expected<JobsAnswer> ParseJobsJson(std::string_view text);
 
-// Slurm's own expansion of a job's output path pattern (print_fields.c
-// expand_stdio_fields of 25.11: %A %a %b %j %J %u %x %N %%, width digits up
-// to 10; relative to the working directory), for Slurm versions whose JSON
-// has no `stdout_expanded`. An empty pattern is Slurm's default,
-// slurm-%j.out (slurm-%A_%a.out in an array).
+// A job's values for Slurm's filename patterns (%j %A %a %u %x, %N as the
+// batch host when known): common/include/jobmon/common/slurm_pattern.h.
+slurm_pattern::JobFields PatternFields(const SlurmJob& job, const std::string& batch_host = "");
+
+// The job's stdout as Slurm names it, for Slurm versions whose JSON has no
+// `stdout_expanded`: slurm_pattern::StdoutPath of the pattern (Slurm's
+// default, slurm-%j.out or slurm-%A_%a.out, when empty).
 std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
                                 const std::string& batch_host = "");
 

@@ -7,23 +7,10 @@
 #include <set>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/common/store_labels.h"
 #include "jobmon/monitor/metric_window.h"
 
 namespace jobmon::monitor {
-
-std::string PromQlEscape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 
 std::string StoreEvidenceQuery(const std::vector<uint32_t>& job_ids, const std::string& cluster,
                                double range_seconds, StoreFamilies families) {
@@ -36,10 +23,9 @@ std::string StoreEvidenceQuery(const std::vector<uint32_t>& job_ids, const std::
   }
   std::string ids;
   for (uint32_t id : job_ids) ids += (ids.empty() ? "" : "|") + std::to_string(id);
-  std::string selector = fmt::format("{{__name__=~\"{}\",{}=~\"{}\"", names, kStoreJobLabel, ids);
-  if (!cluster.empty()) {
-    selector += fmt::format(",{}=\"{}\"", kStoreClusterLabel, PromQlEscape(cluster));
-  }
+  std::string selector =
+      fmt::format("{{__name__=~\"{}\",{}=~\"{}\"", names, store_labels::kJobId, ids);
+  if (!cluster.empty()) selector += "," + store_labels::Matcher(store_labels::kCluster, cluster);
   const long range = std::max(1L, static_cast<long>(std::ceil(range_seconds)));
   return selector + fmt::format("}}[{}s]", range);
 }
@@ -90,7 +76,8 @@ bool OutOfScope(const StoreScopes* scopes, uint32_t job, const std::string& host
   if (!scopes) return false;
   auto scope = scopes->find(job);
   if (scope == scopes->end()) return false;
-  if (!scope->second.user.empty() && s.Label(kStoreUserLabel) != scope->second.user) return true;
+  if (!scope->second.user.empty() && s.Label(store_labels::kUser) != scope->second.user)
+    return true;
   return !scope->second.hosts.empty() && !scope->second.hosts.count(host);
 }
 
@@ -106,7 +93,7 @@ StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series,
   std::map<uint32_t, std::map<std::string, std::map<int64_t, Building>>> building;
   Admission admission(limits);
   for (const diagnose::Series& s : series) {
-    auto job = JobIdOf(s.Label(kStoreJobLabel));
+    auto job = JobIdOf(s.Label(store_labels::kJobId));
     const std::string host = s.Label(kStoreHostLabel);
     const std::string name = s.Label("__name__");
     if (!job || host.empty() || name.empty()) continue;

@@ -4,41 +4,14 @@
 
 #include <algorithm>
 
+#include "jobmon/common/slurm_pattern.h"
+
 namespace jobmon::monitor {
 
 std::string DiagDirFor(const slurm::SlurmJob& job, const std::string& pattern) {
-  std::string stdout_dir = job.work_dir;
-  if (auto slash = job.std_out.rfind('/'); slash != std::string::npos) {
-    stdout_dir = slash == 0 ? "/" : job.std_out.substr(0, slash);
-  }
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '%' || i + 1 == pattern.size()) {
-      out += pattern[i];
-      continue;
-    }
-    switch (pattern[++i]) {
-      case 'o':
-        out += stdout_dir;
-        break;
-      case 'j':
-        out += std::to_string(job.job_id);
-        break;
-      case 'u':
-        out += job.user;
-        break;
-      case 'x':
-        out += job.name;
-        break;
-      case '%':
-        out += '%';
-        break;
-      default:
-        out += '%';
-        out += pattern[i];
-    }
-  }
-  return out;
+  auto dir = slurm_pattern::ExpandDiagDir(pattern, slurm::PatternFields(job),
+                                          slurm_pattern::DirectoryOf(job.std_out, job.work_dir));
+  return dir ? *dir : "";
 }
 
 bool MatchesSelection(const slurm::SlurmJob& job, const JobSelection& s) {

@@ -1,10 +1,9 @@
-#include "jobmon/diagnose/power_state.h"
+#include "jobmon/common/power_judgement.h"
 
 #include <algorithm>
+#include <cmath>
 
-#include "jobmon/triage/step_series.h"
-
-namespace jobmon::diagnose {
+namespace jobmon::power {
 
 const char* ToString(PowerState state) {
   switch (state) {
@@ -37,8 +36,8 @@ PowerState JudgePower(double utilization_percent, double power_watts,
   if (power_watts < kDeadWatts) return PowerState::kDead;
   auto fraction = PowerFraction(power_watts, baseline, idle_floor);
   if (!fraction) return PowerState::kUnknown;
-  if (*fraction >= kActivePowerFraction) return PowerState::kActive;
-  if (*fraction < kIdlePowerFraction) {
+  if (*fraction >= kActiveFraction) return PowerState::kActive;
+  if (*fraction < kIdleFraction) {
     return utilization_percent >= kBusyUtilizationPercent ? PowerState::kBusyWait
                                                           : PowerState::kIdle;
   }
@@ -47,7 +46,11 @@ PowerState JudgePower(double utilization_percent, double power_watts,
 
 std::optional<double> TrainingBaseline(std::vector<double> training_samples) {
   if (training_samples.size() < kMinBaselineSamples) return std::nullopt;
-  return triage::Percentile(std::move(training_samples), 0.5);
+  // Nearest rank, as triage::Percentile(samples, 0.5): the ceil(n/2)-th smallest.
+  const size_t rank = (training_samples.size() + 1) / 2 - 1;
+  std::nth_element(training_samples.begin(), training_samples.begin() + rank,
+                   training_samples.end());
+  return training_samples[rank];
 }
 
-}  // namespace jobmon::diagnose
+}  // namespace jobmon::power

@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 
 #include "jobmon/common/http_url.h"
+#include "jobmon/common/slurm_pattern.h"
 #include "jobmon/common/toml_config.h"
 
 namespace jobmon::monitor {
@@ -125,6 +126,9 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   }
   if (config.evidence != "scrape" && config.evidence != "store") {
     return Error{path + ": monitor.evidence must be \"scrape\" or \"store\""};
+  }
+  if (auto pattern = slurm_pattern::CheckDiagDirPattern(config.diag_dir_pattern); !pattern) {
+    return Error{path + ": monitor.diag_dir: " + pattern.error().message};
   }
   if (auto url = CheckStoreUrl(config.store_url); !url) {
     return Error{path + ": monitor.store_url: " + url.error().message};

@@ -16,6 +16,7 @@
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/report.h"
 #include "jobmon/triage/triage.h"
+#include "jobmon/triage/triage_job.h"
 
 namespace jobmon::cli {
 namespace {
@@ -181,31 +182,25 @@ int Run(TriageArgs& args) {
                 << "\n";
       continue;
     }
-    AnalysisContext job_context = context;
+    triage::JobContext job_context;
+    job_context.log_path = job.log_path;
     job_context.job_id = job.job_id;
-    job_context.kernel_events = KernelEvents(*kernel_logs, *facts);
+    job_context.job_dir = job.job_dir;
+    job_context.analysis = context;
+    job_context.analysis.kernel_events = KernelEvents(*kernel_logs, *facts);
     if (!args.slurm_state.empty()) {
       job_context.slurm_state = args.slurm_state;
       job_context.slurm_exit_code = slurm_exit_code;
-    } else if (!args.no_slurm) {
-      auto id = job.job_id ? job.job_id : facts->job_id;
-      if (id) {
-        if (auto view = triage::QuerySlurmJobState(*id)) {
-          job_context.slurm_state = view->state;
-          job_context.slurm_exit_code = view->exit_code;
-        }
-      }
+    } else {
+      job_context.ask_slurm = !args.no_slurm;
     }
     // The file's mtime says whether the log still advances (a live job read
     // without Slurm); never whether training progresses.
     if (struct stat st{}; stat(job.log_path.c_str(), &st) == 0) {
-      job_context.log_mtime =
+      job_context.analysis.log_mtime =
           static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9;
     }
-    triage::TriageReport report = triage::Analyze(*facts, job_context);
-    report.log_path = job.log_path;
-    report.job_dir = job.job_dir;
-    if (job.job_id) report.job_id = job.job_id;
+    triage::TriageReport report = triage::TriageJob(*facts, job_context);
     reports.push_back(std::move(report));
   }
   if (progress) std::cerr << "\r\x1b[K";

@@ -5,19 +5,15 @@
 #include <algorithm>
 #include <numeric>
 
+#include "jobmon/common/power_judgement.h"
+
 namespace jobmon::monitor {
 namespace {
 
-constexpr double kActiveFraction = 0.7;
-constexpr double kIdleFraction = 0.5;
-constexpr double kBusyUtilization = 90;
-constexpr double kDeadWatts = 5;
 // Busy-wait signals for the band the power ratio cannot decide.
 constexpr double kMaxClockFraction = 0.95;    // "at its maximum SM clock"
 constexpr double kIdleMemoryUtilization = 5;  // percent; a spin touches one flag
 constexpr double kFlatPowerSpread = 0.10;     // +-5% around the mean
-// A floor is only usable when training lifts power well above it.
-constexpr double kMinBaselineOverFloor = 1.2;
 
 double Mean(const std::vector<double>& values) {
   if (values.empty()) return 0;
@@ -32,21 +28,10 @@ std::string Join(const std::vector<std::string>& items) {
 
 enum class HostState { kGone, kDead, kActive, kBusyWait, kIdle, kUnknown };
 
-// Power as a fraction of the training baseline, measured above the idle
-// floor when the floor is known and usable; nullopt without a baseline.
-std::optional<double> ActiveFraction(const HostEvidence& host, double power) {
-  if (!host.baseline_power || *host.baseline_power <= 0) return std::nullopt;
-  double floor = host.idle_power_floor.value_or(0);
-  if (floor <= 0 || *host.baseline_power < kMinBaselineOverFloor * floor) {
-    return power / *host.baseline_power;
-  }
-  return std::max(0.0, power - floor) / (*host.baseline_power - floor);
-}
-
 // The NVIDIA signals other than power: every one that is present must say
 // "spinning", and clock and memory must both be present.
 bool SpinsLikeABusyWait(const HostEvidence& host) {
-  if (Mean(host.gpu_utilization) < kBusyUtilization) return false;
+  if (Mean(host.gpu_utilization) < power::kBusyUtilizationPercent) return false;
   if (host.sm_clock_mhz.empty() || !host.sm_clock_max_mhz || host.memory_utilization.empty()) {
     return false;
   }
@@ -63,13 +48,21 @@ HostState Judge(const HostEvidence& host, double stale_after) {
   if (!host.exporter_up || host.seconds_since_seen > stale_after) return HostState::kGone;
   if (host.job_gpu_processes && *host.job_gpu_processes == 0) return HostState::kDead;
   if (host.gpu_power.empty()) return HostState::kUnknown;
-  double power = Mean(host.gpu_power);
-  if (power < kDeadWatts) return HostState::kDead;
-  auto fraction = ActiveFraction(host, power);
-  if (fraction && *fraction >= kActiveFraction) return HostState::kActive;
-  if (fraction && *fraction < kIdleFraction) {
-    return Mean(host.gpu_utilization) >= kBusyUtilization ? HostState::kBusyWait : HostState::kIdle;
+  switch (power::JudgePower(Mean(host.gpu_utilization), Mean(host.gpu_power), host.baseline_power,
+                            host.idle_power_floor)) {
+    case power::PowerState::kDead:
+      return HostState::kDead;
+    case power::PowerState::kActive:
+      return HostState::kActive;
+    case power::PowerState::kBusyWait:
+      return HostState::kBusyWait;
+    case power::PowerState::kIdle:
+      return HostState::kIdle;
+    case power::PowerState::kBetween:
+    case power::PowerState::kUnknown:
+      break;
   }
+  // The band power cannot decide, or no baseline: the NVIDIA signals.
   return SpinsLikeABusyWait(host) ? HostState::kBusyWait : HostState::kUnknown;
 }
 
@@ -128,7 +121,7 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
       line += fmt::format("; TCP retransmits {:.1f}/s before the stall (baseline {:.1f}/s)",
                           *host.tcp_retransmit_rate, *host.tcp_retransmit_baseline);
     }
-    if (host.io_pressure_some && *host.io_pressure_some >= 10) {
+    if (host.io_pressure_some && *host.io_pressure_some >= power::kHighIoPressurePercent) {
       line += fmt::format("; I/O pressure {:.0f}%", *host.io_pressure_some);
     }
     if (host.procs_blocked && *host.procs_blocked >= 1) {

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "jobmon/common/power_judgement.h"
+
 namespace jobmon::monitor {
 namespace {
-
-constexpr double kDeadWatts = 5;
 
 double Mean(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -41,7 +41,7 @@ std::optional<bool> AliveIn(const StallEvidence& evidence, const std::string& ho
       line += ", no process of the job left on its GPUs";
       return false;
     }
-    return power >= kDeadWatts;
+    return power >= power::kDeadWatts;
   }
   return std::nullopt;
 }

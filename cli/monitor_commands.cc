@@ -1,0 +1,206 @@
+#include "monitor_commands.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "cli_common.h"
+#include "daemon_access.h"
+#include "jobmon/common/diag_dir.h"
+#include "jobmon/common/iso_time.h"
+#include "jobmon/common/run_command.h"
+#include "jobmon/common/user_file.h"
+#include "jobmon/monitor/api_protocol.h"
+#include "jobmon/monitor/api_server.h"
+#include "jobmon/monitor/diag_files.h"
+#include "jobmon/monitor/discovery.h"
+#include "jobmon/monitor/jobmon_config.h"
+#include "jobmon/monitor/state_store.h"
+#include "jobmon/slurm/jobs.h"
+#include "jobmon/triage/job_input.h"
+#include "jobmon/triage/log_scan.h"
+#include "jobmon/triage/triage.h"
+#include "jobmon/triage/triage_job.h"
+#include "status_gather.h"
+#include "status_view.h"
+
+namespace jobmon::cli {
+namespace {
+
+using monitor::JobRecord;
+using nlohmann::json;
+
+// ------------------------------------------------------------------ status
+
+int RunStatus(const StatusArgs& args) {
+  StatusInputs in;
+  if (int code = GatherStatus(args, in); code != kOk) return code;
+  const StatusView view = BuildStatusView(in);
+  std::cout << (args.json ? JsonText(StatusJson(view)) : StatusText(view));
+  return kOk;
+}
+
+// ------------------------------------------------------------------ list
+
+struct ListArgs : CommonArgs {
+  bool all = false;
+};
+
+int RunList(const ListArgs& args) {
+  auto config = Config(args);
+  if (!config) return Fail("list", config.error().message);
+  json rows = json::array();
+  std::string source = "database";
+  if (auto answer =
+          AskDaemon(args, *config, {.op = "list", .job_id = std::nullopt, .all = args.all})) {
+    if (*answer && (**answer).value("ok", false)) {
+      rows = (**answer).value("jobs", json::array());
+      source = "api";
+    } else {
+      std::cerr << "jobmon list: the daemon's API: "
+                << (*answer ? (**answer).value("error", "refused") : answer->error().message)
+                << "; reading its database\n";
+    }
+  }
+  if (source == "database") {
+    const std::string db = DbPath(args, *config);
+    if (!PathExists(db)) {
+      return Fail("list",
+                  "no API socket at " + SocketPath(args, *config) + " and no state database at " +
+                      db + " (is slurm_job_monitor running? --socket or --db names another)",
+                  kFailed);
+    }
+    auto store = monitor::StateStore::OpenReadOnly(db);
+    if (!store) return Fail("list", store.error().message, kFailed);
+    auto jobs = (*store)->ListJobs();
+    if (!jobs) return Fail("list", jobs.error().message, kFailed);
+    for (const JobRecord& j : *jobs) {
+      if (j.ended_at && !args.all) continue;
+      auto p = (*store)->GetProgress(j.job_id);
+      auto open = (*store)->OpenIncidentOf(j.job_id);
+      rows.push_back(
+          monitor::api::ListRow(j, p && *p ? **p : std::optional<monitor::ProgressRecord>{},
+                                open && *open ? **open : std::optional<monitor::IncidentRecord>{}));
+    }
+  }
+  if (args.json) {
+    std::cout << JsonText({{"schema", "jobmon.list/v1"}, {"source", source}, {"jobs", rows}});
+    return kOk;
+  }
+  std::cout << fmt::format("{:<8} {:<20} {:<10} {:<9} {:<11} {:<9} {:>9}  {}\n", "JOB", "NAME",
+                           "USER", "SOURCE", "SLURM", "PHASE", "STEP", "INCIDENT");
+  for (const json& r : rows) {
+    std::cout << fmt::format(
+        "{:<8} {:<20} {:<10} {:<9} {:<11} {:<9} {:>9}  {}\n", r["job_id"].get<uint32_t>(),
+        r["name"].get<std::string>().substr(0, 20), r["user"].get<std::string>().substr(0, 10),
+        r["source"].get<std::string>(), r["slurm_state"].get<std::string>(),
+        r["ended"].get<bool>() ? "ended"
+                               : (r["phase"].is_null() ? "-" : r["phase"].get<std::string>()),
+        r["last_step"].is_null() ? "-" : std::to_string(r["last_step"].get<int64_t>()),
+        r["open_incident"].is_null() ? (r["final_class"].get<std::string>().empty()
+                                            ? "-"
+                                            : "ended: " + r["final_class"].get<std::string>())
+                                     : r["open_incident"].get<std::string>());
+  }
+  if (rows.empty())
+    std::cout << "(no jobs" << (args.all ? "" : " being followed; --all shows ended ones") << ")\n";
+  return kOk;
+}
+
+// ------------------------------------------------------------------ watch
+
+struct WatchArgs : CommonArgs {
+  uint32_t job_id = 0;
+};
+
+int RunWatch(const WatchArgs& args) {
+  auto config = Config(args);
+  if (!config) return Fail("watch", config.error().message);
+  const std::string db = DbPath(args, *config);
+  std::string source = "database";
+  if (auto answer = AskDaemon(args, *config, {.op = "watch", .job_id = args.job_id})) {
+    if (*answer && (**answer).value("ok", false)) {
+      source = "api";
+    } else if (*answer &&
+               (Refused(**answer, "forbidden") || Refused(**answer, "too_many_watches"))) {
+      return Fail("watch", (**answer).value("error", "refused"), kFailed);
+    } else {
+      std::cerr << "jobmon watch: the daemon's API: "
+                << (*answer ? (**answer).value("error", "refused") : answer->error().message)
+                << "; writing into its database\n";
+    }
+  }
+  if (source == "database") {
+    if (!PathExists(db)) {
+      return Fail("watch",
+                  "no API socket at " + SocketPath(args, *config) + " and no state database at " +
+                      db + " (start slurm_job_monitor first, or --socket / --db)",
+                  kFailed);
+    }
+    auto store = monitor::StateStore::Open(db);
+    if (!store) return Fail("watch", store.error().message, kFailed);
+    if (auto added = (*store)->AddWatch(args.job_id, NowSeconds()); !added) {
+      return Fail("watch", added.error().message, kFailed);
+    }
+  }
+  if (args.json) {
+    json out = {{"job_id", args.job_id}, {"watch", "requested"}, {"source", source}};
+    if (source == "database") out["db"] = db;
+    std::cout << JsonText(out, -1);
+  } else {
+    std::cout << "job " << args.job_id
+              << ": the monitor follows it from its next Slurm poll (jobmon status " << args.job_id
+              << ")\n";
+  }
+  return kOk;
+}
+
+}  // namespace
+
+std::function<int()> AddStatusCommand(CLI::App& app) {
+  auto args = std::make_shared<StatusArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "status",
+      "One job: state, class, progress projection, last and expected step, incidents with "
+      "evidence, Prometheus location and tunnel, archive. From the monitor's database, or from "
+      "the log when no daemon follows the job. Through the daemon's socket API when it is "
+      "there: a user sees their own jobs, root and monitor.admin_group every job; else "
+      "from its database (root or the daemon's group).");
+  cmd->add_option("job", args->job, "Slurm job id (or a log file)")->required();
+  cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
+                  "For the projection: stalled after max(k x p99, this) (default: "
+                  "monitor.stall.min_stall, 60)");
+  AddCommon(cmd, *args);
+  return Runner(cmd, args, RunStatus);
+}
+
+std::function<int()> AddListCommand(CLI::App& app) {
+  auto args = std::make_shared<ListArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "list",
+      "Every job the monitor follows, one line each (through the daemon's API: a user's own "
+      "jobs; root and monitor.admin_group: all).");
+  cmd->add_flag("--all", args->all, "Include ended jobs");
+  AddCommon(cmd, *args);
+  return Runner(cmd, args, RunList);
+}
+
+std::function<int()> AddWatchCommand(CLI::App& app) {
+  auto args = std::make_shared<WatchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "watch",
+      "Ask the monitor to follow a job that neither --diag nor [monitor.select] covers (through "
+      "the daemon's API a user may ask for their own jobs only).");
+  cmd->add_option("job", args->job_id, "Slurm job id")->required();
+  AddCommon(cmd, *args);
+  return Runner(cmd, args, RunWatch);
+}
+
+}  // namespace jobmon::cli
