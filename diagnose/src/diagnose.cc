@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/discovery.h"
 #include "jobmon/diagnose/observability.h"
 #include "jobmon/diagnose/query_helpers.h"
@@ -24,7 +25,7 @@ void BuildWindow(PromSource& source, const DiagnoseInputs& inputs, DiagnoseConte
                  Diagnosis& diagnosis) {
   context.rate_window_seconds =
       RateWindowSeconds(context.job_range.seconds(), context.scrape_interval_seconds);
-  if (context.HasFamily("tb_step")) {
+  if (context.HasFamily(metric_names::kTbStep)) {
     auto steps = QueryStepMap(source, context.job_range, StepFor(context.job_range, context, 2000));
     if (steps.ok()) {
       context.steps = std::move(steps.value());

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/query_helpers.h"
 
 namespace jobmon::diagnose::playbook {
@@ -86,7 +87,7 @@ std::optional<Finding> PortDown(const Series& port_state) {
   const double down = FirstTimeBelow(port_state, 1).value_or(stats->first_time);
   const std::string device = port_state.Label("device") + "/" + port_state.Label("port");
   Finding f =
-      MakeFinding("rdma-port-down", Severity::kCritical, "hw_rdma_port_state",
+      MakeFinding("rdma-port-down", Severity::kCritical, metric_names::kRdmaPortState,
                   port_state.Label("host"), stats->min, "state", down,
                   fmt::format("{}: RDMA port {} down at {}{}", port_state.Label("host"), device,
                               FormatTime(down), stats->last >= 1 ? " (came back)" : ""));
