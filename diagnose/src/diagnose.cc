@@ -1,16 +1,16 @@
-#include "jobmon/diagnose/diagnose.h"
+#include "diagnose.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <exception>
 
+#include "discovery.h"
 #include "jobmon/common/metric_names.h"
-#include "jobmon/diagnose/discovery.h"
-#include "jobmon/diagnose/observability.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "jobmon/diagnose/scrape_interval.h"
-#include "jobmon/diagnose/window.h"
+#include "observability.h"
+#include "playbooks/kit.h"
+#include "scrape_interval.h"
+#include "window.h"
 
 namespace jobmon::diagnose {
 

@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/discovery.h"
+#include "discovery.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <map>
 
 #include "jobmon/common/metric_names.h"
-#include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/triage.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 

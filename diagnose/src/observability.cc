@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/observability.h"
+#include "observability.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <set>
 
 #include "jobmon/common/metric_names.h"
-#include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/triage.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 

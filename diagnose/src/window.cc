@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/window.h"
+#include "window.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "contention_checklist.h"
+#include "playbooks/contention_checklist.h"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,9 @@
 #include <cmath>
 #include <functional>
 
-#include "gpu_error_counters.h"
 #include "jobmon/common/metric_names.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "playbooks/gpu_error_counters.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose::playbook {
 namespace {

@@ -1,10 +1,9 @@
-#include "gpu_error_counters.h"
+#include "playbooks/gpu_error_counters.h"
 
 #include <fmt/format.h>
 
 #include "jobmon/common/metric_names.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose::playbook {
 namespace {

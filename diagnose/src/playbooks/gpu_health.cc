@@ -8,11 +8,10 @@
 #include <map>
 #include <set>
 
-#include "gpu_error_counters.h"
 #include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "playbooks/gpu_error_counters.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -149,7 +148,7 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   PlaybookResult result;
   result.playbook = "gpu";
   result.analysis_type = "gpu-health";
-  const TimeRange range = context.window.seconds() > 0 ? context.window : context.job_range;
+  const TimeRange range = playbook::WindowOrJob(context);
   TimeRange steady = playbook::SteadyRange(context);
   steady = {std::max(steady.start, range.start), std::min(steady.end, range.end)};
   if (steady.seconds() <= 0) steady = range;

@@ -8,9 +8,8 @@
 #include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
 #include "jobmon/diagnose/power_state.h"
-#include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/step_series.h"
-#include "support.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -30,7 +29,7 @@ struct HostView {
 
 TimeRange HangWindow(const DiagnoseContext& context) {
   if (context.triage.hang_start) return {*context.triage.hang_start, context.job_range.end};
-  return context.window.seconds() > 0 ? context.window : context.job_range;
+  return playbook::WindowOrJob(context);
 }
 
 HostView Judge(const std::string& host, const std::vector<const Series*>& power,

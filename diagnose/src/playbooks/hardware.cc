@@ -9,9 +9,8 @@
 
 #include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/step_series.h"
-#include "support.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {

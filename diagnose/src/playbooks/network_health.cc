@@ -8,8 +8,7 @@
 
 #include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -92,7 +91,7 @@ PlaybookResult RunNetworkHealthPlaybook(PromSource& source, const DiagnoseContex
   PlaybookResult result;
   result.playbook = "network";
   result.analysis_type = "network-health";
-  const TimeRange range = context.window.seconds() > 0 ? context.window : context.job_range;
+  const TimeRange range = playbook::WindowOrJob(context);
   std::map<std::string, Node> nodes;
   bool port_down = false, tcp_outside = false, tcp_checkpoint_only = false;
 

@@ -7,9 +7,8 @@
 
 #include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "memory_trajectory.h"
-#include "support.h"
+#include "playbooks/kit.h"
+#include "playbooks/memory_trajectory.h"
 
 namespace jobmon::diagnose {
 namespace {

@@ -1,9 +1,9 @@
-#include "compare_sweep.h"
+#include "compare/sweep.h"
 
 #include <fmt/format.h>
 
 #include "jobmon/common/metric_names.h"
-#include "jobmon/diagnose/query_helpers.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose::compare_detail {
 

@@ -3,16 +3,16 @@
 // on both, then the first family that diverges beyond its noise and that no
 // config difference explains.
 
-#include "jobmon/diagnose/compare.h"
+#include "compare/compare.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "compare_sweep.h"
+#include "compare/sweep.h"
 #include "jobmon/common/metric_names.h"
-#include "jobmon/diagnose/query_helpers.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 
