@@ -1,15 +1,16 @@
-#include "jobmon/diagnose/diagnose.h"
+#include "diagnose.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <exception>
 
-#include "jobmon/diagnose/discovery.h"
-#include "jobmon/diagnose/observability.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "jobmon/diagnose/scrape_interval.h"
-#include "jobmon/diagnose/window.h"
+#include "discovery.h"
+#include "jobmon/common/metric_names.h"
+#include "observability.h"
+#include "playbooks/kit.h"
+#include "scrape_interval.h"
+#include "window.h"
 
 namespace jobmon::diagnose {
 
@@ -24,7 +25,7 @@ void BuildWindow(PromSource& source, const DiagnoseInputs& inputs, DiagnoseConte
                  Diagnosis& diagnosis) {
   context.rate_window_seconds =
       RateWindowSeconds(context.job_range.seconds(), context.scrape_interval_seconds);
-  if (context.HasFamily("tb_step")) {
+  if (context.HasFamily(metric_names::kTbStep)) {
     auto steps = QueryStepMap(source, context.job_range, StepFor(context.job_range, context, 2000));
     if (steps.ok()) {
       context.steps = std::move(steps.value());

@@ -7,18 +7,18 @@
 #include <ctime>
 #include <memory>
 
+#include "access/job_scope.h"
+#include "compare/compare.h"
+#include "diagnose.h"
 #include "jobmon/common/diag_dir.h"
 #include "jobmon/common/user_file.h"
-#include "jobmon/diagnose/compare.h"
-#include "jobmon/diagnose/diagnose.h"
-#include "jobmon/diagnose/job_scope.h"
-#include "jobmon/diagnose/scrape_interval.h"
 #include "jobmon/diagnose/tsdb_access.h"
-#include "jobmon/diagnose/window.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
 #include "jobmon/triage/triage_job.h"
+#include "scrape_interval.h"
+#include "window.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -266,6 +266,29 @@ TargetOutcome DiagnoseTarget(const TargetRequest& request) {
   } catch (const std::exception& e) {
     return Failed(Status::kAccessError, fmt::format("diagnosis stopped: {}", e.what()));
   }
+}
+
+void CancellablePromSource::ThrowIfCancelled() const {
+  if (cancel_ && cancel_->load()) throw DiagnosisCancelled{};
+}
+
+Expected<std::vector<Series>> CancellablePromSource::QueryRange(std::string_view promql,
+                                                                const TimeRange& range,
+                                                                double step_seconds) {
+  ThrowIfCancelled();
+  return inner_.QueryRange(promql, range, step_seconds);
+}
+
+Expected<std::vector<Series>> CancellablePromSource::QueryInstant(std::string_view promql,
+                                                                  double time) {
+  ThrowIfCancelled();
+  return inner_.QueryInstant(promql, time);
+}
+
+Expected<std::vector<std::string>> CancellablePromSource::LabelValues(
+    std::string_view label, const std::optional<TimeRange>& range, std::string_view match) {
+  ThrowIfCancelled();
+  return inner_.LabelValues(label, range, match);
 }
 
 }  // namespace jobmon::diagnose

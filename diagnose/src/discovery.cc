@@ -1,12 +1,13 @@
-#include "jobmon/diagnose/discovery.h"
+#include "discovery.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-#include "jobmon/diagnose/query_helpers.h"
+#include "jobmon/common/metric_names.h"
 #include "jobmon/triage/triage.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 
@@ -73,14 +74,15 @@ Discovery Discover(PromSource& source, const DiscoveryInputs& inputs) {
   } else {
     d.errors.push_back("up: " + up.error().message);
   }
-  auto collectors =
-      source.QueryRange("max by (host) (hw_collector_success)", inputs.tsdb_range, step);
+  auto collectors = source.QueryRange(
+      fmt::format("max by (host) ({})", metric_names::kCollectorSuccess), inputs.tsdb_range, step);
   if (collectors.ok()) {
     for (const Series& s : collectors.value()) {
       if (!s.samples.empty()) last[s.Label("host")].last_collector = s.samples.back().time;
     }
   } else {
-    d.errors.push_back("hw_collector_success: " + collectors.error().message);
+    d.errors.push_back(std::string(metric_names::kCollectorSuccess) + ": " +
+                       collectors.error().message);
   }
   for (auto& [host, h] : last) {
     if (host.empty()) continue;

@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/observability.h"
+#include "observability.h"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,9 @@
 #include <map>
 #include <set>
 
-#include "jobmon/diagnose/query_helpers.h"
+#include "jobmon/common/metric_names.h"
 #include "jobmon/triage/triage.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 
@@ -158,7 +159,7 @@ struct Checker {
   }
 
   void CheckCollectors() {
-    for (const Series& s : Range("hw_collector_success")) {
+    for (const Series& s : Range(metric_names::kCollectorSuccess)) {
       const std::string host = s.Label("host"), collector = s.Label("collector");
       for (const TimeRange& r : RunsWhere(
                s, [](double v) { return v == 0; }, gap)) {
@@ -185,7 +186,7 @@ struct Checker {
 
   void CheckScrapes() {
     std::map<std::string, std::vector<TimeRange>> frozen_scrape;
-    for (const Series& s : Range("hw_scrape_duration_seconds")) {
+    for (const Series& s : Range(metric_names::kScrapeDurationSeconds)) {
       const std::string host = s.Label("host");
       for (const TimeRange& r : RunsWhere(
                s, [](double v) { return v > kSlowScrapeSeconds; }, gap)) {
@@ -207,7 +208,7 @@ struct Checker {
             "hw_*");
       }
     }
-    for (const Series& s : Range("hw_collector_duration_seconds")) {
+    for (const Series& s : Range(metric_names::kCollectorDurationSeconds)) {
       const std::string host = s.Label("host"), collector = s.Label("collector");
       for (const TimeRange& r : FlatRuns(s, ghost)) {
         if (!Scraped(host, r)) continue;
@@ -228,7 +229,7 @@ struct Checker {
   // ghost data when a healthy host's power moved over the same time
   // (reference: "Compare the suspect host against a healthy host").
   void CheckPower(std::map<std::string, std::vector<TimeRange>>& frozen_scrape) {
-    auto series = Range("hw_gpu_power_watts");
+    auto series = Range(metric_names::kGpuPowerWatts);
     std::map<std::string, std::vector<std::pair<std::string, TimeRange>>> flat;  // host -> runs
     std::set<std::string> hosts;
     for (const Series& s : series) {

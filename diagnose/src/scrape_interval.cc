@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/scrape_interval.h"
+#include "scrape_interval.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/window.h"
+#include "window.h"
 
 #include <fmt/format.h>
 
@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/triage/step_filter.h"
 #include "jobmon/triage/step_lines.h"
 
@@ -91,7 +92,8 @@ std::vector<StepTime> StepMapFromLogLines(const std::vector<std::string_view>& l
 
 Expected<std::vector<StepTime>> QueryStepMap(PromSource& source, const TimeRange& range,
                                              double step_seconds) {
-  auto series = source.QueryRange("max(tb_step)", range, step_seconds);
+  auto series =
+      source.QueryRange(fmt::format("max({})", metric_names::kTbStep), range, step_seconds);
   if (!series.ok()) return series.error();
   return StepMapFromSeries(series.value());
 }
@@ -173,7 +175,8 @@ CrossCheck CompareSteps(std::optional<int64_t> tsdb_last_step, std::optional<int
 
 CrossCheck CrossCheckTsdb(PromSource& source, const DiagnoseContext& context) {
   std::optional<int64_t> tsdb_last;
-  auto at_end = source.QueryInstant("max(tb_step)", context.job_range.end);
+  auto at_end =
+      source.QueryInstant(fmt::format("max({})", metric_names::kTbStep), context.job_range.end);
   if (!at_end.ok()) {
     CrossCheck c;
     c.sentence = "not checked: " + at_end.error().message;

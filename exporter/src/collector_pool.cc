@@ -4,6 +4,8 @@
 #include <iostream>
 #include <thread>
 
+#include "jobmon/common/metric_names.h"
+
 namespace jobmon::exporter {
 
 using Clock = std::chrono::steady_clock;
@@ -143,11 +145,11 @@ std::vector<prometheus::MetricFamily> CollectorPool::CollectNow(
 
   const auto deadline = scrape_start + options_.deadline;
   Families out;
-  prometheus::MetricFamily success{"hw_collector_success",
+  prometheus::MetricFamily success{metric_names::kCollectorSuccess,
                                    "1 if the collector's last collection succeeded in time",
                                    prometheus::MetricType::Gauge,
                                    {}};
-  prometheus::MetricFamily duration{"hw_collector_duration_seconds",
+  prometheus::MetricFamily duration{metric_names::kCollectorDurationSeconds,
                                     "Time the collector took",
                                     prometheus::MetricType::Gauge,
                                     {}};
@@ -238,7 +240,7 @@ std::vector<prometheus::MetricFamily> CollectorPool::CollectNow(
   stuck.metric.push_back(std::move(stuck_metric));
   out.push_back(std::move(stuck));
   prometheus::MetricFamily scrape_duration{
-      "hw_scrape_duration_seconds",
+      metric_names::kScrapeDurationSeconds,
       "Time this scrape took (kept for the reference's playbooks)",
       prometheus::MetricType::Gauge,
       {}};

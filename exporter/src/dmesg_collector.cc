@@ -152,8 +152,9 @@ Expected<Families> DmesgCollector::Collect() {
                    "Kernel log records overwritten before the exporter read them", {},
                    lost_records_);
   for (const auto& [xid, count] : xid_errors_) {
-    families.Counter("hw_gpu_xid_errors_total", "NVIDIA Xid errors in the kernel log, by code",
-                     {{"xid", std::to_string(xid)}}, count);
+    families.Counter(metric_names::kGpuXidErrorsTotal,
+                     "NVIDIA Xid errors in the kernel log, by code", {{"xid", std::to_string(xid)}},
+                     count);
   }
   return families.Take();
 }

@@ -124,10 +124,10 @@ Expected<Families> GpuAmdCollector::Collect() {
       b.Gauge(metric_names::kGpuUtilizationPercent, "GPU busy percent", gpu, *busy);
     }
     if (auto used = unsigned_value(device / "mem_info_vram_used")) {
-      b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", gpu, *used);
+      b.Gauge(metric_names::kGpuVramUsedBytes, "VRAM used", gpu, *used);
     }
     if (auto total = unsigned_value(device / "mem_info_vram_total")) {
-      b.Gauge("hw_gpu_vram_total_bytes", "VRAM total", gpu, *total);
+      b.Gauge(metric_names::kGpuVramTotalBytes, "VRAM total", gpu, *total);
     }
     if (auto hwmon = Hwmon(device)) {
       auto power = unsigned_value(*hwmon / "power1_average");
@@ -136,7 +136,7 @@ Expected<Families> GpuAmdCollector::Collect() {
       auto temp = signed_value(*hwmon / "temp2_input");        // junction
       if (!temp) temp = signed_value(*hwmon / "temp1_input");  // edge
       if (temp)
-        b.Gauge("hw_gpu_temperature_celsius", "Junction temperature (edge if absent)", gpu,
+        b.Gauge(metric_names::kGpuTemperatureCelsius, "Junction temperature (edge if absent)", gpu,
                 *temp / 1000);
     }
     for (const char* type : {"sclk", "mclk"}) {
@@ -148,24 +148,32 @@ Expected<Families> GpuAmdCollector::Collect() {
         b.Gauge(metric_names::kGpuClockMhz, "Clock (sclk=core, mclk=memory)", l, *mhz);
       }
     }
-    const std::pair<const char*, const char*> ras[] = {{"umc", "umc_err_count"},
-                                                       {"xgmi", "xgmi_wafl_err_count"},
-                                                       {"gfx", "gfx_err_count"},
-                                                       {"mmhub", "mmhub_err_count"},
-                                                       {"sdma", "sdma_err_count"}};
-    for (const auto& [block, file] : ras) {
+    const struct {
+      const char* block;
+      const char* file;
+      const char* ue;  // uncorrectable
+      const char* ce;  // correctable
+    } ras[] = {
+        {"umc", "umc_err_count", metric_names::kGpuRasUmcUeTotal, metric_names::kGpuRasUmcCeTotal},
+        {"xgmi", "xgmi_wafl_err_count", metric_names::kGpuRasXgmiUeTotal,
+         metric_names::kGpuRasXgmiCeTotal},
+        {"gfx", "gfx_err_count", metric_names::kGpuRasGfxUeTotal, metric_names::kGpuRasGfxCeTotal},
+        {"mmhub", "mmhub_err_count", metric_names::kGpuRasMmhubUeTotal,
+         metric_names::kGpuRasMmhubCeTotal},
+        {"sdma", "sdma_err_count", metric_names::kGpuRasSdmaUeTotal,
+         metric_names::kGpuRasSdmaCeTotal}};
+    for (const auto& [block, file, ue, ce] : ras) {
       if (auto counts = parsed(device / "ras" / file, ParseRasCount)) {
-        std::string base = std::string("hw_gpu_ras_") + block;
-        b.Counter(base + "_ue_total", std::string(block) + " uncorrectable errors", gpu,
+        b.Counter(ue, std::string(block) + " uncorrectable errors", gpu,
                   static_cast<double>(counts->first));
-        b.Counter(base + "_ce_total", std::string(block) + " correctable errors", gpu,
+        b.Counter(ce, std::string(block) + " correctable errors", gpu,
                   static_cast<double>(counts->second));
       }
     }
     const std::pair<const char*, const char*> aer[] = {
-        {"aer_dev_correctable", "hw_gpu_pcie_correctable_total"},
-        {"aer_dev_nonfatal", "hw_gpu_pcie_nonfatal_total"},
-        {"aer_dev_fatal", "hw_gpu_pcie_fatal_total"}};
+        {"aer_dev_correctable", metric_names::kGpuPcieCorrectableTotal},
+        {"aer_dev_nonfatal", metric_names::kGpuPcieNonfatalTotal},
+        {"aer_dev_fatal", metric_names::kGpuPcieFatalTotal}};
     for (const auto& [file, name] : aer) {
       if (auto total = parsed(device / file, ParseAerTotal)) {
         b.Counter(name, "PCIe AER errors", gpu, static_cast<double>(*total));

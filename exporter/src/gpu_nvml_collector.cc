@@ -146,8 +146,9 @@ void ExportMemory(const NvmlLibrary& lib, nvml::Device device, const Labels& gpu
     memory.version = nvml::kMemoryV2Version;
     nvml::Return rc = lib.memory_v2(device, &memory);
     if (rc == nvml::kSuccess) {
-      b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", gpu, static_cast<double>(memory.used));
-      b.Gauge("hw_gpu_vram_total_bytes", "VRAM total", gpu, static_cast<double>(memory.total));
+      b.Gauge(metric_names::kGpuVramUsedBytes, "VRAM used", gpu, static_cast<double>(memory.used));
+      b.Gauge(metric_names::kGpuVramTotalBytes, "VRAM total", gpu,
+              static_cast<double>(memory.total));
       b.Gauge("hw_gpu_vram_reserved_bytes", "VRAM reserved by the driver and firmware", gpu,
               static_cast<double>(memory.reserved));
       return;
@@ -161,8 +162,8 @@ void ExportMemory(const NvmlLibrary& lib, nvml::Device device, const Labels& gpu
   if (lib.memory && lib.memory(device, &memory) == nvml::kSuccess) {
     Labels l = gpu;
     l["source"] = "v1";
-    b.Gauge("hw_gpu_vram_used_bytes", "VRAM used", l, static_cast<double>(memory.used));
-    b.Gauge("hw_gpu_vram_total_bytes", "VRAM total", l, static_cast<double>(memory.total));
+    b.Gauge(metric_names::kGpuVramUsedBytes, "VRAM used", l, static_cast<double>(memory.used));
+    b.Gauge(metric_names::kGpuVramTotalBytes, "VRAM total", l, static_cast<double>(memory.total));
   }
 }
 
@@ -213,7 +214,7 @@ Expected<Families> GpuNvmlCollector::Collect() {
     }
     unsigned int celsius = 0;
     if (lib.temperature && ok(lib.temperature(device, nvml::kTemperatureGpu, &celsius))) {
-      b.Gauge("hw_gpu_temperature_celsius", "GPU die temperature", gpu, celsius);
+      b.Gauge(metric_names::kGpuTemperatureCelsius, "GPU die temperature", gpu, celsius);
     }
     for (auto [type, nvml_clock] : {std::pair{"sclk", nvml::kClockSm}, {"mclk", nvml::kClockMem}}) {
       unsigned int mhz = 0;
@@ -248,7 +249,7 @@ Expected<Families> GpuNvmlCollector::Collect() {
           Labels l = gpu;
           l["error"] = error;
           l["counter"] = counter;
-          b.Counter("hw_gpu_ecc_errors_total",
+          b.Counter(metric_names::kGpuEccErrorsTotal,
                     "ECC errors (volatile: since driver load; aggregate: lifetime)", l,
                     static_cast<double>(errors));
         }

@@ -22,24 +22,27 @@ Expected<Families> HostCollector::Collect() {
   auto stat = stat_text ? ParseSystemStat(*stat_text) : Expected<SystemStat>(Error{""});
   if (stat_text && !stat) Problem(procfs_ + "/stat: " + stat.error().message);
   if (stat) {
-    b.Gauge("hw_procs_running", "Runnable processes", {}, static_cast<double>(stat->procs_running));
+    b.Gauge(metric_names::kProcsRunning, "Runnable processes", {},
+            static_cast<double>(stat->procs_running));
     b.Gauge(metric_names::kProcsBlocked, "Processes blocked on I/O", {},
             static_cast<double>(stat->procs_blocked));
-    b.Counter("hw_context_switches_total", "Context switches", {},
+    b.Counter(metric_names::kContextSwitchesTotal, "Context switches", {},
               static_cast<double>(stat->context_switches));
   }
 
   auto vmstat = read("/vmstat");
   auto vm = vmstat ? ParseKeyValues(*vmstat) : std::map<std::string, uint64_t>{};
   if (auto it = vm.find("oom_kill"); it != vm.end()) {
-    b.Counter("hw_oom_kills_total", "OOM killer invocations", {}, static_cast<double>(it->second));
+    b.Counter(metric_names::kOomKillsTotal, "OOM killer invocations", {},
+              static_cast<double>(it->second));
   }
 
   auto meminfo = read("/meminfo");
   auto mem = meminfo ? ParseKeyValues(*meminfo) : std::map<std::string, uint64_t>{};
-  const std::pair<const char*, const char*> memory[] = {{"Dirty", "hw_mem_dirty_bytes"},
-                                                        {"Writeback", "hw_mem_writeback_bytes"},
-                                                        {"MemAvailable", "hw_mem_available_bytes"}};
+  const std::pair<const char*, const char*> memory[] = {
+      {"Dirty", metric_names::kMemDirtyBytes},
+      {"Writeback", metric_names::kMemWritebackBytes},
+      {"MemAvailable", metric_names::kMemAvailableBytes}};
   for (const auto& [key, name] : memory) {
     if (auto it = mem.find(key); it != mem.end()) {
       b.Gauge(name, std::string(key) + " memory (/proc/meminfo)", {},

@@ -17,8 +17,10 @@ Expected<Families> NetCollector::Collect() {
     b.Counter("hw_net_rx_bytes_total", "Network bytes received", l,
               static_cast<double>(d.rx_bytes));
     b.Counter("hw_net_tx_bytes_total", "Network bytes sent", l, static_cast<double>(d.tx_bytes));
-    b.Counter("hw_net_rx_errors_total", "NIC receive errors", l, static_cast<double>(d.rx_errors));
-    b.Counter("hw_net_tx_errors_total", "NIC transmit errors", l, static_cast<double>(d.tx_errors));
+    b.Counter(metric_names::kNetRxErrorsTotal, "NIC receive errors", l,
+              static_cast<double>(d.rx_errors));
+    b.Counter(metric_names::kNetTxErrorsTotal, "NIC transmit errors", l,
+              static_cast<double>(d.tx_errors));
     b.Counter("hw_net_rx_drop_total", "NIC receive drops", l, static_cast<double>(d.rx_drop));
     b.Counter("hw_net_tx_drop_total", "NIC transmit drops", l, static_cast<double>(d.tx_drop));
   }
@@ -49,9 +51,9 @@ Expected<Families> TcpCollector::Collect() {
   } counters[] = {
       {"Tcp:RetransSegs", metric_names::kTcpRetransmitsTotal, "TCP segments retransmitted"},
       {"TcpExt:ListenOverflows", "hw_tcp_listen_overflows_total", "Listen queue overflows"},
-      {"TcpExt:ListenDrops", "hw_tcp_listen_drops_total", "Listen queue drops"},
+      {"TcpExt:ListenDrops", metric_names::kTcpListenDropsTotal, "Listen queue drops"},
       {"Tcp:EstabResets", "hw_tcp_estab_resets_total", "Established connections reset"},
-      {"TcpExt:TCPAbortOnTimeout", "hw_tcp_abort_on_timeout_total",
+      {"TcpExt:TCPAbortOnTimeout", metric_names::kTcpAbortOnTimeoutTotal,
        "Connections aborted after a timeout"},
   };
   FamilyBuilder b;

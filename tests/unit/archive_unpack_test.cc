@@ -1,6 +1,6 @@
 // Unpacking refuses what a hostile archive could hold (archive_unpack.h);
 // the archives are written with libarchive here, as spank/archive does.
-#include "jobmon/diagnose/archive_unpack.h"
+#include "access/archive_unpack.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -1,10 +1,10 @@
-// Two jobs side by side (diagnose/compare.h). Config headers come from the
+// Two jobs side by side (diagnose/src/compare/compare.h). Config headers come from the
 // programs that print them: the fake trainer's own header formatter, the
 // real PyTorch/tqdm logs in tests/fixtures/real, and lines built from the
 // frameworks' print formats (named at each test). Metrics come from two
 // CannedPromSources.
 
-#include "jobmon/diagnose/compare.h"
+#include "compare/compare.h"
 
 #include <gtest/gtest.h>
 

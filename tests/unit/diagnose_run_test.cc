@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "canned_prom_source.h"
+#include "diagnose.h"
 #include "diagnose_series.h"
-#include "jobmon/diagnose/diagnose.h"
 
 namespace jobmon::diagnose {
 namespace {

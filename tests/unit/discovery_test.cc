@@ -1,7 +1,7 @@
 // Discovery from canned answers: families, hosts (with one only `up`
 // names), the job's range from `up`, each host's last scrape.
 
-#include "jobmon/diagnose/discovery.h"
+#include "discovery.h"
 
 #include <gtest/gtest.h>
 

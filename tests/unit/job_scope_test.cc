@@ -2,7 +2,7 @@
 // central_store.h): the rewriting of every selector form the playbooks
 // use, and a whole diagnosis whose every query carries the job's matchers.
 
-#include "jobmon/diagnose/job_scope.h"
+#include "access/job_scope.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,10 +13,10 @@
 #include <fstream>
 
 #include "canned_prom_source.h"
+#include "compare/compare.h"
+#include "diagnose.h"
 #include "diagnose_series.h"
 #include "jobmon/diagnose/central_store.h"
-#include "jobmon/diagnose/compare.h"
-#include "jobmon/diagnose/diagnose.h"
 #include "jobmon/diagnose/playbooks.h"
 
 namespace jobmon::diagnose {

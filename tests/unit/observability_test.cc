@@ -2,7 +2,7 @@
 // frozen host and not the healthy one, a gap, a missing host, a failing
 // collector with its range.
 
-#include "jobmon/diagnose/observability.h"
+#include "observability.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The port scan skips every port something listens on or holds
 // (port_scan.h), checked with sockets this test opens.
-#include "jobmon/diagnose/port_scan.h"
+#include "access/port_scan.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -1,10 +1,9 @@
-#include "jobmon/diagnose/query_helpers.h"
-
 #include <gtest/gtest.h>
 
 #include "counter_reads.h"
 #include "jobmon/diagnose/playbooks.h"
 #include "jobmon/diagnose/result.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {

@@ -1,6 +1,6 @@
 // The scrape interval from the data (the spacing of `up` samples) and from
 // the diag dir's prometheus.yml, the fallback.
-#include "jobmon/diagnose/scrape_interval.h"
+#include "scrape_interval.h"
 
 #include <gtest/gtest.h>
 

@@ -12,11 +12,11 @@
 
 #include <functional>
 
+#include "access/port_scan.h"
+#include "access/tsdb_local.h"
 #include "diagnose_test_support.h"
 #include "jobmon/common/diag_dir.h"
-#include "jobmon/diagnose/port_scan.h"
 #include "jobmon/diagnose/prom_http.h"
-#include "jobmon/diagnose/tsdb_local.h"
 
 namespace jobmon::diagnose {
 namespace {

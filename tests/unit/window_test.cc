@@ -2,7 +2,7 @@
 // timeout), the step map, checkpoint windows, the rate window, the windows
 // of interest and the tb_step cross-check.
 
-#include "jobmon/diagnose/window.h"
+#include "window.h"
 
 #include <gtest/gtest.h>
 

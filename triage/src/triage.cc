@@ -402,9 +402,25 @@ std::optional<LineRef> FinalCheckpointSave(const ScanFacts& facts, const Progres
   return std::nullopt;
 }
 
-}  // namespace
+// What the phases of Analyze decide and hand on to the later ones.
+struct Analysis {
+  StepProfile profile{};
+  bool summary = false;      // a JOB SUMMARY (or its exit code) was read
+  bool reached_end = false;  // the last planned step was reached
+  bool open_end = false;     // the status leaves open how the log ended
+  StatusInputs in;
+  StatusDecision decision;
+  std::vector<const KernelFinding*> oom_kills;  // into the report's kernel findings
+  std::optional<ClockStall> clock_stall;
+  std::map<std::string, ClassFinding> found;  // classes seen and derived, by id
+  bool hang = false;
+  std::string primary;
+  std::optional<uint64_t> primary_line;
+  std::string kernel_root_over;  // the log's own primary a kernel OOM kill explains
+};
 
-TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
+// Read: what the scan read (size, lines set aside) and what went wrong reading it.
+TriageReport ReadFacts(const ScanFacts& facts, const AnalysisContext& context) {
   TriageReport r;
   r.job_id = facts.job_id;
   r.lines = facts.lines;
@@ -418,68 +434,82 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     r.warnings.push_back(fmt::format(
         "{} line(s) longer than the read buffer were scanned in pieces", facts.long_lines));
   }
+  return r;
+}
 
-  // Status: one decision over the JOB SUMMARY, Slurm's state and exit code,
-  // the log's failure and completion evidence and its progress
-  // (job_status.h, docs/concepts.md) — mtime only for "still advancing".
-  StepProfile profile = ChooseProfile(facts, context);
-  bool summary = facts.summary.has_value() || facts.exit_code.has_value();
+// Kernel evidence: which of the given kernel events match this job, and its OOM kills.
+void MatchKernel(const ScanFacts& facts, const AnalysisContext& context, TriageReport& r,
+                 Analysis& a) {
+  if (context.kernel_events.empty()) return;
+  auto matches = MatchKernelEvents(context.kernel_events, KernelMatchInputFrom(facts, context));
+  for (size_t i = 0; i < matches.size(); ++i)
+    r.kernel.push_back({context.kernel_events[i], matches[i]});
+  for (const KernelFinding& k : r.kernel) {
+    if (k.match.matched && k.event.kind == KernelEventKind::kOomKill) a.oom_kills.push_back(&k);
+  }
+}
+
+// Progress and status: the projection of the steps, then one decision over
+// the JOB SUMMARY, Slurm's state and exit code, the log's failure and
+// completion evidence and its progress (job_status.h, docs/concepts.md) —
+// mtime only for "still advancing".
+void DecideStatus(const ScanFacts& facts, const AnalysisContext& context, TriageReport& r,
+                  Analysis& a) {
+  a.profile = ChooseProfile(facts, context);
+  a.summary = facts.summary.has_value() || facts.exit_code.has_value();
   std::optional<SlurmState> slurm_kind;
   if (context.slurm_state) slurm_kind = ClassifySlurmState(*context.slurm_state);
-  bool ended = summary || (slurm_kind && *slurm_kind != SlurmState::kAlive &&
-                           *slurm_kind != SlurmState::kUnrecognised);
-  r.progress = Project(facts, profile, ended, context);
+  bool ended = a.summary || (slurm_kind && *slurm_kind != SlurmState::kAlive &&
+                             *slurm_kind != SlurmState::kUnrecognised);
+  r.progress = Project(facts, a.profile, ended, context);
   const Progress& p = r.progress;
   if (context.slurm_exit_code) {
     r.slurm_exit_code =
         fmt::format("{}:{}", context.slurm_exit_code->status, context.slurm_exit_code->signal);
   }
-  const bool reached_end = p.total_steps && p.last_step && *p.last_step >= *p.total_steps - 1;
-  StatusInputs in;
+  a.reached_end = p.total_steps && p.last_step && *p.last_step >= *p.total_steps - 1;
+  StatusInputs& in = a.in;
   if (context.slurm_state) in.slurm = SlurmView{*context.slurm_state, context.slurm_exit_code};
   in.summary_exit = facts.exit_code;
   auto [root, root_line] = LogRootFailure(facts);
   in.failure_class = root;
-  // Kernel evidence: every event given, with its match to this job.
-  std::vector<const KernelFinding*> oom_kills;
-  if (!context.kernel_events.empty()) {
-    auto matches = MatchKernelEvents(context.kernel_events, KernelMatchInputFrom(facts, context));
-    for (size_t i = 0; i < matches.size(); ++i)
-      r.kernel.push_back({context.kernel_events[i], matches[i]});
-    for (const KernelFinding& k : r.kernel) {
-      if (k.match.matched && k.event.kind == KernelEventKind::kOomKill) oom_kills.push_back(&k);
-    }
-  }
-  if (root.empty() && !oom_kills.empty()) in.failure_class = "oom-host";
+  if (root.empty() && !a.oom_kills.empty()) in.failure_class = "oom-host";
   in.steps_after_failure = !root.empty() && p.last_step_line && *p.last_step_line > root_line;
   if (facts.completion) {
     in.completion =
         fmt::format("the framework's completion summary at line {}", facts.completion->line);
-  } else if (reached_end) {
+  } else if (a.reached_end) {
     in.completion =
         fmt::format("the last planned step ({} of {}) reached", *p.last_step, *p.total_steps);
   }
   in.has_steps = p.last_step.has_value();
   in.steps_stalled = p.stalled;
-  in.stopped_short = p.total_steps && p.last_step && !reached_end;
+  in.stopped_short = p.total_steps && p.last_step && !a.reached_end;
   in.seconds_since_last_step = p.seconds_since_last_step;
   const double now = context.now                  ? *context.now
                      : context.wall_clock_now > 0 ? context.wall_clock_now
                                                   : static_cast<double>(time(nullptr));
   in.seconds_silent = SecondsSilent(facts, context, now);
   in.advancing_within_seconds = p.stall_threshold_seconds.value_or(context.stall_min_seconds);
-  StatusDecision decision = DecideJobStatus(in);
-  r.status = decision.status;
-  r.status_basis = decision.basis;
-  // Without Slurm's word or the log's own failure, two readings of the log's
-  // end that need no clock outside it: a stall by its own timestamps, and a
-  // loop that ended with its final checkpoint.
-  const bool open_end = r.status == JobStatus::kUnknown || r.status == JobStatus::kRunning ||
-                        r.status == JobStatus::kUnknownDeath;
-  std::optional<ClockStall> clock_stall = ClockStallOf(
-      facts, profile, p, p.stall_threshold_seconds.value_or(context.stall_min_seconds));
+  a.decision = DecideJobStatus(in);
+  r.status = a.decision.status;
+  r.status_basis = a.decision.basis;
+}
+
+// The log's own end: without Slurm's word or the log's own failure, two
+// readings of it that need no clock outside it: a stall by its own
+// timestamps (hanging), and a loop that ended with its final checkpoint
+// (completed).
+void ReadTheLogsEnd(const ScanFacts& facts, const AnalysisContext& context, TriageReport& r,
+                    Analysis& a) {
+  const Progress& p = r.progress;
+  a.open_end = r.status == JobStatus::kUnknown || r.status == JobStatus::kRunning ||
+               r.status == JobStatus::kUnknownDeath;
+  a.clock_stall = ClockStallOf(facts, a.profile, p,
+                               p.stall_threshold_seconds.value_or(context.stall_min_seconds));
+  const std::optional<ClockStall>& clock_stall = a.clock_stall;
   std::optional<LineRef> final_save;
-  if (open_end && !summary && clock_stall) {
+  if (a.open_end && !a.summary && clock_stall) {
     r.status = JobStatus::kHanging;
     r.status_basis = fmt::format(
         "no JOB SUMMARY; by the log's own clock no step for at least {}: the last step (line {}) "
@@ -489,20 +519,25 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
         FormatIsoUtc(*facts.last_timestamp),
         clock_stall->last_stamped ? fmt::format(" (line {})", clock_stall->last_stamped->line)
                                   : "");
-  } else if (open_end && !summary && !in.slurm && (final_save = FinalCheckpointSave(facts, p))) {
+  } else if (a.open_end && !a.summary && !a.in.slurm &&
+             (final_save = FinalCheckpointSave(facts, p))) {
     r.status = JobStatus::kCompleted;
     r.status_basis = fmt::format(
         "no JOB SUMMARY and no completion line, but the loop's last step (line {}) is followed by "
         "a checkpoint save at the log's end (line {}): completed, with lower confidence (a kill "
         "right after the save reads the same; Slurm's state would settle it)",
         *p.last_step_line, final_save->line);
-    decision.findings.push_back(fmt::format(
+    a.decision.findings.push_back(fmt::format(
         "Completion inferred from the log's end (step {} then \"{}\"), not from a summary line",
         *p.last_step, final_save->text));
   }
+}
 
-  // Derived classes.
-  std::map<std::string, ClassFinding> found;
+// Failure classes: those the scan saw, and those derived from the status
+// and progress (hang, unknown-death, soft-success, tgs-degradation).
+void DeriveClasses(const ScanFacts& facts, TriageReport& r, Analysis& a) {
+  const Progress& p = r.progress;
+  std::map<std::string, ClassFinding>& found = a.found;
   for (const auto& [id, hits] : facts.classes) {
     const FailureClass* c = FindClass(id);
     found[id] = {id, c ? c->category : Category::kJob, hits.count, hits.first.line, hits.examples};
@@ -518,18 +553,18 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
       if (ref.line == *p.last_step_line) last_step_evidence.push_back(ref);
     }
   }
-  bool hang =
-      r.status == JobStatus::kHanging ||
-      (r.status == JobStatus::kCancelled && (p.stalled || clock_stall) && p.last_step.has_value());
+  a.hang =
+      r.status == JobStatus::kHanging || (r.status == JobStatus::kCancelled &&
+                                          (p.stalled || a.clock_stall) && p.last_step.has_value());
   std::vector<LineRef> hang_evidence = last_step_evidence;
-  if (clock_stall && clock_stall->last_stamped) {
+  if (a.clock_stall && a.clock_stall->last_stamped) {
     // The stall's evidence: the last step, then the line that shows the
     // process still printing long after it.
-    hang_evidence.push_back(*clock_stall->last_stamped);
+    hang_evidence.push_back(*a.clock_stall->last_stamped);
   }
-  if (hang) derive("hang", hang_evidence);
+  if (a.hang) derive("hang", hang_evidence);
   if (r.status == JobStatus::kUnknownDeath) derive("unknown-death", last_step_evidence);
-  if (r.status == JobStatus::kFailed && (reached_end || facts.completion))
+  if (r.status == JobStatus::kFailed && (a.reached_end || facts.completion))
     derive("soft-success",
            facts.completion ? std::vector<LineRef>{*facts.completion} : last_step_evidence);
   if (p.tail_slowdown && *p.tail_slowdown > 1.10) derive("tgs-degradation", {});
@@ -537,92 +572,118 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     found["cancelled"] = {
         "cancelled", Category::kJob, 1, facts.status_line->line, {*facts.status_line}};
   }
+}
 
-  // Primary: the earliest root signature (the first real failure of a
-  // cascade), then a hang, then soft-success, then the earliest generic
-  // training signature, then job-level classes, then consequences (a peer's
-  // lost connection explains the end better than nothing), and
-  // unknown-death only when nothing in the log explains the end. What
-  // follows Slurm's cancel banner is teardown and never a root.
-  std::optional<uint64_t> primary_line;
-  auto earliest = [&](Weight weight, auto&& predicate) -> std::string {
-    auto [best, best_line] = EarliestOf(facts, weight, predicate);
-    if (!best.empty()) primary_line = best_line;
-    return best;
-  };
-  auto any = [](const FailureClass&) { return true; };
-  std::string primary;
-  std::string kernel_root_over;  // the log's own primary a kernel OOM kill explains
-  // A run that restarted within the log (torchrun's --max_restarts, a
-  // Slurm requeue into the same file) and then stepped on past every
-  // failure line: the failures were an earlier attempt's, recovered from.
+// A run that restarted within the log (torchrun's --max_restarts, a Slurm
+// requeue into the same file) and then stepped on past every failure line:
+// the last failure line, as the failures were an earlier attempt's,
+// recovered from; nullopt otherwise.
+std::optional<uint64_t> RecoveredAfter(const ScanFacts& facts, const Progress& p,
+                                       const Analysis& a) {
   std::optional<uint64_t> recovered_after;
-  if (open_end && p.last_step_line && facts.steps[static_cast<size_t>(profile)].repeats() > 0 &&
+  if (a.open_end && p.last_step_line && facts.steps[static_cast<size_t>(a.profile)].repeats() > 0 &&
       !facts.classes.empty()) {
     uint64_t last_failure = 0;
     for (const auto& [id, hits] : facts.classes)
       last_failure = std::max(last_failure, hits.last.line);
     if (last_failure < *p.last_step_line) recovered_after = last_failure;
   }
+  return recovered_after;
+}
+
+// The primary of a failed job from the log: the earliest root signature
+// (the first real failure of a cascade), then a hang, then soft-success,
+// then the earliest generic training signature, then job-level classes,
+// then Slurm's word, then consequences (a peer's lost connection explains
+// the end better than nothing), and unknown-death only when nothing in the
+// log explains the end; a kernel OOM kill matched to the job over them
+// all when it explains the log's own primary. What follows Slurm's cancel
+// banner is teardown and never a root.
+void PrimaryFromTheLog(const ScanFacts& facts, TriageReport& r, Analysis& a) {
+  std::map<std::string, ClassFinding>& found = a.found;
+  std::string& primary = a.primary;
+  auto earliest = [&](Weight weight, auto&& predicate) -> std::string {
+    auto [best, best_line] = EarliestOf(facts, weight, predicate);
+    if (!best.empty()) a.primary_line = best_line;
+    return best;
+  };
+  auto any = [](const FailureClass&) { return true; };
+  primary = earliest(Weight::kRoot, any);
+  if (primary.empty() && a.hang) primary = "hang";
+  if (primary.empty() && found.count("soft-success")) primary = "soft-success";
+  if (primary.empty()) primary = earliest(Weight::kGeneric, IsTrainingClass);
+  for (const char* job_level : {"stage-fail", "node-fail", "cancelled"}) {
+    if (primary.empty() && found.count(job_level)) primary = job_level;
+  }
+  // Slurm's word on how the job ended (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY,
+  // CANCELLED, an exit code) when the log names no cause, or only a
+  // generic line that is then its consequence (a traceback from the
+  // SIGTERM, the cancel banner).
+  const std::string& implied = a.decision.implied_class;
+  const FailureClass* chosen = FindClass(primary);
+  const FailureClass* implied_class = FindClass(implied);
+  if (implied_class &&
+      (primary.empty() || (chosen && chosen->generic && chosen->category != Category::kDerived &&
+                           !IsGenericTrainingClass(*implied_class)))) {
+    primary = implied;
+    if (!found.count(implied)) found[implied] = {implied, implied_class->category, 1, {}, {}};
+  }
+  if (primary.empty()) primary = earliest(Weight::kConsequence, any);
+  if (primary.empty() && found.count("unknown-death")) primary = "unknown-death";
+  if (!a.oom_kills.empty() &&
+      KernelOomIsRoot(facts, primary, a.primary_line, *a.oom_kills.front())) {
+    a.kernel_root_over = primary;
+    primary = "oom-host";
+    a.primary_line.reset();
+    ClassFinding& f = found["oom-host"];
+    f.id = "oom-host";
+    f.category = Category::kTraining;
+    f.count += a.oom_kills.size();
+  }
+  if (primary.empty()) primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
+}
+
+// The primary class: none for a completed or running job (or
+// tgs-degradation), none for a run that recovered from its failures, else
+// the log's (PrimaryFromTheLog); when it struck; then the classes in the
+// catalogue's order.
+void ChoosePrimary(const ScanFacts& facts, TriageReport& r, Analysis& a) {
+  const Progress& p = r.progress;
+  std::optional<uint64_t> recovered_after = RecoveredAfter(facts, p, a);
   if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning) {
-    primary = found.count("tgs-degradation") ? "tgs-degradation" : "none";
+    a.primary = a.found.count("tgs-degradation") ? "tgs-degradation" : "none";
   } else if (recovered_after) {
-    primary = "none";
+    a.primary = "none";
     r.findings.push_back(fmt::format(
         "The steps restarted within the log and went on to step {} (line {}) after the last "
         "failure line ({}): an earlier attempt failed and the run recovered (elastic restart or "
         "requeue); its failures are listed below",
         *p.last_step, *p.last_step_line, *recovered_after));
   } else {
-    primary = earliest(Weight::kRoot, any);
-    if (primary.empty() && hang) primary = "hang";
-    if (primary.empty() && found.count("soft-success")) primary = "soft-success";
-    if (primary.empty()) primary = earliest(Weight::kGeneric, IsTrainingClass);
-    for (const char* job_level : {"stage-fail", "node-fail", "cancelled"}) {
-      if (primary.empty() && found.count(job_level)) primary = job_level;
-    }
-    // Slurm's word on how the job ended (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY,
-    // CANCELLED, an exit code) when the log names no cause, or only a
-    // generic line that is then its consequence (a traceback from the
-    // SIGTERM, the cancel banner).
-    const std::string& implied = decision.implied_class;
-    const FailureClass* chosen = FindClass(primary);
-    const FailureClass* implied_class = FindClass(implied);
-    if (implied_class &&
-        (primary.empty() || (chosen && chosen->generic && chosen->category != Category::kDerived &&
-                             !IsGenericTrainingClass(*implied_class)))) {
-      primary = implied;
-      if (!found.count(implied)) found[implied] = {implied, implied_class->category, 1, {}, {}};
-    }
-    if (primary.empty()) primary = earliest(Weight::kConsequence, any);
-    if (primary.empty() && found.count("unknown-death")) primary = "unknown-death";
-    if (!oom_kills.empty() && KernelOomIsRoot(facts, primary, primary_line, *oom_kills.front())) {
-      kernel_root_over = primary;
-      primary = "oom-host";
-      primary_line.reset();
-      ClassFinding& f = found["oom-host"];
-      f.id = "oom-host";
-      f.category = Category::kTraining;
-      f.count += oom_kills.size();
-    }
-    if (primary.empty()) primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
+    PrimaryFromTheLog(facts, r, a);
   }
-  if (primary == "oom-host" && !oom_kills.empty()) {
+  if (a.primary == "oom-host" && !a.oom_kills.empty()) {
     // The kill decides no status, but the basis names it (and the log's
     // SIGKILL as its consequence) rather than only what the log ends in.
-    const KernelEvent& kill = oom_kills.front()->event;
-    in.kernel_oom_kill = kill.task + (kill.pid ? fmt::format(" (pid {})", *kill.pid) : "");
-    StatusDecision named = DecideJobStatus(in);
+    const KernelEvent& kill = a.oom_kills.front()->event;
+    a.in.kernel_oom_kill = kill.task + (kill.pid ? fmt::format(" (pid {})", *kill.pid) : "");
+    StatusDecision named = DecideJobStatus(a.in);
     r.status_basis = named.basis;
   }
-  r.primary = primary;
-  for (const std::string& finding : decision.findings) r.findings.push_back(finding);
+  r.primary = a.primary;
+  if (a.primary != "none") r.failure_time = FailureTime(facts, a.primary, a.primary_line);
+  for (const std::string& finding : a.decision.findings) r.findings.push_back(finding);
 
   for (const FailureClass& c : FailureClasses()) {
-    if (auto it = found.find(c.id); it != found.end()) r.classes.push_back(it->second);
+    if (auto it = a.found.find(c.id); it != a.found.end()) r.classes.push_back(it->second);
   }
+}
 
-  // Stage and what happened.
+// Stage: where in the job's life the primary struck (startup, training
+// after step N, the infrastructure's own stage).
+void SetStage(TriageReport& r, const Analysis& a) {
+  const Progress& p = r.progress;
+  const std::string& primary = a.primary;
   const FailureClass* primary_class = FindClass(primary);
   r.stage = primary_class ? primary_class->stage : "";
   if (!p.last_step && primary != "none") {
@@ -632,6 +693,15 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   } else if (p.last_step && (primary_class && primary_class->stage == "Training")) {
     r.stage = fmt::format("Training (after step {})", *p.last_step);
   }
+}
+
+// What happened: the one paragraph that says it, from the primary, the
+// status and the progress.
+void TellWhatHappened(const ScanFacts& facts, TriageReport& r, Analysis& a) {
+  const Progress& p = r.progress;
+  const std::string& primary = a.primary;
+  std::map<std::string, ClassFinding>& found = a.found;
+  const FailureClass* primary_class = FindClass(primary);
   if (primary == "none") {
     if (r.status == JobStatus::kCompleted) {
       r.what_happened = fmt::format("The job completed{}.",
@@ -640,7 +710,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
       r.what_happened =
           "The log stopped without a JOB SUMMARY, a failure or a completion line, and Slurm's "
           "state is not known: jobmon cannot tell a finished job from a dead or silent one.";
-    } else if (decision.progress_unrecognised) {
+    } else if (a.decision.progress_unrecognised) {
       r.what_happened =
           "The job is running, but jobmon recognises no training step in its log, so it cannot "
           "tell progress from a hang (" +
@@ -656,24 +726,24 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
         p.last_step.value_or(-1), FormatDuration(p.seconds_since_last_step.value_or(0)),
         FormatDuration(p.stall_threshold_seconds.value_or(0)),
         p.expected_step_now ? std::to_string(*p.expected_step_now) : "n/a", primary_class->what);
-  } else if (primary == "oom-host" && !oom_kills.empty()) {
-    const KernelFinding& k = *oom_kills.front();
+  } else if (primary == "oom-host" && !a.oom_kills.empty()) {
+    const KernelFinding& k = *a.oom_kills.front();
     r.what_happened = fmt::format(
         "{} The kernel's OOM killer killed {}{} ({} line {}), matched to this job: {}{}.",
         primary_class->what, k.event.task,
         k.event.pid ? fmt::format(" (pid {})", *k.event.pid) : "",
         k.event.file.empty() ? "kernel log" : k.event.file, k.event.line, k.match.basis,
         k.match.weak ? " (a weak match: confirm it on the node)" : "");
-    if (!kernel_root_over.empty()) {
-      auto it = found.find(kernel_root_over);
+    if (!a.kernel_root_over.empty()) {
+      auto it = found.find(a.kernel_root_over);
       std::optional<uint64_t> line = it != found.end() ? it->second.first_line : std::nullopt;
-      r.what_happened += fmt::format(" The log's {}{} is its consequence.", kernel_root_over,
+      r.what_happened += fmt::format(" The log's {}{} is its consequence.", a.kernel_root_over,
                                      line ? fmt::format(" (line {})", *line) : "");
     }
   } else {
     const auto& finding = found[primary];
     r.what_happened = primary_class ? primary_class->what : primary;
-    std::optional<uint64_t> line = primary_line ? primary_line : finding.first_line;
+    std::optional<uint64_t> line = a.primary_line ? a.primary_line : finding.first_line;
     if (line) r.what_happened += fmt::format(" First sign at line {}.", *line);
     if (primary == "python-exception" && facts.first_exception) {
       r.what_happened += fmt::format(" The exception (line {}): {}", facts.first_exception->line,
@@ -683,6 +753,13 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   if (r.status == JobStatus::kCancelled && primary != "cancelled") {
     r.what_happened += " The job was then cancelled: cancellation is the mechanism, not the cause.";
   }
+}
+
+// Cascade: the other classes in the order the log first showed them,
+// after the root cause.
+void AddCascade(TriageReport& r, const Analysis& a) {
+  const std::string& primary = a.primary;
+  const std::map<std::string, ClassFinding>& found = a.found;
   if (found.size() > 1 && primary != "none") {
     std::vector<std::pair<uint64_t, std::string>> order;
     for (const auto& [id, f] : found) {
@@ -696,12 +773,16 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
       r.findings.push_back("Cascade after the root cause " + primary + ":" + chain);
     }
   }
+}
 
-  // Evidence: the primary class's lines, then the status line.
-  if (auto it = found.find(primary); it != found.end()) r.evidence = it->second.evidence;
-  if (!kernel_root_over.empty()) {
+// Evidence: the primary class's lines (the log's side of a kernel OOM
+// kill), the kernel's other findings, then the status line.
+void CollectEvidence(const ScanFacts& facts, TriageReport& r, const Analysis& a) {
+  if (auto it = a.found.find(a.primary); it != a.found.end()) r.evidence = it->second.evidence;
+  if (!a.kernel_root_over.empty()) {
     // The log's side of a kernel OOM kill: the SIGKILL (or what it caused).
-    if (auto it = found.find(kernel_root_over); it != found.end()) r.evidence = it->second.evidence;
+    if (auto it = a.found.find(a.kernel_root_over); it != a.found.end())
+      r.evidence = it->second.evidence;
   }
   for (const KernelFinding& k : r.kernel) {
     if (k.match.matched && k.event.kind != KernelEventKind::kOomKill) {
@@ -716,55 +797,68 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     }
   }
   if (facts.status_line) r.evidence.push_back(*facts.status_line);
+}
 
-  // Node exits, decoded.
+// Node exits, decoded: every node's exit code, and whether all were SIGTERM.
+void DecodeNodeExits(const ScanFacts& facts, TriageReport& r) {
   bool all_sigterm = !facts.node_exits.empty();
   for (const NodeExit& e : facts.node_exits) {
     r.node_exits.push_back({e.host, e.code, DecodeExitCode(e.code), e.line.line});
     all_sigterm &= e.code == 143;
   }
   if (all_sigterm) r.findings.push_back("Every node exited 143 (SIGTERM): a clean cancellation.");
+}
 
-  // Heartbeat checklist, log part.
-  if (facts.heartbeat) r.heartbeat = CheckHeartbeat(facts, p, profile);
+// Heartbeat checklist, log part: whether the accused tasks were really dead.
+void AddHeartbeatChecklist(const ScanFacts& facts, TriageReport& r, const Analysis& a) {
+  if (facts.heartbeat) r.heartbeat = CheckHeartbeat(facts, r.progress, a.profile);
   r.heartbeat_timeout_seconds = facts.heartbeat_timeout;
-  if (primary != "none") r.failure_time = FailureTime(facts, primary, primary_line);
+}
 
-  // Additional findings.
+// Root before launcher: torchrun's summary names the failure its agent saw
+// first, often a peer's follow-on exit; the log's own order wins, said in
+// a finding for each summary that disagrees with the primary.
+void AddLauncherDisagreement(const ScanFacts& facts, TriageReport& r, const Analysis& a) {
+  if (!a.primary_line) return;
+  const std::string& primary = a.primary;
+  for (const ScanFacts::LauncherRootCause& block : facts.launcher_root_causes) {
+    if (block.header.line <= *a.primary_line) continue;
+    // A block whose traceback names a fatal signal agrees with a
+    // signal-kill primary: the same failure, reported later.
+    static const RE2 kFatalSignal(R"(Signal \d+ \(SIG(KILL|SEGV|ABRT|BUS|ILL|FPE)\))");
+    bool agrees = false;
+    for (const LineRef& field : block.fields)
+      agrees |= primary == "signal-kill" && RE2::PartialMatch(field.text, kFatalSignal);
+    if (agrees) continue;
+    std::string named;
+    for (const LineRef& field : block.fields) {
+      // "  exitcode  : 1 (pid: 7)" -> "exitcode 1 (pid: 7)"; the traceback
+      // field only when it names a signal (else it is a docs pointer).
+      static const RE2 kField(R"(^\s*(\w+)\s*: (.*)$)");
+      std::string key, value;
+      if (!RE2::FullMatch(field.text, kField, &key, &value)) continue;
+      if (key == "traceback" && value.find("Signal") == std::string::npos) continue;
+      named += (named.empty() ? "" : ", ") + key + " " + value;
+    }
+    r.findings.push_back(fmt::format(
+        "torchrun's summary at line {} names as its root cause {}; the log shows the {} at line "
+        "{} first, so that is the primary and the summary's root a consequence",
+        block.header.line, named.empty() ? "a failure" : "(" + named + ")", primary,
+        *a.primary_line));
+  }
+}
+
+// Additional findings: the other classes, the launcher's disagreement, the
+// tail's slowdown, the restore and the steps' repeats, where the tasks
+// stopped, the harmless lines ignored.
+void AddFindings(const ScanFacts& facts, TriageReport& r, const Analysis& a) {
+  const Progress& p = r.progress;
   for (const ClassFinding& c : r.classes) {
-    if (c.id == primary) continue;
+    if (c.id == a.primary) continue;
     r.findings.push_back(fmt::format("{}: {} line(s), first at line {}", c.id, c.count,
                                      c.first_line ? std::to_string(*c.first_line) : "-"));
   }
-  // Root before launcher: torchrun's summary names the failure its agent
-  // saw first, often a peer's follow-on exit; the log's own order wins.
-  if (primary_line) {
-    for (const ScanFacts::LauncherRootCause& block : facts.launcher_root_causes) {
-      if (block.header.line <= *primary_line) continue;
-      // A block whose traceback names a fatal signal agrees with a
-      // signal-kill primary: the same failure, reported later.
-      static const RE2 kFatalSignal(R"(Signal \d+ \(SIG(KILL|SEGV|ABRT|BUS|ILL|FPE)\))");
-      bool agrees = false;
-      for (const LineRef& field : block.fields)
-        agrees |= primary == "signal-kill" && RE2::PartialMatch(field.text, kFatalSignal);
-      if (agrees) continue;
-      std::string named;
-      for (const LineRef& field : block.fields) {
-        // "  exitcode  : 1 (pid: 7)" -> "exitcode 1 (pid: 7)"; the traceback
-        // field only when it names a signal (else it is a docs pointer).
-        static const RE2 kField(R"(^\s*(\w+)\s*: (.*)$)");
-        std::string key, value;
-        if (!RE2::FullMatch(field.text, kField, &key, &value)) continue;
-        if (key == "traceback" && value.find("Signal") == std::string::npos) continue;
-        named += (named.empty() ? "" : ", ") + key + " " + value;
-      }
-      r.findings.push_back(fmt::format(
-          "torchrun's summary at line {} names as its root cause {}; the log shows the {} at line "
-          "{} first, so that is the primary and the summary's root a consequence",
-          block.header.line, named.empty() ? "a failure" : "(" + named + ")", primary,
-          *primary_line));
-    }
-  }
+  AddLauncherDisagreement(facts, r, a);
   if (p.tail_slowdown) {
     r.findings.push_back(fmt::format("Last 10 steps run at {:.2f}x the steady-state step time{}",
                                      *p.tail_slowdown,
@@ -774,12 +868,12 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     r.findings.push_back(fmt::format("The log says it restored step {}, but the first step is {}",
                                      *facts.restore_step, *p.first_step));
   }
-  const StepSeries& series = facts.steps[static_cast<size_t>(profile)];
+  const StepSeries& series = facts.steps[static_cast<size_t>(a.profile)];
   if (series.repeats() > 0 && facts.last_step_by_task.size() <= 1) {
     r.findings.push_back(fmt::format(
         "{} step line(s) repeated or went backwards (restart within the log?)", series.repeats()));
   }
-  if (facts.last_step_by_task.size() > 1 && (hang || r.status == JobStatus::kUnknownDeath)) {
+  if (facts.last_step_by_task.size() > 1 && (a.hang || r.status == JobStatus::kUnknownDeath)) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (const auto& [task, step] : facts.last_step_by_task) {
       lo = std::min(lo, step);
@@ -796,8 +890,11 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   if (r.harmless_lines > 0) {
     r.findings.push_back(fmt::format("{} known-harmless line(s) ignored", r.harmless_lines));
   }
+}
 
-  // Dashboards.
+// Dashboards: the SSH tunnel command the log printed, its head node and
+// the Prometheus port.
+void ReadDashboards(const ScanFacts& facts, TriageReport& r) {
   if (facts.tunnel) {
     std::string text(WithoutTaskLabel(facts.tunnel->text));
     size_t ssh = text.find("ssh ");
@@ -821,14 +918,19 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
     }
   }
   if (facts.prometheus_port) r.prometheus_port = facts.prometheus_port;
+}
 
-  // Next steps from the reference's templates.
-  if (primary_class) r.next_steps = primary_class->next_steps;
+// Next steps: the primary class's from the reference's templates, or those
+// of a finished, running or unknown job, with the job id filled in.
+void SuggestNextSteps(TriageReport& r, const Analysis& a) {
+  const std::string& primary = a.primary;
+  if (const FailureClass* primary_class = FindClass(primary))
+    r.next_steps = primary_class->next_steps;
   if (primary == "none" && r.status == JobStatus::kCompleted) r.next_steps = {"No action needed."};
   if (primary == "none" && r.status == JobStatus::kRunning) {
     r.next_steps = {"Keep watching: `jobmon watch <job>` or let slurm_job_monitor follow it."};
   }
-  if (primary == "none" && decision.progress_unrecognised &&
+  if (primary == "none" && a.decision.progress_unrecognised &&
       (r.status == JobStatus::kRunning || r.status == JobStatus::kUnknown)) {
     r.next_steps.push_back(
         "Tell jobmon the step line: `--step-regex '(?P<step>\\d+)...'` or [triage] step_regex in "
@@ -853,6 +955,28 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
       }
     }
   }
+}
+
+}  // namespace
+
+// The phases in order: each decides from what the earlier ones decided.
+TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
+  TriageReport r = ReadFacts(facts, context);
+  Analysis a;
+  MatchKernel(facts, context, r, a);
+  DecideStatus(facts, context, r, a);
+  ReadTheLogsEnd(facts, context, r, a);
+  DeriveClasses(facts, r, a);
+  ChoosePrimary(facts, r, a);
+  SetStage(r, a);
+  TellWhatHappened(facts, r, a);
+  AddCascade(r, a);
+  CollectEvidence(facts, r, a);
+  DecodeNodeExits(facts, r);
+  AddHeartbeatChecklist(facts, r, a);
+  AddFindings(facts, r, a);
+  ReadDashboards(facts, r);
+  SuggestNextSteps(r, a);
   return r;
 }
 

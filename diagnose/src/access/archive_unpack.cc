@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/archive_unpack.h"
+#include "access/archive_unpack.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -13,10 +13,10 @@
 #include <cstring>
 #include <ctime>
 
+#include "access/job_scope.h"
+#include "access/session_support.h"
 #include "jobmon/common/unique_fd.h"
-#include "jobmon/diagnose/job_scope.h"
 #include "jobmon/diagnose/prom_http.h"
-#include "session_support.h"
 
 namespace jobmon::diagnose {
 

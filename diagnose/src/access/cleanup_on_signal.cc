@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/cleanup_on_signal.h"
+#include "access/cleanup_on_signal.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 // ScopeSelectors: a PromQL tokenizer just deep enough to tell a vector
 // selector's metric name from a function, an aggregation, a keyword, a
 // label list, a string or a number (PromQL's lexer, generated_parser.y).
-#include "jobmon/diagnose/job_scope.h"
+#include "access/job_scope.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "orphan_sessions.h"
+#include "access/orphan_sessions.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/port_scan.h"
+#include "access/port_scan.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "readonly_prometheus.h"
+#include "access/readonly_prometheus.h"
 
 #include <fmt/format.h>
 #include <pwd.h>
@@ -16,18 +16,18 @@
 #include <set>
 #include <thread>
 
+#include "access/archive_unpack.h"
+#include "access/cleanup_on_signal.h"
+#include "access/orphan_sessions.h"
+#include "access/port_scan.h"
+#include "access/session_support.h"
+#include "access/tsdb_local.h"
+#include "access/web_auth.h"
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/daemon.h"
 #include "jobmon/common/sha256.h"
 #include "jobmon/common/user_file.h"
-#include "jobmon/diagnose/archive_unpack.h"
-#include "jobmon/diagnose/cleanup_on_signal.h"
-#include "jobmon/diagnose/port_scan.h"
 #include "jobmon/diagnose/prom_http.h"
-#include "jobmon/diagnose/tsdb_local.h"
-#include "orphan_sessions.h"
-#include "session_support.h"
-#include "web_auth.h"
 
 namespace jobmon::diagnose {
 

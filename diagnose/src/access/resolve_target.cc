@@ -10,11 +10,11 @@
 #include <chrono>
 #include <filesystem>
 
+#include "access/tsdb_local.h"
 #include "jobmon/common/diag_dir.h"
 #include "jobmon/common/slurm_pattern.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/tsdb_access.h"
-#include "jobmon/diagnose/tsdb_local.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/line_facts.h"
 

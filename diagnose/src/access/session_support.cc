@@ -1,7 +1,7 @@
-#include "session_support.h"
+#include "access/session_support.h"
 
+#include "access/tsdb_local.h"
 #include "jobmon/diagnose/prom_json.h"
-#include "jobmon/diagnose/tsdb_local.h"
 
 namespace jobmon::diagnose {
 

@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "access/readonly_prometheus.h"
+#include "access/session_support.h"
+#include "access/tsdb_local.h"
 #include "jobmon/diagnose/prom_http.h"
-#include "jobmon/diagnose/tsdb_local.h"
-#include "readonly_prometheus.h"
-#include "session_support.h"
 
 namespace jobmon::diagnose {
 

@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/tsdb_local.h"
+#include "access/tsdb_local.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

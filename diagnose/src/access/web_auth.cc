@@ -1,4 +1,4 @@
-#include "web_auth.h"
+#include "access/web_auth.h"
 
 #include <crypt.h>
 #include <sys/random.h>

@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "access/session_support.h"
 #include "jobmon/common/expected.h"
-#include "session_support.h"
 
 namespace jobmon::diagnose {
 

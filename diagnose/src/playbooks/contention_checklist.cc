@@ -1,4 +1,4 @@
-#include "contention_checklist.h"
+#include "playbooks/contention_checklist.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <functional>
 
-#include "gpu_error_counters.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "jobmon/common/metric_names.h"
+#include "playbooks/gpu_error_counters.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose::playbook {
 namespace {
@@ -17,11 +17,11 @@ using Test = std::function<bool(double value, double baseline)>;
 
 struct Check {
   const char* row;
-  const char* code;  // "": evidence only
-  const char* family;
-  bool counter;  // read as rate()
-  Test far;      // deviates enough to be a finding
-  Test near;     // still part of the same excursion (its onset)
+  const char* code;    // "": evidence only
+  std::string family;  // the metric, with a selector where it needs one
+  bool counter;        // read as rate()
+  Test far;            // deviates enough to be a finding
+  Test near;           // still part of the same excursion (its onset)
   bool checkpoint_expected;
   const char* unit;
   Severity severity = Severity::kWarning;
@@ -36,32 +36,37 @@ std::vector<Check> Checks() {
   };
   auto drop = [](double factor) { return [=](double v, double b) { return v < b * factor; }; };
   return {
-      {"CPU", "procs-running", "hw_procs_running", false, rise(1.5, 2), rise(1.2, 1), false, ""},
-      {"CPU", "procs-blocked", "hw_procs_blocked", false, rise(1, 5), rise(1, 2), true, ""},
-      {"CPU", "", "hw_context_switches_total", true, rise(2, 0), rise(1.3, 0), false, "/s"},
-      {"Network (TCP)", "tcp-retransmits", "hw_tcp_retransmits_total", true, rise(2, 10),
+      {"CPU", "procs-running", metric_names::kProcsRunning, false, rise(1.5, 2), rise(1.2, 1),
+       false, ""},
+      {"CPU", "procs-blocked", metric_names::kProcsBlocked, false, rise(1, 5), rise(1, 2), true,
+       ""},
+      {"CPU", "", metric_names::kContextSwitchesTotal, true, rise(2, 0), rise(1.3, 0), false, "/s"},
+      {"Network (TCP)", "tcp-retransmits", metric_names::kTcpRetransmitsTotal, true, rise(2, 10),
        rise(1.5, 2), true, "/s"},
-      {"Network (TCP)", "tcp-aborts", "hw_tcp_abort_on_timeout_total", true, rise(1, 0), rise(1, 0),
-       false, "/s", Severity::kCritical},
-      {"Network (RDMA)", "rdma-retransmits", "hw_rdma_tx_retx_pkts_total", true, rise(2, 0),
+      {"Network (TCP)", "tcp-aborts", metric_names::kTcpAbortOnTimeoutTotal, true, rise(1, 0),
+       rise(1, 0), false, "/s", Severity::kCritical},
+      {"Network (RDMA)", "rdma-retransmits", metric_names::kRdmaTxRetxPktsTotal, true, rise(2, 0),
        rise(1, 0), false, "/s"},
-      {"Network (RDMA)", "rdma-ack-timeouts", "hw_rdma_tx_ack_timeout_total", true, rise(1, 0),
-       rise(1, 0), false, "/s"},
-      {"Network (RDMA)", "rdma-congestion", "hw_rdma_rx_cnp_pkts_total", true, rise(2, 0),
+      {"Network (RDMA)", "rdma-ack-timeouts", metric_names::kRdmaTxAckTimeoutTotal, true,
+       rise(1, 0), rise(1, 0), false, "/s"},
+      {"Network (RDMA)", "rdma-congestion", metric_names::kRdmaRxCnpPktsTotal, true, rise(2, 0),
        rise(1.2, 0), false, "/s"},
-      {"Storage I/O", "io-pressure", "hw_io_pressure_full_pct", false, rise(1, 10), rise(1, 2),
-       true, "%"},
-      {"Storage I/O", "io-pressure", "hw_io_pressure_some_pct", false, rise(1, 10), rise(1, 2),
-       true, "%"},
-      {"Storage I/O", "", "hw_mem_dirty_bytes", false, rise(2, 1e8), rise(1.2, 0), true, "B"},
-      {"Storage I/O", "", "hw_mem_writeback_bytes", false, rise(2, 1e8), rise(1.2, 0), true, "B"},
-      {"Memory", "host-memory-ramp", "hw_mem_available_bytes", false, drop(0.75), drop(0.95), true,
+      {"Storage I/O", "io-pressure", metric_names::kIoPressureFullPct, false, rise(1, 10),
+       rise(1, 2), true, "%"},
+      {"Storage I/O", "io-pressure", metric_names::kIoPressureSomePct, false, rise(1, 10),
+       rise(1, 2), true, "%"},
+      {"Storage I/O", "", metric_names::kMemDirtyBytes, false, rise(2, 1e8), rise(1.2, 0), true,
        "B"},
-      {"GPU thermal", "thermal-high", "hw_gpu_temperature_celsius", false,
+      {"Storage I/O", "", metric_names::kMemWritebackBytes, false, rise(2, 1e8), rise(1.2, 0), true,
+       "B"},
+      {"Memory", "host-memory-ramp", metric_names::kMemAvailableBytes, false, drop(0.75),
+       drop(0.95), true, "B"},
+      {"GPU thermal", "thermal-high", metric_names::kGpuTemperatureCelsius, false,
        [](double v, double b) { return v > b + 10 || v > 90; }, rise(1, 3), false, "C"},
-      {"GPU thermal", "clock-drop", R"(hw_gpu_clock_mhz{type="sclk"})", false, drop(0.9),
-       drop(0.97), false, "MHz"},
-      {"GPU thermal", "power-drop", "hw_gpu_power_watts", false, drop(0.9), drop(0.97), false, "W"},
+      {"GPU thermal", "clock-drop", fmt::format(R"({}{{type="sclk"}})", metric_names::kGpuClockMhz),
+       false, drop(0.9), drop(0.97), false, "MHz"},
+      {"GPU thermal", "power-drop", metric_names::kGpuPowerWatts, false, drop(0.9), drop(0.97),
+       false, "W"},
   };
 }
 
@@ -178,14 +183,14 @@ void RunContentionChecklist(PromSource& source, const DiagnoseContext& context,
                                 d->onset ? ", from " + At(*d->onset) : "",
                                 d->expected ? ", only during checkpoint writes: expected" : "")));
   }
-  auto oom = IncreaseOver(source, result, "hw_oom_kills_total", span);
+  auto oom = IncreaseOver(source, result, metric_names::kOomKillsTotal, span);
   for (const Series& s : oom) {
     if (s.samples.empty() || s.samples.back().value <= 0) continue;
     table.rows.push_back(
         {s.Label("host"), "", fmt::format("+{:.0f}", s.samples.back().value), "Memory: OOM kills"});
-    result.anomalies.push_back(MakeFinding("oom-kill", Severity::kCritical, "hw_oom_kills_total",
-                                           s.labels, s.samples.back().value, "count", std::nullopt,
-                                           Where(s.labels) + ": OOM killer invoked"));
+    result.anomalies.push_back(MakeFinding(
+        "oom-kill", Severity::kCritical, metric_names::kOomKillsTotal, s.labels,
+        s.samples.back().value, "count", std::nullopt, Where(s.labels) + ": OOM killer invoked"));
   }
   auto errors = GpuErrorsOver(source, result, context, span);
   table.rows.push_back(

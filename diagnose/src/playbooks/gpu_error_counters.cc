@@ -1,9 +1,9 @@
-#include "gpu_error_counters.h"
+#include "playbooks/gpu_error_counters.h"
 
 #include <fmt/format.h>
 
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "jobmon/common/metric_names.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose::playbook {
 namespace {
@@ -23,39 +23,40 @@ struct Counter {
 // or fatal error means a bad GPU; correctable ones an accumulating issue.
 // ECC "volatile": since driver load; "aggregate" would count it twice.
 constexpr Counter kCounters[] = {
-    {"hw_gpu_ras_umc_ue_total", "", "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
+    {metric_names::kGpuRasUmcUeTotal, "", "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
      "HBM uncorrectable errors: bad GPU, drain the node"},
-    {"hw_gpu_ras_umc_ce_total", "", "ecc-correctable", Severity::kWarning, Tally::kRasCe,
+    {metric_names::kGpuRasUmcCeTotal, "", "ecc-correctable", Severity::kWarning, Tally::kRasCe,
      "HBM correctable errors: accumulating hardware issue"},
-    {"hw_gpu_ras_xgmi_ue_total", "", "xgmi-errors", Severity::kCritical, Tally::kRasUe,
+    {metric_names::kGpuRasXgmiUeTotal, "", "xgmi-errors", Severity::kCritical, Tally::kRasUe,
      "XGMI uncorrectable errors: inter-GPU link failing"},
-    {"hw_gpu_ras_xgmi_ce_total", "", "xgmi-errors", Severity::kWarning, Tally::kRasCe,
+    {metric_names::kGpuRasXgmiCeTotal, "", "xgmi-errors", Severity::kWarning, Tally::kRasCe,
      "XGMI correctable errors: inter-GPU link degrading"},
-    {"hw_gpu_ras_gfx_ue_total", "", "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
+    {metric_names::kGpuRasGfxUeTotal, "", "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
      "GFX uncorrectable errors"},
-    {"hw_gpu_ras_gfx_ce_total", "", "ecc-correctable", Severity::kWarning, Tally::kRasCe,
+    {metric_names::kGpuRasGfxCeTotal, "", "ecc-correctable", Severity::kWarning, Tally::kRasCe,
      "GFX correctable errors"},
-    {"hw_gpu_ras_mmhub_ue_total", "", "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
+    {metric_names::kGpuRasMmhubUeTotal, "", "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
      "MMHUB uncorrectable errors"},
-    {"hw_gpu_ras_mmhub_ce_total", "", "ecc-correctable", Severity::kWarning, Tally::kRasCe,
+    {metric_names::kGpuRasMmhubCeTotal, "", "ecc-correctable", Severity::kWarning, Tally::kRasCe,
      "MMHUB correctable errors"},
-    {"hw_gpu_ras_sdma_ue_total", "", "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
+    {metric_names::kGpuRasSdmaUeTotal, "", "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
      "SDMA uncorrectable errors"},
-    {"hw_gpu_ras_sdma_ce_total", "", "ecc-correctable", Severity::kWarning, Tally::kRasCe,
+    {metric_names::kGpuRasSdmaCeTotal, "", "ecc-correctable", Severity::kWarning, Tally::kRasCe,
      "SDMA correctable errors"},
-    {"hw_gpu_ecc_errors_total", R"(error="uncorrected",counter="volatile")", "ecc-uncorrectable",
-     Severity::kCritical, Tally::kRasUe, "ECC uncorrectable errors: bad GPU, drain the node"},
-    {"hw_gpu_ecc_errors_total", R"(error="corrected",counter="volatile")", "ecc-correctable",
+    {metric_names::kGpuEccErrorsTotal, R"(error="uncorrected",counter="volatile")",
+     "ecc-uncorrectable", Severity::kCritical, Tally::kRasUe,
+     "ECC uncorrectable errors: bad GPU, drain the node"},
+    {metric_names::kGpuEccErrorsTotal, R"(error="corrected",counter="volatile")", "ecc-correctable",
      Severity::kWarning, Tally::kRasCe, "ECC correctable errors: accumulating hardware issue"},
-    {"hw_gpu_pcie_fatal_total", "", "pcie-fatal", Severity::kCritical, Tally::kPcieFatal,
+    {metric_names::kGpuPcieFatalTotal, "", "pcie-fatal", Severity::kCritical, Tally::kPcieFatal,
      "PCIe fatal errors"},
-    {"hw_gpu_pcie_nonfatal_total", "", "pcie-nonfatal", Severity::kWarning, Tally::kPcieNonfatal,
-     "PCIe non-fatal errors"},
-    {"hw_gpu_pcie_correctable_total", "", "pcie-correctable", Severity::kWarning, Tally::kPcieCe,
-     "PCIe correctable errors: a steady increase is a link issue"},
-    {"hw_gpu_xid_errors_total", "", "xid-errors", Severity::kWarning, Tally::kNone,
+    {metric_names::kGpuPcieNonfatalTotal, "", "pcie-nonfatal", Severity::kWarning,
+     Tally::kPcieNonfatal, "PCIe non-fatal errors"},
+    {metric_names::kGpuPcieCorrectableTotal, "", "pcie-correctable", Severity::kWarning,
+     Tally::kPcieCe, "PCIe correctable errors: a steady increase is a link issue"},
+    {metric_names::kGpuXidErrorsTotal, "", "xid-errors", Severity::kWarning, Tally::kNone,
      "NVIDIA Xid errors in the kernel log"},
-    {"hw_dmesg_gpu_errors_total", "", "dmesg-gpu-errors", Severity::kWarning, Tally::kNone,
+    {metric_names::kDmesgGpuErrorsTotal, "", "dmesg-gpu-errors", Severity::kWarning, Tally::kNone,
      "GPU error lines in the kernel log"},
 };
 

@@ -8,10 +8,10 @@
 #include <map>
 #include <set>
 
-#include "gpu_error_counters.h"
+#include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "playbooks/gpu_error_counters.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -148,7 +148,7 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   PlaybookResult result;
   result.playbook = "gpu";
   result.analysis_type = "gpu-health";
-  const TimeRange range = context.window.seconds() > 0 ? context.window : context.job_range;
+  const TimeRange range = playbook::WindowOrJob(context);
   TimeRange steady = playbook::SteadyRange(context);
   steady = {std::max(steady.start, range.start), std::min(steady.end, range.end)};
   if (steady.seconds() <= 0) steady = range;
@@ -163,14 +163,14 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   // 1. Temperature: absolute thresholds, the same for every vendor.
   MinMaxAvg temp;
   for (const Series& s :
-       playbook::Range(source, result, "hw_gpu_temperature_celsius", range, context)) {
+       playbook::Range(source, result, metric_names::kGpuTemperatureCelsius, range, context)) {
     seen.See(s.labels);
     for (const auto& sample : s.samples) temp.Add(sample.value);
     auto stats = StatsOf(s);
     if (!stats || stats->max <= kTempConcernC) continue;
     const bool throttling = stats->max > kTempThrottleC;
     add(MakeFinding("thermal-high", throttling ? Severity::kCritical : Severity::kWarning,
-                    "hw_gpu_temperature_celsius", s.labels, stats->max, "C",
+                    metric_names::kGpuTemperatureCelsius, s.labels, stats->max, "C",
                     FirstTimeAbove(s, kTempConcernC),
                     fmt::format("{} reached {:.0f}C (>{:.0f}C {})", Where(s.labels), stats->max,
                                 throttling ? kTempThrottleC : kTempConcernC,
@@ -185,7 +185,8 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   // 2. Power: per-GPU steady medians against the job's own baseline.
   MinMaxAvg power;
   std::vector<GpuPower> gpu_power;
-  for (const Series& s : playbook::Range(source, result, "hw_gpu_power_watts", range, context)) {
+  for (const Series& s :
+       playbook::Range(source, result, metric_names::kGpuPowerWatts, range, context)) {
     seen.See(s.labels);
     GpuPower g{s.labels, {}};
     ForSteady(s, steady, context, [&](const Sample& x) {
@@ -200,8 +201,8 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
                                 power.min, power.max, power.avg(), p.spread));
     for (const PowerOutlier& o : p.outliers) {
       add(MakeFinding(
-          "power-spread", Severity::kWarning, "hw_gpu_power_watts", o.labels, o.median - p.baseline,
-          "W", std::nullopt,
+          "power-spread", Severity::kWarning, metric_names::kGpuPowerWatts, o.labels,
+          o.median - p.baseline, "W", std::nullopt,
           fmt::format("{} steady-state power {:.0f}W, {:+.0f}W from the {:.0f}W median of the "
                       "job's GPUs (beyond {:.0f}% and {:.0f}x the noise, {:.0f}W; spread "
                       "{:.0f}W)",
@@ -213,12 +214,14 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   // 3. Core clock: a run below 85% of the GPU's own high clock.
   MinMaxAvg clock;
   double nominal = 0;
-  for (const Series& s :
-       playbook::Range(source, result, R"(hw_gpu_clock_max_mhz{type="sclk"})", range, context)) {
+  for (const Series& s : playbook::Range(
+           source, result, fmt::format(R"({}{{type="sclk"}})", metric_names::kGpuClockMaxMhz),
+           range, context)) {
     if (auto st = StatsOf(s)) nominal = std::max(nominal, st->max);
   }
-  for (const Series& s :
-       playbook::Range(source, result, R"(hw_gpu_clock_mhz{type="sclk"})", range, context)) {
+  for (const Series& s : playbook::Range(
+           source, result, fmt::format(R"({}{{type="sclk"}})", metric_names::kGpuClockMhz), range,
+           context)) {
     seen.See(s.labels);
     std::vector<double> values;
     ForSteady(s, steady, context, [&](const Sample& x) {
@@ -239,7 +242,7 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
       if (x.time >= run->start && x.time <= run->end) lowest = std::min(lowest, x.value);
     }
     add(MakeFinding(
-        "clock-drop", Severity::kWarning, "hw_gpu_clock_mhz", s.labels, lowest, "MHz",
+        "clock-drop", Severity::kWarning, metric_names::kGpuClockMhz, s.labels, lowest, "MHz",
         onset ? onset : run->start,
         fmt::format("{} core clock dropped to {:.0f}MHz ({:.0f}% of its {:.0f}MHz steady-state "
                     "high, p{:.0f} outside checkpoints) from {} to {}",
@@ -254,12 +257,12 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   // 4. VRAM: the highest used/total of each GPU.
   std::map<std::string, double> totals;
   for (const Series& s :
-       playbook::Range(source, result, "hw_gpu_vram_total_bytes", range, context)) {
+       playbook::Range(source, result, metric_names::kGpuVramTotalBytes, range, context)) {
     if (auto st = StatsOf(s)) totals[Key(s.labels)] = st->max;
   }
   double peak_fraction = 0, peak_used = 0, peak_total = 0;
   for (const Series& s :
-       playbook::Range(source, result, "hw_gpu_vram_used_bytes", range, context)) {
+       playbook::Range(source, result, metric_names::kGpuVramUsedBytes, range, context)) {
     auto total = totals.find(Key(s.labels));
     auto st = StatsOf(s);
     if (total == totals.end() || total->second <= 0 || !st) continue;
@@ -270,7 +273,7 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
       peak_total = total->second;
     }
     if (fraction > kVramHighFraction) {
-      add(MakeFinding("vram-high", Severity::kWarning, "hw_gpu_vram_used_bytes", s.labels,
+      add(MakeFinding("vram-high", Severity::kWarning, metric_names::kGpuVramUsedBytes, s.labels,
                       100 * fraction, "%", FirstTimeAbove(s, kVramHighFraction * total->second),
                       fmt::format("{} VRAM {:.1f}% used (>{:.0f}%: risk of GPU OOM)",
                                   Where(s.labels), 100 * fraction, 100 * kVramHighFraction)));
@@ -284,13 +287,13 @@ PlaybookResult RunGpuHealthPlaybook(PromSource& source, const DiagnoseContext& c
   // 9. Utilization: the steady median of each GPU during training.
   MinMaxAvg util;
   for (const Series& s :
-       playbook::Range(source, result, "hw_gpu_utilization_percent", range, context)) {
+       playbook::Range(source, result, metric_names::kGpuUtilizationPercent, range, context)) {
     seen.See(s.labels);
     ForSteady(s, steady, context, [&](const Sample& x) { util.Add(x.value); });
     auto median = playbook::SteadyMedian(s, steady, context);
     if (!median || *median >= kUtilLowPercent || context.steps.empty()) continue;
-    add(MakeFinding("util-low", Severity::kWarning, "hw_gpu_utilization_percent", s.labels, *median,
-                    "%", std::nullopt,
+    add(MakeFinding("util-low", Severity::kWarning, metric_names::kGpuUtilizationPercent, s.labels,
+                    *median, "%", std::nullopt,
                     fmt::format("{} utilization median {:.0f}% during training (<{:.0f}%: "
                                 "underutilized)",
                                 Where(s.labels), *median, kUtilLowPercent)));

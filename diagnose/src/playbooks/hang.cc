@@ -6,11 +6,11 @@
 
 #include <algorithm>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/common/power_judgement.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/step_series.h"
-#include "support.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -34,7 +34,7 @@ struct HostView {
 
 TimeRange HangWindow(const DiagnoseContext& context) {
   if (context.triage.hang_start) return {*context.triage.hang_start, context.job_range.end};
-  return context.window.seconds() > 0 ? context.window : context.job_range;
+  return playbook::WindowOrJob(context);
 }
 
 HostView Judge(const std::string& host, const std::vector<const Series*>& power,
@@ -94,10 +94,10 @@ std::vector<Finding> NetworkTrigger(playbook::Queries& q, const DiagnoseContext&
     double floor;
   };
   const Rate rates[] = {
-      {"hw_tcp_retransmits_total", "tcp-retransmits", "TCP retransmits", 1},
-      {"hw_rdma_tx_retx_pkts_total", "rdma-retransmits", "RDMA retransmits", 0.1},
-      {"hw_rdma_tx_ack_timeout_total", "rdma-ack-timeouts", "RDMA ACK timeouts", 0.1},
-      {"hw_rdma_rx_cnp_pkts_total", "rdma-congestion", "congestion notifications", 1}};
+      {metric_names::kTcpRetransmitsTotal, "tcp-retransmits", "TCP retransmits", 1},
+      {metric_names::kRdmaTxRetxPktsTotal, "rdma-retransmits", "RDMA retransmits", 0.1},
+      {metric_names::kRdmaTxAckTimeoutTotal, "rdma-ack-timeouts", "RDMA ACK timeouts", 0.1},
+      {metric_names::kRdmaRxCnpPktsTotal, "rdma-congestion", "congestion notifications", 1}};
   EvidenceTable table;
   table.title = "Network just before the hang (rate per second)";
   for (const auto& r : rates) {
@@ -118,10 +118,10 @@ std::vector<Finding> NetworkTrigger(playbook::Queries& q, const DiagnoseContext&
       out.push_back(std::move(f));
     }
   }
-  if (playbook::Wanted(context, "hw_rdma_port_state")) {
+  if (playbook::Wanted(context, metric_names::kRdmaPortState)) {
     const TimeRange around{before.start, window.end};
     const double port_step = StepFor(around, context);
-    const std::string ports = OverTimeExpr("min", "hw_rdma_port_state", port_step);
+    const std::string ports = OverTimeExpr("min", metric_names::kRdmaPortState, port_step);
     for (const auto& s : q.Range(ports, around, port_step)) {
       if (auto f = playbook::PortDown(s)) {
         table.rows.push_back({f->host, f->device, "0 (down)", f->text});
@@ -143,14 +143,15 @@ PlaybookResult RunHangPlaybook(PromSource& source, const DiagnoseContext& contex
   const TimeRange window = HangWindow(context);
   const TimeRange job{context.job_range.start, window.end};
   const double step = StepFor(job, context);
-  auto power = q.Range("hw_gpu_power_watts", job, step);
-  auto util = q.Range("hw_gpu_utilization_percent", job, step);
+  auto power = q.Range(metric_names::kGpuPowerWatts, job, step);
+  auto util = q.Range(metric_names::kGpuUtilizationPercent, job, step);
   auto power_by_host = playbook::ByHost(power);
   auto util_by_host = playbook::ByHost(util);
 
   EvidenceTable gpus;
   gpus.title = "GPUs during the hang (later half of the window)";
-  gpus.query = "hw_gpu_power_watts; hw_gpu_utilization_percent";
+  gpus.query =
+      fmt::format("{}; {}", metric_names::kGpuPowerWatts, metric_names::kGpuUtilizationPercent);
   std::vector<std::string> gone, active, busy, idle;
   for (const auto& host : playbook::JobHosts(context)) {
     HostView v = Judge(host, power_by_host[host], util_by_host[host], window, context);
@@ -159,7 +160,7 @@ PlaybookResult RunHangPlaybook(PromSource& source, const DiagnoseContext& contex
                                                    playbook::FormatTime(*v.last_seen))
                                      : fmt::format("{} has no GPU power samples at all", host);
       result.anomalies.push_back(MakeFinding("host-missing", Severity::kCritical,
-                                             "hw_gpu_power_watts", host, std::nullopt, "",
+                                             metric_names::kGpuPowerWatts, host, std::nullopt, "",
                                              v.last_seen, text));
       gpus.rows.push_back({host, "", "no samples", text});
       gone.push_back(host);
@@ -172,8 +173,8 @@ PlaybookResult RunHangPlaybook(PromSource& source, const DiagnoseContext& contex
           fmt::format(" = {:.0f}% of training {:.0f} W", 100 * v.power / *v.baseline, *v.baseline);
     gpus.rows.push_back({host, "all", value, ToString(v.state)});
     auto add = [&](const char* code, Severity severity, std::string text) {
-      Finding f = MakeFinding(code, severity, "hw_gpu_power_watts", host, v.power, "W", v.since,
-                              std::move(text));
+      Finding f = MakeFinding(code, severity, metric_names::kGpuPowerWatts, host, v.power, "W",
+                              v.since, std::move(text));
       f.gpu = v.busiest_gpu;
       result.anomalies.push_back(std::move(f));
     };
@@ -236,7 +237,7 @@ PlaybookResult RunHangPlaybook(PromSource& source, const DiagnoseContext& contex
     result.verdict = "straggler";
     for (const auto& host : active) {
       result.anomalies.push_back(MakeFinding(
-          "power-spread", Severity::kWarning, "hw_gpu_power_watts", host, std::nullopt, "W",
+          "power-spread", Severity::kWarning, metric_names::kGpuPowerWatts, host, std::nullopt, "W",
           window.start, host + " stayed at training-level power while the others waited"));
     }
     result.summary = fmt::format(

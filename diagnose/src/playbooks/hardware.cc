@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <set>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/step_series.h"
-#include "support.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -35,40 +35,40 @@ struct Counter {
 // The reference's queries 1-8, with every RAS block the exporter has and
 // NVIDIA's ECC and Xid counterparts.
 const Counter kCounters[] = {
-    {"hw_gpu_ras_umc_ue_total", "", "ecc-uncorrectable", Severity::kCritical, "hardware-fault",
-     "HBM uncorrectable ECC errors"},
-    {"hw_gpu_ras_gfx_ue_total", "", "ecc-uncorrectable", Severity::kCritical, "hardware-fault",
-     "compute engine uncorrectable errors"},
-    {"hw_gpu_ras_mmhub_ue_total", "", "ecc-uncorrectable", Severity::kCritical, "hardware-fault",
-     "memory hub uncorrectable errors"},
-    {"hw_gpu_ras_sdma_ue_total", "", "ecc-uncorrectable", Severity::kCritical, "hardware-fault",
-     "SDMA uncorrectable errors"},
-    {"hw_gpu_ras_xgmi_ue_total", "", "xgmi-errors", Severity::kCritical, "hardware-fault",
+    {metric_names::kGpuRasUmcUeTotal, "", "ecc-uncorrectable", Severity::kCritical,
+     "hardware-fault", "HBM uncorrectable ECC errors"},
+    {metric_names::kGpuRasGfxUeTotal, "", "ecc-uncorrectable", Severity::kCritical,
+     "hardware-fault", "compute engine uncorrectable errors"},
+    {metric_names::kGpuRasMmhubUeTotal, "", "ecc-uncorrectable", Severity::kCritical,
+     "hardware-fault", "memory hub uncorrectable errors"},
+    {metric_names::kGpuRasSdmaUeTotal, "", "ecc-uncorrectable", Severity::kCritical,
+     "hardware-fault", "SDMA uncorrectable errors"},
+    {metric_names::kGpuRasXgmiUeTotal, "", "xgmi-errors", Severity::kCritical, "hardware-fault",
      "XGMI/WAFL link uncorrectable errors"},
-    {"hw_gpu_ecc_errors_total", R"(error="uncorrected",counter="volatile")", "ecc-uncorrectable",
-     Severity::kCritical, "hardware-fault", "uncorrected ECC errors"},
-    {"hw_gpu_pcie_fatal_total", "", "pcie-fatal", Severity::kCritical, "pcie-fatal",
+    {metric_names::kGpuEccErrorsTotal, R"(error="uncorrected",counter="volatile")",
+     "ecc-uncorrectable", Severity::kCritical, "hardware-fault", "uncorrected ECC errors"},
+    {metric_names::kGpuPcieFatalTotal, "", "pcie-fatal", Severity::kCritical, "pcie-fatal",
      "PCIe fatal errors"},
-    {"hw_dmesg_gpu_errors_total", "", "dmesg-gpu-errors", Severity::kWarning, "driver-errors",
-     "GPU/driver errors in the kernel log"},
-    {"hw_gpu_xid_errors_total", "", "xid-errors", Severity::kWarning, "driver-errors",
+    {metric_names::kDmesgGpuErrorsTotal, "", "dmesg-gpu-errors", Severity::kWarning,
+     "driver-errors", "GPU/driver errors in the kernel log"},
+    {metric_names::kGpuXidErrorsTotal, "", "xid-errors", Severity::kWarning, "driver-errors",
      "NVIDIA Xid errors"},
-    {"hw_gpu_ras_umc_ce_total", "", "ecc-correctable", Severity::kWarning, "degrading-hardware",
-     "HBM correctable ECC errors"},
-    {"hw_gpu_ras_gfx_ce_total", "", "ecc-correctable", Severity::kWarning, "degrading-hardware",
-     "compute engine correctable errors"},
-    {"hw_gpu_ras_mmhub_ce_total", "", "ecc-correctable", Severity::kWarning, "degrading-hardware",
-     "memory hub correctable errors"},
-    {"hw_gpu_ras_sdma_ce_total", "", "ecc-correctable", Severity::kWarning, "degrading-hardware",
-     "SDMA correctable errors"},
-    {"hw_gpu_ras_xgmi_ce_total", "", "xgmi-errors", Severity::kWarning, "degrading-hardware",
+    {metric_names::kGpuRasUmcCeTotal, "", "ecc-correctable", Severity::kWarning,
+     "degrading-hardware", "HBM correctable ECC errors"},
+    {metric_names::kGpuRasGfxCeTotal, "", "ecc-correctable", Severity::kWarning,
+     "degrading-hardware", "compute engine correctable errors"},
+    {metric_names::kGpuRasMmhubCeTotal, "", "ecc-correctable", Severity::kWarning,
+     "degrading-hardware", "memory hub correctable errors"},
+    {metric_names::kGpuRasSdmaCeTotal, "", "ecc-correctable", Severity::kWarning,
+     "degrading-hardware", "SDMA correctable errors"},
+    {metric_names::kGpuRasXgmiCeTotal, "", "xgmi-errors", Severity::kWarning, "degrading-hardware",
      "XGMI/WAFL link correctable errors"},
-    {"hw_gpu_ecc_errors_total", R"(error="corrected",counter="volatile")", "ecc-correctable",
+    {metric_names::kGpuEccErrorsTotal, R"(error="corrected",counter="volatile")", "ecc-correctable",
      Severity::kWarning, "degrading-hardware", "corrected ECC errors"},
-    {"hw_gpu_pcie_nonfatal_total", "", "pcie-nonfatal", Severity::kWarning, "degrading-hardware",
-     "PCIe non-fatal errors"},
+    {metric_names::kGpuPcieNonfatalTotal, "", "pcie-nonfatal", Severity::kWarning,
+     "degrading-hardware", "PCIe non-fatal errors"},
     // Routine on some links: reported, but no verdict on its own.
-    {"hw_gpu_pcie_correctable_total", "", "pcie-correctable", Severity::kInfo, "",
+    {metric_names::kGpuPcieCorrectableTotal, "", "pcie-correctable", Severity::kInfo, "",
      "PCIe correctable errors"},
 };
 
@@ -137,8 +137,8 @@ PlaybookResult RunHardwarePlaybook(PromSource& source, const DiagnoseContext& co
 
   EvidenceTable ports;
   ports.title = "RDMA ports (lowest state in the job; 1 = ACTIVE)";
-  ports.query = OverTimeExpr("min", "hw_rdma_port_state", step);
-  if (playbook::Wanted(context, "hw_rdma_port_state")) {
+  ports.query = OverTimeExpr("min", metric_names::kRdmaPortState, step);
+  if (playbook::Wanted(context, metric_names::kRdmaPortState)) {
     for (const auto& s : q.Range(ports.query, job, step)) {
       auto stats = StatsOf(s);
       if (!stats) continue;
@@ -155,8 +155,8 @@ PlaybookResult RunHardwarePlaybook(PromSource& source, const DiagnoseContext& co
 
   EvidenceTable thermal;
   thermal.title = "GPU temperature (usual = 75th percentile over the job, peak)";
-  thermal.query = "hw_gpu_temperature_celsius";
-  for (const auto& s : q.Range("hw_gpu_temperature_celsius", job, step)) {
+  thermal.query = metric_names::kGpuTemperatureCelsius;
+  for (const auto& s : q.Range(metric_names::kGpuTemperatureCelsius, job, step)) {
     auto stats = StatsOf(s);
     if (!stats) continue;
     std::vector<double> values;
@@ -168,10 +168,11 @@ PlaybookResult RunHardwarePlaybook(PromSource& source, const DiagnoseContext& co
                             hot ? "excursion" : "normal"});
     if (!hot) continue;
     double threshold = std::min(kHotCelsius, usual + kRiseCelsius);
-    Finding f = MakeFinding("thermal-high", Severity::kWarning, "hw_gpu_temperature_celsius",
-                            s.Label("host"), stats->max, "C", FirstTimeAbove(s, threshold, true),
-                            fmt::format("{}: temperature reached {:.0f} C (usual {:.0f} C)",
-                                        Where(s), stats->max, usual));
+    Finding f =
+        MakeFinding("thermal-high", Severity::kWarning, metric_names::kGpuTemperatureCelsius,
+                    s.Label("host"), stats->max, "C", FirstTimeAbove(s, threshold, true),
+                    fmt::format("{}: temperature reached {:.0f} C (usual {:.0f} C)", Where(s),
+                                stats->max, usual));
     f.gpu = s.Label("gpu");
     result.anomalies.push_back(std::move(f));
     verdicts.emplace_back("thermal-excursion");

@@ -6,11 +6,11 @@
 
 #include <algorithm>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/common/power_judgement.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
 #include "jobmon/triage/step_series.h"
-#include "support.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -71,17 +71,17 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
   auto max = [](std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
   auto min = [](std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
   std::vector<std::string> queries;
-  queries.push_back(gauge("hw_gpu_utilization_percent",
+  queries.push_back(gauge(metric_names::kGpuUtilizationPercent,
                           [&](PerHost& h, std::vector<double>& v) { h.util = median(v); }));
-  queries.push_back(gauge("hw_mem_available_bytes",
+  queries.push_back(gauge(metric_names::kMemAvailableBytes,
                           [&](PerHost& h, std::vector<double>& v) { h.mem_available = min(v); }));
-  queries.push_back(gauge("hw_io_pressure_full_pct",
+  queries.push_back(gauge(metric_names::kIoPressureFullPct,
                           [&](PerHost& h, std::vector<double>& v) { h.io_full = max(v); }));
-  queries.push_back(
-      gauge("hw_mem_dirty_bytes", [&](PerHost& h, std::vector<double>& v) { h.dirty = max(v); }));
+  queries.push_back(gauge(metric_names::kMemDirtyBytes,
+                          [&](PerHost& h, std::vector<double>& v) { h.dirty = max(v); }));
   // Retransmits against the host's own rate before, outside checkpoints.
   const TimeRange job{context.job_range.start, at.end};
-  std::string retx = RateExpr("hw_tcp_retransmits_total", context, hosts);
+  std::string retx = RateExpr(metric_names::kTcpRetransmitsTotal, context, hosts);
   queries.push_back(retx);
   for (const auto& s : q.Range(retx, job, StepFor(job, context))) {
     PerHost& h = view[s.Label("host")];
@@ -123,8 +123,8 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
     if (!h.util || *h.util < alive) {
       low.push_back(host);
       result.anomalies.push_back(MakeFinding(
-          h.util ? "util-low" : "host-missing", Severity::kCritical, "hw_gpu_utilization_percent",
-          host, h.util, "%", stop,
+          h.util ? "util-low" : "host-missing", Severity::kCritical,
+          metric_names::kGpuUtilizationPercent, host, h.util, "%", stop,
           h.util ? fmt::format("{}: GPU util {:.0f}% at the heartbeat stop", host, *h.util)
                  : fmt::format("{}: no GPU samples at the heartbeat stop", host)));
     }
@@ -132,14 +132,15 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
       network.push_back(host);
       result.anomalies.push_back(MakeFinding(
           in_checkpoint ? "tcp-retransmits-checkpoint-only" : "tcp-retransmits", Severity::kWarning,
-          "hw_tcp_retransmits_total", host, h.spike->value, "/s", h.spike->time,
+          metric_names::kTcpRetransmitsTotal, host, h.spike->value, "/s", h.spike->time,
           fmt::format("{}: TCP retransmits {:.1f}/s at {} (before: {:.1f}/s)", host, h.spike->value,
                       playbook::FormatTime(h.spike->time), h.spike->baseline)));
     }
     if (h.io_full && *h.io_full >= kHighIoPressure) {
       io.push_back(host);
       result.anomalies.push_back(MakeFinding(
-          "io-pressure", Severity::kWarning, "hw_io_pressure_full_pct", host, h.io_full, "%", stop,
+          "io-pressure", Severity::kWarning, metric_names::kIoPressureFullPct, host, h.io_full, "%",
+          stop,
           fmt::format("{}: I/O pressure (full) {:.1f}%{} at the heartbeat stop", host, *h.io_full,
                       h.dirty ? ", " + playbook::FormatBytes(*h.dirty) + " dirty" : "")));
     }
@@ -152,7 +153,8 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
   }
   if (context.triage.coordinator_host) {
     const std::string& coordinator = *context.triage.coordinator_host;
-    std::string drops = IncreaseExpr("hw_tcp_listen_drops_total", at, HostSelector({coordinator}));
+    std::string drops =
+        IncreaseExpr(metric_names::kTcpListenDropsTotal, at, HostSelector({coordinator}));
     table.query += "; " + drops;
     for (const auto& s : q.Instant(drops, at.end)) {
       double value = s.samples.empty() ? 0 : s.samples.back().value;
@@ -160,8 +162,8 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
                             value > 0 ? "coordinator overloaded" : "coordinator accepting"});
       if (value > 0) {
         result.anomalies.push_back(MakeFinding(
-            "tcp-listen-drops", Severity::kWarning, "hw_tcp_listen_drops_total", coordinator, value,
-            "count", stop,
+            "tcp-listen-drops", Severity::kWarning, metric_names::kTcpListenDropsTotal, coordinator,
+            value, "count", stop,
             fmt::format("coordinator {} dropped {:.0f} connections around the heartbeat stop",
                         coordinator, value)));
       }

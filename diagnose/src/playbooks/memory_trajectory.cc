@@ -1,4 +1,4 @@
-#include "memory_trajectory.h"
+#include "playbooks/memory_trajectory.h"
 
 #include <algorithm>
 

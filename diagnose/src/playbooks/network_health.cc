@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <map>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -42,19 +42,21 @@ struct Signal {
 
 // Rows 2, 3, 5-10 of the reference's query table.
 constexpr Signal kSignals[] = {
-    {"hw_rdma_req_tx_retry_excd_err_total", "rdma-retry-exhaustion", Severity::kCritical, false,
+    {metric_names::kRdmaReqTxRetryExcdErrTotal, "rdma-retry-exhaustion", Severity::kCritical, false,
      kRetryExhaustion, "packets permanently lost: hard link failure"},
-    {"hw_rdma_tx_retx_pkts_total", "rdma-retransmits", Severity::kWarning, true, kRdmaRetransmits,
-     "sustained RDMA retransmits slow every collective"},
-    {"hw_rdma_tx_ack_timeout_total", "rdma-ack-timeouts", Severity::kWarning, false,
+    {metric_names::kRdmaTxRetxPktsTotal, "rdma-retransmits", Severity::kWarning, true,
+     kRdmaRetransmits, "sustained RDMA retransmits slow every collective"},
+    {metric_names::kRdmaTxAckTimeoutTotal, "rdma-ack-timeouts", Severity::kWarning, false,
      kRdmaRetransmits, "link or switch issue"},
-    {"hw_rdma_req_rx_cqe_err_total", "rdma-cqe-errors", Severity::kWarning, false, kRdmaRetransmits,
-     "RDMA completion errors"},
-    {"hw_rdma_rx_cnp_pkts_total", "rdma-congestion", Severity::kWarning, true, kCongestion,
+    {metric_names::kRdmaReqRxCqeErrTotal, "rdma-cqe-errors", Severity::kWarning, false,
+     kRdmaRetransmits, "RDMA completion errors"},
+    {metric_names::kRdmaRxCnpPktsTotal, "rdma-congestion", Severity::kWarning, true, kCongestion,
      "congestion notifications: switch-level congestion"},
-    {"hw_net_rx_errors_total", "nic-errors", Severity::kWarning, false, kTcpOnly, "NIC RX errors"},
-    {"hw_net_tx_errors_total", "nic-errors", Severity::kWarning, false, kTcpOnly, "NIC TX errors"},
-    {"hw_tcp_abort_on_timeout_total", "tcp-aborts", Severity::kCritical, false, kTcpOnly,
+    {metric_names::kNetRxErrorsTotal, "nic-errors", Severity::kWarning, false, kTcpOnly,
+     "NIC RX errors"},
+    {metric_names::kNetTxErrorsTotal, "nic-errors", Severity::kWarning, false, kTcpOnly,
+     "NIC TX errors"},
+    {metric_names::kTcpAbortOnTimeoutTotal, "tcp-aborts", Severity::kCritical, false, kTcpOnly,
      "TCP connections aborted on timeout: severe"},
 };
 
@@ -89,13 +91,13 @@ PlaybookResult RunNetworkHealthPlaybook(PromSource& source, const DiagnoseContex
   PlaybookResult result;
   result.playbook = "network";
   result.analysis_type = "network-health";
-  const TimeRange range = context.window.seconds() > 0 ? context.window : context.job_range;
+  const TimeRange range = playbook::WindowOrJob(context);
   std::map<std::string, Node> nodes;
   bool port_down = false, tcp_outside = false, tcp_checkpoint_only = false;
 
   // 1. TCP retransmits: NFS retransmits during checkpoint writes are
   // expected ("Expected NFS congestion during checkpoint writes").
-  const std::string tcp = RateExpr("hw_tcp_retransmits_total", context);
+  const std::string tcp = RateExpr(metric_names::kTcpRetransmitsTotal, context);
   for (const Series& s : playbook::Range(source, result, tcp, range, context)) {
     auto high = [](double v) { return v > kTcpRetransmitsPerSecond; };
     auto in_checkpoint = [&](double t) { return playbook::RateTouchesCheckpoint(t, context); };
@@ -105,7 +107,7 @@ PlaybookResult RunNetworkHealthPlaybook(PromSource& source, const DiagnoseContex
       nodes[s.Label("host")].Raise(kTcpOnly,
                                    fmt::format("TCP retransmits {:.0f}/s", outside->peak));
       result.anomalies.push_back(MakeFinding(
-          "tcp-retransmits", Severity::kWarning, "hw_tcp_retransmits_total", s.labels,
+          "tcp-retransmits", Severity::kWarning, metric_names::kTcpRetransmitsTotal, s.labels,
           outside->peak, "/s", outside->start,
           fmt::format("{}: TCP retransmits up to {:.0f}/s outside checkpoint windows, {} to {} "
                       "(>{:.0f}/s sustained)",
@@ -117,8 +119,8 @@ PlaybookResult RunNetworkHealthPlaybook(PromSource& source, const DiagnoseContex
     if (!inside) continue;
     tcp_checkpoint_only = true;
     result.anomalies.push_back(MakeFinding(
-        "tcp-retransmits-checkpoint-only", Severity::kInfo, "hw_tcp_retransmits_total", s.labels,
-        inside->peak, "/s", inside->start,
+        "tcp-retransmits-checkpoint-only", Severity::kInfo, metric_names::kTcpRetransmitsTotal,
+        s.labels, inside->peak, "/s", inside->start,
         fmt::format("{}: TCP retransmits up to {:.0f}/s only during checkpoint writes: NFS "
                     "retransmitting under heavy writes, expected",
                     Where(s.labels), inside->peak)));
@@ -142,7 +144,8 @@ PlaybookResult RunNetworkHealthPlaybook(PromSource& source, const DiagnoseContex
   }
 
   // 4. Port state (a gauge): any 0 is a link down.
-  for (const Series& s : playbook::Range(source, result, "hw_rdma_port_state", range, context)) {
+  for (const Series& s :
+       playbook::Range(source, result, metric_names::kRdmaPortState, range, context)) {
     std::optional<double> down;
     for (const auto& x : s.samples) {
       if (x.value < 0.5) {
@@ -154,15 +157,17 @@ PlaybookResult RunNetworkHealthPlaybook(PromSource& source, const DiagnoseContex
     port_down = true;
     nodes[s.Label("host")].Raise(kRetryExhaustion, "RDMA port " + Where(s.labels) + " down");
     result.anomalies.push_back(MakeFinding(
-        "rdma-port-down", Severity::kCritical, "hw_rdma_port_state", s.labels, 0, "state", down,
+        "rdma-port-down", Severity::kCritical, metric_names::kRdmaPortState, s.labels, 0, "state",
+        down,
         fmt::format("{}: RDMA port state 0 (down) from {}: physical layer, check cable and "
                     "switch port",
                     Where(s.labels), At(*down))));
   }
 
   // The ranked node list: what to exclude first when spares are few.
-  EvidenceTable ranking{
-      "Node exclusion priority", tcp + ", rate(hw_rdma_*[...]), hw_rdma_port_state", {}};
+  EvidenceTable ranking{"Node exclusion priority",
+                        tcp + ", rate(hw_rdma_*[...]), " + metric_names::kRdmaPortState,
+                        {}};
   std::vector<std::pair<std::string, Node>> ranked(nodes.begin(), nodes.end());
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](auto& a, auto& b) { return a.second.priority < b.second.priority; });

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
+#include "jobmon/common/metric_names.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "memory_trajectory.h"
-#include "support.h"
+#include "playbooks/kit.h"
+#include "playbooks/memory_trajectory.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -45,7 +45,7 @@ PlaybookResult RunOomPlaybook(PromSource& source, const DiagnoseContext& context
   const double spike_span = std::max(60.0, 3 * step);
 
   std::map<std::string, HostMemory> hosts;
-  auto memory = q.Range("hw_mem_available_bytes", job, step);
+  auto memory = q.Range(metric_names::kMemAvailableBytes, job, step);
   for (const auto& s : memory) {
     HostMemory& h = hosts[s.Label("host")];
     h.host = s.Label("host");
@@ -57,21 +57,21 @@ PlaybookResult RunOomPlaybook(PromSource& source, const DiagnoseContext& context
   const TimeRange kills{job.start,
                         std::min(context.job_range.end,
                                  job.end + std::max(3 * context.scrape_interval_seconds, step))};
-  const std::string kills_query = IncreaseExpr("hw_oom_kills_total", kills);
+  const std::string kills_query = IncreaseExpr(metric_names::kOomKillsTotal, kills);
   for (const auto& s : q.Instant(kills_query, kills.end)) {
     if (s.samples.empty() || s.samples.back().value < 0.5) continue;
     hosts[s.Label("host")].host = s.Label("host");
     hosts[s.Label("host")].kills = s.samples.back().value;
   }
   if (std::any_of(hosts.begin(), hosts.end(), [](auto& h) { return h.second.kills > 0; })) {
-    for (const auto& s : q.Range(RateExpr("hw_oom_kills_total", context), kills, step)) {
+    for (const auto& s : q.Range(RateExpr(metric_names::kOomKillsTotal, context), kills, step)) {
       hosts[s.Label("host")].first_kill = FirstTimeAbove(s, 0);
     }
   }
 
   EvidenceTable table;
   table.title = "Host memory trajectory and OOM kills";
-  table.query = "hw_mem_available_bytes; " + kills_query;
+  table.query = std::string(metric_names::kMemAvailableBytes) + "; " + kills_query;
   const HostMemory* worst = nullptr;
   std::vector<std::string> affected, killed;
   for (const auto& [host, h] : hosts) {
@@ -85,7 +85,7 @@ PlaybookResult RunOomPlaybook(PromSource& source, const DiagnoseContext& context
     if (h.kills > 0) {
       killed.push_back(host);
       result.anomalies.push_back(MakeFinding(
-          "oom-kill", Severity::kCritical, "hw_oom_kills_total", host, h.kills, "count",
+          "oom-kill", Severity::kCritical, metric_names::kOomKillsTotal, host, h.kills, "count",
           h.first_kill,
           fmt::format("{}: {:.0f} OOM kills{}", host, h.kills,
                       h.first_kill ? " from " + playbook::FormatTime(*h.first_kill) : "")));
@@ -96,7 +96,7 @@ PlaybookResult RunOomPlaybook(PromSource& source, const DiagnoseContext& context
                                    : t.consumed_fraction >= kSignificantFraction);
     if (checkpoint && t.recovered_episodes > 0) {
       result.anomalies.push_back(MakeFinding(
-          "checkpoint-step", Severity::kInfo, "hw_mem_available_bytes", host,
+          "checkpoint-step", Severity::kInfo, metric_names::kMemAvailableBytes, host,
           t.start_available - t.min_available, "bytes", t.onset,
           fmt::format("{}: memory dips at checkpoint saves ({} recovered), deepest {} at {}", host,
                       t.recovered_episodes,
@@ -107,13 +107,14 @@ PlaybookResult RunOomPlaybook(PromSource& source, const DiagnoseContext& context
     affected.push_back(host);
     if (!checkpoint) {
       const bool ramp = t.shape == MemoryShape::kGradualRamp;
-      result.anomalies.push_back(MakeFinding(
-          ramp ? "host-memory-ramp" : "host-memory-spike", Severity::kWarning,
-          "hw_mem_available_bytes", host, t.start_available - t.min_available, "bytes", t.onset,
-          fmt::format("{}: {} of memory taken {} from {} to {}", host,
-                      playbook::FormatBytes(t.start_available - t.min_available),
-                      ramp ? "gradually" : "suddenly", playbook::FormatTime(t.onset),
-                      playbook::FormatTime(t.peak_time))));
+      result.anomalies.push_back(
+          MakeFinding(ramp ? "host-memory-ramp" : "host-memory-spike", Severity::kWarning,
+                      metric_names::kMemAvailableBytes, host, t.start_available - t.min_available,
+                      "bytes", t.onset,
+                      fmt::format("{}: {} of memory taken {} from {} to {}", host,
+                                  playbook::FormatBytes(t.start_available - t.min_available),
+                                  ramp ? "gradually" : "suddenly", playbook::FormatTime(t.onset),
+                                  playbook::FormatTime(t.peak_time))));
     }
     if (!worst || h.kills > worst->kills ||
         (h.kills == worst->kills && t.consumed_fraction > worst->trajectory.consumed_fraction)) {
@@ -134,11 +135,11 @@ PlaybookResult RunOomPlaybook(PromSource& source, const DiagnoseContext& context
       const char *family, *code, *unit;
       double threshold;
     };
-    const Gauge gauges[] = {{"hw_io_pressure_full_pct", "io-pressure", "%", kHighIoPressure},
-                            {"hw_procs_blocked", "procs-blocked", "count", kManyBlocked},
-                            {"hw_mem_dirty_bytes", "", "bytes", 0},
-                            {"hw_mem_writeback_bytes", "", "bytes", 0},
-                            {"hw_gpu_vram_used_bytes", "", "bytes", 0}};
+    const Gauge gauges[] = {{metric_names::kIoPressureFullPct, "io-pressure", "%", kHighIoPressure},
+                            {metric_names::kProcsBlocked, "procs-blocked", "count", kManyBlocked},
+                            {metric_names::kMemDirtyBytes, "", "bytes", 0},
+                            {metric_names::kMemWritebackBytes, "", "bytes", 0},
+                            {metric_names::kGpuVramUsedBytes, "", "bytes", 0}};
     for (const auto& g : gauges) {
       std::string query = fmt::format("{}{{{}}}", g.family, sel);
       io.query += (io.query.empty() ? "" : "; ") + query;

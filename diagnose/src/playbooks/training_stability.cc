@@ -8,10 +8,9 @@
 #include <functional>
 #include <limits>
 
-#include "contention_checklist.h"
 #include "jobmon/diagnose/playbooks.h"
-#include "jobmon/diagnose/query_helpers.h"
-#include "playbook_util.h"
+#include "playbooks/contention_checklist.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -136,7 +135,7 @@ PlaybookResult RunTrainingStabilityPlaybook(PromSource& source, const DiagnoseCo
   PlaybookResult result;
   result.playbook = "training";
   result.analysis_type = "training-stability";
-  const TimeRange range = context.window.seconds() > 0 ? context.window : context.job_range;
+  const TimeRange range = playbook::WindowOrJob(context);
   const TimeRange steady = playbook::SteadyRange(context);
   auto step_time = Tb(source, result, "tb_perf_step_time_seconds", context, range);
   auto throughput = Tb(source, result, "tb_perf_per_device_tokens_per_sec", context, range);
@@ -177,7 +176,7 @@ PlaybookResult RunTrainingStabilityPlaybook(PromSource& source, const DiagnoseCo
     if (auto x = FirstSpike(*loss, kLossSpikeFactor, steady, context)) {
       loss_spike = true;
       result.anomalies.push_back(MakeFinding(
-          "loss-spike", Severity::kCritical, "tb_learning_loss", {}, x->value, "", x->time,
+          "loss-spike", Severity::kCritical, "tb_learning_loss", Labels{}, x->value, "", x->time,
           fmt::format("loss jumped to {:.4g} at {} (over {:.0f}x its recent median)", x->value,
                       At(x->time), kLossSpikeFactor)));
     }
@@ -191,7 +190,7 @@ PlaybookResult RunTrainingStabilityPlaybook(PromSource& source, const DiagnoseCo
               ? (g == &grad ? "tb_learning_grad_norm" : "tb_learning_moe_lb_loss")
               : (*g)->Label("__name__");
       result.anomalies.push_back(
-          MakeFinding("grad-spike", Severity::kWarning, family, {}, x->value, "", x->time,
+          MakeFinding("grad-spike", Severity::kWarning, family, Labels{}, x->value, "", x->time,
                       fmt::format("{} spiked to {:.4g} at {} (over {:.0f}x its recent median)",
                                   family, x->value, At(x->time), kGradSpikeFactor)));
     }
@@ -214,7 +213,7 @@ PlaybookResult RunTrainingStabilityPlaybook(PromSource& source, const DiagnoseCo
     if (spikes > 0) {
       checkpoint_spikes = true;
       result.anomalies.push_back(MakeFinding(
-          "checkpoint-step", Severity::kInfo, "tb_perf_step_time_seconds", {},
+          "checkpoint-step", Severity::kInfo, "tb_perf_step_time_seconds", Labels{},
           static_cast<double>(spikes), "count", std::nullopt,
           fmt::format(
               "{} slow step samples inside checkpoint windows: periodic checkpoint saves, expected",
@@ -224,7 +223,7 @@ PlaybookResult RunTrainingStabilityPlaybook(PromSource& source, const DiagnoseCo
   if (throughput) drop = Regression(*throughput, -1, steady, context);
   if (slower) {
     result.anomalies.push_back(
-        MakeFinding("step-time-increase", Severity::kWarning, "tb_perf_step_time_seconds", {},
+        MakeFinding("step-time-increase", Severity::kWarning, "tb_perf_step_time_seconds", Labels{},
                     slower->extreme, "s", slower->onset,
                     fmt::format("step time rose from {:.3g}s to {:.3g}s{}{}", slower->baseline,
                                 slower->extreme, slower->onset ? " from " + At(*slower->onset) : "",
@@ -232,8 +231,8 @@ PlaybookResult RunTrainingStabilityPlaybook(PromSource& source, const DiagnoseCo
   }
   if (drop) {
     result.anomalies.push_back(
-        MakeFinding("throughput-drop", Severity::kWarning, "tb_perf_per_device_tokens_per_sec", {},
-                    drop->extreme, "tokens/s", drop->onset,
+        MakeFinding("throughput-drop", Severity::kWarning, "tb_perf_per_device_tokens_per_sec",
+                    Labels{}, drop->extreme, "tokens/s", drop->onset,
                     fmt::format("throughput fell {:.0f}% from {:.4g} to {:.4g} tokens/s/device{}",
                                 100 * (1 - drop->extreme / drop->baseline), drop->baseline,
                                 drop->extreme, drop->onset ? " from " + At(*drop->onset) : "")));

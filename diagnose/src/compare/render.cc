@@ -6,7 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "jobmon/diagnose/compare.h"
+#include "compare/compare.h"
 
 namespace jobmon::diagnose {
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "compare/compare.h"
 #include "jobmon/common/iso_time.h"
-#include "jobmon/diagnose/compare.h"
 #include "jobmon/diagnose/report.h"
 
 namespace jobmon::diagnose {

@@ -2,7 +2,7 @@
 // The metrics the comparison puts side by side: the reference's key metrics
 // for a multi-job TGS comparison and Playbook 7's contention checklist, one
 // row each, in the order a root cause is looked for (causes before the
-// symptoms they produce). Private to compare*.cc.
+// symptoms they produce). Private to compare/.
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "jobmon/diagnose/compare.h"
+#include "compare/compare.h"
 #include "jobmon/diagnose/report.h"
 
 namespace jobmon::diagnose {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "jobmon/diagnose/compare.h"
+#include "compare/compare.h"
 
 namespace jobmon::diagnose {
 

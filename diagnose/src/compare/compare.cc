@@ -3,15 +3,16 @@
 // on both, then the first family that diverges beyond its noise and that no
 // config difference explains.
 
-#include "jobmon/diagnose/compare.h"
+#include "compare/compare.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "compare_sweep.h"
-#include "jobmon/diagnose/query_helpers.h"
+#include "compare/sweep.h"
+#include "jobmon/common/metric_names.h"
+#include "playbooks/kit.h"
 
 namespace jobmon::diagnose {
 
@@ -155,7 +156,7 @@ Comparison Compare(PromSource& a, const DiagnoseContext& ca, PromSource& b,
     if (metric.workload && !workload_keys.empty()) {
       row.explained_by_config = true;
       row.likely_cause = "config difference: " + JoinFirst(workload_keys, 3);
-    } else if (metric.family == "hw_procs_running" && observability_differs) {
+    } else if (metric.family == metric_names::kProcsRunning && observability_differs) {
       row.explained_by_config = true;
       row.likely_cause = "config difference: RAY (a different observability stack)";
     } else if (metric.role == Role::kTcp) {
@@ -168,7 +169,7 @@ Comparison Compare(PromSource& a, const DiagnoseContext& ca, PromSource& b,
     }
     std::string per_host_note;
     auto hosts = HostsCarryingDelta(low_state, high_state);
-    if (metric.family == "hw_procs_running" && !row.explained_by_config) {
+    if (metric.family == metric_names::kProcsRunning && !row.explained_by_config) {
       // Reference step 6: a uniform delta across all hosts points to a
       // software-level leak, a per-node one to background processes or
       // a different node allocation.

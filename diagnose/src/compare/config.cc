@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "jobmon/diagnose/compare.h"
+#include "compare/compare.h"
 
 namespace jobmon::diagnose {
 
