@@ -210,7 +210,7 @@ std::function<int()> AddDiagnoseCommand(CLI::App& app) {
   auto args = std::make_shared<DiagnoseArgs>();
   CLI::App* cmd = app.add_subcommand(
       "diagnose",
-      "Diagnose a job from its metrics (TSDB): the playbooks of tsdb-diagnosis.md on its live "
+      "Diagnose a job from its metrics (TSDB): the playbooks of docs/diagnose.md on its live "
       "Prometheus, its archive (served by a read-only Prometheus on a free loopback port, "
       "removed afterwards) or a TSDB directory.");
   cmd->add_option("target", args->target,

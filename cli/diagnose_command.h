@@ -1,5 +1,5 @@
 #pragma once
-// `jobmon diagnose`: the TSDB playbooks of reference/tsdb-diagnosis.md
+// `jobmon diagnose`: the TSDB playbooks of docs/diagnose.md
 // against a job's live Prometheus, its archive or a TSDB directory.
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// One diagnosis of one job's TSDB (tsdb-diagnosis.md, workflow steps 3-5):
+// One diagnosis of one job's TSDB (docs/diagnose.md, workflow steps 3-5):
 // discovery, the time window and step map, the tb_step cross-check, broken
 // observability, then the selected playbooks, each with its own window of
 // interest. Failures are values: a query that fails becomes an error of

@@ -1,5 +1,5 @@
 #pragma once
-// What the TSDB holds, before any playbook (tsdb-diagnosis.md, workflow
+// What the TSDB holds, before any playbook (docs/diagnose.md, workflow
 // step 3, "Always query all metrics first"): its metric families, its hosts,
 // its time range and the job's, and when each host was last scraped. The
 // TSDB's own range comes from the caller (block meta.json / headStats).

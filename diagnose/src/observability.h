@@ -1,6 +1,6 @@
 #pragma once
-// Broken observability as code (tsdb-diagnosis.md, "Troubleshooting Missing
-// or Incomplete TSDB Data"): ghost data (an exporter serving stale values
+// Broken observability as code (docs/diagnose.md, "Broken
+// observability"): ghost data (an exporter serving stale values
 // that Prometheus stamps afresh), gaps, hosts missing, families missing,
 // collectors failing, slow scrapes, exporters down. What it finds is
 // reported beside the playbooks, with the host/family/time ranges not to

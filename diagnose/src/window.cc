@@ -14,7 +14,7 @@ namespace jobmon::diagnose {
 
 namespace {
 
-constexpr double kReferenceRateWindow = 300;  // the reference's [5m]
+constexpr double kReferenceRateWindow = 300;  // docs/diagnose.md's [5m]
 
 void AddIfLater(std::vector<StepTime>& out, int64_t step, double time) {
   // Steps rise; a repeat or a lower step (another host behind, a restart's
@@ -35,7 +35,7 @@ TriageFacts FactsFromTriage(const triage::TriageReport& report) {
     f.hang_start = p.last_step_time;
   }
   f.heartbeat_timeout_seconds = report.heartbeat_timeout_seconds;
-  // Heartbeats stopped one timeout before the accusation (reference step 4).
+  // Heartbeats stopped one timeout before the accusation (docs/diagnose.md, "The workflow", step 4).
   if (report.heartbeat && f.crash_time && f.heartbeat_timeout_seconds) {
     f.heartbeat_stop = *f.crash_time - *f.heartbeat_timeout_seconds;
   }

@@ -1,5 +1,5 @@
 #pragma once
-// The time frame of a diagnosis (tsdb-diagnosis.md, workflow step 4): what
+// The time frame of a diagnosis (docs/diagnose.md, workflow step 4): what
 // the triage of the log says (failure time, hang start, when heartbeats
 // stopped), the step <-> wall-clock map (tb_step, else the log's stamped
 // step lines), the checkpoint windows ("Checkpointing interference"), the

@@ -241,7 +241,7 @@ std::vector<prometheus::MetricFamily> CollectorPool::CollectNow(
   out.push_back(std::move(stuck));
   prometheus::MetricFamily scrape_duration{
       metric_names::kScrapeDurationSeconds,
-      "Time this scrape took (kept for the reference's playbooks)",
+      "Time this scrape took (kept for the diagnosis playbooks)",
       prometheus::MetricType::Gauge,
       {}};
   prometheus::ClientMetric scrape_metric;

@@ -87,7 +87,7 @@ def with_fake_trainer(args):
                           "tb_learning_total_weights", "tb_perf_step_time_seconds", "tb_perf_per_device_tflops",
                           "tb_perf_per_device_tokens_per_sec"]
             missing = [name for name in catalog_tb if f'{name}{{host="node1"}}' not in training]
-            check("while training: the reference's tb_* names (MaxText tags) are all there", not missing, missing)
+            check("while training: the documented tb_* names (MaxText tags) are all there", not missing, missing)
             hung = {}
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:

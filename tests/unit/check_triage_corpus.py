@@ -95,7 +95,7 @@ def cli_checks(jobmon, corpus):
                 "### Live dashboards", "### Recommended next steps"]
     md = run("triage", "--no-slurm", os.path.join(corpus, "oom-host-cascade.log")).stdout
     positions = [md.find(h) for h in headings]
-    yield "markdown has the reference's sections in order", (
+    yield "markdown has the documented sections in order", (
         [] if -1 not in positions and positions == sorted(positions) else [f"positions {positions}"])
     yield "markdown quotes evidence with line numbers", (
         [] if "Out of memory: Killed process 4242" in md and "| Last periodic ckpt this run | step 100 |" in md

@@ -1,6 +1,6 @@
 #pragma once
 // The playbook tests' check that counters were read only through rate() or
-// increase() (tsdb-diagnosis.md, "Common Pitfalls"): every metric name
+// increase() (docs/diagnose.md, "Common pitfalls"): every metric name
 // ending in _total in a query must sit right inside "rate(" or "increase(".
 // A plain scan, not std::regex (GCC 12's <regex> trips -Wmaybe-uninitialized
 // under the sanitizers).

@@ -1,4 +1,4 @@
-// Playbook 1 against canned series shaped like the reference's table rows.
+// Playbook 1 against canned series shaped like docs/diagnose.md's table rows.
 #include <gtest/gtest.h>
 
 #include "canned_prom_source.h"

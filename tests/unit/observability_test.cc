@@ -172,7 +172,7 @@ TEST(Observability, ThresholdsScaleWithTheJob) {
   DiagnoseContext c;
   c.scrape_interval_seconds = 5;
   c.job_range = {0, 86400};
-  EXPECT_EQ(GhostMinSeconds(c, 60), 300) << "the reference's 5 minutes on a long job";
+  EXPECT_EQ(GhostMinSeconds(c, 60), 300) << "docs/diagnose.md's 5 minutes on a long job";
   c.job_range = {0, 600};
   EXPECT_EQ(GhostMinSeconds(c, 5), 150) << "a quarter of a 10-minute job";
   c.job_range = {0, 120};

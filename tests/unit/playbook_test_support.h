@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the playbook unit tests: series shaped like a scenario, a
 // context for a job, and the check that counters were read only through
-// rate()/increase() (tsdb-diagnosis.md, "Common Pitfalls").
+// rate()/increase() (docs/diagnose.md, "Common pitfalls").
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 namespace jobmon::triage {
 
 // Sources of the wordings: the reference job script's header and JOB
-// SUMMARY (../shared/reference/job-log-triage.md; contrib/fake-trainer's
+// SUMMARY (docs/triage.md; contrib/fake-trainer's
 // log_lines.cc prints the same lines), MaxText's pyconfig ("Config param
 // <key>: <value>") and checkpointing messages, the JAX/XLA coordination
 // service (docs/signature-sources.md section 6), Slurm's srun.

@@ -47,7 +47,7 @@ using W = Weight;
 // them. "verified" means the format string was read in that source (or the
 // text is in a fixture that program printed here); docs/signature-sources.md
 // has the format strings themselves.
-constexpr const char* kRef = "jobmon launcher scripts (shared/reference/job-log-triage.md wording)";
+constexpr const char* kRef = "jobmon launcher scripts (docs/triage.md)";
 constexpr const char* kSlurmStepd =
     "SchedMD/slurm src/slurmd/slurmstepd/req.c _handle_signal_container, 22.05..HEAD "
     "(verified; tests/fixtures/real/pytorch, 22.05.8)";
@@ -252,7 +252,7 @@ std::vector<Signature> Join(std::vector<Signature> first, const std::vector<Sign
   return first;
 }
 
-// Next-step texts follow the reference's templates; where jobmon does the
+// Next-step texts follow docs/triage.md's templates; where jobmon does the
 // step itself, they name the jobmon command.
 std::vector<FailureClass> BuildTable() {
   using C = Category;

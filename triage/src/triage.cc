@@ -920,7 +920,7 @@ void ReadDashboards(const ScanFacts& facts, TriageReport& r) {
   if (facts.prometheus_port) r.prometheus_port = facts.prometheus_port;
 }
 
-// Next steps: the primary class's from the reference's templates, or those
+// Next steps: the primary class's from docs/triage.md's templates, or those
 // of a finished, running or unknown job, with the job id filled in.
 void SuggestNextSteps(TriageReport& r, const Analysis& a) {
   const std::string& primary = a.primary;

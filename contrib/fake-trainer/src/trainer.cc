@@ -180,7 +180,7 @@ void Run::WriteEvent(const StepMetrics& m, double lr) {
   tfevents::ScalarEvent event;
   event.step = m.step;
   event.wall_time = Now();
-  // MaxText's scalar tags (what the reference's tb_* catalog is made of).
+  // MaxText's scalar tags (what docs/diagnose.md's tb_* catalog is made of).
   const double grad_norm = 0.35 + 0.5 / (1.0 + 0.05 * static_cast<double>(m.step));
   event.scalars = {{"learning/loss", m.loss},
                    {"learning/grad_norm", grad_norm},

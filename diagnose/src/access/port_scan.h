@@ -1,6 +1,6 @@
 #pragma once
 // A free loopback port for a read-only Prometheus, found by scanning first
-// (reference tsdb-diagnosis.md, step 2, Case B): an ssh tunnel to a live
+// (docs/diagnose.md, step 2, Case B): an ssh tunnel to a live
 // job's Prometheus, another diagnosis's instance, anything listening is
 // skipped, never shadowed. A port counts as free only when nothing listens
 // on it (/proc/net/tcp and tcp6, any address) and 127.0.0.1:<port> binds.

@@ -1,5 +1,5 @@
 #pragma once
-// A read-only Prometheus we start (tsdb-diagnosis.md, step 2, Cases A
+// A read-only Prometheus we start (docs/diagnose.md, step 2, Cases A
 // fallback and B): over a copy of a TSDB or an unpacked archive in a
 // private temp dir, on a scanned free loopback port; stopped and the temp
 // dir removed when the session ends or a signal comes (cleanup_on_signal.h).

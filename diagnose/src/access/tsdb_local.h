@@ -1,7 +1,7 @@
 #pragma once
 // A TSDB directory on this machine: what it holds (ULID blocks, wal/), the
 // time range its blocks cover, and whether a live Prometheus serves it (then
-// it must not be served a second time: reference tsdb-diagnosis.md, step 2,
+// it must not be served a second time: docs/diagnose.md, step 2,
 // "never delete a TSDB lock file ... never ... a second instance").
 
 #include <sys/types.h>

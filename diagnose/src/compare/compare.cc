@@ -1,4 +1,4 @@
-// Two jobs side by side (tsdb-diagnosis.md, "Multi-Job Comparison"):
+// Two jobs side by side (docs/diagnose.md, "Comparing two jobs"):
 // config first, then the step-aligned steady state of the contention sweep
 // on both, then the first family that diverges beyond its noise and that no
 // config difference explains.
@@ -47,7 +47,7 @@ std::vector<std::string> WorkloadKeys(const std::vector<ConfigDifference>& diffs
 }
 
 // A different observability stack (RAY=1 vs 0) runs other processes
-// (reference step 4): it explains a procs_running difference.
+// (docs/diagnose.md, "The workflow", step 4): it explains a procs_running difference.
 bool ObservabilityDiffers(const std::vector<ConfigDifference>& diffs) {
   return std::any_of(diffs.begin(), diffs.end(),
                      [](const ConfigDifference& d) { return d.parameter == "RAY"; });

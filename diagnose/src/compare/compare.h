@@ -1,10 +1,10 @@
 #pragma once
-// Two jobs side by side (tsdb-diagnosis.md, "Multi-Job Comparison"): the
+// Two jobs side by side (docs/diagnose.md, "Comparing two jobs"): the
 // config differences from both logs' headers, the step-aligned overlap after
 // warmup, steady-state averages over it outside checkpoint windows for
 // Playbook 7's contention checklist on both jobs, and the root cause: the
 // first family that differs beyond its noise and is not explained by a
-// config difference. Rendered in the reference's step-8 format.
+// config difference. Rendered in docs/diagnose.md's step-8 format.
 
 #include <cstdint>
 #include <map>
@@ -84,7 +84,7 @@ Comparison Compare(PromSource& a, const DiagnoseContext& ca, PromSource& b,
                    const DiagnoseContext& cb, std::string_view log_header_a,
                    std::string_view log_header_b);
 
-// The reference's step-8 format: "## Multi-Job Comparison: A vs B", config
+// The reference's step-8 format: "## Comparing two jobs: A vs B", config
 // differences, overlapping step range, metric comparison, root cause.
 std::string RenderComparisonMarkdown(const Comparison& comparison);
 nlohmann::json ComparisonToJson(const Comparison& comparison);

@@ -1,4 +1,4 @@
-// Config from a log's header (tsdb-diagnosis.md, Multi-Job Comparison step
+// Config from a log's header (docs/diagnose.md, Comparing two jobs step
 // 1: "Parse PASSTHROUGH_ARGS from the header of each log file and diff
 // them"), widened to the other places a job prints its configuration.
 

@@ -1,4 +1,4 @@
-// The comparison in the reference's step-8 report format, and as JSON for
+// The comparison in docs/diagnose.md's step-8 report format, and as JSON for
 // `jobmon diagnose --compare --json`.
 
 #include <fmt/format.h>

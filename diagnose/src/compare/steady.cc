@@ -1,5 +1,5 @@
 // Step alignment and steady-state statistics for the comparison
-// (tsdb-diagnosis.md, Multi-Job Comparison steps 2, 3 and 5).
+// (docs/diagnose.md, Comparing two jobs steps 2, 3 and 5).
 
 #include <algorithm>
 #include <cmath>
@@ -75,7 +75,7 @@ std::optional<SteadyState> SteadyStateOf(const std::vector<Series>& series,
 bool Diverges(const SteadyState& a, const SteadyState& b, double min_abs, double min_rel) {
   double delta = std::fabs(b.mean - a.mean);
   // A persistent gap stands out of both jobs' variation over time; a one-off
-  // spike raises the variation instead (reference step 5).
+  // spike raises the variation instead (docs/diagnose.md, "The workflow", step 5).
   double noise = std::sqrt((a.stddev * a.stddev + b.stddev * b.stddev) / 2);
   double scale = std::max(std::fabs(a.mean), std::fabs(b.mean));
   return delta > 2 * noise && delta >= min_abs && delta >= min_rel * scale && delta > 0;

@@ -7,7 +7,7 @@
 
 namespace jobmon::diagnose::compare_detail {
 
-// Thresholds: tsdb-diagnosis.md. Step time and throughput: Playbook 7
+// Thresholds: docs/diagnose.md. Step time and throughput: Playbook 7
 // ">10% drop from steady-state average"; TCP: Playbook 6 ">10/s sustained";
 // RDMA, retry exhaustion, OOM kills, GPU error counters: "any sustained > 0"
 // (a tiny floor, the noise test does the rest). GPU power, clock and

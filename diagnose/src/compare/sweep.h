@@ -1,5 +1,5 @@
 #pragma once
-// The metrics the comparison puts side by side: the reference's key metrics
+// The metrics the comparison puts side by side: docs/diagnose.md's key metrics
 // for a multi-job TGS comparison and Playbook 7's contention checklist, one
 // row each, in the order a root cause is looked for (causes before the
 // symptoms they produce). Private to compare/.

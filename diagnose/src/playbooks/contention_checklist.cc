@@ -29,7 +29,7 @@ struct Check {
 
 // The reference gives no numbers for most rows; these call a change at the
 // anomaly a deviation only when it is large against the job's own steady
-// state. TCP >10/s and GPU >90C are the reference's (Playbooks 5 and 6).
+// state. TCP >10/s and GPU >90C are docs/diagnose.md's (Playbooks 5 and 6).
 std::vector<Check> Checks() {
   auto rise = [](double factor, double delta) {
     return [=](double v, double b) { return v > b * factor && v > b + delta; };

@@ -1,5 +1,5 @@
 #pragma once
-// Playbook 7's contention checklist (tsdb-diagnosis.md, "Contention
+// Playbook 7's contention checklist (docs/diagnose.md, "Contention
 // checklist"): at the time a throughput drop or step-time increase began,
 // every contention source is checked against the job's own steady state
 // before it: CPU, TCP, RDMA, storage I/O, memory, GPU thermal, GPU hardware

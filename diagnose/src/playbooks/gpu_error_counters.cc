@@ -19,7 +19,7 @@ struct Counter {
   const char* meaning;
 };
 
-// tsdb-diagnosis.md Playbook 5 rows 5-8 and Playbook 4: any uncorrectable
+// docs/diagnose.md Playbook 5 rows 5-8 and Playbook 4: any uncorrectable
 // or fatal error means a bad GPU; correctable ones an accumulating issue.
 // ECC "volatile": since driver load; "aggregate" would count it twice.
 constexpr Counter kCounters[] = {

@@ -1,6 +1,6 @@
-// Playbook 5 (tsdb-diagnosis.md, "GPU Health Check"): temperature, power,
+// Playbook 5 (docs/diagnose.md, "GPU health playbook"): temperature, power,
 // clocks, VRAM, utilization and the error counters of every GPU, reported
-// in the reference's "GPU Health Summary" format.
+// in docs/diagnose.md's "GPU Health Summary" format.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Playbook 1 (tsdb-diagnosis.md, "RCCL/NCCL Hang"): GPU utilization and
+// Playbook 1 (docs/diagnose.md, "Hang playbook"): GPU utilization and
 // power per host in the hang window, judged against each host's own
 // training baseline (common/include/jobmon/common/power_judgement.h), and the network just before
 // the hang.

@@ -1,4 +1,4 @@
-// Playbook 4 (tsdb-diagnosis.md, "Node Failure / Hardware Issue"): error
+// Playbook 4 (docs/diagnose.md, "Hardware playbook"): error
 // counters increased inside the job's window (never their boot-time
 // totals), RDMA ports that went down, and the temperature before the end,
 // compared across nodes: healthy nodes count zero.

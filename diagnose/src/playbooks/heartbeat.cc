@@ -1,4 +1,4 @@
-// Playbook 2 (tsdb-diagnosis.md, "Heartbeat False-Positive"): were the
+// Playbook 2 (docs/diagnose.md, "Heartbeat playbook"): were the
 // accused hosts training when their heartbeats stopped (crash time minus
 // the heartbeat timeout)? Utilization, memory, I/O pressure, TCP
 // retransmits, the coordinator's listen drops, dirty pages -> its table.
@@ -146,7 +146,7 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
     }
   }
   // Retransmits inside a checkpoint window are NFS writing the checkpoint
-  // (tsdb-diagnosis.md, "Expected NFS congestion during checkpoint writes").
+  // (docs/diagnose.md, "Expected NFS congestion during checkpoint writes").
   if (in_checkpoint && !network.empty()) {
     io.insert(io.end(), network.begin(), network.end());
     network.clear();

@@ -2,8 +2,8 @@
 // The playbook kit: what the playbooks (and the comparison, discovery and
 // the observability check) build their queries, numbers and findings
 // from. Counters are read only through rate()/increase() inside the job's
-// window, never by their absolute value (tsdb-diagnosis.md, "Common
-// Pitfalls": RDMA counters count from boot). A failed query is kept in the
+// window, never by their absolute value (docs/diagnose.md, "Common
+// pitfalls": RDMA counters count from boot). A failed query is kept in the
 // result and answers empty: the verdict is then partial, not wrong.
 
 #include <functional>
@@ -96,7 +96,7 @@ std::vector<Series> IncreaseOver(PromSource& source, PlaybookResult& result,
 TimeRange WindowOrJob(const DiagnoseContext& context);
 
 // The job's training time without warmup: from the step after the first
-// `warmup` steps (the reference's "skip warmup steps", 5-10) to the last
+// `warmup` steps (docs/diagnose.md's "skip warmup steps", 5-10) to the last
 // step; the job's range when no steps are known.
 TimeRange SteadyRange(const DiagnoseContext& context, int64_t warmup_steps = 5);
 

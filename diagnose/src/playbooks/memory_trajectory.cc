@@ -76,7 +76,7 @@ MemoryTrajectory ClassifyMemory(const Series& available, const DiagnoseContext& 
     }
   }
   // The deepest dip began or bottomed out in a checkpoint save: the save's
-  // D2H copy (tsdb-diagnosis.md, "Checkpointing interference").
+  // D2H copy (docs/diagnose.md, "Checkpointing interference").
   if (out.peak_in_checkpoint || context.InCheckpoint(out.onset)) {
     out.shape = MemoryShape::kCheckpointSpikes;
   } else if (sudden >= kSuddenShare * drop) {

@@ -1,5 +1,5 @@
 #pragma once
-// The shape of a host's memory over a job (tsdb-diagnosis.md, Playbook 3
+// The shape of a host's memory over a job (docs/diagnose.md, Playbook 3
 // "Interpretation"), from hw_mem_available_bytes (the exporter has no
 // "used"): how much of the starting headroom went, how fast, and whether
 // it came back after checkpoint saves. Pure, for unit tests.

@@ -1,4 +1,4 @@
-// Playbook 6 (tsdb-diagnosis.md, "Network Health Check"): TCP and RDMA
+// Playbook 6 (docs/diagnose.md, "Network playbook"): TCP and RDMA
 // counters as rates inside the job's window, RDMA port state, and the
 // reference's node-exclusion priority as a ranked node list.
 #include <fmt/format.h>
@@ -40,7 +40,7 @@ struct Signal {
   const char* meaning;
 };
 
-// Rows 2, 3, 5-10 of the reference's query table.
+// Rows 2, 3, 5-10 of docs/diagnose.md's query table.
 constexpr Signal kSignals[] = {
     {metric_names::kRdmaReqTxRetryExcdErrTotal, "rdma-retry-exhaustion", Severity::kCritical, false,
      kRetryExhaustion, "packets permanently lost: hard link failure"},

@@ -1,4 +1,4 @@
-// Playbook 3 (tsdb-diagnosis.md, "Host OOM"): each host's memory
+// Playbook 3 (docs/diagnose.md, "OOM playbook"): each host's memory
 // trajectory (memory_trajectory.h), the OOM kills in the job's window,
 // and what I/O and VRAM did around the worst point.
 #include <fmt/format.h>

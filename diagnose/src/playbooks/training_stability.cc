@@ -1,4 +1,4 @@
-// Playbook 7 (tsdb-diagnosis.md, "Training Stability"): loss, gradient
+// Playbook 7 (docs/diagnose.md, "Training playbook"): loss, gradient
 // norms, step time, throughput and learning rate from the tb_* bridge, in
 // steady state (warmup and checkpoint windows left out), then the
 // contention checklist at the time a slowdown began.

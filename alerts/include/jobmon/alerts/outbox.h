@@ -1,5 +1,5 @@
 #pragma once
-// The durable outbox (DESIGN.md "Alerts"): every alert event is written to
+// The durable outbox (docs/alerts.md, "Delivery and the outbox"): every alert event is written to
 // the monitor's SQLite, one row per receiver, in the same transaction as
 // the incident it reports, before anything is sent. Delivery happens later,
 // per receiver in order, with exponential backoff and jitter, a rate limit,

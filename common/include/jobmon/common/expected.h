@@ -1,5 +1,5 @@
 #pragma once
-// Errors are values until the boundary that reports them (STYLE.md).
+// Errors are values until the boundary that reports them.
 // A minimal stand-in for C++23 std::expected, which GCC 12 lacks.
 
 #include <string>

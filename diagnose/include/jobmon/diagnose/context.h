@@ -19,7 +19,7 @@ struct StepTime {
 };
 
 // A checkpoint save and the steps just after it (async checkpointing):
-// spikes inside are expected, not anomalies (tsdb-diagnosis.md,
+// spikes inside are expected, not anomalies (docs/diagnose.md,
 // "Checkpointing interference").
 struct CheckpointWindow {
   int64_t step = 0;
@@ -51,7 +51,7 @@ struct DiagnoseContext {
   std::vector<CheckpointWindow> checkpoints;
   TriageFacts triage;
   double scrape_interval_seconds = 5;
-  // The range of rate()/increase(): the reference's 5m, shortened for jobs
+  // The range of rate()/increase(): docs/diagnose.md's 5m, shortened for jobs
   // shorter than that so a rate still stays inside the job (window.h).
   double rate_window_seconds = 300;
 

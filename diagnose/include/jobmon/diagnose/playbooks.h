@@ -1,6 +1,6 @@
 #pragma once
-// The playbooks of tsdb-diagnosis.md ("Diagnostic Playbooks"), an explicit
-// list: name, the reference's analysis type, the triage classes that pick
+// The playbooks of docs/diagnose.md ("The playbooks"), an explicit
+// list: name, docs/diagnose.md's analysis type, the triage classes that pick
 // it under --playbook auto ("Integration with Triage"), and the function.
 
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Rendering a Diagnosis: Markdown in tsdb-diagnosis.md's "Output Format"
+// Rendering a Diagnosis: Markdown in docs/diagnose.md, "Report format"
 // (one block per playbook, then what the data cannot be trusted for), and
 // JSON with a versioned schema (kDiagnoseJsonSchema, docs/diagnose-json.md).
 

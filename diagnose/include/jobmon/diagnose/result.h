@@ -47,7 +47,7 @@ struct PlaybookResult {
   std::string playbook;  // "hang", "heartbeat", ... (playbooks.h)
   // The playbook's own window of interest; unset: the diagnosis' context.window.
   std::optional<TimeRange> window;
-  std::string analysis_type;  // the reference's: hang | heartbeat | oom | hardware | ...
+  std::string analysis_type;  // docs/diagnose.md's: hang | heartbeat | oom | hardware | ...
   std::string verdict;        // a short code, e.g. "busy-wait-hang", "false-positive"
   std::string summary;        // plain English: what the metrics show, the root cause
   std::vector<EvidenceTable> evidence;
@@ -76,9 +76,9 @@ struct ObservabilityResult {
 // only when the ramp crosses its threshold.
 void SetRootCauseAndChain(PlaybookResult& result, double same_time_seconds = 0);
 
-// Where a finding's code sits in the reference's chains ("Contention
+// Where a finding's code sits in docs/diagnose.md's chains ("Contention
 // checklist", GPU thermal: temperature rise -> clock throttle -> power drop
-// -> throughput drop; "Common Pitfalls": power, clock, utilization and
+// -> throughput drop; "Common pitfalls": power, clock, utilization and
 // throughput drops are symptoms, not causes): 0 a cause (system or
 // training-level event), 1 a clock drop, 2 GPU power/utilization symptoms,
 // 3 step time and throughput.
@@ -88,7 +88,7 @@ int CausalRank(const std::string& code);
 
 namespace jobmon::diagnose {
 
-// Multi-job comparison (tsdb-diagnosis.md "Multi-Job Comparison", report
+// Multi-job comparison (docs/diagnose.md "Comparing two jobs", report
 // format of its step 8).
 struct ConfigDifference {
   std::string parameter, a, b;

@@ -1,5 +1,5 @@
 #pragma once
-// Reaching a job's TSDB (tsdb-diagnosis.md, workflow step 2, with its
+// Reaching a job's TSDB (docs/diagnose.md, workflow step 2, with its
 // safety rules): a running job's Prometheus on the head node's loopback (or
 // a URL given, e.g. an ssh tunnel); a finished job's tsdb.tar.zst, checked
 // against the manifest's sha256 and unpacked to a private temp dir; a raw

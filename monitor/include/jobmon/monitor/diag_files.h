@@ -1,6 +1,6 @@
 #pragma once
 // What the daemon reads from a job's diag dir, which the job's user owns
-// and can fill with anything (DESIGN.md "Security"): manifest.json and
+// and can fill with anything (docs/operations.md, "Security and hardening"): manifest.json and
 // targets/*.json. Every file is opened with OpenUserFile as the job's user
 // (a FIFO, device or symlink is refused, never waited on), capped in size
 // and count; from the manifest only what can be checked is taken, and the

@@ -1,6 +1,6 @@
 #pragma once
-// heartbeat/false-positive vs heartbeat/true-positive (reference
-// tsdb-diagnosis.md, the heartbeat playbook; job-log-triage.md, the
+// heartbeat/false-positive vs heartbeat/true-positive (docs/diagnose.md
+// docs/diagnose.md, the heartbeat playbook; docs/triage.md, the
 // checklist): were the accused hosts alive when their heartbeats supposedly
 // stopped (crash_time - heartbeat_timeout) and when they were accused? The
 // system evidence decides where there is some; the log checklist decides

@@ -1,5 +1,5 @@
 #pragma once
-// When an incident opens, closes or gives way to another (DESIGN.md
+// When an incident opens, closes or gives way to another (docs/monitor.md,
 // "Progress and incidents"), apart from how the monitor reads, stores and
 // sends: pure functions from what the tracker and the classifiers concluded,
 // the job's open incident and its Slurm end to a decision. The monitor

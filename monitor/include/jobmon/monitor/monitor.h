@@ -1,5 +1,5 @@
 #pragma once
-// The daemon's core, one poll cycle at a time (DESIGN.md "Progress and
+// The daemon's core, one poll cycle at a time (docs/monitor.md, "Progress and
 // incidents"): refresh the job list from Slurm when due, scrape the --diag
 // jobs' exporters, follow every log, and move each job through
 //   starting -> training -> stalled -> incident -> resumed / ended,

@@ -1,5 +1,5 @@
 #pragma once
-// Per-job progress against expectation (DESIGN.md "Progress and incidents"):
+// Per-job progress against expectation (docs/monitor.md, "Progress and incidents"):
 // starting (no step yet, startup grace) -> training -> stalled by the one
 // stall rule (triage::StallThreshold): max(k * p99 interval, min_stall),
 // with extra grace after a checkpoint step, learned from the job's own

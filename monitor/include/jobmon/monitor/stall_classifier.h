@@ -1,6 +1,6 @@
 #pragma once
 // What a stall is, from system evidence at the moment it was detected
-// (reference/tsdb-diagnosis.md, Playbook 1 "Interpretation"): GPU power is
+// (docs/diagnose.md, "Hang playbook"): GPU power is
 // the ground truth, judged against this job's own training baseline, not a
 // vendor constant.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Finding a job's log and directory (reference step 1): a log file, a job
+// Finding a job's log and directory (docs/triage.md, step 1): a log file, a job
 // dir (follow its `log` symlink), or a Slurm job id under an outputs dir.
 
 #include <chrono>

@@ -158,7 +158,7 @@ class LogScanner {
   Expected<ScanFacts> ScanFile(const std::string& path) const;
   Expected<ScanFacts> ScanText(std::string_view text) const;  // tests
 
-  // The fast path for status alone (reference step 2): the header facts
+  // The fast path for status alone (docs/triage.md, step 2): the header facts
   // from the first `head_bytes`, everything else from the last `tail_bytes`,
   // without reading the middle. Line numbers then count from the tail's
   // first whole line (`lines` is 0: unknown). A tail with neither a JOB

@@ -1,5 +1,5 @@
 #pragma once
-// Rendering a TriageReport: Markdown in the reference's output format, and
+// Rendering a TriageReport: Markdown in docs/triage.md's output format, and
 // JSON with a versioned schema (documented in docs/triage-json.md).
 
 #include <nlohmann/json.hpp>

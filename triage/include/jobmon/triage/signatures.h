@@ -1,6 +1,6 @@
 #pragma once
-// The failure classes of ../shared/reference/job-log-triage.md, as one
-// explicit table in the reference's priority order, plus the known-harmless
+// The failure classes of docs/triage.md, as one
+// explicit table in docs/triage.md's priority order, plus the known-harmless
 // patterns that never count. A reader finds the rule for any class here.
 
 #include <string>

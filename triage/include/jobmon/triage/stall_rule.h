@@ -1,5 +1,5 @@
 #pragma once
-// The stall rule (DESIGN.md "Progress and incidents"), one for the monitor's
+// The stall rule (docs/monitor.md, "Progress and incidents"), one for the monitor's
 // tracker, the triage projection and `jobmon status`: no step for longer than
 //   max(k x the p99 step interval, min_stall)
 // is a stall; while the last step is a checkpoint step the threshold is at

@@ -1,5 +1,5 @@
 #pragma once
-// Triage of one job log (../shared/reference/job-log-triage.md): status,
+// Triage of one job log (docs/triage.md): status,
 // classification with the root cause of cascades, progress projection and
 // the heartbeat-timeout checklist, from the facts of one scan. Pure: time
 // and the Slurm state come in through AnalysisContext.
@@ -87,7 +87,7 @@ struct TriageReport {
   std::vector<LineRef> evidence;
   Progress progress;
   std::optional<HeartbeatChecklist> heartbeat;
-  // When the job failed, for a TSDB's time window (tsdb-diagnosis.md step
+  // When the job failed, for a TSDB's time window (docs/diagnose.md step
   // 4): the primary's first line's own timestamp, else the log's last
   // timestamp; nullopt without a failure or without timestamps.
   std::optional<double> failure_time;
