@@ -29,7 +29,7 @@ PACKAGES=(
   lintian
   # the package's manual pages, made from each command's --help and --version
   help2man
-  # systemd-analyze checks the packaged unit (tests/unit/systemd_unit_test.sh)
+  # systemd-analyze checks the packaged unit (tests/unit/scripts/systemd_unit_test.sh)
   systemd
   # dev cluster plumbing
   iproute2 util-linux procps

@@ -4,10 +4,10 @@
 # (Debian's container images ship one) and when it is not, when packages
 # are missing, and when apt-get fails. No real package is touched.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 work=$(mktemp -d /tmp/install-deps-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-# shellcheck source=tests/unit/check_lib.sh
+# shellcheck source=tests/unit/scripts/check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 # dpkg-query stand-in: a package is installed when it is listed in $STANDIN/installed.

@@ -3,8 +3,8 @@
 # logged step shows its output; and the scripts the README names wait only
 # through wait_for (no loop without a deadline).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=tests/unit/check_lib.sh
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+# shellcheck source=tests/unit/scripts/check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 work=$(mktemp -d /tmp/script-lib-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -6,11 +6,11 @@
 # socket, the state database) is writable under its ProtectSystem=strict.
 # No systemd needs to run: verify and security --offline read the file.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 unit=${1:-$root/contrib/systemd/slurm_job_monitor.service}
 # The offline exposure score of the unit as reviewed: 2.7 (systemd 252).
 max_exposure=3.0
-# shellcheck source=tests/unit/check_lib.sh
+# shellcheck source=tests/unit/scripts/check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 if ! command -v systemd-analyze >/dev/null; then
   echo "systemd_unit_test: systemd-analyze not found (package systemd; scripts/install-deps.sh installs it)" >&2
