@@ -35,7 +35,8 @@ TriageFacts FactsFromTriage(const triage::TriageReport& report) {
     f.hang_start = p.last_step_time;
   }
   f.heartbeat_timeout_seconds = report.heartbeat_timeout_seconds;
-  // Heartbeats stopped one timeout before the accusation (docs/diagnose.md, "The workflow", step 4).
+  // Heartbeats stopped one timeout before the accusation (docs/diagnose.md,
+  // "Step 4: the time window").
   if (report.heartbeat && f.crash_time && f.heartbeat_timeout_seconds) {
     f.heartbeat_stop = *f.crash_time - *f.heartbeat_timeout_seconds;
   }
