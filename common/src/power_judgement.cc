@@ -1,7 +1,9 @@
 #include "jobmon/common/power_judgement.h"
 
 #include <algorithm>
-#include <cmath>
+#include <utility>
+
+#include "jobmon/common/percentile.h"
 
 namespace jobmon::power {
 
@@ -46,11 +48,7 @@ PowerState JudgePower(double utilization_percent, double power_watts,
 
 std::optional<double> TrainingBaseline(std::vector<double> training_samples) {
   if (training_samples.size() < kMinBaselineSamples) return std::nullopt;
-  // Nearest rank, as triage::Percentile(samples, 0.5): the ceil(n/2)-th smallest.
-  const size_t rank = (training_samples.size() + 1) / 2 - 1;
-  std::nth_element(training_samples.begin(), training_samples.begin() + rank,
-                   training_samples.end());
-  return training_samples[rank];
+  return Percentile(std::move(training_samples), 0.5);
 }
 
 }  // namespace jobmon::power

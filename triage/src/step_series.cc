@@ -48,14 +48,6 @@ std::optional<double> StepSeries::SteadyStepSeconds() const {
   return std::nullopt;
 }
 
-double Percentile(std::vector<double> values, double fraction) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  // Nearest-rank: the smallest value with at least `fraction` of values at or below it.
-  size_t rank = static_cast<size_t>(std::ceil(fraction * static_cast<double>(values.size())));
-  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
-}
-
 std::optional<double> StepSeries::RecentMedian() const {
   if (recent_.empty()) return std::nullopt;
   return Percentile({recent_.begin(), recent_.end()}, 0.5);

@@ -24,8 +24,6 @@ constexpr double kTrainingUtilization = 50;
 // ("Checkpointing interference"; the fake trainer: ~35%): alive still
 // reads above this, a dead task reads 0.
 constexpr double kCheckpointUtilization = 10;
-// The monitor's I/O-pressure line (common/include/jobmon/common/power_judgement.h).
-constexpr double kHighIoPressure = power::kHighIoPressurePercent;
 
 double StopTime(const DiagnoseContext& context) {
   const auto& t = context.triage;
@@ -136,7 +134,7 @@ PlaybookResult RunHeartbeatPlaybook(PromSource& source, const DiagnoseContext& c
           fmt::format("{}: TCP retransmits {:.1f}/s at {} (before: {:.1f}/s)", host, h.spike->value,
                       playbook::FormatTime(h.spike->time), h.spike->baseline)));
     }
-    if (h.io_full && *h.io_full >= kHighIoPressure) {
+    if (h.io_full && *h.io_full >= power::kHighIoPressurePercent) {
       io.push_back(host);
       result.anomalies.push_back(MakeFinding(
           "io-pressure", Severity::kWarning, metric_names::kIoPressureFullPct, host, h.io_full, "%",

@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "jobmon/common/percentile.h"
+
 namespace jobmon::triage {
 
 inline constexpr int64_t kWarmupSteps = 5;    // reference step 5: skip steps 0-4 after the first
@@ -55,6 +57,7 @@ class StepSeries {
   uint64_t steady_noncheckpoint_count_ = 0;
 };
 
-double Percentile(std::vector<double> values, double fraction);
+// Callers say triage::Percentile; the one definition is common/percentile.h.
+using jobmon::Percentile;
 
 }  // namespace jobmon::triage
