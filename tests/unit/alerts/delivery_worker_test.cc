@@ -29,7 +29,9 @@ class CountingReceiver : public Receiver {
     std::lock_guard<std::mutex> lock(mutex);
     keys.push_back(alert.key);
     thread = std::this_thread::get_id();
-    return {.ok = true};
+    Delivery delivered;
+    delivered.ok = true;
+    return delivered;
   }
   std::mutex mutex;
   std::vector<std::string> keys;

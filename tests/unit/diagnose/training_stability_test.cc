@@ -169,7 +169,9 @@ TEST(TrainingStabilityPlaybook, AnEarlyStaleSampleDoesNotDateTheSlowdown) {
   EXPECT_EQ(r.root_cause->time, TimeAt(53)) << r.summary;
   EXPECT_TRUE(Has(r, "step-time-increase", Severity::kWarning)) << r.summary;
   for (const auto& f : r.anomalies) {
-    if (f.code == "step-time-increase") EXPECT_EQ(f.time, TimeAt(54)) << f.text;
+    if (f.code == "step-time-increase") {
+      EXPECT_EQ(f.time, TimeAt(54)) << f.text;
+    }
   }
 }
 
