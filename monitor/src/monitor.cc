@@ -12,9 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "jobmon/common/hostlist.h"
+#include "evidence/evidence_feed.h"
 #include "jobmon/common/metric_names.h"
-#include "jobmon/common/private_ip.h"
 #include "jobmon/monitor/child_diagnoser.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
@@ -23,15 +22,10 @@
 #include "jobmon/monitor/incident_alert.h"
 #include "jobmon/monitor/incident_policy.h"
 #include "jobmon/monitor/stall_classifier.h"
-#include "jobmon/monitor/store_client.h"
 #include "jobmon/triage/triage_job.h"
 
 namespace jobmon::monitor {
 namespace {
-
-bool NotThere(const Error& error) {
-  return error.message.find(std::strerror(ENOENT)) != std::string::npos;
-}
 
 std::string Seconds(double s) { return fmt::format("{:.1f}", s); }
 
@@ -83,6 +77,7 @@ Monitor::Monitor(MonitorConfig config, StateStore& store, JobSource& source,
       child_diagnoser_(!diagnoser),
       diagnoser_(diagnoser ? std::move(diagnoser) : DefaultDiagnoser(config_)),
       followup_(std::make_unique<DiagnosisFollowUp>(diagnoser_, config_.diagnose_timeout)) {
+  feed_ = MakeEvidenceFeed(MakeFeedContext());
   auto scanner = triage::LogScanner::Create({});
   if (scanner) {
     scanner_ = std::move(scanner.value());
@@ -101,8 +96,19 @@ void Monitor::Reconfigure(MonitorConfig config) {
     if (child_diagnoser_) diagnoser_ = DefaultDiagnoser(config);
     followup_ = std::make_unique<DiagnosisFollowUp>(diagnoser_, config.diagnose_timeout);
   }
+  const bool evidence_changed = config.evidence != config_.evidence;
   config_ = std::move(config);
+  if (evidence_changed) feed_ = MakeEvidenceFeed(MakeFeedContext());
   next_slurm_poll_ = 0;  // selections may have changed
+}
+
+FeedContext Monitor::MakeFeedContext() {
+  return {config_, source_, log_, stats_,
+          [this](uint32_t job_id, const std::string& event, const std::string& error) {
+            if (auto found = jobs_.find(job_id); found != jobs_.end()) {
+              WarnOnce(found->second, event, error);
+            }
+          }};
 }
 
 void Monitor::Check(const Expected<void>& result, const char* what) {
@@ -304,170 +310,15 @@ void Monitor::RefreshJobs(double now, const Expected<std::vector<slurm::SlurmJob
   unknown.Log(log_, "watch_unknown_job");
 }
 
-void Monitor::ScrapeDiagJobs(double now) {
-  std::vector<ScrapeTarget> targets;
-  std::vector<Tracked*> owners;
+void Monitor::GatherEvidence(double now) {
+  std::vector<FeedJob> followed;
   for (auto& [id, t] : jobs_) {
     if (t.ended || !t.window || !t.user) continue;
-    // The targets dir fills as the nodes' prologs run: re-read it for a while.
-    if (t.targets.empty() || now - t.targets_read_at > 60) {
-      RefreshNodeAddresses(now);
-      ReadDiagFiles(t, now);
-    }
-    for (const ScrapeTarget& target : t.targets) {
-      targets.push_back(target);
-      owners.push_back(&t);
-    }
+    const bool heartbeat_pending = t.progress->heartbeat_seen_at() && !t.heartbeat_handled;
+    followed.push_back(
+        {t.record, *t.user, *t.progress, *t.window, heartbeat_pending, t.tunnel_command});
   }
-  if (targets.empty()) return;
-  std::vector<ScrapeResult> results = ScrapeAll(targets, config_.scrape_timeout, kMaxScrapeBody,
-                                                static_cast<size_t>(config_.scrape_concurrency));
-  for (size_t i = 0; i < results.size(); ++i) {
-    ++stats_.scrapes;
-    if (results[i].ok) {
-      owners[i]->window->AddScrape(targets[i].host, now, ParseExposition(results[i].body));
-    } else {
-      ++stats_.scrape_failures;
-      owners[i]->window->AddFailedScrape(targets[i].host, now);
-    }
-  }
-}
-
-void Monitor::StoreDiagJobs(double now) {
-  // Jobs at a time: a steady query carries a few samples per series, a
-  // back-fill the whole window's.
-  constexpr size_t kJobsPerQuery = 500, kBackfillJobsPerQuery = 50;
-  std::vector<Tracked*> followed;
-  for (auto& [id, t] : jobs_) {
-    if (t.ended || !t.window || !t.user) continue;
-    if (t.tunnel_command.empty() && now - t.targets_read_at > 60) ReadManifest(t, now);
-    followed.push_back(&t);
-  }
-  FetchTensorBoardSteps(followed, kJobsPerQuery, now);
-  // The evidence only of the jobs a verdict is about to read it for.
-  std::vector<Tracked*> backfill, steady;
-  double oldest = now;
-  for (Tracked* t : followed) {
-    const bool heartbeat_pending = t->progress->heartbeat_seen_at() && !t->heartbeat_handled;
-    if (!NeedsStoreEvidence(t->progress->Evaluate(now), heartbeat_pending)) continue;
-    // A window answered last cycle goes on from that answer; any other (a
-    // first stall, one after the job moved on, a failed query) is filled afresh.
-    if (t->store_fetched_at && t->evidence_cycle + 1 == cycle_number_) {
-      steady.push_back(t);
-      oldest = std::min(oldest, *t->store_fetched_at);
-    } else {
-      backfill.push_back(t);
-    }
-  }
-  FetchEvidence(backfill, config_.window_seconds, kBackfillJobsPerQuery, true, now);
-  // Since the last answer, and a margin more: samples reach the store late
-  // (Prometheus's remote_write sends a batch within 5 s, VictoriaMetrics
-  // serves it about 1 s later), and a host's samples older than what it was
-  // fed are skipped. Not the whole stale_after (30 s): every second of
-  // margin is parsed again each cycle.
-  constexpr double kLateSampleMargin = 15;
-  const double range = std::min(config_.window_seconds,
-                                now - oldest + std::min(config_.stale_after, kLateSampleMargin));
-  FetchEvidence(steady, range, kJobsPerQuery, false, now);
-}
-
-const StoreJobScope& Monitor::StoreScopeOf(Tracked& t) {
-  if (t.store_scope.user != t.record.user || t.store_scope_nodes != t.record.node_list) {
-    t.store_scope = {t.record.user, {}};
-    if (auto nodes = ExpandHostlist(t.record.node_list))
-      t.store_scope.hosts.insert(nodes->begin(), nodes->end());
-    t.store_scope_nodes = t.record.node_list;
-  }
-  return t.store_scope;
-}
-
-std::optional<StoreScrapes> Monitor::AskStore(const StoreScopes& scopes, double range_seconds,
-                                              StoreFamilies families, double now) {
-  const StoreAccess access{config_.store_url,        config_.StoreCluster(),
-                           config_.store_timeout,    config_.store_bearer_token,
-                           config_.store_basic_user, config_.store_basic_password};
-  ++stats_.store_queries;
-  auto answer = FetchStoreScrapes(access, scopes, range_seconds, now, families);
-  if (!answer) {
-    ++stats_.store_failures;
-    if (store_error_ != answer.error().message) {
-      log_.Warn("store_unreachable",
-                {{"error", answer.error().message},
-                 {"action",
-                  "no system evidence until it answers; stalls meanwhile are raised "
-                  "as 'hang' without evidence, never judged from a stale window"}});
-    }
-    store_error_ = answer.error().message;
-    return std::nullopt;
-  }
-  if (!store_error_.empty()) log_.Info("store_reachable_again");
-  store_error_.clear();
-  store_ok_at_ = now;
-  return std::move(*answer);
-}
-
-void Monitor::AskStoreInBatches(
-    const std::vector<Tracked*>& jobs, size_t per_query, double range_seconds,
-    StoreFamilies families, double now,
-    const std::function<void(Tracked&, const StoreScrapes::mapped_type*)>& answered) {
-  for (size_t from = 0; from < jobs.size(); from += per_query) {
-    const size_t to = std::min(jobs.size(), from + per_query);
-    StoreScopes scopes;
-    for (size_t i = from; i < to; ++i) scopes[jobs[i]->record.job_id] = StoreScopeOf(*jobs[i]);
-    auto answer = AskStore(scopes, range_seconds, families, now);
-    if (!answer) continue;
-    for (size_t i = from; i < to; ++i) {
-      auto found = answer->find(jobs[i]->record.job_id);
-      answered(*jobs[i], found == answer->end() ? nullptr : &found->second);
-    }
-  }
-}
-
-void Monitor::FetchTensorBoardSteps(const std::vector<Tracked*>& jobs, size_t per_query,
-                                    double now) {
-  // Over stale_after only: an older step does not count as progress.
-  const double range = config_.stale_after;
-  AskStoreInBatches(jobs, per_query, range, StoreFamilies::kTensorBoardStep, now,
-                    [&](Tracked& t, const StoreScrapes::mapped_type* hosts) {
-                      if (!hosts) return;
-                      if (auto tb = NewestTensorBoardStep(*hosts, now - range)) {
-                        t.progress->OnTensorBoardStep(static_cast<int64_t>(tb->value), tb->t);
-                      }
-                    });
-}
-
-void Monitor::FetchEvidence(const std::vector<Tracked*>& jobs, double range_seconds,
-                            size_t per_query, bool backfill, double now) {
-  AskStoreInBatches(
-      jobs, per_query, range_seconds, StoreFamilies::kEvidence, now,
-      [&](Tracked& t, const StoreScrapes::mapped_type* hosts) {
-        // The span the answer covers: the window holds nothing newer than
-        // what this answer has (late samples of a scrape fed before count).
-        const size_t fed = hosts ? FeedStoreAnswer(*t.window, *hosts, now - range_seconds) : 0;
-        t.store_fetched_at = now;
-        t.evidence_cycle = cycle_number_;
-        if (backfill) {
-          log_.Info("store_backfill", {{"job", std::to_string(t.record.job_id)},
-                                       {"hosts", std::to_string(hosts ? hosts->size() : 0)},
-                                       {"scrapes", std::to_string(fed)},
-                                       {"window_s", Seconds(range_seconds)}});
-        }
-      });
-}
-
-bool Monitor::EvidenceStale(const Tracked& t, double now) const {
-  return config_.StoreMode() &&
-         (!t.store_fetched_at || now - *t.store_fetched_at > config_.stale_after);
-}
-
-void Monitor::ReadManifest(Tracked& t, double now) {
-  t.targets_read_at = now;
-  auto manifest = ReadDiagManifest(t.record.diag_dir, t.user, t.record.node_list);
-  if (manifest) {
-    t.tunnel_command = manifest->tunnel_command;
-  } else if (!NotThere(manifest.error())) {
-    WarnOnce(t, "diag_file_refused", manifest.error().message);
-  }
+  feed_->Gather(followed, now);
 }
 
 void Monitor::NoteSlurmOutage(double now) {
@@ -530,46 +381,6 @@ void Monitor::WarnOnce(Tracked& t, const std::string& event, const std::string& 
   log_.Warn(event, {{"job", std::to_string(t.record.job_id)}, {"error", error}});
 }
 
-void Monitor::RefreshNodeAddresses(double now) {
-  if (next_node_poll_ && now < *next_node_poll_) return;
-  auto known = source_.ListNodeAddresses();
-  if (known) {
-    node_addresses_ = std::move(*known);
-    if (!node_addresses_error_.empty() && next_node_poll_) log_.Info("slurm_nodes_known_again");
-    node_addresses_error_.clear();
-    next_node_poll_ = now + 60;
-  } else {
-    // The last known addresses stay; with none, every target is refused.
-    if (node_addresses_error_ != known.error().message) {
-      log_.Warn("slurm_nodes_unknown",
-                {{"error", known.error().message},
-                 {"action", node_addresses_.empty() ? "no exporter target is scraped"
-                                                    : "keeping the last known node addresses"}});
-    }
-    node_addresses_error_ = known.error().message;
-    next_node_poll_ = now + config_.slurm_poll_interval;
-  }
-  if (auto interfaces = ListInterfaceAddresses()) {
-    own_addresses_.clear();
-    for (const InterfaceAddress& i : *interfaces) own_addresses_.push_back(i.address);
-  }
-}
-
-void Monitor::ReadDiagFiles(Tracked& t, double now) {
-  ReadManifest(t, now);
-  DiagTargets read = ReadDiagTargets(t.record.diag_dir, *t.user);
-  for (const std::string& problem : read.problems) WarnOnce(t, "diag_file_refused", problem);
-  CheckedTargets checked = CheckTargets(
-      read.targets,
-      MakeTargetPolicy(config_.cluster_cidrs, t.record.node_list, node_addresses_, own_addresses_));
-  if (!checked.dropped.empty()) {
-    std::string reasons;
-    for (const std::string& d : checked.dropped) reasons += (reasons.empty() ? "" : "; ") + d;
-    WarnOnce(t, "targets_dropped", reasons);
-  }
-  t.targets = std::move(checked.kept);
-}
-
 Expected<triage::ScanFacts> Monitor::ScanEndOfJob(const Tracked& t) const {
   if (!scanner_) return Error{"log triage unavailable"};
   if (!t.user) return Error{"the job's user is not known yet"};
@@ -605,14 +416,8 @@ void Monitor::Cycle(double now) {
   // ended, happen outside the transaction, so `jobmon watch` and `jobmon
   // status` never wait behind it.
   auto listed = FetchJobsIfDue(now);
-  if (config_.StoreMode()) {
-    // The logs first: the store is asked for the evidence of the jobs that
-    // stalled or were accused by what the logs say now.
-    PollLogs(now);
-    StoreDiagJobs(now);
-  } else {
-    ScrapeDiagJobs(now);
-  }
+  if (feed_->NeedsProgressFirst()) PollLogs(now);
+  GatherEvidence(now);
   if (listed && *listed) ScanEndingJobs(**listed);
   const std::vector<DiagnosisOutcome> diagnosed = PollDiagnoses(now);
   Check(store_.Begin(), "begin");
@@ -642,6 +447,7 @@ void Monitor::ForgetEndedJobs(double now) {
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     const auto& r = it->second.record;
     if (it->second.ended && r.ended_at && now - *r.ended_at > config_.ended_retention) {
+      feed_->Forget(it->first);
       it = jobs_.erase(it);
     } else {
       ++it;
@@ -756,13 +562,10 @@ StallClassification Monitor::ClassifyStallOf(const Tracked& t, const ProgressSta
   if (!state.last_step) {
     c.klass = "hang/startup";
     c.summary = "no training step within the startup grace: " + stall;
-  } else if (t.window && EvidenceStale(t, now)) {
+  } else if (const std::string stale = t.window ? feed_->Stale(t.record.job_id, now) : "";
+             !stale.empty()) {
     c.klass = "hang";
-    // Since the job's last evidence answer, else the store's last answer of any query.
-    const std::optional<double> answered = t.store_fetched_at ? t.store_fetched_at : store_ok_at_;
-    c.summary = "training stopped; no system evidence (the central store has not answered" +
-                (answered ? " for " + Seconds(now - *answered) + "s" : std::string()) +
-                "): " + stall;
+    c.summary = "training stopped; no system evidence (" + stale + "): " + stall;
   } else if (t.window && !t.window->hosts().empty()) {
     const auto [from, until] = TrainingSpan(t, state, now);
     c = ClassifyStall(t.window->Evidence(now, from, until, config_.stale_after));
@@ -852,7 +655,7 @@ void Monitor::OnHeartbeat(Tracked& t, double now) {
     for (const auto& [task, host] : report->heartbeat->hosts) in.accused_hosts.push_back(host);
   }
   ProgressState state = t.progress->Evaluate(now);
-  if (t.window && !t.window->hosts().empty() && !EvidenceStale(t, now)) {
+  if (t.window && !t.window->hosts().empty() && feed_->Stale(t.record.job_id, now).empty()) {
     const auto [from, until] = TrainingSpan(t, state, accused_at);
     in.at_silence = t.window->Evidence(accused_at - in.timeout, from, until, config_.stale_after);
     in.at_accusation = t.window->Evidence(accused_at, from, until, config_.stale_after);

@@ -1357,5 +1357,31 @@ TEST_F(MonitorTest, AHangJudgedAfterARestartIsJudgedAgainstTheTrainingBeforeIt) 
   EXPECT_TRUE(store->HostBaselines(7).value().empty());
 }
 
+// The cycle knows one evidence interface (monitor/src/evidence/
+// evidence_feed.h): a SIGHUP that switches [monitor] evidence to the store
+// swaps the feed, and a store that does not answer makes the stall a hang
+// without evidence, never one judged from an empty window.
+TEST_F(MonitorTest, ReconfiguredToTheStoreTheCycleAsksTheStoreAndNotTheExporters) {
+  const std::string diag = dir.path() + "/jobmon-diag-7";
+  fs::create_directories(diag);
+  std::ofstream(diag + "/manifest.json") << R"({"prometheus": {"port": 9190}})";
+  source.jobs[0].user = "root";
+  Reopen();
+  Train(0, 30);
+  EXPECT_EQ(monitor->stats().store_queries, 0u) << "scrape mode asks no store";
+  config.evidence = "store";
+  config.store_url = "http://127.0.0.1:1";  // nothing listens: refused at once
+  monitor->Reconfigure(config);
+  for (int i = 0; i < 40; ++i) monitor->Cycle(now += 1);
+  EXPECT_GT(monitor->stats().store_queries, 0u);
+  EXPECT_EQ(monitor->stats().store_failures, monitor->stats().store_queries);
+  auto incidents = Incidents();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].klass, "hang");
+  EXPECT_NE(incidents[0].summary.find("no system evidence (the central store has not answered)"),
+            std::string::npos)
+      << incidents[0].summary;
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

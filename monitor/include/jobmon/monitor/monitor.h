@@ -26,15 +26,16 @@
 #include "jobmon/monitor/job_source.h"
 #include "jobmon/monitor/metric_window.h"
 #include "jobmon/monitor/monitor_config.h"
-#include "jobmon/monitor/scrape.h"
 #include "jobmon/monitor/slurm_outage.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/monitor/state_store.h"
-#include "jobmon/monitor/store_query.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
 
 namespace jobmon::monitor {
+
+class EvidenceFeed;
+struct FeedContext;
 
 struct MonitorStats {
   size_t jobs_tracked = 0;
@@ -85,19 +86,9 @@ class Monitor {
     // Slurm answers): every file of the job is read as this user, and
     // nothing is read while it is unknown.
     std::optional<JobUser> user;
-    std::vector<ScrapeTarget> targets;  // validated (CheckTargets)
-    double targets_read_at = -1e18;
-    // Store mode: when the store last answered the job's evidence (unset:
-    // never asked; it is asked only while a verdict needs it).
-    std::optional<double> store_fetched_at;
-    uint64_t evidence_cycle = 0;  // the cycle of that answer
-    // Store mode: Slurm's user and nodes for the job, which its series in
-    // the store must carry; rebuilt when Slurm's NodeList changes (not
-    // expanded again on every cycle's query).
-    StoreJobScope store_scope;
-    std::string store_scope_nodes;
-    uint64_t log_polled_in = 0;   // the cycle that last read the log
-    std::string tunnel_command;   // rebuilt from Slurm's head node and the manifest's port
+    uint64_t log_polled_in = 0;  // the cycle that last read the log
+    std::string tunnel_command;  // rebuilt from Slurm's head node and the manifest's port (the feed
+                                 // reads it)
     std::string slurm_exit_code;  // Slurm's ExitCode at the last poll ("" unknown)
     // The end-of-job scan, done before the cycle's transaction.
     std::optional<Expected<triage::ScanFacts>> end_facts;
@@ -125,41 +116,15 @@ class Monitor {
   void Track(const slurm::SlurmJob& job, const std::string& source, const std::string& log_path,
              const std::string& diag_dir, double now);
   Tracked NewTracked(const JobRecord& record, double job_start) const;
-  void ScrapeDiagJobs(double now);
-  // Store mode: every job's TensorBoard step each cycle, and the same
-  // window as scrape mode's, fed from the central store's raw samples, for
-  // the jobs a verdict needs it for (NeedsStoreEvidence): a job new to it
-  // back-filled over the whole window, then the samples since its last answer.
-  void StoreDiagJobs(double now);
-  void FetchTensorBoardSteps(const std::vector<Tracked*>& jobs, size_t per_query, double now);
-  void FetchEvidence(const std::vector<Tracked*>& jobs, double range_seconds, size_t per_query,
-                     bool backfill, double now);
-  // The jobs `per_query` at a time, one query each; `answered` gets every
-  // job of a batch the store answered, with its hosts' scrapes (nullptr:
-  // none in the answer). A failed batch is skipped (AskStore warned).
-  void AskStoreInBatches(
-      const std::vector<Tracked*>& jobs, size_t per_query, double range_seconds,
-      StoreFamilies families, double now,
-      const std::function<void(Tracked&, const StoreScrapes::mapped_type*)>& answered);
-  // One query for the jobs of `scopes` (each with the Slurm user and nodes
-  // its series must carry); a failure counted and warned once (until the
-  // store answers again).
-  std::optional<StoreScrapes> AskStore(const StoreScopes& scopes, double range_seconds,
-                                       StoreFamilies families, double now);
-  static const StoreJobScope& StoreScopeOf(Tracked& t);
-  // Store mode with no evidence answer for the job within stale_after: its
-  // hosts would all look gone, so nothing is judged from its window.
-  bool EvidenceStale(const Tracked& job, double now) const;
-  void ReadManifest(Tracked& job, double now);  // the tunnel command (store mode)
+  // The --diag jobs' evidence, from the feed [monitor] evidence names
+  // (evidence/evidence_feed.h), which never blocks the transaction.
+  void GatherEvidence(double now);
+  FeedContext MakeFeedContext();  // what the feed may use of the monitor
   void PollJobs(double now);
   void PollLogs(double now);  // every followed job's log, before the store is asked
   void ForgetEndedJobs(double now);
   void RecordCycle(std::chrono::steady_clock::time_point started);
-  void PollLog(Tracked& job, double now);        // reads what the log gained; warns if it cannot
-  void ReadDiagFiles(Tracked& job, double now);  // manifest and targets, as the job's user
-  // Slurm's node addresses and this host's own, asked again once a minute
-  // (after a failure: at the Slurm poll interval) while targets are read.
-  void RefreshNodeAddresses(double now);
+  void PollLog(Tracked& job, double now);  // reads what the log gained; warns if it cannot
   // Slurm did not answer, or its answer is not believed (slurm_outage.h).
   void NoteSlurmOutage(double now);
   void NoteSlurmAnswered(double now);
@@ -223,12 +188,7 @@ class Monitor {
   double next_slurm_poll_ = 0;
   bool slurm_warned_ = false;
   SlurmOutage outage_;
-  NodeAddresses node_addresses_;
-  std::vector<IpAddress> own_addresses_;
-  std::string node_addresses_error_ = "not asked yet";
-  std::optional<double> next_node_poll_;
-  std::optional<double> store_ok_at_;  // the store's last answer to any query
-  std::string store_error_;            // its last error, warned once
+  std::unique_ptr<EvidenceFeed> feed_;  // rebuilt when [monitor] evidence changes
   uint64_t cycle_number_ = 0;
   MonitorStats stats_;
   bool child_diagnoser_;  // the default: rebuilt when jobmon_binary changes
