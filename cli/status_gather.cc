@@ -140,7 +140,7 @@ int GatherStatus(const StatusArgs& args, StatusInputs& in) {
                            : PathExists(log_path) ? OpenJobFile(log_path, job_user)
                                                   : Expected<UserFile>(Error{"no log"});
   if (!log && PathExists(log_path)) std::cerr << "jobmon status: " << log.error().message << "\n";
-  if (auto scanner = triage::LogScanner::Create({}); scanner && log) {
+  if (auto scanner = triage::LogScanner::Default(); scanner && log) {
     auto facts = (*scanner)->ScanHeadAndTail(log->fd.get());
     if (facts) {
       triage::JobContext job;

@@ -84,8 +84,13 @@ lint
 step 3 "build with ASan/UBSan (clang): unit tests and libFuzzer targets"
 scripts/build.sh asan
 
+# A 16 MiB quarantine (ASan's default: 256): building the pattern databases
+# churns through more than that, and every fresh page of it cost page faults
+# (a 1.4 s `jobmon triage` took 0.8 s). A use after free is still caught
+# while the freed block is among the last 16 MiB freed.
 step 4 "unit tests under ASan/UBSan"
-(cd build/asan && ctest -L unit -j2 --output-on-failure --timeout 300)
+(cd build/asan && ASAN_OPTIONS="quarantine_size_mb=16${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+  ctest -L unit -j2 --output-on-failure --timeout 300)
 
 step 5 "bounded fuzzing of the untrusted-input parsers (regressions replayed, then ${JOBMON_FUZZ_SECONDS:-90} s)"
 scripts/fuzz.sh --ci

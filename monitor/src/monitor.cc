@@ -78,7 +78,7 @@ Monitor::Monitor(MonitorConfig config, StateStore& store, JobSource& source,
       diagnoser_(diagnoser ? std::move(diagnoser) : DefaultDiagnoser(config_)),
       followup_(std::make_unique<DiagnosisFollowUp>(diagnoser_, config_.diagnose_timeout)) {
   feed_ = MakeEvidenceFeed(MakeFeedContext());
-  auto scanner = triage::LogScanner::Create({});
+  auto scanner = triage::LogScanner::Default();
   if (scanner) {
     scanner_ = std::move(scanner.value());
   } else {

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <mutex>
 
 #include "scan_patterns.h"
 #include "scan_state.h"
@@ -35,6 +37,18 @@ class Scratch {
 
 LogScanner::LogScanner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LogScanner::~LogScanner() = default;
+
+Expected<std::shared_ptr<const LogScanner>> LogScanner::Default() {
+  static std::mutex building;
+  static std::shared_ptr<const LogScanner> built;
+  std::lock_guard lock(building);
+  if (!built) {
+    auto created = Create({});
+    if (!created) return created.error();
+    built = std::move(created.value());
+  }
+  return built;
+}
 
 Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& options) {
   auto impl = std::make_unique<Impl>();

@@ -11,17 +11,14 @@
 #include "jobmon/triage/line_facts.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
+#include "shared_scanner.h"
 
 namespace jobmon::triage {
 namespace {
 
 class FrameworkSignaturesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto scanner = LogScanner::Create({});
-    ASSERT_TRUE(scanner.ok()) << scanner.error().message;
-    scanner_ = std::move(scanner.value());
-  }
+  void SetUp() override { scanner_ = &SharedScanner(); }
   ScanFacts Scan(std::string_view text) {
     auto facts = scanner_->ScanText(text);
     EXPECT_TRUE(facts.ok());
@@ -46,7 +43,7 @@ class FrameworkSignaturesTest : public ::testing::Test {
       EXPECT_FALSE(hits.first_generic) << line;
     }
   }
-  std::unique_ptr<LogScanner> scanner_;
+  const LogScanner* scanner_ = nullptr;
 };
 
 TEST_F(FrameworkSignaturesTest, DivergedTrainingStopsAreRoots) {

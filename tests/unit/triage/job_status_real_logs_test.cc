@@ -14,6 +14,7 @@
 
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
+#include "shared_scanner.h"
 
 namespace jobmon::triage {
 namespace {
@@ -42,9 +43,7 @@ TriageReport TriageWithSlurm(const std::string& name, std::string* state = nullp
   EXPECT_FALSE(job_state.empty()) << name;
   EXPECT_TRUE(exit_code) << name;
   if (state) *state = job_state;
-  auto scanner = LogScanner::Create({});
-  EXPECT_TRUE(scanner);
-  auto facts = (*scanner)->ScanFile(kDir + name + ".log");
+  auto facts = SharedScanner().ScanFile(kDir + name + ".log");
   EXPECT_TRUE(facts) << name;
   AnalysisContext context;
   context.slurm_state = job_state;
@@ -97,10 +96,8 @@ TEST(RealStatus, SlurmsEndClassWhenTheLogNamesNoCause) {
 TEST(RealStatus, HealthyWithoutSlurmIsNotUnknownDeath) {
   // No Slurm, no JOB SUMMARY, a log that stopped long ago: jobmon cannot
   // tell a finished job from a silent one, and must not claim a death.
-  auto scanner = LogScanner::Create({});
-  ASSERT_TRUE(scanner);
   for (const char* name : {"srun-healthy", "torchrun-healthy"}) {
-    auto facts = (*scanner)->ScanFile(kDir + name + ".log");
+    auto facts = SharedScanner().ScanFile(kDir + name + ".log");
     ASSERT_TRUE(facts) << name;
     AnalysisContext context;
     context.wall_clock_now = 4102444800;  // 2100-01-01: long after the log

@@ -14,6 +14,7 @@
 
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
+#include "shared_scanner.h"
 
 namespace jobmon::triage {
 namespace {
@@ -195,8 +196,7 @@ TEST(KernelLog, PlainLinesAreNoEvents) {
 
 TriageReport TriageOom(const std::string& name, std::vector<KernelEvent> events,
                        std::optional<std::string> job_id = std::nullopt) {
-  auto scanner = LogScanner::Create({});
-  auto facts = (*scanner)->ScanFile(kDir + name + ".log");
+  auto facts = SharedScanner().ScanFile(kDir + name + ".log");
   AnalysisContext context;
   context.kernel_events = std::move(events);
   context.job_id = job_id;

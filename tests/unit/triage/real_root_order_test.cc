@@ -11,6 +11,7 @@
 
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
+#include "shared_scanner.h"
 
 namespace jobmon::triage {
 namespace {
@@ -19,9 +20,7 @@ const std::string kDir = std::string(JOBMON_FIXTURES) + "/real/pytorch/";
 constexpr double kLongAfter = 4102444800;  // 2100-01-01
 
 TriageReport Offline(const std::string& name) {
-  auto scanner = LogScanner::Create({});
-  EXPECT_TRUE(scanner);
-  auto facts = (*scanner)->ScanFile(kDir + name + ".log");
+  auto facts = SharedScanner().ScanFile(kDir + name + ".log");
   EXPECT_TRUE(facts) << name;
   AnalysisContext context;
   context.now = kLongAfter;

@@ -183,7 +183,7 @@ class Monitor {
   JobSource& source_;
   alerts::Notifier& notifier_;
   EventLog& log_;
-  std::unique_ptr<triage::LogScanner> scanner_;
+  std::shared_ptr<const triage::LogScanner> scanner_;
   std::map<uint32_t, Tracked> jobs_;
   double next_slurm_poll_ = 0;
   bool slurm_warned_ = false;

@@ -149,6 +149,10 @@ inline constexpr uint64_t kWholeScanFallbackBytes = uint64_t{1} << 30;
 class LogScanner {
  public:
   static Expected<std::unique_ptr<LogScanner>> Create(const ScanOptions& options);
+  // The scanner without options, built once per process and shared (its
+  // scans are const): the daemon, every command and the tests build its
+  // pattern databases once, not once per use.
+  static Expected<std::shared_ptr<const LogScanner>> Default();
   ~LogScanner();
   LogScanner(const LogScanner&) = delete;
   LogScanner& operator=(const LogScanner&) = delete;
