@@ -580,6 +580,17 @@ StallClassification Monitor::ClassifyStallOf(const Tracked& t, const ProgressSta
 Monitor::NewIncident Monitor::StallIncident(Tracked& t, const ProgressState& state,
                                             const StallClassification& stall, double now) {
   NewIncident incident{stall.klass, stall.summary, stall.evidence, stall.hosts, std::nullopt};
+  // Which rank stopped first, where ranks print their own steps.
+  const triage::RankProgress& ranks = t.progress->ranks();
+  if (auto first = ranks.Stopped()) {
+    const std::string stopped = triage::RankProgress::Describe(*first);
+    incident.summary += "; " + stopped;
+    incident.evidence.insert(incident.evidence.begin(), "ranks: " + stopped);
+  } else if (ranks.ranks().size() > 1) {
+    incident.evidence.insert(incident.evidence.begin(),
+                             fmt::format("ranks: all {} ranks printing steps stopped at step {}",
+                                         ranks.ranks().size(), ranks.ranks().begin()->second.step));
+  }
   const auto& tail = t.progress->tail();
   size_t from = tail.size() > 5 ? tail.size() - 5 : 0;
   for (size_t i = from; i < tail.size(); ++i) incident.evidence.push_back("log tail: " + tail[i]);

@@ -52,8 +52,8 @@ check "live triage: Slurm state RUNNING from scontrol" test "$(field "$STATE/liv
 check "live triage: status hanging" test "$(field "$STATE/live.json" status)" = hanging
 check "live triage: primary failure hang at step 19" \
   test "$(field "$STATE/live.json" primary_failure progress.last_step)" = "hang 19"
-check "live triage: both tasks stopped at the same step" \
-  grep -q "All 2 tasks stopped at the same step 19" <<<"$(checks lines "$STATE/live.json" findings)"
+check "live triage: both ranks stopped at the same step" \
+  grep -q "All 2 ranks stopped at the same step 19" <<<"$(checks lines "$STATE/live.json" findings)"
 "$JOBMON" triage "$hang_log" --json --no-slurm --stall-min-seconds 2 >"$STATE/noslurm.json"
 # Without Slurm the steps' silence decides: the log is still written, so
 # the process lives and makes no progress (issue 16: unknown-death only on

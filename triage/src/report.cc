@@ -158,6 +158,18 @@ std::string RenderMarkdown(const TriageReport& r) {
     md += "\n" + Fence(h.proof) + "\n";
   }
 
+  if (r.ranks) {
+    md += "### Ranks\n";
+    md += fmt::format("{} ranks printed their own steps. {}.\n\n", r.ranks->seen, r.ranks->summary);
+    md += "| Rank | Last step | Line |\n|---|---|---|\n";
+    for (const RankReport::Rank& rank : r.ranks->lowest) {
+      md += fmt::format("| {} | {}{} | {} |\n", rank.rank,
+                        rank.last.epoch ? fmt::format("epoch {} ", *rank.last.epoch) : "",
+                        rank.last.step, rank.last.line);
+    }
+    md += "\n";
+  }
+
   md += "### Additional findings\n";
   if (r.findings.empty() && r.node_exits.empty() && r.warnings.empty()) md += "None.\n";
   for (const std::string& finding : r.findings) md += "- " + finding + "\n";
@@ -200,6 +212,33 @@ nlohmann::json ToJson(const TriageReport& r) {
   nlohmann::json exits = nlohmann::json::array();
   for (const DecodedNodeExit& e : r.node_exits) {
     exits.push_back({{"host", e.host}, {"exit", e.code}, {"meaning", e.meaning}, {"line", e.line}});
+  }
+  nlohmann::json ranks = nullptr;
+  if (r.ranks) {
+    nlohmann::json lowest = nlohmann::json::array();
+    for (const RankReport::Rank& rank : r.ranks->lowest) {
+      lowest.push_back({{"rank", rank.rank},
+                        {"step", rank.last.step},
+                        {"epoch", Opt(rank.last.epoch)},
+                        {"line", rank.last.line},
+                        {"time", Opt(rank.last.at)}});
+    }
+    nlohmann::json stopped = nullptr;
+    if (const auto& s = r.ranks->stopped_first) {
+      nlohmann::json named = nlohmann::json::array();
+      for (const RankId& id : s->ranks) named.push_back(ToString(id));
+      stopped = {{"ranks", named},
+                 {"count", s->count},
+                 {"step", s->at.step},
+                 {"epoch", Opt(s->at.epoch)},
+                 {"others_step", s->others_step},
+                 {"steps_behind", Opt(s->steps_behind)},
+                 {"seconds_behind", Opt(s->seconds_behind)}};
+    }
+    ranks = {{"seen", r.ranks->seen},
+             {"summary", r.ranks->summary},
+             {"stopped_first", stopped},
+             {"lowest", lowest}};
   }
   nlohmann::json heartbeat = nullptr;
   if (r.heartbeat) {
@@ -259,6 +298,7 @@ nlohmann::json ToJson(const TriageReport& r) {
         {"eta_seconds", Opt(p.eta_seconds)},
         {"tail_slowdown", Opt(p.tail_slowdown)}}},
       {"heartbeat", heartbeat},
+      {"ranks", ranks},
       {"node_exits", exits},
       {"kernel_evidence", KernelJson(r.kernel)},
       {"findings", r.findings},

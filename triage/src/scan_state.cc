@@ -308,6 +308,11 @@ class ScanState : public ChunkSink {
     if (!sample.timestamp && line_time_ && line_time_->first == line) {
       sample.timestamp = line_time_->second;  // the line's own absl/ISO stamp
     }
+    // Every rank's own position as printed, before the filter keeps one
+    // rank's view of the run (rank_progress.h).
+    if (auto rank = LineRank(text)) {
+      facts_.rank_progress.Offer(*rank, sample.step, sample.epoch, sample.timestamp, line);
+    }
     // Which samples count (the generic profile's guard, the training bar
     // by its total): the rules the monitor applies too (step_filter.h).
     for (const StepFilter::Accepted& accepted : filter_.Offer(profile, sample, line, text)) {
@@ -325,7 +330,7 @@ class ScanState : public ChunkSink {
         (facts_.last_step_by_task.count(*task) || facts_.last_step_by_task.size() < kMaxTasks)) {
       facts_.last_step_by_task[*task] = sample.step;
     }
-    if (task && *task != 0) return;  // one task's view of progress is enough
+    if (!FromFirstRank(text)) return;  // one rank's view of progress is enough
     // A step time from the line itself; else from the line timestamps.
     if (!sample.seconds && sample.timestamp && prev_step_[p] && prev_ts_[p] &&
         sample.step > *prev_step_[p]) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "jobmon/triage/rank_progress.h"
+
 namespace jobmon::triage {
 
 bool StepFilter::Globalize(StepSample& sample) {
@@ -91,8 +93,7 @@ std::span<const StepFilter::Accepted> StepFilter::Offer(StepProfile profile, Ste
     emit(sample, line, text);
     return ready_;
   }
-  auto task = TaskLabel(text);
-  if (task && *task != 0) return {};
+  if (!FromFirstRank(text)) return {};
   // Increasing in position: a counter within an epoch may restart when the
   // epoch moves on.
   auto before = [](const StepSample& a, const StepSample& b) {

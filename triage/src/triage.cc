@@ -851,6 +851,29 @@ void AddLauncherDisagreement(const ScanFacts& facts, TriageReport& r, const Anal
 // Additional findings: the other classes, the launcher's disagreement, the
 // tail's slowdown, the restore and the steps' repeats, where the tasks
 // stopped, the harmless lines ignored.
+// Each rank's last step where two or more print their own (rank_progress.h).
+void CompareRanks(const ScanFacts& facts, TriageReport& r) {
+  const RankProgress& progress = facts.rank_progress;
+  if (progress.ranks().size() < 2) return;
+  RankReport ranks;
+  ranks.seen = progress.ranks().size();
+  for (const auto& [id, last] : progress.ranks()) ranks.lowest.push_back({ToString(id), last});
+  std::stable_sort(ranks.lowest.begin(), ranks.lowest.end(), [](const auto& x, const auto& y) {
+    return std::pair{x.last.epoch.value_or(0), x.last.step} <
+           std::pair{y.last.epoch.value_or(0), y.last.step};
+  });
+  if (ranks.lowest.size() > RankReport::kShown) ranks.lowest.resize(RankReport::kShown);
+  ranks.stopped_first = progress.Stopped();
+  ranks.summary = ranks.stopped_first
+                      ? RankProgress::Describe(*ranks.stopped_first)
+                      : fmt::format(
+                            "All {} ranks stopped at the same step {}: a collective "
+                            "deadlock, or one rank stuck where the others wait for it in "
+                            "the collective (the ranks' wait states tell which)",
+                            ranks.seen, ranks.lowest.front().last.step);
+  r.ranks = std::move(ranks);
+}
+
 void AddFindings(const ScanFacts& facts, TriageReport& r, const Analysis& a) {
   const Progress& p = r.progress;
   for (const ClassFinding& c : r.classes) {
@@ -873,20 +896,8 @@ void AddFindings(const ScanFacts& facts, TriageReport& r, const Analysis& a) {
     r.findings.push_back(fmt::format(
         "{} step line(s) repeated or went backwards (restart within the log?)", series.repeats()));
   }
-  if (facts.last_step_by_task.size() > 1 && (a.hang || r.status == JobStatus::kUnknownDeath)) {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (const auto& [task, step] : facts.last_step_by_task) {
-      lo = std::min(lo, step);
-      hi = std::max(hi, step);
-    }
-    r.findings.push_back(
-        lo == hi ? fmt::format("All {} tasks stopped at the same step {}: a collective "
-                               "deadlock rather than one dead node",
-                               facts.last_step_by_task.size(), hi)
-                 : fmt::format("Tasks stopped at different steps ({} to {}): look at the "
-                               "slowest task first",
-                               lo, hi));
-  }
+  if (r.ranks && (a.hang || r.status == JobStatus::kUnknownDeath))
+    r.findings.push_back(r.ranks->summary);
   if (r.harmless_lines > 0) {
     r.findings.push_back(fmt::format("{} known-harmless line(s) ignored", r.harmless_lines));
   }
@@ -974,6 +985,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   CollectEvidence(facts, r, a);
   DecodeNodeExits(facts, r);
   AddHeartbeatChecklist(facts, r, a);
+  CompareRanks(facts, r);
   AddFindings(facts, r, a);
   ReadDashboards(facts, r);
   SuggestNextSteps(r, a);

@@ -1357,6 +1357,23 @@ TEST_F(MonitorTest, AHangJudgedAfterARestartIsJudgedAgainstTheTrainingBeforeIt) 
   EXPECT_TRUE(store->HostBaselines(7).value().empty());
 }
 
+// Issue 33: where every rank prints its own steps (srun -l), the hang's
+// alert names the rank that stopped first and how far behind it is.
+TEST_F(MonitorTest, AStallNamesTheRankThatStoppedFirst) {
+  for (int64_t s = 0; s <= 20; ++s) {
+    Append(log_path, Step(s));
+    if (s <= 18) Append(log_path, "1: completed step: " + std::to_string(s) + ", seconds: 1.000\n");
+    monitor->Cycle(now += 1);
+  }
+  for (int i = 0; i < 40; ++i) monitor->Cycle(now += 1);
+  auto incidents = Incidents();
+  ASSERT_EQ(incidents.size(), 1u);
+  const std::string named = "task 1 stopped first: at step 18, 2 steps behind the other 1 rank";
+  EXPECT_NE(incidents[0].summary.find(named), std::string::npos) << incidents[0].summary;
+  ASSERT_FALSE(incidents[0].evidence.empty());
+  EXPECT_EQ(incidents[0].evidence[0].rfind("ranks: " + named, 0), 0u) << incidents[0].evidence[0];
+}
+
 // The cycle knows one evidence interface (monitor/src/evidence/
 // evidence_feed.h): a SIGHUP that switches [monitor] evidence to the store
 // swaps the feed, and a store that does not answer makes the stall a hang

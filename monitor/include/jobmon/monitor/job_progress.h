@@ -20,6 +20,7 @@
 #include "jobmon/monitor/progress_tracker.h"
 #include "jobmon/monitor/state_store.h"
 #include "jobmon/triage/progress_template.h"
+#include "jobmon/triage/rank_progress.h"
 #include "jobmon/triage/step_filter.h"
 #include "jobmon/triage/step_lines.h"
 
@@ -44,6 +45,9 @@ class JobProgress {
   // jax_distributed_heartbeat_timeout_seconds from the log's header.
   std::optional<double> heartbeat_timeout() const { return heartbeat_timeout_; }
   const std::deque<std::string>& tail() const { return tail_; }
+  // Where ranks print their own step lines: each one's last, by arrival
+  // (since this daemon started following the log).
+  const triage::RankProgress& ranks() const { return ranks_; }
   std::optional<triage::StepProfile> profile() const { return profile_; }
   // What is followed, for people: "megatron", "learned: [trn] ep=# b=# ...".
   std::string progress_source() const;
@@ -90,6 +94,8 @@ class JobProgress {
   PollProgress poll_;
   std::deque<std::pair<uint64_t, double>> arrivals_;  // the last step lines' numbers and polls
   triage::TemplateLearner learner_;
+  triage::RankProgress ranks_;
+  uint64_t rank_lines_ = 0;
   // While a learned line is followed: known formats wait here until they count.
   triage::StepFilter known_filter_;
   uint64_t known_line_number_ = 0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "jobmon/common/expected.h"
+#include "jobmon/triage/rank_progress.h"
 #include "jobmon/triage/signatures.h"
 #include "jobmon/triage/step_lines.h"
 #include "jobmon/triage/step_series.h"
@@ -96,6 +97,7 @@ struct ScanFacts {
   std::array<StepSeries, kStepProfileCount> steps;
   std::array<std::optional<double>, kStepProfileCount> last_step_time;  // estimated, unix s
   std::map<int, int64_t> last_step_by_task;  // srun -l labels, first 4096 tasks
+  RankProgress rank_progress;                // every rank that printed its own steps
   // The job's own progress line when no known format was found in the
   // first kLearnLines lines (progress_template.h): its template.
   std::string learned_template;

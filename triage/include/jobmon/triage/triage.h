@@ -72,6 +72,20 @@ struct KernelFinding {
   KernelMatch match;
 };
 
+// Where ranks print their own step lines (rank_progress.h): how many, the
+// lowest ones' last steps, and which stopped first.
+struct RankReport {
+  struct Rank {
+    std::string rank;  // ToString(RankId)
+    RankProgress::Last last;
+  };
+  size_t seen = 0;
+  std::vector<Rank> lowest;  // lowest position first, at most kShown
+  std::optional<RankProgress::StoppedFirst> stopped_first;
+  std::string summary;  // who stopped first, or that all stopped at one step
+  static constexpr size_t kShown = 16;
+};
+
 struct TriageReport {
   std::string log_path;
   std::string job_dir;
@@ -87,6 +101,7 @@ struct TriageReport {
   std::vector<LineRef> evidence;
   Progress progress;
   std::optional<HeartbeatChecklist> heartbeat;
+  std::optional<RankReport> ranks;  // two or more ranks printed steps
   // When the job failed, for a TSDB's time window (docs/diagnose.md step
   // 4): the primary's first line's own timestamp, else the log's last
   // timestamp; nullopt without a failure or without timestamps.

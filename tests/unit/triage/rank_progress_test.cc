@@ -1,0 +1,117 @@
+// Per-rank progress (triage/include/jobmon/triage/rank_progress.h): which
+// rank a line is from, as the launchers and programs print it, and which
+// rank stopped first.
+
+#include "jobmon/triage/rank_progress.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace jobmon::triage {
+namespace {
+
+std::string RankOf(const std::string& line) {
+  auto id = LineRank(line);
+  return id ? ToString(*id) : "none";
+}
+
+TEST(LineRank, LaunchersPrefixesAndTheProgramsOwnField) {
+  // srun -l (right-aligned task ids), torchrun --tee (tail_log.py's
+  // "[{name}{local_rank}]:"), both, and the rank in the program's text.
+  EXPECT_EQ(RankOf("3: step 5 loss 0.1"), "task 3");
+  EXPECT_EQ(RankOf(" 12: step 5 loss 0.1"), "task 12");
+  EXPECT_EQ(RankOf("[default1]:step 5 loss 0.1"), "local 1");
+  EXPECT_EQ(RankOf("[trainer0]:step 5"), "local 0");
+  EXPECT_EQ(RankOf("1: [default0]:step 5"), "task 1 local 0");
+  EXPECT_EQ(RankOf("[default0]:rank 1 step 5 loss 0.2"), "rank 1");
+  EXPECT_EQ(RankOf("0: rank 0 step 5 loss 0.2"), "rank 0");
+  EXPECT_EQ(RankOf("[Rank 2] step=10, skipped=0, lr=[0.001]"), "rank 2");  // DeepSpeed
+  EXPECT_EQ(RankOf("rank=7 iter 3/100"), "rank 7");
+  EXPECT_EQ(RankOf("RANK: 4 | step 3"), "rank 4");
+  EXPECT_EQ(RankOf("rank 3/8 step 9"), "rank 3");
+}
+
+TEST(LineRank, WordsThatAreNotARank) {
+  for (const char* line : {"training on 2 ranks (gloo), 60 steps", "world_rank 3 step 2",
+                           "rank0 step 1", "Frank 3 step 2", "[2026-11-26 10:00:00]: step 3",
+                           "[INFO]: step 3", "[12]: step 4", "rank 3x step 2", "step 5 loss 0.1"}) {
+    EXPECT_EQ(RankOf(line), "none") << line;
+  }
+  // Past the first kRankFieldWindow bytes a "rank N" is some other text's.
+  EXPECT_EQ(RankOf(std::string(kRankFieldWindow, 'x') + " rank 3 step 2"), "none");
+}
+
+TEST(LineRank, FirstRankView) {
+  EXPECT_TRUE(FromFirstRank("step 5"));
+  EXPECT_TRUE(FromFirstRank("0: [default0]:rank 0 step 5"));
+  EXPECT_FALSE(FromFirstRank("1: step 5"));
+  EXPECT_FALSE(FromFirstRank("[default0]:rank 1 step 5"));
+  EXPECT_FALSE(FromFirstRank("1: [default0]:step 5"));
+}
+
+RankId Rank(int r) { return RankId{.rank = r}; }
+
+TEST(RankProgress, TheRankBehindStoppedFirst) {
+  RankProgress p;
+  for (int step = 1; step <= 25; ++step) {
+    for (int r = 0; r < 4; ++r) {
+      if (r == 1 && step > 24) continue;
+      p.Offer(Rank(r), step, std::nullopt, 1000.0 + step, static_cast<uint64_t>(step * 4 + r));
+    }
+  }
+  auto s = p.Stopped();
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->ranks.size(), 1u);
+  EXPECT_EQ(ToString(s->ranks[0]), "rank 1");
+  EXPECT_EQ(s->at.step, 24);
+  EXPECT_EQ(s->steps_behind, 1);
+  EXPECT_EQ(s->others_step, 25);
+  EXPECT_EQ(s->of, 4u);
+  EXPECT_DOUBLE_EQ(*s->seconds_behind, 1.0);
+  EXPECT_EQ(RankProgress::Describe(*s),
+            "rank 1 stopped first: at step 24, 1 step behind the other 3 ranks (at step 25), "
+            "whose last step line came 1s later");
+}
+
+TEST(RankProgress, AllAtOneStepIsNoOneRanksFaultUnlessTheirTimesSayIt) {
+  RankProgress p;
+  p.Offer(Rank(0), 10, std::nullopt, std::nullopt, 1);
+  p.Offer(Rank(1), 10, std::nullopt, std::nullopt, 2);
+  EXPECT_FALSE(p.Stopped()) << "no times: nothing tells them apart";
+  RankProgress timed;
+  timed.Offer(Rank(0), 10, std::nullopt, 100, 1);
+  timed.Offer(Rank(1), 10, std::nullopt, 102, 2);
+  EXPECT_FALSE(timed.Stopped()) << "within kSameMomentSeconds";
+  timed.Offer(Rank(2), 10, std::nullopt, 60, 3);  // its step 10 came 40 s before the others'
+  auto s = timed.Stopped();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(ToString(s->ranks.at(0)), "rank 2");
+  EXPECT_EQ(s->steps_behind, 0);
+  EXPECT_DOUBLE_EQ(*s->seconds_behind, 42);
+}
+
+TEST(RankProgress, EpochsComeBeforeSteps) {
+  RankProgress p;
+  p.Offer(Rank(0), 3, 2, std::nullopt, 1);   // epoch 2 step 3
+  p.Offer(Rank(1), 90, 1, std::nullopt, 2);  // epoch 1 step 90: behind
+  auto s = p.Stopped();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(ToString(s->ranks.at(0)), "rank 1");
+  EXPECT_FALSE(s->steps_behind) << "steps of different epochs do not subtract";
+}
+
+TEST(RankProgress, BoundedWhateverTheOutput) {
+  RankProgress p;
+  for (int r = 0; r < 10000; ++r) p.Offer(Rank(r), r % 7, std::nullopt, std::nullopt, 1);
+  EXPECT_EQ(p.ranks().size(), RankProgress::kMaxRanks);
+  auto s = p.Stopped();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->ranks.size(), RankProgress::kNamed);
+  EXPECT_GT(s->count, RankProgress::kNamed);
+  EXPECT_NE(RankProgress::Describe(*s).find(" more stopped first"), std::string::npos)
+      << RankProgress::Describe(*s);
+}
+
+}  // namespace
+}  // namespace jobmon::triage

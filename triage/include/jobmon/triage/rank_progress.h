@@ -1,0 +1,89 @@
+#pragma once
+// Per-rank progress, where ranks print their own step lines: which rank a
+// line is from, each rank's last step, and which rank(s) stopped first.
+// Pure; the triage scan and the monitor's JobProgress both feed it, so a
+// hang names the same ranks in `jobmon triage` and in the alert.
+//
+// A line names its rank in up to three ways, and all three are kept, since
+// none alone is unique on a multi-node job:
+//  - srun -l's task label "N: " (Slurm's task id; under torchrun, one task
+//    per node: the node's agent);
+//  - torchrun's --tee prefix "[<role><N>]:" (torch/distributed/elastic/
+//    multiprocessing/tail_log.py: "[{name}{local_rank}]:"), the rank on its
+//    node, so "[default0]:" repeats on every node;
+//  - the program's own "rank N" / "[Rank N]" / "rank=N" field (DeepSpeed's
+//    "[Rank 0] step=..."), the global rank.
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jobmon::triage {
+
+struct RankId {
+  int task = -1;   // srun -l label; -1: none
+  int local = -1;  // torchrun prefix (rank on its node); -1: none
+  int rank = -1;   // the program's own global rank; -1: none
+  auto operator<=>(const RankId&) const = default;
+};
+// "rank 3", "task 1 local 0", "task 2", "local 1"
+std::string ToString(const RankId& id);
+
+// The rank `line` names; nullopt when it names none. A "rank N" field counts
+// only as a word ("ranks 8" and "world_rank" do not) within the line's first
+// kRankFieldWindow bytes after the prefixes (where loggers put it).
+std::optional<RankId> LineRank(std::string_view line);
+// The line is the first rank's (every id it names is 0) or names none: the
+// one view of progress the step series follows.
+bool FromFirstRank(std::string_view line);
+inline constexpr size_t kRankFieldWindow = 96;
+
+class RankProgress {
+ public:
+  struct Last {
+    int64_t step = 0;
+    std::optional<int64_t> epoch;
+    std::optional<double> at;  // the line's time (own stamp or arrival); seconds
+    uint64_t line = 0;         // the caller's line number
+  };
+  // A step line of `id`. Positions compare by (epoch, step); a lower one
+  // than the rank's last (a restart) replaces it.
+  void Offer(const RankId& id, int64_t step, std::optional<int64_t> epoch, std::optional<double> at,
+             uint64_t line);
+  const std::map<RankId, Last>& ranks() const { return ranks_; }
+  bool full() const { return ranks_.size() >= kMaxRanks; }
+
+  // Which rank(s) stopped first, with two or more ranks seen: the ranks at
+  // the lowest position while others went further; with every rank at the
+  // same position, the one(s) whose last line came first, when the lines
+  // have times at least kSameMomentSeconds apart. nullopt: fewer than two
+  // ranks, or nothing tells them apart (all stopped at once: the collective
+  // they all wait in, not one rank, is the place to look).
+  struct StoppedFirst {
+    std::vector<RankId> ranks;  // at most kNamed, lowest first
+    size_t count = 0;           // how many ranks stopped there
+    size_t of = 0;              // ranks seen
+    Last at;                    // where they stopped
+    int64_t others_step = 0;    // the furthest rank's step
+    std::optional<int64_t> steps_behind;
+    std::optional<double> seconds_behind;  // the furthest rank's last line after theirs
+  };
+  std::optional<StoppedFirst> Stopped() const;
+  // One sentence: "rank 1 stopped first: at step 24, 3 steps behind the
+  // other 3 ranks (at step 27)".
+  static std::string Describe(const StoppedFirst& s);
+
+  static constexpr size_t kMaxRanks = 4096;  // bounded, whatever the output
+  static constexpr size_t kNamed = 8;
+  static constexpr double kSameMomentSeconds = 5;
+
+ private:
+  std::map<RankId, Last> ranks_;
+};
+
+}  // namespace jobmon::triage

@@ -1,0 +1,177 @@
+#include "jobmon/triage/rank_progress.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "jobmon/triage/step_lines.h"
+
+namespace jobmon::triage {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsWordChar(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::optional<int> Number(std::string_view s) {
+  int n = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || end != s.data() + s.size() || n < 0) return std::nullopt;
+  return n;
+}
+
+// torchrun's "[<role><N>]:" (a role is a word: "default", "trainer"), N and
+// what follows.
+std::optional<std::pair<int, std::string_view>> TorchrunPrefix(std::string_view line) {
+  if (!line.starts_with('[')) return std::nullopt;
+  size_t close = line.find("]:");
+  if (close == line.npos || close > 40) return std::nullopt;
+  size_t digits = close;
+  while (digits > 1 && IsDigit(line[digits - 1])) --digits;
+  if (digits == close || digits == 1 || close - digits > 6) return std::nullopt;
+  for (size_t i = 1; i < digits; ++i) {
+    if (!IsWordChar(line[i]) && line[i] != '-') return std::nullopt;
+  }
+  auto n = Number(line.substr(digits, close - digits));
+  if (!n) return std::nullopt;
+  return std::pair{*n, line.substr(close + 2)};
+}
+
+// "rank 3", "Rank: 3", "rank=3", "[Rank 3]" as a word near the start.
+std::optional<int> RankField(std::string_view text) {
+  const std::string_view window = text.substr(0, kRankFieldWindow);
+  for (size_t at = 0; at + 4 < window.size(); ++at) {
+    if (Lower(window[at]) != 'r' || (at > 0 && IsWordChar(window[at - 1]))) continue;
+    if (Lower(window[at + 1]) != 'a' || Lower(window[at + 2]) != 'n' ||
+        Lower(window[at + 3]) != 'k') {
+      continue;
+    }
+    size_t i = at + 4;
+    size_t separators = 0;
+    while (i < window.size() && (window[i] == ' ' || window[i] == '=' || window[i] == ':') &&
+           separators < 3) {
+      ++i;
+      ++separators;
+    }
+    if (separators == 0) continue;  // "ranks", "rank0" (a torchrun role is cut before)
+    size_t end = i;
+    while (end < window.size() && IsDigit(window[end]) && end - i < 6) ++end;
+    if (end == i || (end < window.size() && IsWordChar(window[end]))) continue;
+    // "rank 3/8" and "rank 3 of 8" are still rank 3.
+    if (auto n = Number(window.substr(i, end - i))) return n;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ToString(const RankId& id) {
+  if (id.rank >= 0) return fmt::format("rank {}", id.rank);
+  if (id.task >= 0 && id.local >= 0) return fmt::format("task {} local {}", id.task, id.local);
+  if (id.task >= 0) return fmt::format("task {}", id.task);
+  return fmt::format("local {}", id.local);
+}
+
+std::optional<RankId> LineRank(std::string_view line) {
+  RankId id;
+  if (auto task = TaskLabel(line)) {
+    id.task = *task;
+    line = WithoutTaskLabel(line);
+  }
+  if (auto prefix = TorchrunPrefix(line)) {
+    id.local = prefix->first;
+    line = prefix->second;
+  }
+  if (auto rank = RankField(line)) id.rank = *rank;
+  if (id.task < 0 && id.local < 0 && id.rank < 0) return std::nullopt;
+  return id;
+}
+
+bool FromFirstRank(std::string_view line) {
+  auto id = LineRank(line);
+  return !id || (id->task <= 0 && id->local <= 0 && id->rank <= 0);
+}
+
+void RankProgress::Offer(const RankId& id, int64_t step, std::optional<int64_t> epoch,
+                         std::optional<double> at, uint64_t line) {
+  auto found = ranks_.find(id);
+  if (found == ranks_.end()) {
+    if (full()) return;
+    ranks_.emplace(id, Last{step, epoch, at, line});
+    return;
+  }
+  found->second = Last{step, epoch, at, line};
+}
+
+std::optional<RankProgress::StoppedFirst> RankProgress::Stopped() const {
+  if (ranks_.size() < 2) return std::nullopt;
+  auto position = [](const Last& l) { return std::pair{l.epoch.value_or(0), l.step}; };
+  auto lowest = ranks_.begin(), highest = ranks_.begin();
+  for (auto it = ranks_.begin(); it != ranks_.end(); ++it) {
+    if (position(it->second) < position(lowest->second)) lowest = it;
+    if (position(it->second) > position(highest->second)) highest = it;
+  }
+  StoppedFirst s;
+  s.of = ranks_.size();
+  s.others_step = highest->second.step;
+  if (position(lowest->second) < position(highest->second)) {
+    s.at = lowest->second;
+    for (const auto& [id, last] : ranks_) {
+      if (position(last) != position(lowest->second)) continue;
+      ++s.count;
+      if (s.ranks.size() < kNamed) s.ranks.push_back(id);
+    }
+    if (!lowest->second.epoch || lowest->second.epoch == highest->second.epoch) {
+      s.steps_behind = highest->second.step - lowest->second.step;
+    }
+  } else {
+    // All at one position: told apart only by when their last lines came.
+    std::optional<double> first, last;
+    for (const auto& [id, l] : ranks_) {
+      if (!l.at) return std::nullopt;
+      first = first ? std::min(*first, *l.at) : *l.at;
+      last = last ? std::max(*last, *l.at) : *l.at;
+    }
+    if (*last - *first < kSameMomentSeconds) return std::nullopt;
+    for (const auto& [id, l] : ranks_) {
+      if (*l.at - *first >= kSameMomentSeconds) continue;
+      if (s.count == 0) s.at = l;
+      ++s.count;
+      if (s.ranks.size() < kNamed) s.ranks.push_back(id);
+    }
+    if (s.count == s.of) return std::nullopt;
+    s.steps_behind = 0;
+  }
+  // How long after theirs the latest rank's last line came.
+  for (const auto& [id, l] : ranks_) {
+    if (l.at && s.at.at)
+      s.seconds_behind = std::max(s.seconds_behind.value_or(0), *l.at - *s.at.at);
+  }
+  return s;
+}
+
+std::string RankProgress::Describe(const StoppedFirst& s) {
+  std::string who;
+  for (const RankId& id : s.ranks) who += (who.empty() ? "" : ", ") + ToString(id);
+  if (s.count > s.ranks.size()) who += fmt::format(" and {} more", s.count - s.ranks.size());
+  const size_t others = s.of - s.count;
+  std::string where = fmt::format("at step {}", s.at.step);
+  if (s.at.epoch) where = fmt::format("at epoch {} step {}", *s.at.epoch, s.at.step);
+  std::string gap;
+  if (s.steps_behind && *s.steps_behind > 0) {
+    gap =
+        fmt::format("{} step{} behind the other {} rank{} (at step {})", *s.steps_behind,
+                    *s.steps_behind == 1 ? "" : "s", others, others == 1 ? "" : "s", s.others_step);
+  } else {
+    gap = fmt::format("the same step as the other {} rank{}", others, others == 1 ? "" : "s");
+  }
+  if (s.seconds_behind && *s.seconds_behind >= 1) {
+    gap += fmt::format(", whose last step line came {:.0f}s later", *s.seconds_behind);
+  }
+  return fmt::format("{} stopped first: {}, {}", who, where, gap);
+}
+
+}  // namespace jobmon::triage
