@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
                  "of hw_gpu_served")
       ->capture_default_str();
   app.add_option("--job-id", paths.job_id,
-                 "Slurm job id: gpu_nvml reports the GPUs where the job's processes run");
+                 "Slurm job id: its processes (by cgroup job_<id>) for job_processes and "
+                 "gpu_nvml's GPUs where they run");
   std::optional<int> kmsg_fd;
   app.add_option("--kmsg-fd", kmsg_fd,
                  "Read the kernel log from this inherited descriptor (the root prolog's "

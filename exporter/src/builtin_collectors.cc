@@ -9,6 +9,7 @@
 #include "jobmon/exporter/gpu_nvml_collector.h"
 #include "jobmon/exporter/gpu_process_collector.h"
 #include "jobmon/exporter/host_collector.h"
+#include "jobmon/exporter/job_process_collector.h"
 #include "jobmon/exporter/net_collector.h"
 #include "jobmon/exporter/pfc_collector.h"
 #include "jobmon/exporter/rdma_collector.h"
@@ -60,6 +61,12 @@ std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
        [s = paths.sysfs, g = paths.gpus] { return std::make_unique<GpuAmdCollector>(s, g); },
        {}},
       NvmlFactory(paths),
+      {"job_processes",
+       [p = paths.procfs, j = paths.job_id] { return std::make_unique<JobProcessCollector>(p, j); },
+       [j = paths.job_id]() -> std::optional<std::string> {
+         if (j.empty()) return "needs --job-id";
+         return std::nullopt;
+       }},
   };
   // training needs --tfevents
   if (!paths.tfevents.empty()) {

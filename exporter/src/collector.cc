@@ -36,18 +36,24 @@ void FamilyBuilder::Counter(const std::string& name, const std::string& help, co
 
 Families FamilyBuilder::Take() { return std::move(families_); }
 
-Expected<std::string> ReadSmallFile(const std::string& path, size_t limit) {
+namespace {
+
+// ReadSmallFile, with the errno of a failure in `err`.
+Expected<std::string> ReadBounded(const std::string& path, size_t limit, int& err) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{path + ": " + std::strerror(errno)};
+  if (fd < 0) {
+    err = errno;
+    return Error{path + ": " + std::strerror(err)};
+  }
   std::string out;
   char buffer[16384];
   for (;;) {
     ssize_t n = read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      int saved = errno;
+      err = errno;
       close(fd);
-      return Error{path + ": " + std::strerror(saved)};
+      return Error{path + ": " + std::strerror(err)};
     }
     if (n == 0) break;
     out.append(buffer, static_cast<size_t>(n));
@@ -58,6 +64,21 @@ Expected<std::string> ReadSmallFile(const std::string& path, size_t limit) {
   }
   close(fd);
   return out;
+}
+
+}  // namespace
+
+Expected<std::string> ReadSmallFile(const std::string& path, size_t limit) {
+  int err = 0;
+  return ReadBounded(path, limit, err);
+}
+
+Expected<std::optional<std::string>> ReadProcessFile(const std::string& path, size_t limit) {
+  int err = 0;
+  auto text = ReadBounded(path, limit, err);
+  if (text) return std::optional<std::string>(std::move(text).value());
+  if (err == ENOENT || err == ESRCH) return std::optional<std::string>();
+  return text.error();
 }
 
 Expected<std::optional<std::string>> ReadAttribute(const std::string& path) {

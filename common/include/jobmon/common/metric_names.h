@@ -74,6 +74,14 @@ inline constexpr char kMemAvailableBytes[] = "hw_mem_available_bytes";   // MemA
 inline constexpr char kIoPressureSomePct[] = "hw_io_pressure_some_pct";  // PSI some, avg10
 inline constexpr char kIoPressureFullPct[] = "hw_io_pressure_full_pct";  // PSI full, avg10
 
+// The job's own processes on the node (job_processes collector): what each
+// waits on in the kernel, for telling a hung rank's wait from a slow one's.
+inline constexpr char kJobProcesses[] = "hw_job_processes";       // found by cgroup job_<id>
+inline constexpr char kJobProcessInfo[] = "hw_job_process_info";  // 1; pid, comm, state, wchan
+inline constexpr char kJobProcessThreads[] = "hw_job_process_threads";  // per pid, state
+inline constexpr char kJobProcessWchanThreads[] =
+    "hw_job_process_wchan_threads";  // per pid, wchan (the largest few, then "other")
+
 // Kernel log (dmesg collector).
 inline constexpr char kDmesgGpuErrorsTotal[] = "hw_dmesg_gpu_errors_total";  // GPU error lines
 inline constexpr char kGpuXidErrorsTotal[] = "hw_gpu_xid_errors_total";      // label xid

@@ -60,7 +60,7 @@ struct SourcePaths {
   std::string tfevents;  // empty: no training collector
   std::string nvml_library = "libnvidia-ml.so.1";
   GpuSelection gpus;
-  std::string job_id;  // Slurm job id: NVML's processes of the job (empty: not known)
+  std::string job_id;  // Slurm job id: its processes, by cgroup (empty: not known)
   // The kernel log as the exporter opened or inherited it (kmsg_source.h);
   // null: the dmesg collector opens <dev>/kmsg itself.
   std::shared_ptr<const KmsgSource> kmsg;
@@ -106,6 +106,11 @@ class FamilyBuilder {
 
 // Reads a whole (small) file; procfs files have no useful st_size.
 Expected<std::string> ReadSmallFile(const std::string& path, size_t limit = 4 << 20);
+
+// ReadSmallFile for a file under /proc/PID: nullopt when the process is gone
+// (ENOENT: it exited before the open; ESRCH: during the read), an error
+// naming the file for any other failure.
+Expected<std::optional<std::string>> ReadProcessFile(const std::string& path, size_t limit);
 
 // The text of a sysfs/procfs attribute (one read: an attribute comes whole in
 // the first read()); nullopt when the file is absent or the driver has no
