@@ -896,8 +896,11 @@ void AddFindings(const ScanFacts& facts, TriageReport& r, const Analysis& a) {
     r.findings.push_back(fmt::format(
         "{} step line(s) repeated or went backwards (restart within the log?)", series.repeats()));
   }
-  if (r.ranks && (a.hang || r.status == JobStatus::kUnknownDeath))
+  // Which rank stopped first matters most where the others then timed out
+  // waiting for it; that all stopped at one step, only for a hang.
+  if (r.ranks && (r.ranks->stopped_first || a.hang || r.status == JobStatus::kUnknownDeath)) {
     r.findings.push_back(r.ranks->summary);
+  }
   if (r.harmless_lines > 0) {
     r.findings.push_back(fmt::format("{} known-harmless line(s) ignored", r.harmless_lines));
   }

@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+
+#include "jobmon/triage/triage.h"
+#include "shared_scanner.h"
 
 namespace jobmon::triage {
 namespace {
@@ -111,6 +115,30 @@ TEST(RankProgress, BoundedWhateverTheOutput) {
   EXPECT_GT(s->count, RankProgress::kNamed);
   EXPECT_NE(RankProgress::Describe(*s).find(" more stopped first"), std::string::npos)
       << RankProgress::Describe(*s);
+}
+
+// Real DDP jobs (tests/fixtures/real/pytorch, README table, round 3): every
+// rank prints its steps, rank 1 stops after step 25's all-reduce, and rank 0
+// times out waiting for it in step 26.
+TEST(RealRanks, TheRankThatStoppedFirstIsNamedUnderSrunAndTorchrun) {
+  for (const char* name : {"srun-rank-behind", "torchrun-rank-behind"}) {
+    SCOPED_TRACE(name);
+    auto facts =
+        SharedScanner().ScanFile(std::string(JOBMON_FIXTURES) + "/real/pytorch/" + name + ".log");
+    ASSERT_TRUE(facts) << facts.error().message;
+    AnalysisContext context;
+    context.now = 4102444800;  // long after
+    TriageReport r = Analyze(*facts, context);
+    EXPECT_EQ(r.primary, "nccl-timeout");
+    ASSERT_TRUE(r.ranks);
+    EXPECT_EQ(r.ranks->seen, 2u);
+    ASSERT_TRUE(r.ranks->stopped_first);
+    EXPECT_EQ(ToString(r.ranks->stopped_first->ranks.at(0)), "rank 1");
+    EXPECT_EQ(r.ranks->stopped_first->at.step, 24);
+    EXPECT_EQ(r.ranks->stopped_first->steps_behind, 1);
+    EXPECT_EQ(r.ranks->stopped_first->others_step, 25) << "steps as printed";
+    EXPECT_NE(std::find(r.findings.begin(), r.findings.end(), r.ranks->summary), r.findings.end());
+  }
 }
 
 }  // namespace
