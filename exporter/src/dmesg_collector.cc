@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/common/whole_number.h"
 
 namespace jobmon::exporter {
 
@@ -20,13 +21,6 @@ namespace {
 constexpr size_t kReadBuffer = 16384;
 // Bounds one collection; the rest is read at the next scrape.
 constexpr int kMaxReadsPerCollect = 20000;
-
-std::optional<uint64_t> Number(std::string_view s) {
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 }  // namespace
 
@@ -49,13 +43,13 @@ std::vector<KmsgRecord> ParseKmsgRecords(std::string_view text, size_t* consumed
     if (semicolon == line.npos) continue;
     std::string_view header = line.substr(0, semicolon);
     size_t comma = header.find(',');
-    auto prio = Number(header.substr(0, comma));
+    auto prio = WholeNumber<uint64_t>(header.substr(0, comma));
     if (!prio) continue;
     KmsgRecord record;
     record.level = static_cast<int>(*prio & 7);
     if (comma != header.npos) {
       std::string_view rest = header.substr(comma + 1);
-      if (auto seq = Number(rest.substr(0, rest.find(',')))) record.sequence = *seq;
+      if (auto seq = WholeNumber<uint64_t>(rest.substr(0, rest.find(',')))) record.sequence = *seq;
     }
     record.message = std::string(line.substr(semicolon + 1));
     records.push_back(std::move(record));

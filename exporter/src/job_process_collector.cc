@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/common/whole_number.h"
 #include "jobmon/exporter/gpu_selection.h"
 #include "jobmon/exporter/process_wait.h"
 
@@ -23,13 +24,6 @@ namespace {
 // (512). More is not the file the kernel writes.
 constexpr size_t kStatLimit = 4096;
 constexpr size_t kWchanLimit = 1024;
-
-std::optional<unsigned> Pid(std::string_view name) {
-  unsigned pid = 0;
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
-  if (name.empty() || ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
-  return pid;
-}
 
 // A task's stat and its wchan as a label.
 struct Wait {
@@ -87,7 +81,7 @@ Expected<Families> JobProcessCollector::Collect() {
     std::vector<unsigned> tids;
     if (DIR* tasks = opendir((dir + "/task").c_str())) {
       while (dirent* entry = readdir(tasks)) {
-        if (auto tid = Pid(entry->d_name)) tids.push_back(*tid);
+        if (auto tid = WholeNumber<unsigned>(entry->d_name)) tids.push_back(*tid);
       }
       closedir(tasks);
     } else if (errno == ENOENT || errno == ESRCH) {

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "jobmon/common/whole_number.h"
+
 namespace jobmon::exporter {
 namespace {
 
@@ -30,14 +32,6 @@ std::vector<std::string_view> Fields(std::string_view line) {
   return fields;
 }
 
-template <typename T>
-std::optional<T> Number(std::string_view text) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 }  // namespace
 
 Expected<SystemStat> ParseSystemStat(std::string_view text) {
@@ -46,7 +40,7 @@ Expected<SystemStat> ParseSystemStat(std::string_view text) {
   for (std::string_view line : Lines(text)) {
     auto fields = Fields(line);
     if (fields.size() != 2) continue;
-    auto value = Number<uint64_t>(fields[1]);
+    auto value = WholeNumber<uint64_t>(fields[1]);
     if (!value) continue;
     if (fields[0] == "procs_running") stat.procs_running = *value, ++found;
     if (fields[0] == "procs_blocked") stat.procs_blocked = *value, ++found;
@@ -63,7 +57,7 @@ std::map<std::string, uint64_t> ParseKeyValues(std::string_view text) {
     if (fields.size() < 2) continue;
     std::string_view key = fields[0];
     if (!key.empty() && key.back() == ':') key.remove_suffix(1);
-    auto value = Number<uint64_t>(fields[1]);
+    auto value = WholeNumber<uint64_t>(fields[1]);
     if (!value) continue;
     bool kilobytes = fields.size() >= 3 && fields[2] == "kB";
     out[std::string(key)] = kilobytes ? *value * 1024 : *value;
@@ -86,11 +80,11 @@ Expected<Pressure> ParsePressure(std::string_view text) {
       }
       std::string_view key = fields[i].substr(0, eq), value = fields[i].substr(eq + 1);
       if (key == "total") {
-        auto v = Number<uint64_t>(value);
+        auto v = WholeNumber<uint64_t>(value);
         ok = v.has_value();
         if (v) parsed.total_us = *v;
       } else {
-        auto v = Number<double>(value);
+        auto v = WholeNumber<double>(value);
         ok = v.has_value();
         if (v) (key == "avg10" ? parsed.avg10 : key == "avg60" ? parsed.avg60 : parsed.avg300) = *v;
       }
@@ -116,7 +110,7 @@ Expected<std::vector<NetDevice>> ParseNetDev(std::string_view text) {
     }
     uint64_t v[16];
     for (size_t k = 0; k < 16; ++k) {
-      auto n = Number<uint64_t>(fields[k]);
+      auto n = WholeNumber<uint64_t>(fields[k]);
       if (!n) return Error{"bad number in /proc/net/dev line " + std::to_string(i + 1)};
       v[k] = *n;
     }
@@ -137,7 +131,7 @@ Expected<std::map<std::string, int64_t>> ParseSnmpTables(std::string_view text) 
     }
     std::string proto(names[0]);  // "Tcp:"
     for (size_t k = 1; k < names.size(); ++k) {
-      auto value = Number<int64_t>(values[k]);
+      auto value = WholeNumber<int64_t>(values[k]);
       if (!value) return Error{"bad value for " + proto + std::string(names[k])};
       out[proto + std::string(names[k])] = *value;
     }

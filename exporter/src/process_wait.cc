@@ -4,17 +4,11 @@
 #include <algorithm>
 #include <charconv>
 
+#include "jobmon/common/whole_number.h"
+
 namespace jobmon::exporter {
 
 namespace {
-
-template <typename T>
-std::optional<T> Unsigned(std::string_view text) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 bool IsLetter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 
@@ -27,7 +21,7 @@ std::optional<PidStat> ParsePidStat(std::string_view text) {
   size_t close = text.rfind(')');
   if (open == text.npos || close == text.npos || close < open + 2) return std::nullopt;
   PidStat stat;
-  auto pid = Unsigned<unsigned>(text.substr(0, open));
+  auto pid = WholeNumber<unsigned>(text.substr(0, open));
   if (!pid) return std::nullopt;
   stat.pid = *pid;
   stat.comm = std::string(text.substr(open + 2, close - open - 2));
@@ -47,7 +41,7 @@ std::optional<PidStat> ParsePidStat(std::string_view text) {
     return std::nullopt;
   }
   stat.state = fields[0][0];
-  auto threads = Unsigned<unsigned>(fields[kThreads]);
+  auto threads = WholeNumber<unsigned>(fields[kThreads]);
   if (!threads) return std::nullopt;
   stat.threads = *threads;
   return stat;

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
+#include "jobmon/common/whole_number.h"
 #include "jobmon/triage/step_lines.h"
 
 namespace jobmon::triage {
@@ -17,9 +17,8 @@ bool IsWordChar(char c) {
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 std::optional<int> Number(std::string_view s) {
-  int n = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc() || end != s.data() + s.size() || n < 0) return std::nullopt;
+  auto n = WholeNumber<int>(s);
+  if (!n || *n < 0) return std::nullopt;
   return n;
 }
 
