@@ -200,6 +200,44 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
     Trim(*points, t);
   }
   LearnFloors(host, scrape);
+  ReadProcesses(host, t, scrape);
+}
+
+void MetricWindow::ReadProcesses(const std::string& host, double t, const Exposition& scrape) {
+  // The exporter caps these (docs/exporter.md, job_processes); a job's own
+  // HTTP server answering as its exporter is capped here again.
+  constexpr size_t kMaxProcesses = 64, kMaxLabelBytes = 64, kMaxPerProcess = 16;
+  auto label = [&](const Sample& s, const char* key) {
+    auto found = s.labels.find(key);
+    return found == s.labels.end() ? std::string() : found->second.substr(0, kMaxLabelBytes);
+  };
+  bool reported = false;
+  std::map<std::string, ProcessWait> by_pid;
+  for (const Sample& s : scrape.samples) {
+    if (s.name == metric_names::kJobProcesses) reported = true;
+    if (s.name == metric_names::kJobProcessInfo && by_pid.size() < kMaxProcesses) {
+      ProcessWait& p = by_pid[label(s, "pid")];
+      p.pid = label(s, "pid");
+      p.comm = label(s, "comm");
+      p.state = label(s, "state");
+      p.wchan = label(s, "wchan");
+    }
+  }
+  if (!reported) return;
+  for (const Sample& s : scrape.samples) {
+    const bool by_state = s.name == metric_names::kJobProcessThreads;
+    if (!by_state && s.name != metric_names::kJobProcessWchanThreads) continue;
+    auto p = by_pid.find(label(s, "pid"));
+    if (p == by_pid.end()) continue;
+    auto& counts = by_state ? p->second.threads : p->second.thread_wchans;
+    if (counts.size() < kMaxPerProcess) {
+      counts[label(s, by_state ? "state" : "wchan")] = static_cast<int>(s.value);
+    }
+  }
+  Processes& kept = processes_[host];
+  kept.t = t;
+  kept.waits.clear();
+  for (auto& [pid, p] : by_pid) kept.waits.push_back(std::move(p));
 }
 
 void MetricWindow::LearnFloors(const std::string& host, const Exposition& scrape) {
@@ -261,6 +299,9 @@ void MetricWindow::ForgetSince(const std::string& host, double t) {
        it != series_.end() && std::get<0>(it->first) == host; ++it) {
     auto& points = it->second;
     while (!points.empty() && points.back().t > t) points.pop_back();
+  }
+  if (auto it = processes_.find(host); it != processes_.end() && it->second.t > t) {
+    processes_.erase(it);
   }
 }
 
@@ -465,6 +506,10 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
       h.idle_power_floor = sum / static_cast<double>(floors.size());
     }
     if (processes && had_processes_.count(host)) h.job_gpu_processes = processes;
+    if (auto waits = processes_.find(host); waits != processes_.end() && waits->second.t <= at &&
+                                            at - waits->second.t <= stale_after_seconds) {
+      h.job_processes = waits->second.waits;
+    }
     evidence.hosts.push_back(std::move(h));
   }
   return evidence;

@@ -1,6 +1,7 @@
 #include "jobmon/monitor/stall_classifier.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <numeric>
@@ -78,9 +79,40 @@ std::string SharedNodeNote(const HostEvidence& host) {
          ", host-level series (TCP, I/O pressure, D state) are node-wide";
 }
 
+std::string DescribeProcess(const ProcessWait& p) {
+  std::string out = fmt::format("{} pid {} {} in {}", p.comm, p.pid, p.state, p.wchan);
+  int threads = 0;
+  for (const auto& [state, n] : p.threads) threads += n;
+  if (threads > 1) {
+    std::string states, wchans;
+    for (const auto& [state, n] : p.threads) {
+      states += fmt::format("{}{} {}", states.empty() ? "" : ", ", n, state);
+    }
+    for (const auto& [wchan, n] : p.thread_wchans) {
+      wchans += fmt::format("{}{} {}", wchans.empty() ? "" : ", ", wchan, n);
+    }
+    out +=
+        fmt::format(" ({} threads: {}{}{})", threads, states, wchans.empty() ? "" : "; ", wchans);
+  }
+  return out;
+}
+
+namespace {
+
+// A process, or one of its threads, in uninterruptible sleep: waiting on a
+// filesystem or a device, which no collective timeout ends.
+bool InDState(const ProcessWait& p) {
+  auto d = p.threads.find("D");
+  return p.state == "D" || (d != p.threads.end() && d->second > 0);
+}
+
+constexpr size_t kProcessesShown = 4;
+
+}  // namespace
+
 StallClassification ClassifyStall(const StallEvidence& evidence) {
   StallClassification out;
-  std::vector<std::string> gone, active, busy, idle;
+  std::vector<std::string> gone, active, busy, idle, blocked_hosts, blocked;
   for (const HostEvidence& host : evidence.hosts) {
     HostState state = Judge(host, evidence.stale_after_seconds);
     std::string line = host.host + ": ";
@@ -128,6 +160,24 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
       line += fmt::format("; {:.0f} processes blocked in D state", *host.procs_blocked);
     }
     line += SharedNodeNote(host);
+    if (!host.job_processes.empty()) {
+      std::string waits;
+      for (size_t i = 0; i < host.job_processes.size() && i < kProcessesShown; ++i) {
+        waits += (i ? "; " : "") + DescribeProcess(host.job_processes[i]);
+      }
+      if (host.job_processes.size() > kProcessesShown) {
+        waits += fmt::format("; {} more", host.job_processes.size() - kProcessesShown);
+      }
+      line += "; the job's processes wait on: " + waits;
+    }
+    bool host_blocked = false;
+    for (const ProcessWait& p : host.job_processes) {
+      if (!InDState(p)) continue;
+      host_blocked = true;
+      if (blocked.size() < kProcessesShown)
+        blocked.push_back(host.host + ": " + DescribeProcess(p));
+    }
+    if (host_blocked && state != HostState::kGone) blocked_hosts.push_back(host.host);
     out.evidence.push_back(line);
   }
   const size_t n = evidence.hosts.size();
@@ -137,6 +187,15 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
     out.summary = fmt::format(
         "{} of {} hosts gone, at 0 W or without the job's process ({}); the others wait for them",
         gone.size(), n, Join(gone));
+  } else if (!blocked_hosts.empty()) {
+    // What the others wait for in the collective is stuck in the kernel:
+    // not a collective deadlock, and no collective timeout will end it.
+    out.klass = "hang/io-wait";
+    out.hosts = blocked_hosts;
+    out.summary = fmt::format(
+        "the job's processes in D state (uninterruptible: a filesystem or device) on {}: {}; "
+        "the other ranks wait for them, not a collective deadlock",
+        Join(blocked_hosts), fmt::format("{}", fmt::join(blocked, "; ")));
   } else if (n > 0 && active.size() == n) {
     out.klass = "slow-not-hung";
     out.summary =

@@ -275,5 +275,48 @@ TEST(MetricWindowTest, RestoredBaselinesAreBoundedByTheWindowLimits) {
   EXPECT_FALSE(window.IdleFloor("node3", "0")) << "max_hosts hosts";
 }
 
+// Issue 33: the job's processes and what they wait on (hw_job_process_*,
+// docs/exporter.md) come from the latest scrape that reported them, while it
+// is within stale_after, bounded whatever the exporter answers.
+TEST(MetricWindowTest, TheJobsProcessWaitsFromTheLatestScrape) {
+  MetricWindow window(600);
+  const std::string waits =
+      "hw_job_processes 2\n"
+      "hw_job_process_info{pid=\"4241\",comm=\"python3\",state=\"S\",wchan=\"futex_wait_queue\"} "
+      "1\n"
+      "hw_job_process_info{pid=\"4250\",comm=\"pt_data_worker\",state=\"D\",wchan=\"" +
+      std::string(300, 'w') +
+      "\"} 1\n"
+      "hw_job_process_threads{pid=\"4241\",state=\"S\"} 12\n"
+      "hw_job_process_threads{pid=\"4241\",state=\"R\"} 1\n"
+      "hw_job_process_wchan_threads{pid=\"4241\",wchan=\"futex_wait_queue\"} 10\n"
+      "hw_job_process_threads{pid=\"9999\",state=\"S\"} 3\n";  // no info line: dropped
+  window.AddScrape("node1", 100, ParseExposition("hw_gpu_power_watts{gpu=\"0\"} 300\n" + waits));
+  auto e = window.Evidence(101, 0, 50, 30);
+  ASSERT_EQ(e.hosts.size(), 1u);
+  const auto& processes = e.hosts[0].job_processes;
+  ASSERT_EQ(processes.size(), 2u);
+  EXPECT_EQ(processes[0].pid, "4241");
+  EXPECT_EQ(processes[0].wchan, "futex_wait_queue");
+  EXPECT_EQ(processes[0].threads.at("S"), 12);
+  EXPECT_EQ(processes[0].thread_wchans.at("futex_wait_queue"), 10);
+  EXPECT_EQ(processes[1].state, "D");
+  EXPECT_EQ(processes[1].wchan.size(), 64u) << "a label is cut";
+
+  // A scrape without the collector keeps the last report; stale, none.
+  window.AddScrape("node1", 110, ParseExposition("hw_gpu_power_watts{gpu=\"0\"} 300\n"));
+  EXPECT_EQ(window.Evidence(111, 0, 50, 30).hosts[0].job_processes.size(), 2u);
+  EXPECT_TRUE(window.Evidence(131, 0, 50, 30).hosts[0].job_processes.empty());
+
+  // A job's own server answering with thousands of processes: 64 kept.
+  std::string many = "hw_job_processes 5000\n";
+  for (int pid = 1; pid <= 5000; ++pid) {
+    many += "hw_job_process_info{pid=\"" + std::to_string(pid) +
+            "\",comm=\"x\",state=\"S\",wchan=\"none\"} 1\n";
+  }
+  window.AddScrape("node1", 140, ParseExposition(many));
+  EXPECT_EQ(window.Evidence(141, 0, 50, 30).hosts[0].job_processes.size(), 64u);
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

@@ -190,5 +190,53 @@ TEST(ClassifyStallTest, PlaybookOneInterpretationTable) {
   EXPECT_EQ(ClassifyStall({{no_baseline}}).klass, "hang") << "no baseline: no guess";
 }
 
+// Issue 33: what the job's processes wait on in the kernel (the exporter's
+// job_processes collector). A rank in D state is stuck in a filesystem or
+// device: the others wait for it, which is not a collective deadlock.
+ProcessWait Process(std::string pid, std::string state, std::string wchan) {
+  ProcessWait p;
+  p.pid = std::move(pid);
+  p.comm = "python3";
+  p.state = std::move(state);
+  p.wchan = std::move(wchan);
+  return p;
+}
+
+TEST(ClassifyStallTest, ARankInDStateIsAnIoWaitNotACollectiveDeadlock) {
+  HostEvidence node1 = Host("node1", 100, 300), node2 = Host("node2", 100, 300);
+  ProcessWait collective = Process("4241", "S", "futex_wait_queue");
+  collective.threads = {{"S", 12}, {"R", 1}};
+  collective.thread_wchans = {{"futex_wait_queue", 10}, {"do_epoll_wait", 2}, {"running", 1}};
+  node1.job_processes = {collective};
+  node2.job_processes = {Process("5150", "D", "wait_on_page_bit_common")};
+  auto c = ClassifyStall({{node1, node2}});
+  EXPECT_EQ(c.klass, "hang/io-wait") << c.summary;
+  EXPECT_EQ(c.hosts, std::vector<std::string>{"node2"});
+  EXPECT_NE(c.summary.find("node2: python3 pid 5150 D in wait_on_page_bit_common"),
+            std::string::npos)
+      << c.summary;
+  EXPECT_NE(c.evidence[0].find("the job's processes wait on: python3 pid 4241 S in "
+                               "futex_wait_queue (13 threads: 1 R, 12 S; do_epoll_wait 2, "
+                               "futex_wait_queue 10, running 1)"),
+            std::string::npos)
+      << c.evidence[0];
+
+  // A thread in D counts too; a rank asleep in a timer is shown, not judged.
+  ProcessWait thread_blocked = Process("5150", "S", "futex_wait_queue");
+  thread_blocked.threads = {{"S", 3}, {"D", 1}};
+  node2.job_processes = {thread_blocked};
+  EXPECT_EQ(ClassifyStall({{node1, node2}}).klass, "hang/io-wait");
+  node2.job_processes = {Process("5150", "S", "hrtimer_nanosleep")};
+  auto asleep = ClassifyStall({{node1, node2}});
+  EXPECT_EQ(asleep.klass, "hang/busy-wait");
+  EXPECT_NE(asleep.evidence[1].find("python3 pid 5150 S in hrtimer_nanosleep"), std::string::npos);
+
+  // A dead node stays a dead node, whatever its last processes did.
+  HostEvidence gone = Host("node2", 0, 0);
+  gone.exporter_up = false;
+  gone.job_processes = {Process("5150", "D", "wait_on_page_bit_common")};
+  EXPECT_EQ(ClassifyStall({{node1, gone}}).klass, "hang/node-death");
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

@@ -190,6 +190,14 @@ class MetricWindow {
     std::optional<int> node_gpus;
   };
   std::map<std::string, Served> served_;
+  // The job's processes per host from its latest scrape that reported them
+  // (hw_job_process_*), with the scrape's time; bounded like the labels.
+  struct Processes {
+    double t = 0;
+    std::vector<ProcessWait> waits;
+  };
+  std::map<std::string, Processes> processes_;
+  void ReadProcesses(const std::string& host, double t, const Exposition& scrape);
   Served ReadServed(const Exposition& scrape) const;
   bool Serves(const std::string& host, const std::string& gpu) const;
   // Each host's GPU labels kept so far (max_gpus_per_host, first seen win;

@@ -4,11 +4,24 @@
 // the ground truth, judged against this job's own training baseline, not a
 // vendor constant.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace jobmon::monitor {
+
+// One of the job's processes on a host as the exporter's job_processes
+// collector last saw it (docs/exporter.md): its state letter and kernel
+// wait channel, its threads by state and by wait channel.
+struct ProcessWait {
+  std::string pid, comm, state, wchan;
+  std::map<std::string, int> threads;        // by state letter
+  std::map<std::string, int> thread_wchans;  // by wait channel
+};
+// "python3 pid 4242 D in nfs_wait_bit_killable (12 threads: 10 S, 2 D;
+// futex_wait_queue 9, ...)", bounded.
+std::string DescribeProcess(const ProcessWait& process);
 
 struct HostEvidence {
   std::string host;
@@ -33,6 +46,9 @@ struct HostEvidence {
   std::vector<double> memory_utilization;  // percent of time memory was accessed, per GPU
   std::optional<double> power_spread;      // (max - min) / mean of power since the stall began
   std::optional<int> job_gpu_processes;    // the job's processes on its GPUs (NVML)
+  // The job's processes on the host and what each waits on in the kernel,
+  // from the latest scrape within stale_after (empty: none reported).
+  std::vector<ProcessWait> job_processes;
 
   // A node shared with other jobs (hw_gpu_node_shared): the GPU figures
   // above are the job's own GPUs only (hw_gpu_served), while TCP, I/O
