@@ -294,7 +294,8 @@ std::optional<StepSample> ParseMegatronStep(std::string_view line) {
   if (!step || *step < 0 || rest->empty() || rest->front() != '/') return std::nullopt;
   rest->remove_prefix(1);
   auto total = TakeInt(*rest);
-  if (*step < 1) return std::nullopt;
+  // Megatron prints a positive train_iters; "1/-11" is no iteration line.
+  if (*step < 1 || (total && *total < 1)) return std::nullopt;
   // Megatron counts iterations from 1; steps here are 0-indexed.
   StepSample sample = MakeStepSample(*step - 1, std::nullopt, total, FindIsoTimestamp(line));
   if (auto ms_text = After(*rest, "elapsed time per iteration (ms):")) {

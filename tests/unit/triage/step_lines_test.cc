@@ -28,6 +28,10 @@ TEST(StepLines, MegatronIsOneBased) {
   EXPECT_EQ(*s->total_steps, 500000);
   EXPECT_DOUBLE_EQ(*s->seconds, 1.2345);
   EXPECT_DOUBLE_EQ(*s->timestamp, 1704110400.0);
+  // A non-positive total is no iteration line (fuzz_step_lines: the filter
+  // then turned "1/-11" into step -11).
+  EXPECT_FALSE(ParseMegatronStep(" iteration        1/-11-66 10:00:03]"));
+  EXPECT_FALSE(ParseMegatronStep(" iteration        1/0 |"));
 }
 
 TEST(StepLines, TorchTitanTakesTimeFromTimestamps) {
