@@ -271,8 +271,14 @@ std::string_view WithoutTaskLabel(std::string_view line) {
 // MaxText MaxText/train.py (2024-2025), max_logging.log:
 //   f"completed step: {step}, seconds: {t:.3f}, TFLOP/s/device: ..., loss: ..."
 std::optional<StepSample> ParseMaxTextStep(std::string_view line) {
-  auto rest = After(line, "completed step:");
-  if (!rest) return std::nullopt;
+  const size_t at = line.find("completed step:");
+  if (at == line.npos) return std::nullopt;
+  // A job summary's "Last completed step: N of steps=T" reports the last
+  // step again after the end; it is no step of its own (counted as one, it
+  // dated the last step at the cancel and hid the hang before it).
+  if (at >= 5 && ContainsNoCase(line.substr(at - 5, 5), "last ")) return std::nullopt;
+  auto rest =
+      std::optional<std::string_view>(line.substr(at + std::string_view("completed step:").size()));
   auto step = TakeInt(*rest);
   if (!step || *step < 0) return std::nullopt;
   StepSample sample = MakeStepSample(*step, std::nullopt, std::nullopt, std::nullopt);

@@ -16,6 +16,8 @@ TEST(StepLines, MaxText) {
   EXPECT_FALSE(ParseMaxTextStep("completed step: x, seconds: 1"));
   EXPECT_FALSE(ParseMaxTextStep("completed step: -3, seconds: 1"));
   EXPECT_FALSE(ParseMaxTextStep("completed step: 4, seconds: nan")->seconds);
+  // The fake trainer's JOB SUMMARY (contrib/fake-trainer/src/log_lines.cc).
+  EXPECT_FALSE(ParseMaxTextStep("0: Last completed step: 99 of steps=200"));
 }
 
 TEST(StepLines, MegatronIsOneBased) {
