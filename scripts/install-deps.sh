@@ -41,6 +41,10 @@ PACKAGES=(
   python3-torch
   # real tqdm progress bars (tests/fixtures/real/tqdm/make_fixtures.sh)
   python3-tqdm
+  # an incident's chart (chart/: gnuplot's pngcairo terminal and its font);
+  # the HTML report looked at in headless Chromium, its screenshot and the
+  # chart's pixels read with Pillow (tests/unit/cli/html_report_check.py)
+  gnuplot-nox fonts-dejavu-core chromium python3-pil
 )
 
 APT_GET=${JOBMON_APT_GET:-apt-get}
