@@ -13,6 +13,8 @@
 
 #include "cli_common.h"
 #include "daemon_access.h"
+#include "jobmon/chart/html_report.h"
+#include "jobmon/common/atomic_file.h"
 #include "jobmon/common/diag_dir.h"
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/run_command.h"
@@ -29,6 +31,7 @@
 #include "jobmon/triage/triage.h"
 #include "jobmon/triage/triage_job.h"
 #include "status_gather.h"
+#include "status_html.h"
 #include "status_view.h"
 
 namespace jobmon::cli {
@@ -44,6 +47,17 @@ int RunStatus(const StatusArgs& args) {
   if (int code = GatherStatus(args, in); code != kOk) return code;
   const StatusView view = BuildStatusView(in);
   std::cout << (args.json ? JsonText(StatusJson(view)) : StatusText(view));
+  if (!args.html.empty()) {
+    // Written as whoever runs `jobmon status`, 0600: it quotes the job's log.
+    const std::string html = chart::RenderHtml(StatusHtmlPage(view, in.chart));
+    if (auto written = WriteFileAtomically(args.html, html, 0600); !written) {
+      return Fail("status", args.html + ": " + written.error().message, kFailed);
+    }
+    std::cerr << "jobmon status: wrote " << args.html
+              << (in.chart ? " (with the chart of incident " + std::to_string(in.chart->first) + ")"
+                           : " (no chart: the monitor has none for this job)")
+              << "\n";
+  }
   return kOk;
 }
 
@@ -177,6 +191,10 @@ std::function<int()> AddStatusCommand(CLI::App& app) {
   cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
                   "For the projection: stalled after max(k x p99, this) (default: "
                   "monitor.stall.min_stall, 60)");
+  cmd->add_option("--html", args->html,
+                  "Also write a self-contained HTML report to FILE (mode 0600): the status and "
+                  "the chart the monitor drew when the job's newest incident fired")
+      ->type_name("FILE");
   AddCommon(cmd, *args);
   return Runner(cmd, args, RunStatus);
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "jobmon/common/base64.h"
 #include "jobmon/common/diag_dir.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/monitor/diag_files.h"
@@ -52,7 +53,8 @@ int GatherStatus(const StatusArgs& args, StatusInputs& in) {
   in.db = DbPath(args, *config);
   bool answered = false;  // by the daemon's API (found or not)
   if (in.job_id) {
-    if (auto answer = AskDaemon(args, *config, {.op = "status", .job_id = in.job_id})) {
+    if (auto answer = AskDaemon(
+            args, *config, {.op = "status", .job_id = in.job_id, .chart = !args.html.empty()})) {
       if (!*answer) {
         std::cerr << "jobmon status: the daemon's API: " << answer->error().message
                   << "; reading its database\n";
@@ -73,6 +75,10 @@ int GatherStatus(const StatusArgs& args, StatusInputs& in) {
         }
         if (a.contains("slurm_unreachable_since") && a["slurm_unreachable_since"].is_number())
           in.slurm_unreachable_since = a["slurm_unreachable_since"].get<double>();
+        if (const json chart = a.value("chart", json()); chart.is_object()) {
+          auto png = Base64Decode(chart.value("png_base64", ""));
+          if (png && !png->empty()) in.chart = {{chart.value("incident_id", int64_t{0}), *png}};
+        }
         in.db = SocketPath(args, *config);
         in.daemon_source = "api";
         answered = true;
@@ -93,6 +99,11 @@ int GatherStatus(const StatusArgs& args, StatusInputs& in) {
         in.record = **r;
         if (auto p = (*store)->GetProgress(*in.job_id); p && *p) in.progress = **p;
         if (auto i = (*store)->Incidents(*in.job_id)) in.incidents = *i;
+        if (!args.html.empty()) {
+          if (auto chart = (*store)->LatestIncidentChart(*in.job_id); chart && *chart) {
+            in.chart = **chart;
+          }
+        }
       }
       if (auto since = (*store)->GetDaemonState("slurm_unreachable_since"); since && *since)
         in.slurm_unreachable_since = std::strtod((*since)->c_str(), nullptr);

@@ -14,6 +14,7 @@ namespace jobmon::cli {
 struct StatusArgs : CommonArgs {
   std::string job;
   std::optional<double> stall_min_seconds;  // default: monitor.stall.min_stall
+  std::string html;  // --html FILE: also the report with the incident's chart
 };
 
 // kOk with `in` filled; else the exit code, the reason said on stderr.

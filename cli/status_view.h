@@ -37,6 +37,9 @@ struct StatusInputs {
   // The daemon has not had a believable answer from Slurm since then: it
   // keeps every job and incident as it was (slurm_outage.h).
   std::optional<double> slurm_unreachable_since;
+  // The newest incident chart the daemon drew (`--html` only): its
+  // incident and the PNG.
+  std::optional<std::pair<int64_t, std::string>> chart;
 };
 
 struct StatusIncident {

@@ -142,7 +142,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # shlibdeps adds the libraries; Slurm (the plugin's host, squeue for the
 # monitor) and adduser (postinst) by hand. zstd unpacks archives by hand.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${JOBMON_SLURM_DEPENDS}slurm-client, adduser")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "prometheus, zstd")
+# gnuplot-nox: the incident charts ([monitor] gnuplot); without it alerts go chartless.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "prometheus, zstd, gnuplot-nox, fonts-dejavu-core")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${JOBMON_DEBIAN_DIR}/conffiles ${JOBMON_DEBIAN_DIR}/postinst
     ${JOBMON_DEBIAN_DIR}/prerm ${JOBMON_DEBIAN_DIR}/postrm)

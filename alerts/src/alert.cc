@@ -1,5 +1,7 @@
 #include "jobmon/alerts/alert.h"
 
+#include "jobmon/common/base64.h"
+
 namespace jobmon::alerts {
 
 std::string AlertKey(const std::string& cluster, uint32_t job_id, const std::string& klass) {
@@ -37,28 +39,40 @@ std::string AlertName(const std::string& klass) {
 }
 
 nlohmann::json ToJson(const Alert& a) {
-  return {{"schema", kAlertSchema},
-          {"status", a.status},
-          {"key", a.key},
-          {"cluster", a.cluster},
-          {"job_id", a.job_id},
-          {"job_name", a.job_name},
-          {"user", a.user},
-          {"incident_id", a.incident_id},
-          {"class", a.klass},
-          {"severity", Severity(a.klass)},
-          {"title", Title(a)},
-          {"summary", a.summary},
-          {"evidence", a.evidence},
-          {"hosts", a.hosts},
-          {"opened_at", a.opened_at},
-          {"at", a.at},
-          {"close_reason", a.close_reason},
-          {"diag_dir", a.diag_dir},
-          {"tunnel_command", a.tunnel_command},
-          {"report", a.report},
-          {"diagnosis", a.diagnosis},
-          {"diagnosis_report", a.diagnosis_report}};
+  nlohmann::json out = {{"schema", kAlertSchema},
+                        {"status", a.status},
+                        {"key", a.key},
+                        {"cluster", a.cluster},
+                        {"job_id", a.job_id},
+                        {"job_name", a.job_name},
+                        {"user", a.user},
+                        {"incident_id", a.incident_id},
+                        {"class", a.klass},
+                        {"severity", Severity(a.klass)},
+                        {"title", Title(a)},
+                        {"summary", a.summary},
+                        {"evidence", a.evidence},
+                        {"hosts", a.hosts},
+                        {"opened_at", a.opened_at},
+                        {"at", a.at},
+                        {"close_reason", a.close_reason},
+                        {"diag_dir", a.diag_dir},
+                        {"tunnel_command", a.tunnel_command},
+                        {"report", a.report},
+                        {"diagnosis", a.diagnosis},
+                        {"diagnosis_report", a.diagnosis_report}};
+  if (!a.chart_png.empty()) {
+    out["chart"] = {{"content_type", "image/png"},
+                    {"encoding", "base64"},
+                    {"filename", ChartFilename(a)},
+                    {"data", Base64Encode(a.chart_png)}};
+  }
+  return out;
+}
+
+std::string ChartFilename(const Alert& alert) {
+  return "jobmon-" + std::to_string(alert.job_id) + "-incident-" +
+         std::to_string(alert.incident_id) + ".png";
 }
 
 Alert AlertFromJson(const nlohmann::json& j) {
@@ -82,6 +96,11 @@ Alert AlertFromJson(const nlohmann::json& j) {
   a.report = j.value("report", "");
   a.diagnosis = j.value("diagnosis", "");
   a.diagnosis_report = j.value("diagnosis_report", "");
+  if (auto chart = j.find("chart"); chart != j.end() && chart->is_object()) {
+    if (auto data = chart->find("data"); data != chart->end() && data->is_string()) {
+      a.chart_png = Base64Decode(data->get<std::string>()).value_or("");
+    }
+  }
   return a;
 }
 

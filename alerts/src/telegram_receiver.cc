@@ -1,6 +1,7 @@
 // Telegram Bot API: sendMessage (parse_mode=HTML, split to the 4096 limit)
-// to every chat, then the triage report (a firing) or the diagnosis (a
-// follow-up) as a document (sendDocument, multipart). Parts already delivered for an event are
+// to every chat, then the incident's chart as a photo (a firing with one:
+// sendPhoto, multipart), then the triage report (a firing) or the diagnosis
+// (a follow-up) as a document (sendDocument, multipart). Parts already delivered for an event are
 // remembered, so a retry after a failure (a 429, one chat down) does not repeat them.
 #include <set>
 
@@ -38,6 +39,22 @@ class TelegramReceiver : public Receiver {
         Delivery d = FromHttp(HttpPost(request));
         if (!d.ok) return Failed(d, chat);
         done.insert(part);
+      }
+      // The chart as a photo (sendPhoto), under the message it belongs to.
+      if (!alert.chart_png.empty() && alert.status == "firing" && !done.count(chat + "/photo")) {
+        HttpRequest request;
+        request.url = Method("sendPhoto");
+        request.timeout_seconds = config_.timeout;
+        request.multipart = {{"chat_id", chat, "", ""},
+                             {"caption", Title(alert), "", ""},
+                             {"photo", alert.chart_png, ChartFilename(alert), "image/png"}};
+        if (config_.message_thread_id) {
+          request.multipart.push_back(
+              {"message_thread_id", std::to_string(config_.message_thread_id), "", ""});
+        }
+        Delivery d = FromHttp(HttpPost(request));
+        if (!d.ok) return Failed(d, chat);
+        done.insert(chat + "/photo");
       }
       const bool follow_up = !alert.diagnosis_report.empty();
       const std::string& document = follow_up ? alert.diagnosis_report : alert.report;

@@ -97,6 +97,11 @@ DaemonMetrics::DaemonMetrics(const std::string& listen)
                           .Help("Alerts the notifier could not deliver")
                           .Register(r)
                           .Add({});
+  chart_failures_ = &BuildCounter()
+                         .Name("jobmon_monitor_chart_failures_total")
+                         .Help("Firing incidents whose chart gnuplot did not draw")
+                         .Register(r)
+                         .Add({});
   incidents_ = &BuildCounter()
                     .Name("jobmon_monitor_incidents_total")
                     .Help("Incidents opened, by class")
@@ -129,6 +134,7 @@ void DaemonMetrics::Update(const monitor::MonitorStats& s) {
   Advance(*store_queries_, s.store_queries);
   Advance(*store_failures_, s.store_failures);
   Advance(*notify_failures_, s.notify_failures);
+  Advance(*chart_failures_, s.chart_failures);
   for (const auto& [klass, count] : s.incidents_opened) {
     Advance(incidents_->Add({{"class", klass}}), count);
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evidence/evidence_feed.h"
+#include "jobmon/chart/gnuplot_chart.h"
 #include "jobmon/common/metric_names.h"
 #include "jobmon/monitor/child_diagnoser.h"
 #include "jobmon/monitor/diag_files.h"
@@ -20,6 +21,7 @@
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/heartbeat_classifier.h"
 #include "jobmon/monitor/incident_alert.h"
+#include "jobmon/monitor/incident_picture.h"
 #include "jobmon/monitor/incident_policy.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/triage/triage_job.h"
@@ -771,7 +773,32 @@ void Monitor::Close(Tracked& t, const std::string& reason, double now) {
 
 void Monitor::Send(const Tracked& t, const IncidentRecord& incident, const std::string& status,
                    double at, const triage::TriageReport* report) {
-  Notify(BuildAlert({config_.cluster, t.tunnel_command}, t.record, incident, status, at, report));
+  alerts::Alert alert =
+      BuildAlert({config_.cluster, t.tunnel_command}, t.record, incident, status, at, report);
+  if (status == "firing") alert.chart_png = DrawChart(t, incident, alerts::Title(alert), at);
+  Notify(alert);
+}
+
+std::string Monitor::DrawChart(const Tracked& t, const IncidentRecord& incident,
+                               const std::string& title, double now) {
+  if (config_.gnuplot.empty() || !t.progress) return "";
+  const chart::Picture picture =
+      IncidentPicture(title, t.progress->trail(), t.progress->Evaluate(now), t.window.get(),
+                      incident.hosts, t.record.start_time.value_or(t.record.first_seen), now);
+  // Bounded by its deadline: a firing is rare, and its alert waits for it.
+  chart::ChartOptions options;
+  options.gnuplot = config_.gnuplot;
+  options.timeout = std::chrono::milliseconds(5000);
+  auto png = chart::RenderPng(picture, options);
+  if (!png) {
+    ++stats_.chart_failures;
+    log_.Warn("chart_failed", {{"job", std::to_string(t.record.job_id)},
+                               {"incident", std::to_string(incident.id)},
+                               {"error", png.error().message}});
+    return "";
+  }
+  Check(store_.SaveIncidentChart(incident.id, *png), "save incident chart");
+  return std::move(*png);
 }
 
 void Monitor::Notify(const alerts::Alert& alert) {

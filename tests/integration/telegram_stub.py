@@ -10,6 +10,10 @@ documented API does (https://core.telegram.org/bots/api):
   must be an integer.
 - sendDocument: multipart/form-data with a file part `document` (with a
   filename), else 400 "there is no document in the request".
+- sendPhoto: multipart/form-data with a file part `photo` that is an
+  image (the stub reads PNG only), at most 10 MB, width + height at most
+  10000 and a width/height ratio at most 20, else 400 "PHOTO_INVALID_DIMENSIONS"
+  (or "there is no photo in the request"); caption at most 1024 characters.
 - Flood control: a second request to one chat within --flood-seconds gets
   429 with parameters.retry_after (every --flood-every-th time).
 
@@ -69,6 +73,13 @@ def utf16_len(s):
     return len(s.encode("utf-16-le")) // 2
 
 
+def png_size(data):
+    """(width, height) of a PNG (its IHDR chunk), or None."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -119,7 +130,8 @@ def main():
                     if part.get_filename():
                         files[key] = {"filename": part.get_filename(), "size": len(value),
                                       "content_type": part.get_content_type(),
-                                      "head": value[:200].decode("utf-8", "replace")}
+                                      "head": value[:200].decode("utf-8", "replace"),
+                                      "png_size": png_size(value)}
                     elif key:
                         fields[key] = value.decode("utf-8", "replace")
             else:
@@ -163,6 +175,18 @@ def main():
                     return self.fail(400, "Bad Request: there is no document in the request", record)
                 record.update({"document": files["document"], "caption": fields.get("caption", "")})
                 return self.reply(200, {"ok": True, "result": {"message_id": 1}}, record)
+            if method == "sendPhoto":
+                photo = files.get("photo")
+                if not photo:
+                    return self.fail(400, "Bad Request: there is no photo in the request", record)
+                dims = photo["png_size"]
+                if (photo["size"] > 10 * 1024 * 1024 or not dims or dims[0] + dims[1] > 10000
+                        or max(dims) > 20 * max(1, min(dims))):
+                    return self.fail(400, "Bad Request: PHOTO_INVALID_DIMENSIONS", record)
+                if len(fields.get("caption", "")) > 1024:
+                    return self.fail(400, "Bad Request: message caption is too long", record)
+                record.update({"photo": photo, "caption": fields.get("caption", "")})
+                return self.reply(200, {"ok": True, "result": {"message_id": 2}}, record)
             return self.fail(404, "Not Found: method not found", record)
 
         def log_message(self, *a):

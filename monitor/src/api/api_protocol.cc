@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "jobmon/common/base64.h"
+
 namespace jobmon::monitor::api {
 namespace {
 
@@ -64,6 +66,10 @@ Expected<Request> ParseRequest(std::string_view line) {
     if (!all->is_boolean()) return Error{"all must be true or false"};
     r.all = all->get<bool>();
   }
+  if (auto chart = j.find("chart"); chart != j.end()) {
+    if (!chart->is_boolean()) return Error{"chart must be true or false"};
+    r.chart = chart->get<bool>();
+  }
   if ((r.op == "status" || r.op == "watch") && !r.job_id) {
     return Error{r.op + " needs a job_id"};
   }
@@ -74,6 +80,7 @@ json RequestJson(const Request& request) {
   json j = {{"op", request.op}};
   if (request.job_id) j["job_id"] = *request.job_id;
   if (request.all) j["all"] = true;
+  if (request.chart) j["chart"] = true;
   return j;
 }
 
@@ -221,7 +228,7 @@ json NotYours(uint32_t job_id, const Caller& caller) {
                                   "admin_group see all");
 }
 
-json Status(StateStore& store, const Caller& caller, uint32_t job_id) {
+json Status(StateStore& store, const Caller& caller, uint32_t job_id, bool with_chart) {
   auto job = store.GetJob(job_id);
   if (!job) return Refusal("unavailable", job.error().message);
   if (!*job) {
@@ -237,6 +244,12 @@ json Status(StateStore& store, const Caller& caller, uint32_t job_id) {
     for (const IncidentRecord& i : *list) incidents.push_back(IncidentJson(i));
   }
   out["incidents"] = incidents;
+  if (with_chart) {
+    auto chart = store.LatestIncidentChart(job_id);
+    out["chart"] = chart && *chart ? json{{"incident_id", (*chart)->first},
+                                          {"png_base64", Base64Encode((*chart)->second)}}
+                                   : json(nullptr);
+  }
   // The daemon's view of Slurm: since when it has not answered (null: it does).
   auto since = store.GetDaemonState("slurm_unreachable_since");
   out["slurm_unreachable_since"] =
@@ -284,7 +297,7 @@ json Watch(StateStore& store, const Caller& caller, uint32_t job_id, const Watch
 
 json Answer(StateStore& store, const Caller& caller, const Request& request,
             const WatchSink& watch) {
-  if (request.op == "status") return Status(store, caller, *request.job_id);
+  if (request.op == "status") return Status(store, caller, *request.job_id, request.chart);
   if (request.op == "list") return List(store, caller, request.all);
   if (request.op == "watch") return Watch(store, caller, *request.job_id, watch);
   return Refusal("bad_request", "unknown op");

@@ -84,6 +84,7 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.Bool("diagnose_at_end", config.diagnose_at_end);
   r.Seconds("diagnose_timeout", config.diagnose_timeout, 1);
   r.String("jobmon_binary", config.jobmon_binary);
+  r.String("gnuplot", config.gnuplot);
   r.Number("slowdown_factor", config.slowdown_factor, 1.01);
   r.String("metrics_listen", config.metrics_listen);
   r.String("notify_file", config.notify_file);

@@ -515,4 +515,16 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
   return evidence;
 }
 
+std::map<std::string, std::vector<std::pair<double, double>>> MetricWindow::PointsOf(
+    const std::string& host, const std::string& name) const {
+  std::map<std::string, std::vector<std::pair<double, double>>> out;
+  for (auto it = series_.lower_bound({host, name, ""});
+       it != series_.end() && std::get<0>(it->first) == host && std::get<1>(it->first) == name;
+       ++it) {
+    auto& points = out[std::get<2>(it->first)];
+    for (const Point& p : it->second) points.emplace_back(p.t, p.value);
+  }
+  return out;
+}
+
 }  // namespace jobmon::monitor

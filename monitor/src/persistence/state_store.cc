@@ -55,6 +55,10 @@ CREATE TABLE IF NOT EXISTS daemon_state (key TEXT PRIMARY KEY, value TEXT NOT NU
 CREATE TABLE IF NOT EXISTS host_baselines (
   job_id INTEGER NOT NULL REFERENCES jobs(job_id), host TEXT NOT NULL, json TEXT NOT NULL,
   updated_at REAL NOT NULL, PRIMARY KEY (job_id, host));
+-- Version 9: the chart (PNG) an incident's firing alert carried, the newest
+-- StateStore::kKeptCharts kept.
+CREATE TABLE IF NOT EXISTS incident_charts (
+  incident_id INTEGER PRIMARY KEY REFERENCES incidents(id), png BLOB NOT NULL);
 )sql";
 
 // Version 1 (issue 6's first cut) lacked these columns and the watches table.
@@ -713,6 +717,38 @@ Expected<void> StateStore::DeleteHostBaselines(uint32_t job_id) {
   sqlite3_bind_int64(s->stmt, 1, job_id);
   if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "delete host baselines");
   return {};
+}
+
+Expected<void> StateStore::SaveIncidentChart(int64_t incident_id, const std::string& png) {
+  auto s =
+      Prepare(db_, "INSERT OR REPLACE INTO incident_charts (incident_id, png) VALUES (?1, ?2)");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, incident_id);
+  sqlite3_bind_blob(s->stmt, 2, png.data(), static_cast<int>(png.size()), SQLITE_TRANSIENT);
+  if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "save incident chart");
+  auto trim = Prepare(db_,
+                      "DELETE FROM incident_charts WHERE incident_id NOT IN (SELECT incident_id "
+                      "FROM incident_charts ORDER BY incident_id DESC LIMIT ?1)");
+  if (!trim) return trim.error();
+  sqlite3_bind_int(trim->stmt, 1, kKeptCharts);
+  if (sqlite3_step(trim->stmt) != SQLITE_DONE) return SqlError(db_, "trim incident charts");
+  return {};
+}
+
+Expected<std::optional<std::pair<int64_t, std::string>>> StateStore::LatestIncidentChart(
+    uint32_t job_id) {
+  auto s = Prepare(db_,
+                   "SELECT c.incident_id, c.png FROM incident_charts c JOIN incidents i ON "
+                   "i.id = c.incident_id WHERE i.job_id = ?1 ORDER BY c.incident_id DESC LIMIT 1");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  const int rc = sqlite3_step(s->stmt);
+  if (rc == SQLITE_DONE) return std::optional<std::pair<int64_t, std::string>>{};
+  if (rc != SQLITE_ROW) return SqlError(db_, "incident chart");
+  const auto* bytes = static_cast<const char*>(sqlite3_column_blob(s->stmt, 1));
+  const int size = sqlite3_column_bytes(s->stmt, 1);
+  return std::optional<std::pair<int64_t, std::string>>{
+      {sqlite3_column_int64(s->stmt, 0), std::string(bytes ? bytes : "", bytes ? size : 0)}};
 }
 
 Expected<void> StateStore::SetDaemonState(const std::string& key, const std::string& value,

@@ -135,6 +135,14 @@ bool ProgressTracker::OnStep(int64_t step, double observed_at, std::optional<dou
   last_observed_ = observed_at;
   if (!first_observed_) first_observed_ = observed_at;
   ++observations_;
+  if (trail_.size() >= kTrailPoints) {
+    // Every other point, the newest kept: the same span at half the grain.
+    std::vector<TrailPoint> thinned;
+    thinned.reserve(kTrailPoints / 2 + 1);
+    for (size_t i = trail_.size() % 2; i < trail_.size(); i += 2) thinned.push_back(trail_[i]);
+    trail_ = std::move(thinned);
+  }
+  trail_.push_back({observed_at, step});
   return true;
 }
 
@@ -149,6 +157,7 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
   last_time_ = last_step_time;
   last_observed_ = last_step_time;
   observations_ = 2;
+  trail_ = {{last_step_time, last_step}};
   intervals_.clear();
   gaps_.clear();
   // Windows whose median step time and p99 gap are the persisted ones.

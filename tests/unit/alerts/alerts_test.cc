@@ -517,6 +517,44 @@ TEST(TelegramReceiver, TheFollowUpSendsTheVerdictsThenTheDiagnosisAsADocument) {
   EXPECT_EQ(requests[1].find("sent with the firing"), std::string::npos);
 }
 
+TEST(TelegramReceiver, AFiringWithAChartSendsItAsAPhotoAfterTheMessage) {
+  OneShotServer server(200, "{\"ok\":true}", 3);
+  ReceiverConfig tg;
+  tg.kind = "telegram";
+  tg.name = "tg";
+  tg.url = server.url();
+  tg.chat_ids = {"5"};
+  auto receiver = MakeTelegramReceiver(tg, "T0KEN");
+  Alert firing = Event("firing", 3, "hang/busy-wait");
+  firing.chart_png = std::string("\x89PNG\r\n\x1a\nCHART-BYTES", 19);
+  firing.report = "# triage";
+  Delivery d = receiver->Deliver(firing, "k");
+  ASSERT_TRUE(d.ok) << d.error;
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_NE(requests[0].find("sendMessage"), std::string::npos);
+  EXPECT_NE(requests[1].find("sendPhoto"), std::string::npos);
+  EXPECT_NE(requests[1].find("name=\"photo\"; filename=\"" + ChartFilename(firing) + "\""),
+            std::string::npos);
+  EXPECT_NE(requests[1].find("Content-Type: image/png"), std::string::npos);
+  EXPECT_NE(requests[1].find("CHART-BYTES"), std::string::npos);
+  EXPECT_NE(requests[2].find("sendDocument"), std::string::npos);
+}
+
+TEST(AlertJson, TheChartTravelsAsBase64AndComesBackTheSameBytes) {
+  Alert firing = Event("firing", 3, "hang/busy-wait");
+  EXPECT_FALSE(ToJson(firing).contains("chart")) << "no chart, no member";
+  firing.chart_png = std::string("\x89PNG\0\xff\x01", 7);
+  const nlohmann::json json = ToJson(firing);
+  EXPECT_EQ(json["chart"]["content_type"], "image/png");
+  EXPECT_EQ(json["chart"]["encoding"], "base64");
+  EXPECT_EQ(json["chart"]["filename"], "jobmon-7-incident-3.png");
+  EXPECT_EQ(AlertFromJson(json).chart_png, firing.chart_png);
+  nlohmann::json broken = json;
+  broken["chart"]["data"] = "not base64!";
+  EXPECT_EQ(AlertFromJson(broken).chart_png, "");
+}
+
 TEST(HttpReceivers, StatusClassification) {
   {
     OneShotServer server(429, R"({"ok":false,"parameters":{"retry_after":12}})");

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "jobmon/common/base64.h"
 #include "jobmon/common/unique_fd.h"
 #include "jobmon/monitor/api_protocol.h"
 #include "jobmon/monitor/api_server.h"
@@ -84,7 +85,7 @@ TEST(ApiProtocol, ParsesOnlyWellFormedRequests) {
        {"", "not json", "[1]", R"({"op":"delete","job_id":1})", R"({"op":"status"})",
         R"({"op":"status","job_id":0})", R"({"op":"status","job_id":-1})",
         R"({"op":"status","job_id":4294967296})", R"({"op":"status","job_id":"1"})",
-        R"({"op":"list","all":"yes"})"}) {
+        R"({"op":"list","all":"yes"})", R"({"op":"status","job_id":1,"chart":1})"}) {
     EXPECT_FALSE(api::ParseRequest(bad).ok()) << bad;
   }
   EXPECT_FALSE(api::ParseRequest(std::string(5000, ' ') + R"({"op":"list"})").ok());
@@ -165,6 +166,18 @@ TEST(ApiProtocol, AUserSeesTheirOwnJobsAndAnAdminAll) {
             "not_found");
   EXPECT_TRUE(api::Answer(**store, admin, {.op = "status", .job_id = 2, .all = false}, sink)["ok"]
                   .get<bool>());
+
+  // The incident's chart, asked for: the owner gets it, another user nothing.
+  EXPECT_FALSE(own.contains("chart")) << "not asked for";
+  const int64_t incident = (*store)->Incidents(1).value().at(0).id;
+  ASSERT_TRUE((*store)->SaveIncidentChart(incident, std::string("\x89PNG\0chart", 10)).ok());
+  api::Request with_chart{.op = "status", .job_id = 1, .all = false, .chart = true};
+  ASSERT_TRUE(api::ParseRequest(api::RequestJson(with_chart).dump())->chart);
+  json charted = api::Answer(**store, alice, with_chart, sink);
+  EXPECT_EQ(charted["chart"]["incident_id"], incident);
+  EXPECT_EQ(charted["chart"]["png_base64"], Base64Encode(std::string("\x89PNG\0chart", 10)));
+  with_chart.job_id = 2;
+  EXPECT_FALSE(api::Answer(**store, alice, with_chart, sink).contains("chart"));
 
   json mine =
       api::Answer(**store, alice, {.op = "list", .job_id = std::nullopt, .all = true}, sink);

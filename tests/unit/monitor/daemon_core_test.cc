@@ -32,6 +32,7 @@
 #include "jobmon/monitor/discovery.h"
 #include "jobmon/monitor/event_log.h"
 #include "jobmon/monitor/heartbeat_classifier.h"
+#include "jobmon/monitor/incident_picture.h"
 #include "jobmon/monitor/monitor.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
@@ -1372,6 +1373,58 @@ TEST_F(MonitorTest, AStallNamesTheRankThatStoppedFirst) {
   EXPECT_NE(incidents[0].summary.find(named), std::string::npos) << incidents[0].summary;
   ASSERT_FALSE(incidents[0].evidence.empty());
   EXPECT_EQ(incidents[0].evidence[0].rfind("ranks: " + named, 0), 0u) << incidents[0].evidence[0];
+}
+
+// A firing carries the incident's chart (gnuplot, chart/gnuplot_chart.h),
+// the store keeps it for `jobmon status --html`, and the resolve carries
+// none. Without gnuplot the alert still goes, chartless, and it is counted.
+TEST_F(MonitorTest, AFiringAlertCarriesTheIncidentsChartAndTheStoreKeepsIt) {
+  Train(0, 40);
+  for (int i = 0; i < 40; ++i) monitor->Cycle(now += 1);
+  ASSERT_EQ(Incidents().size(), 1u);
+  ASSERT_FALSE(notifier.sent.empty());
+  const alerts::Alert& firing = notifier.sent.front();
+  ASSERT_EQ(firing.status, "firing");
+  ASSERT_EQ(firing.chart_png.rfind("\x89PNG", 0), 0u) << "a PNG, " << firing.chart_png.size();
+  auto kept = store->LatestIncidentChart(7).value();
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->first, Incidents()[0].id);
+  EXPECT_EQ(kept->second, firing.chart_png);
+  EXPECT_EQ(monitor->stats().chart_failures, 0u);
+  Train(41, 45);
+  ASSERT_EQ(notifier.sent.back().status, "resolved");
+  EXPECT_TRUE(notifier.sent.back().chart_png.empty());
+
+  config.gnuplot = "/nonexistent/gnuplot";
+  monitor->Reconfigure(config);
+  for (int i = 0; i < 40; ++i) monitor->Cycle(now += 1);
+  ASSERT_EQ(notifier.sent.back().status, "firing");
+  EXPECT_TRUE(notifier.sent.back().chart_png.empty());
+  EXPECT_EQ(monitor->stats().chart_failures, 1u);
+}
+
+// The picture: the trail's steps, the expected line through the last
+// progress at the median step time, the stall from the last progress.
+TEST(IncidentPicture, TheExpectedLinePassesTheLastProgressAndTheStallStartsThere) {
+  std::vector<ProgressTracker::TrailPoint> trail;
+  for (int64_t s = 0; s <= 100; ++s) trail.push_back({1000.0 + 2.0 * s, s});
+  ProgressState state;
+  state.phase = Phase::kStalled;
+  state.median_interval = 2;
+  state.last_step_time = 1200;
+  MetricWindow window;
+  const chart::Picture picture =
+      IncidentPicture("Job 7: hang", trail, state, &window, {}, 990, 1300);
+  EXPECT_EQ(picture.from, 990);
+  EXPECT_EQ(picture.to, 1300);
+  ASSERT_EQ(picture.expected.size(), 2u);
+  EXPECT_DOUBLE_EQ(picture.expected.front().v, 0);  // step 0 at 1000, on the trail
+  EXPECT_DOUBLE_EQ(picture.expected.front().t, 1000);
+  EXPECT_DOUBLE_EQ(picture.expected.back().v, 150);  // 100 + 100 s / 2 s
+  EXPECT_EQ(picture.stall_since, 1200);
+  EXPECT_EQ(picture.alerted_at, 1300);
+  EXPECT_EQ(picture.steps.size(), 101u);
+  EXPECT_TRUE(picture.hosts.empty());
 }
 
 // The cycle knows one evidence interface (monitor/src/evidence/

@@ -28,6 +28,20 @@ TEST(ProgressTrackerTest, StartupGraceThenTrainingThenStalledAfterTheThreshold) 
   EXPECT_EQ(*stalled.expected_step_now, 29 + 10);
 }
 
+// The chart's trail: bounded, thinned evenly when full, the newest kept.
+TEST(ProgressTrackerTest, TheStepTrailIsBoundedAndKeepsTheWholeRunAtACoarserGrain) {
+  ProgressTracker tracker(StallPolicy{}, 0);
+  const int64_t steps = 10 * ProgressTracker::kTrailPoints;
+  for (int64_t s = 0; s < steps; ++s) tracker.OnStep(s, static_cast<double>(s));
+  tracker.OnStep(5, 1e9);  // not new: no point
+  const auto& trail = tracker.trail();
+  EXPECT_LE(trail.size(), ProgressTracker::kTrailPoints);
+  EXPECT_GE(trail.size(), ProgressTracker::kTrailPoints / 2);
+  EXPECT_LT(trail.front().step, steps / 10) << "the run's start is still drawn";
+  EXPECT_EQ(trail.back().step, steps - 1);
+  for (size_t i = 1; i < trail.size(); ++i) EXPECT_LT(trail[i - 1].step, trail[i].step);
+}
+
 TEST(ProgressTrackerTest, SlowStepsRaiseTheThresholdAboveMinStall) {
   ProgressTracker t(Policy(), 0);
   double now = 0;

@@ -33,6 +33,10 @@ struct Alert {
   // The follow-up's TSDB diagnosis: one verdict line per playbook, and the
   // report (Markdown) Telegram gets as a document.
   std::string diagnosis, diagnosis_report;
+  // The incident's chart (PNG bytes; firing only, when one was drawn): in
+  // JSON as "chart": {content_type, encoding: base64, filename, data}
+  // (docs/alerts.md), to Telegram as a photo.
+  std::string chart_png;
 };
 
 std::string AlertKey(const std::string& cluster, uint32_t job_id, const std::string& klass);
@@ -45,6 +49,8 @@ std::string Title(const Alert& alert);
 std::string AlertName(const std::string& klass);
 
 nlohmann::json ToJson(const Alert& alert);
+// "jobmon-<job>-incident-<id>.png"
+std::string ChartFilename(const Alert& alert);
 Alert AlertFromJson(const nlohmann::json& json);
 
 }  // namespace jobmon::alerts

@@ -4,7 +4,7 @@
 // see what, the records as JSON both ways, and the answer built from the
 // store. The socket, peer credentials and timeouts are api_server.h's.
 //
-// Request:  {"op":"status","job_id":N} | {"op":"list","all":bool} |
+// Request:  {"op":"status","job_id":N[,"chart":true]} | {"op":"list","all":bool} |
 //           {"op":"watch","job_id":N}
 // Response: {"ok":true, ...} or {"ok":false,"code":"forbidden|not_found|bad_request|
 //           too_many_watches|busy|...",
@@ -37,6 +37,9 @@ struct Request {
   std::string op;  // status | list | watch
   std::optional<uint32_t> job_id;
   bool all = false;  // list: ended jobs too
+  // status: with the newest incident chart, "chart": {incident_id,
+  // png_base64} or null (`jobmon status --html`).
+  bool chart = false;
 };
 
 Expected<Request> ParseRequest(std::string_view line);

@@ -48,6 +48,7 @@ class JobProgress {
   // Where ranks print their own step lines: each one's last, by arrival
   // (since this daemon started following the log).
   const triage::RankProgress& ranks() const { return ranks_; }
+  const std::vector<ProgressTracker::TrailPoint>& trail() const { return tracker_.trail(); }
   std::optional<triage::StepProfile> profile() const { return profile_; }
   // What is followed, for people: "megatron", "learned: [trn] ep=# b=# ...".
   std::string progress_source() const;

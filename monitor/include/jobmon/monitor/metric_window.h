@@ -148,6 +148,11 @@ class MetricWindow {
   std::optional<double> IdleFloor(const std::string& host, const std::string& gpu) const;
   std::vector<std::string> hosts() const;
 
+  // `host`'s points of series `name` by label (a GPU series: one per GPU
+  // the job is served), time order, for the incident's chart.
+  std::map<std::string, std::vector<std::pair<double, double>>> PointsOf(
+      const std::string& host, const std::string& name) const;
+
  private:
   struct Point {
     double t;

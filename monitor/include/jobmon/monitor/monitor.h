@@ -49,7 +49,8 @@ struct MonitorStats {
   uint64_t scrapes = 0, scrape_failures = 0;
   uint64_t store_queries = 0, store_failures = 0;  // store mode
   uint64_t notify_failures = 0;
-  size_t diagnoses_pending = 0;                      // end-of-job diagnoses waiting or running
+  uint64_t chart_failures = 0;   // firing incidents whose chart gnuplot did not draw
+  size_t diagnoses_pending = 0;  // end-of-job diagnoses waiting or running
   std::map<std::string, uint64_t> incidents_opened;  // by class, since start
 };
 
@@ -168,6 +169,10 @@ class Monitor {
   void Send(const Tracked& job, const IncidentRecord& incident, const std::string& status,
             double at, const triage::TriageReport* report);
   void Notify(const alerts::Alert& alert);
+  // The firing's chart (PNG), kept in the store for `jobmon status --html`;
+  // "" when charts are off or gnuplot failed (logged, counted).
+  std::string DrawChart(const Tracked& job, const IncidentRecord& incident,
+                        const std::string& title, double now);
   void SaveProgress(Tracked& job, double now);
   // While a --diag job trains (not stalled: a stall must not replace them),
   // its hosts' baselines (MetricWindow::Baselines) into the store once a

@@ -88,6 +88,9 @@ struct MonitorConfig {
   double diagnose_timeout = 60;
   // The diagnosis runs as this program, as the job's user (child_diagnoser.h).
   std::string jobmon_binary = "/usr/bin/jobmon";
+  // Draws each firing incident's chart (chart/gnuplot_chart.h), carried by
+  // its alert and kept for `jobmon status --html`; empty: no charts.
+  std::string gnuplot = "gnuplot";
   StallPolicy stall;
   double heartbeat_timeout = 100;  // when the log does not state it
   double slowdown_factor = 1.3;    // tgs-degradation: recent median step over baseline

@@ -96,6 +96,17 @@ class ProgressTracker {
   std::optional<double> longest_checkpoint_pause() const { return longest_checkpoint_pause_; }
   size_t interval_count() const { return intervals_.size(); }
 
+  // Each new step and when it was observed, for the incident's chart: at
+  // most kTrailPoints, thinned to every other point when full, so the whole
+  // run stays drawn at a coarser grain. Not persisted: after a restart the
+  // trail starts at the restored step.
+  struct TrailPoint {
+    double t = 0;
+    int64_t step = 0;
+  };
+  const std::vector<TrailPoint>& trail() const { return trail_; }
+  static constexpr size_t kTrailPoints = 1024;
+
   static constexpr size_t kWindow = 200;
   static constexpr int64_t kWarmupSteps = 5;
   static constexpr size_t kBaselineSteps = 20;
@@ -126,6 +137,7 @@ class ProgressTracker {
   std::optional<double> longest_checkpoint_pause_;
   std::optional<int64_t> checkpoint_period_;
   std::optional<int64_t> last_checkpoint_step_;
+  std::vector<TrailPoint> trail_;
 };
 
 }  // namespace jobmon::monitor

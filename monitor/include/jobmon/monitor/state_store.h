@@ -20,7 +20,7 @@ namespace jobmon::monitor {
 
 // 3: the alerts outbox; 4: owners' uids; 5: the end-of-job diagnosis;
 // 6: the first step's time; 7: a watch per (job, asker).
-inline constexpr int kStateSchemaVersion = 8;
+inline constexpr int kStateSchemaVersion = 9;
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -130,6 +130,13 @@ class StateStore {
                                    const std::map<std::string, HostBaseline>& baselines, double at);
   Expected<std::map<std::string, HostBaseline>> HostBaselines(uint32_t job_id);
   Expected<void> DeleteHostBaselines(uint32_t job_id);
+
+  // The chart an incident's firing alert carried (PNG bytes), for `jobmon
+  // status --html`. Only the newest kKeptCharts are kept (~50 KiB each).
+  static constexpr int kKeptCharts = 500;
+  Expected<void> SaveIncidentChart(int64_t incident_id, const std::string& png);
+  // The newest chart of the job's incidents: (incident id, PNG), if any.
+  Expected<std::optional<std::pair<int64_t, std::string>>> LatestIncidentChart(uint32_t job_id);
 
   // The connection, for the alerts outbox: its rows are written in the same
   // transaction as the incidents they report.
