@@ -1,14 +1,21 @@
 #include "diagnose_command.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli_common.h"
+#include "jobmon/chart/gnuplot_chart.h"
+#include "jobmon/chart/html_report.h"
+#include "jobmon/common/atomic_file.h"
 #include "jobmon/common/config_path.h"
 #include "jobmon/common/http_url.h"
 #include "jobmon/common/run_command.h"
@@ -42,6 +49,46 @@ std::string PlaybookNames() {
   return names;
 }
 
+// Before the diagnosis (it may take minutes): the page's directory must take
+// a file from whoever the command is now; as root for a user's job that is
+// the job's user (BecomeTargetsUser), and it stays so.
+Expected<void> CheckHtmlPath(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path file(path);
+  std::error_code ignored;
+  if (!file.has_filename() || fs::is_directory(file, ignored))
+    return Error{"--html wants a file, and '" + path + "' is a directory"};
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    return Error{fmt::format("--html: cannot write in {} as uid {}: {}", dir.string(), geteuid(),
+                             std::strerror(errno))};
+  return {};
+}
+
+// The page, written atomically (temp file, fsync, rename) with the rights
+// the diagnosis ran with: as root for a user's job, the job's user's, so the
+// file is theirs, like the diagnosis' own temp files (docs/diagnose.md,
+// "HTML report"). Its mode is the one a shell's `>` gives the report on
+// stdout: 0666 less the umask. The chart is optional: without gnuplot, or
+// when it fails, the page says why and the command goes on.
+Expected<void> WriteHtml(const DiagnoseArgs& args, const diagnose::Diagnosis& diagnosis,
+                         std::ostream& err) {
+  Expected<std::string> png = Error{"the diagnosis made no picture"};
+  if (diagnosis.picture) {
+    chart::ChartOptions options;
+    options.gnuplot = args.gnuplot;
+    png = chart::RenderPng(*diagnosis.picture, options);
+  }
+  if (!png) {
+    err << "jobmon diagnose: warning: no chart in " << args.html_path << ": " << png.error().message
+        << "\n";
+  }
+  const std::string html = chart::RenderHtml(diagnose::HtmlReport(diagnosis, png));
+  const mode_t mask = umask(0);
+  umask(mask);
+  return WriteFileAtomically(args.html_path, html, 0666 & ~mask);
+}
+
 }  // namespace
 
 Expected<diagnose::TargetRequest> BuildRequest(const DiagnoseArgs& args) {
@@ -70,6 +117,9 @@ Expected<diagnose::TargetRequest> BuildRequest(const DiagnoseArgs& args) {
   request.log_path = args.log_path;
   if (!args.store_url.empty() && !args.prometheus_url.empty())
     return Error{"--store and --prometheus name two sources: give one"};
+  if (!args.html_path.empty() && args.for_monitor)
+    return Error{"--html is a person's page, not for the monitor's run (--for-monitor)"};
+  request.picture = !args.html_path.empty();
   return request;
 }
 
@@ -177,6 +227,10 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
       return fail(became.error().message, kFailed);
     }
   }
+  if (!args.html_path.empty()) {
+    if (auto writable = CheckHtmlPath(args.html_path); !writable)
+      return fail(writable.error().message, kUsageError);
+  }
   // A session of ours a SIGKILL interrupted leaves its Prometheus running.
   for (const std::string& line : diagnose::StopOrphanedSessions()) {
     if (!args.quiet) err << "jobmon diagnose: an orphaned session: " << line << "\n";
@@ -201,6 +255,11 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
   if (!outcome.diagnosis.tsdb_matches_log)
     err << "jobmon diagnose: warning: the TSDB does not match the log (wrong TSDB?): "
         << outcome.diagnosis.tsdb_check << "\n";
+  if (!args.html_path.empty()) {
+    if (auto written = WriteHtml(args, outcome.diagnosis, err); !written)
+      return fail("--html: " + written.error().message, kFailed);
+    if (!args.quiet) err << "jobmon diagnose: wrote " << args.html_path << "\n";
+  }
   return code;
 }
 
@@ -239,6 +298,12 @@ std::function<int()> AddDiagnoseCommand(CLI::App& app) {
                   "A bearer token for the store, in a file only its owner may read (0600); or "
                   "set $JOBMON_STORE_TOKEN");
   cmd->add_option("--log", args->log_path, "The job's log, when it is not found beside the job");
+  cmd->add_option("--html", args->html_path,
+                  "Also write FILE: a self-contained HTML page (no script, nothing fetched) with "
+                  "the job's chart (steps against the expected line, the stall shaded, each "
+                  "host's GPU utilisation and power, drawn by gnuplot) and the report; as root, "
+                  "written as the job's user")
+      ->type_name("FILE");
   cmd->add_option("-c,--config", args->config_path,
                   std::string(kConfigOptionHelp) +
                       "; its [triage] step_regex and stall_min_seconds read the log");
@@ -252,7 +317,8 @@ std::function<int()> AddDiagnoseCommand(CLI::App& app) {
       "Run as root, it reads the job's files as the job's user (Slurm's, or the owner of the "
       "path given) and nothing else. Exit codes: 0 diagnosed, 3 diagnosed partly (the TSDB does "
       "not match the log, or a "
-      "playbook's queries failed), 1 the TSDB could not be opened or served, 2 usage or input "
+      "playbook's queries failed), 1 the TSDB could not be opened or served (or the --html file "
+      "not written; a chart gnuplot could not draw changes no exit code), 2 usage or input "
       "error (nothing found for the target), 130/143 interrupted (the read-only Prometheus is "
       "stopped first). Report format: docs/diagnose-json.md.");
   return [cmd, args] {

@@ -26,6 +26,11 @@ struct DiagnoseArgs {
   std::string store_token_file;  // --store-token-file: a bearer token (0600 file)
   std::string log_path;
   std::string config_path;
+  // --html: also this self-contained HTML page (the chart and the report).
+  std::string html_path;
+  // The program that draws its chart (chart/gnuplot_chart.h); tests name a
+  // missing one.
+  std::string gnuplot = "gnuplot";
   bool quiet = false;
   // The monitor's end-of-job run (child_diagnoser.h): the job has ended,
   // and the output is diagnosis_report.h's JSON, whatever the outcome.
@@ -38,7 +43,7 @@ struct DiagnoseArgs {
 Expected<void> BecomeTargetsUser(const DiagnoseArgs& args);
 
 // The request for `args`, or a usage error (unknown playbook, --health with
-// a named playbook, no target).
+// a named playbook, no target, --html with --for-monitor).
 Expected<diagnose::TargetRequest> BuildRequest(const DiagnoseArgs& args);
 
 // 0 diagnosed, 3 diagnosed partly, 1 the TSDB could not be opened or the
@@ -46,7 +51,10 @@ Expected<diagnose::TargetRequest> BuildRequest(const DiagnoseArgs& args);
 int ExitCodeFor(const diagnose::TargetOutcome& outcome);
 
 // Runs the command with `diagnoser` (tests inject a fake), printing the
-// report to `out` and progress and errors to `err`.
+// report to `out` and progress and errors to `err`; with --html, also the
+// page, written atomically after the report is printed (a chart gnuplot
+// could not draw is a line in the page and a warning, the exit code kept;
+// a page that cannot be written is exit 1).
 // `become`: called once the config and the store's token (root's files)
 // are read and before the diagnosis (the real command: BecomeTargetsUser).
 int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagnoser,

@@ -164,6 +164,9 @@ Expected<std::string> RenderPng(Picture picture, const ChartOptions& options) {
   std::filesystem::remove_all(dir, ignored);
   if (!result) return Error{options.gnuplot + ": " + result.error().message};
   if (result->timed_out) return Error{options.gnuplot + ": no chart within the deadline"};
+  if (result->exit_code == 127) {
+    return Error{options.gnuplot + ": not found (install gnuplot-nox, or set [monitor] gnuplot)"};
+  }
   if (result->exit_code != 0) {
     return Error{fmt::format("{} exited with {}", options.gnuplot, result->exit_code)};
   }

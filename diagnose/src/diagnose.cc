@@ -7,6 +7,7 @@
 
 #include "discovery.h"
 #include "jobmon/common/metric_names.h"
+#include "jobmon/diagnose/picture.h"
 #include "observability.h"
 #include "playbooks/kit.h"
 #include "scrape_interval.h"
@@ -56,6 +57,26 @@ PlaybookResult RunOne(const PlaybookSpec& spec, PromSource& source,
   if (result.analysis_type.empty()) result.analysis_type = spec.analysis_type;
   if (result.verdict.empty()) result.verdict = "undetermined";
   return result;
+}
+
+// The chart's data (picture.h): each host's GPU utilisation and power over
+// the job, asked as the hang playbook asks them (by name; the store's query
+// layer confines them to the job), at a step that keeps every line within
+// chart::kMaxPointsPerLine. A failed query costs its lines, not the chart.
+void AddPicture(PromSource& source, Diagnosis& d) {
+  const DiagnoseContext& context = d.context;
+  const TimeRange span = PictureSpan(context);
+  const double step = PictureStep(context);
+  auto ask = [&](const char* family) -> std::vector<Series> {
+    if (span.seconds() <= 0 || !playbook::Wanted(context, family)) return {};
+    auto answer = source.QueryRange(family, span, step);
+    if (answer.ok()) return std::move(answer.value());
+    d.picture_errors.push_back(fmt::format("{}: {}", family, answer.error().message));
+    return {};
+  };
+  const std::vector<Series> util = ask(metric_names::kGpuUtilizationPercent);
+  const std::vector<Series> power = ask(metric_names::kGpuPowerWatts);
+  d.picture = DiagnosisPicture(d, util, power);
 }
 
 }  // namespace
@@ -137,12 +158,14 @@ Diagnosis Diagnose(PromSource& source, const DiagnoseInputs& inputs, const Progr
   say(fmt::format("observability: {} problem(s)", d.observability.problems.size()));
 
   // Step 5: the playbooks, each with its own window of interest.
-  auto selected = SelectPlaybooks(inputs.playbooks, context.triage.primary_class);
-  if (!selected.ok()) {
+  std::vector<const PlaybookSpec*> specs;
+  if (auto selected = SelectPlaybooks(inputs.playbooks, context.triage.primary_class);
+      selected.ok()) {
+    specs = std::move(selected.value());
+  } else {
     d.warnings.push_back(selected.error().message);
-    return d;
   }
-  for (const PlaybookSpec* spec : selected.value()) {
+  for (const PlaybookSpec* spec : specs) {
     DiagnoseContext own = context;
     own.window = WindowFor(spec->analysis_type, context);
     say(fmt::format("playbook {} ({:.0f}s window)", spec->name, own.window.seconds()));
@@ -151,6 +174,20 @@ Diagnosis Diagnose(PromSource& source, const DiagnoseInputs& inputs, const Progr
         "playbook {}: {}{}", spec->name, result.verdict,
         result.errors.empty() ? "" : fmt::format(" ({} error(s))", result.errors.size())));
     d.playbooks.push_back(std::move(result));
+  }
+  // After the playbooks: the hosts they name lead the chart.
+  if (inputs.picture) {
+    try {
+      AddPicture(source, d);
+    } catch (const std::exception& e) {
+      // As with a playbook: the chart's bug must not cost the report.
+      d.picture_errors.push_back(fmt::format("the chart stopped: {}", e.what()));
+      d.picture.reset();
+    }
+    say(fmt::format("picture: {} host panel(s){}", d.picture ? d.picture->hosts.size() : 0,
+                    d.picture_errors.empty()
+                        ? ""
+                        : fmt::format(" ({} query error(s))", d.picture_errors.size())));
   }
   return d;
 }

@@ -36,6 +36,9 @@ struct DiagnoseInputs {
   // The log's stamped step lines (StepMapFromLogLines), used when the TSDB
   // has no tb_step.
   std::vector<StepTime> log_steps;
+  // Also the chart's data (Diagnosis::picture): each host's GPU
+  // utilisation and power over the job, two range queries more.
+  bool picture = false;
 };
 
 using ProgressFn = std::function<void(std::string_view)>;

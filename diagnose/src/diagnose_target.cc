@@ -159,7 +159,7 @@ struct OpenedJob {
 
 Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::string& argument,
                                     const std::string& log_override,
-                                    const std::vector<std::string>& playbooks,
+                                    const std::vector<std::string>& playbooks, bool picture,
                                     TargetOutcome::Status& failure) {
   auto resolved = ResolveTarget(argument);
   ResolvedTarget target;
@@ -180,6 +180,7 @@ Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::str
   DiagnoseInputs inputs;
   inputs.job = target.job_id.empty() ? argument : target.job_id;
   inputs.playbooks = playbooks;
+  inputs.picture = picture;
   inputs.manifest = target.manifest;
   std::vector<std::string> warnings;
   if (!target.diag_dir.empty()) {
@@ -237,15 +238,15 @@ Expected<OpenedJob> OpenAndDiagnose(const TargetRequest& request, const std::str
 
 TargetOutcome Run(const TargetRequest& request) {
   Status failure = Status::kAccessError;
-  auto main_job =
-      OpenAndDiagnose(request, request.argument, request.log_path, request.playbooks, failure);
+  auto main_job = OpenAndDiagnose(request, request.argument, request.log_path, request.playbooks,
+                                  request.picture, failure);
   if (!main_job) return Failed(failure, main_job.error().message);
   TargetOutcome out;
   if (!request.compare.empty()) {
     // The other job: discovery and window only, then side by side. Its
     // read-only Prometheus takes the next free port (the first holds one).
     Say(request, "compare: opening " + request.compare);
-    auto other = OpenAndDiagnose(request, request.compare, "", {"none"}, failure);
+    auto other = OpenAndDiagnose(request, request.compare, "", {"none"}, false, failure);
     if (!other) return Failed(failure, other.error().message);
     Say(request, "compare: " + request.compare + " vs " + request.argument);
     main_job.value().diagnosis.comparison =

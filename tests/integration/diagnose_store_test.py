@@ -14,15 +14,24 @@ The hardware playbook must find n2/GPU 1 for 1001@dev and nothing else,
 report 1002 clean, refuse 1001 without --cluster (two clusters hold it),
 and, with [diagnose] store_url in a config and no diag dir anywhere, fall
 back to the store for 1001 and say so on stderr and in the report.
+1002's run also writes `--html`: one page with one PNG (the chart, drawn
+by gnuplot) and the report's text, and nothing it would fetch. Run as
+root, the page belongs to the user the diagnosis became (docs/diagnose.md,
+"HTML report"): for a job Slurm does not list, nobody.
 
   diagnose_store_test.py --jobmon PATH [--victoria-metrics PATH]
 """
 import argparse
+import base64
+import html
 import json
 import os
+import pwd
+import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -106,6 +115,41 @@ def ecc(playbook):
                   if f["code"] == "ecc-uncorrectable")
 
 
+def check_html(path, job, verdict, stderr):
+    """The --html page: whole, one PNG inside, the report as text, no link out."""
+    if "no chart" in stderr:
+        fail(f"--html: {stderr.strip()[-1000:]} (scripts/install-deps.sh installs gnuplot-nox)")
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    if not page.startswith("<!DOCTYPE html>") or not page.rstrip().endswith("</html>"):
+        fail(f"--html: not a whole HTML page: {page[:200]!r} ... {page[-100:]!r}")
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]*)"', page)
+    if len(images) != 1 or page.count("data:image/png;base64,") != 1:
+        fail(f"--html: {len(images)} PNG images, want 1")
+    png = base64.b64decode(images[0], validate=True)
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        fail(f"--html: the image is not a PNG: {png[:16]!r}")
+    width, height = struct.unpack(">II", png[16:24])
+    if width == 0 or height == 0:
+        fail(f"--html: a {width}x{height} PNG")
+    # The report's text is the job's and may name the store's URL; outside it
+    # (markup, attributes, style) nothing points anywhere.
+    markup = re.sub(r"<pre>.*?</pre>", "", page, flags=re.S)
+    for scheme in ("http://", "https://"):
+        if scheme in markup:
+            fail(f"--html: {scheme} in the page's markup")
+    for attribute in re.findall(r'(?:src|href|action)="([^"]*)"', page):
+        if not attribute.startswith("data:image/png;base64,"):
+            fail(f"--html: a reference to {attribute[:100]!r}")
+    texts = [html.unescape(t) for t in re.findall(r"<pre>(.*?)</pre>", page, flags=re.S)]
+    if not any(f"## TSDB Diagnosis: {job}" in t and f"**Verdict:** `{verdict}`" in t
+               for t in texts):
+        fail(f"--html: the report's text is not in the page: {texts!r}"[:2000])
+    if f"<title>Job {job}: hardware {verdict}</title>" not in page:
+        fail(f"--html: title {re.findall(r'<title>.*?</title>', page)}")
+    return width, height, len(png), len(page)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobmon", required=True)
@@ -117,6 +161,10 @@ def main():
              "(scripts/install-deps.sh)")
 
     work = tempfile.mkdtemp(prefix="jobmon-store-test-")
+    # The --html page's directory: as root the diagnosis writes as the job's
+    # user (here nobody), who cannot enter `work` (0700).
+    pages = tempfile.mkdtemp(prefix="jobmon-store-html-")
+    os.chmod(pages, 0o1777)
     vm = None
     try:
         port = free_port()
@@ -180,12 +228,19 @@ def main():
         print(f"1001@dev: {faulty['verdict']}, ECC on {ecc(faulty)}, "
               f"job range {job_range['end'] - job_range['start']:.0f}s")
 
-        p = diagnose(args.jobmon, ["1002", "--store", url, *common], cwd, env)
+        page = os.path.join(pages, "1002.html")
+        p = diagnose(args.jobmon, ["1002", "--store", url, "--html", page, *common], cwd, env)
         _, healthy = hardware(p, "1002")
         if healthy["verdict"] != "clean" or ecc(healthy):
             fail(f"1002: verdict {healthy['verdict']}, ECC {ecc(healthy)}: want clean "
                  "(the same hosts' faults belong to job 1001)")
-        print(f"1002: {healthy['verdict']}")
+        width, height, png_bytes, page_bytes = check_html(page, 1002, "clean", p.stderr)
+        owner = os.stat(page).st_uid
+        writer = pwd.getpwnam("nobody").pw_uid if os.geteuid() == 0 else os.geteuid()
+        if owner != writer:
+            fail(f"--html: the page belongs to uid {owner}, want {writer} (the diagnosis' user)")
+        print(f"1002: {healthy['verdict']}; --html: {page_bytes} bytes, one "
+              f"{width}x{height} PNG of {png_bytes} bytes, the report inside, uid {owner}'s")
 
         p = diagnose(args.jobmon, ["1001", "--store", url, *common], cwd, env)
         if p.returncode == 0 or "clusters dev, other" not in p.stderr:
@@ -214,6 +269,7 @@ def main():
                 os.kill(vm.pid, signal.SIGKILL)
                 vm.wait()
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(pages, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -5,16 +5,19 @@
 #include "diagnose_command.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "jobmon/common/run_command.h"
 #include "jobmon/diagnose/diagnosis_report.h"
+#include "jobmon/diagnose/picture.h"
 
 namespace jobmon::cli {
 namespace {
@@ -51,7 +54,7 @@ TEST(DiagnoseCli, HelpNamesPlaybooksAndExitCodes) {
   auto help = RunJobmon("--help");
   EXPECT_EQ(help.exit_code, 0) << help.output;
   for (const char* text : {"--playbook", "--health", "--compare", "--json", "--prometheus",
-                           "--store", "--cluster", "--store-token-file",
+                           "--store", "--cluster", "--store-token-file", "--html FILE",
                            "hang, heartbeat, oom, hardware, gpu, network, training", "Exit codes"})
     EXPECT_NE(help.output.find(text), std::string::npos) << text << "\n" << help.output;
 }
@@ -194,6 +197,104 @@ TEST_F(DiagnoseFlow, ExitCodesFollowTheOutcome) {
   out_.str("");
   EXPECT_EQ(Run(closed), 1);
   EXPECT_TRUE(out_.str().empty());  // no report on failure
+}
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A hang with one host's GPUs, as the diagnosis hands it over with --html.
+TargetOutcome WithPicture(TargetOutcome outcome) {
+  auto& d = outcome.diagnosis;
+  d.context.job_range = {1000, 1600};
+  d.context.hosts = {"n1"};
+  for (int64_t step = 0; step < 30; ++step) d.context.steps.push_back({step, 1000 + 10.0 * step});
+  d.context.triage.primary_class = "hang";
+  d.context.triage.hang_start = 1290;
+  diagnose::Series util{{{"host", "n1"}, {"gpu", "0"}}, {}}, power = util;
+  for (double t = 1000; t <= 1600; t += 5) {
+    util.samples.push_back({t, 97});
+    power.samples.push_back({t, t < 1290 ? 650.0 : 300.0});
+  }
+  d.picture = diagnose::DiagnosisPicture(d, {util}, {power});
+  return outcome;
+}
+
+TEST_F(DiagnoseFlow, HtmlPageBesideTheReport) {
+  const fs::path html = config_.string() + ".html";
+  args_.html_path = html.string();
+  EXPECT_EQ(Run(WithPicture(Diagnosed("busy-wait-hang"))), 0) << err_.str();
+  ASSERT_TRUE(seen_);
+  EXPECT_TRUE(seen_->picture) << "--html asks the diagnosis for the chart's series";
+  EXPECT_NE(out_.str().find("## TSDB Diagnosis: 4242"), std::string::npos) << "stdout as before";
+  const std::string page = ReadAll(html);
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u) << page.substr(0, 200);
+  EXPECT_EQ(Count(page, "data:image/png;base64,iVBORw0KGgo"), 1u) << "one PNG, drawn by gnuplot";
+  EXPECT_NE(page.find("<title>Job 4242: hang busy-wait-hang</title>"), std::string::npos);
+  EXPECT_NE(page.find("## TSDB Diagnosis: 4242"), std::string::npos) << "the report's text";
+  EXPECT_EQ(page.find("http://"), std::string::npos) << "nothing to fetch";
+  EXPECT_EQ(page.find("https://"), std::string::npos) << "nothing to fetch";
+  EXPECT_NE(err_.str().find("wrote " + html.string()), std::string::npos) << err_.str();
+  // A shell's `>` would give 0666 less the umask: no more for the page.
+  const mode_t mask = umask(0);
+  umask(mask);
+  EXPECT_EQ(static_cast<mode_t>(fs::status(html).permissions()), 0666 & ~mask);
+  fs::remove(html);
+}
+
+TEST_F(DiagnoseFlow, NoGnuplotStillWritesThePageAndKeepsTheExitCode) {
+  const fs::path html = config_.string() + ".html";
+  args_.html_path = html.string();
+  args_.gnuplot = "/nonexistent/gnuplot";
+  TargetOutcome partial = WithPicture(Diagnosed("busy-wait-hang"));
+  partial.diagnosis.playbooks[0].errors.push_back("timeout");
+  EXPECT_EQ(Run(partial), kDiagnosedPartly);
+  EXPECT_NE(err_.str().find("warning: no chart in " + html.string() + ": /nonexistent/gnuplot"),
+            std::string::npos)
+      << err_.str();
+  const std::string page = ReadAll(html);
+  EXPECT_EQ(page.find("data:image/png"), std::string::npos);
+  EXPECT_NE(page.find("No chart: /nonexistent/gnuplot"), std::string::npos) << page;
+  EXPECT_NE(page.find("## TSDB Diagnosis: 4242"), std::string::npos);
+  fs::remove(html);
+}
+
+TEST_F(DiagnoseFlow, AnHtmlPathThatCannotBeWritten) {
+  // Nowhere to write: refused before the diagnosis runs.
+  args_.html_path = "/nonexistent-jobmon-dir/page.html";
+  EXPECT_EQ(Run(Diagnosed("busy-wait-hang")), 2);
+  EXPECT_FALSE(seen_) << "no diagnosis for a page that cannot be written";
+  EXPECT_NE(err_.str().find("--html: cannot write in /nonexistent-jobmon-dir"), std::string::npos)
+      << err_.str();
+  args_.html_path = fs::temp_directory_path().string();
+  EXPECT_EQ(Run(Diagnosed("busy-wait-hang")), 2);
+  EXPECT_FALSE(seen_);
+  // Its directory gone while the diagnosis ran: the report is printed, exit 1.
+  const fs::path dir = config_.string() + ".d";
+  fs::create_directory(dir);
+  args_.html_path = (dir / "page.html").string();
+  int code = RunDiagnose(
+      args_,
+      [&](const TargetRequest&) {
+        fs::remove_all(dir);
+        return Diagnosed("busy-wait-hang");
+      },
+      out_, err_);
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out_.str().find("## TSDB Diagnosis: 4242"), std::string::npos);
+  EXPECT_NE(err_.str().find("error: --html: cannot create a temp file in"), std::string::npos)
+      << err_.str();
+  // The monitor's run is JSON for the monitor alone.
+  args_.html_path = (fs::temp_directory_path() / "x.html").string();
+  args_.for_monitor = true;
+  EXPECT_EQ(BuildRequest(args_).ok(), false);
 }
 
 // `jobmon diagnose` as root read a user's diag dir as root (a FIFO, a link

@@ -50,6 +50,9 @@ struct TargetRequest {
   std::optional<JobUser> user;
   // AccessOptions::job_ended: the monitor's end-of-job run.
   bool job_ended = false;
+  // The chart's data too (Diagnosis::picture, `--html`), of the job named
+  // by `argument` (not of `compare`'s).
+  bool picture = false;
 };
 
 // Not a std::exception: the playbooks' own catch-alls must let it through.

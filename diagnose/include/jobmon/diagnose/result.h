@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jobmon/chart/picture.h"
 #include "jobmon/diagnose/context.h"
 
 namespace jobmon::diagnose {
@@ -136,6 +137,10 @@ struct Diagnosis {
   std::vector<PlaybookResult> playbooks;
   std::optional<Comparison> comparison;
   std::vector<std::string> warnings;
+  // The chart (picture.h), when asked for (`jobmon diagnose --html`), and
+  // its queries that failed (the panels then lack those lines).
+  std::optional<chart::Picture> picture;
+  std::vector<std::string> picture_errors;
 };
 
 }  // namespace jobmon::diagnose
