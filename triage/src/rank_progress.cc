@@ -89,9 +89,13 @@ std::optional<RankId> LineRank(std::string_view line) {
   return id;
 }
 
-bool FromFirstRank(std::string_view line) {
-  auto id = LineRank(line);
-  return !id || (id->task <= 0 && id->local <= 0 && id->rank <= 0);
+bool LeadRank::Admit(std::string_view line) {
+  RankId id = LineRank(line).value_or(RankId{});
+  // "no label" and "0" are the same rank: DeepSpeed's "[Rank 0] step=" and
+  // its unlabelled timer lines are one view.
+  id = {std::max(id.task, 0), std::max(id.local, 0), std::max(id.rank, 0)};
+  if (!lead_ || id < *lead_) lead_ = id;
+  return id == *lead_;
 }
 
 void RankProgress::Offer(const RankId& id, int64_t step, std::optional<int64_t> epoch,

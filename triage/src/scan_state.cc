@@ -313,6 +313,12 @@ class ScanState : public ChunkSink {
     if (auto rank = LineRank(text)) {
       facts_.rank_progress.Offer(*rank, sample.step, sample.epoch, sample.timestamp, line);
     }
+    if (!lead_.Admit(text)) {
+      // One rank's view of progress is enough (rank_progress.h, LeadRank);
+      // the others' tasks are still counted.
+      RecordTask(text, sample.step);
+      return;
+    }
     // Which samples count (the generic profile's guard, the training bar
     // by its total): the rules the monitor applies too (step_filter.h).
     for (const StepFilter::Accepted& accepted : filter_.Offer(profile, sample, line, text)) {
@@ -323,14 +329,17 @@ class ScanState : public ChunkSink {
     }
   }
 
-  void RecordStep(StepProfile profile, size_t p, StepSample sample, uint64_t line,
-                  std::string_view text) {
+  void RecordTask(std::string_view text, int64_t step) {
     auto task = TaskLabel(text);
     if (task &&
         (facts_.last_step_by_task.count(*task) || facts_.last_step_by_task.size() < kMaxTasks)) {
-      facts_.last_step_by_task[*task] = sample.step;
+      facts_.last_step_by_task[*task] = step;
     }
-    if (!FromFirstRank(text)) return;  // one rank's view of progress is enough
+  }
+
+  void RecordStep(StepProfile profile, size_t p, StepSample sample, uint64_t line,
+                  std::string_view text) {
+    RecordTask(text, sample.step);
     // A step time from the line itself; else from the line timestamps.
     if (!sample.seconds && sample.timestamp && prev_step_[p] && prev_ts_[p] &&
         sample.step > *prev_step_[p]) {
@@ -642,6 +651,7 @@ class ScanState : public ChunkSink {
   std::array<std::optional<int64_t>, kStepProfileCount> prev_step_{};
   std::optional<std::pair<uint64_t, double>> line_time_;  // the last stamped line, its time
   StepFilter filter_;
+  LeadRank lead_;  // whose step lines are the progress
   TemplateLearner learner_;
   std::optional<double> custom_anchor_;
   double custom_since_anchor_ = 0;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "jobmon/triage/rank_progress.h"
-
 namespace jobmon::triage {
 
 bool StepFilter::Globalize(StepSample& sample) {
@@ -93,7 +91,6 @@ std::span<const StepFilter::Accepted> StepFilter::Offer(StepProfile profile, Ste
     emit(sample, line, text);
     return ready_;
   }
-  if (!FromFirstRank(text)) return {};
   // Increasing in position: a counter within an epoch may restart when the
   // epoch moves on.
   auto before = [](const StepSample& a, const StepSample& b) {

@@ -115,6 +115,8 @@ void JobProgress::OnLine(const std::string& line, double now) {
   if (auto rank = triage::LineRank(line)) {
     ranks_.Offer(*rank, facts.step->sample.step, facts.step->sample.epoch, now, ++rank_lines_);
   }
+  // One rank's lines are the progress, as in `jobmon triage` (LeadRank).
+  if (!lead_.Admit(line)) return;
   // The scanner's rules for which lines are steps (step_filter.h): the same
   // line gives the same step in `jobmon triage` and here. A profile is kept
   // once a sample of it counts (a plain loop's after its third step line).

@@ -141,5 +141,27 @@ TEST(JobProgressTest, RecognisesMegatronFromTheCorpus) {
   EXPECT_TRUE(job.Evaluate(50).last_step.has_value());
 }
 
+// Megatron prints from its last rank (print_rank_last); under `srun -l`
+// that is task 3's label. The monitor follows it, as `jobmon triage` does
+// (triage's LeadRank), and a later line of another rank is not its progress.
+TEST(JobProgressTest, OnlyTheLastRankPrintsAndItsStepsAreTheProgress) {
+  TempDir dir;
+  const auto log = dir.path / "job.log";
+  Append(log, "");
+  JobProgress job(9, log.string(), Policy(), 0);
+  double now = 100;
+  for (int it = 10; it <= 50; it += 10) {
+    Append(log, "3:  iteration       " + std::to_string(it) +
+                    "/     100 | consumed samples:          640 | elapsed time per iteration "
+                    "(ms): 1000.0 | learning rate: 1.000000E-03 |\n");
+    ASSERT_TRUE(job.Poll(now += 10).ok());
+  }
+  EXPECT_EQ(job.profile(), triage::StepProfile::kMegatron);
+  EXPECT_EQ(job.Evaluate(now).last_step, 49);
+  Append(log, "5:  iteration       90/     100 | elapsed time per iteration (ms): 1000.0 |\n");
+  ASSERT_TRUE(job.Poll(now += 10).ok());
+  EXPECT_EQ(job.Evaluate(now).last_step, 49) << "another rank's line is not the lead's progress";
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

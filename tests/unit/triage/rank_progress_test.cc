@@ -46,14 +46,6 @@ TEST(LineRank, WordsThatAreNotARank) {
   EXPECT_EQ(RankOf(std::string(kRankFieldWindow, 'x') + " rank 3 step 2"), "none");
 }
 
-TEST(LineRank, FirstRankView) {
-  EXPECT_TRUE(FromFirstRank("step 5"));
-  EXPECT_TRUE(FromFirstRank("0: [default0]:rank 0 step 5"));
-  EXPECT_FALSE(FromFirstRank("1: step 5"));
-  EXPECT_FALSE(FromFirstRank("[default0]:rank 1 step 5"));
-  EXPECT_FALSE(FromFirstRank("1: [default0]:step 5"));
-}
-
 RankId Rank(int r) { return RankId{.rank = r}; }
 
 TEST(RankProgress, TheRankBehindStoppedFirst) {
@@ -139,6 +131,30 @@ TEST(RealRanks, TheRankThatStoppedFirstIsNamedUnderSrunAndTorchrun) {
     EXPECT_EQ(r.ranks->stopped_first->others_step, 25) << "steps as printed";
     EXPECT_NE(std::find(r.findings.begin(), r.findings.end(), r.ranks->summary), r.findings.end());
   }
+}
+
+// The lead: rank 0 where it prints (an unlabelled line and "[Rank 0]" are
+// the same rank), and the only printing rank where rank 0 prints no step
+// (Megatron's print_rank_last under srun -l); a lower rank that starts
+// printing takes over.
+TEST(LeadRank, RankZeroWhereItPrintsElseTheLowestThatDoes) {
+  LeadRank deepspeed;
+  EXPECT_TRUE(deepspeed.Admit("[Rank 0] step=10, skipped=0"));
+  EXPECT_TRUE(deepspeed.Admit("time (ms) | fwd: 1.0 | step: 2.0"));
+  EXPECT_FALSE(deepspeed.Admit("[Rank 1] step=10, skipped=0"));
+  EXPECT_TRUE(deepspeed.Admit("0: [default0]:rank 0 step 5"));
+
+  LeadRank megatron;
+  EXPECT_TRUE(megatron.Admit("3:  iteration       10/      70 |"));
+  EXPECT_TRUE(megatron.Admit("3:  iteration       20/      70 |"));
+  EXPECT_FALSE(megatron.Admit("5:  iteration       20/      70 |"));
+  EXPECT_TRUE(megatron.Admit("1:  iteration       20/      70 |")) << "a lower rank takes over";
+  EXPECT_FALSE(megatron.Admit("3:  iteration       30/      70 |"));
+
+  LeadRank torchrun;  // local 0 on every node, no srun label: the same view
+  EXPECT_TRUE(torchrun.Admit("[default0]:step 5"));
+  EXPECT_FALSE(torchrun.Admit("[default1]:step 5"));
+  EXPECT_TRUE(torchrun.Admit("[default0]:step 6"));
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ class JobProgress {
   double start_time_;
   LogFollower follower_;
   ProgressTracker tracker_;
+  triage::LeadRank lead_;  // whose step lines are the progress
   std::optional<triage::StepProfile> profile_;
   triage::StepFilter filter_;
   uint64_t line_number_ = 0;  // of the step lines, for the filter

@@ -93,7 +93,8 @@ struct ScanFacts {
   std::vector<LauncherRootCause> launcher_root_causes;
   uint64_t harmless_lines = 0;
 
-  // Steps, one series per profile; only task 0 (or unlabelled lines) counts.
+  // Steps, one series per profile; only the lead rank's lines count
+  // (rank_progress.h, LeadRank: rank 0, else the lowest that prints).
   std::array<StepSeries, kStepProfileCount> steps;
   std::array<std::optional<double>, kStepProfileCount> last_step_time;  // estimated, unix s
   std::map<int, int64_t> last_step_by_task;  // srun -l labels, first 4096 tasks

@@ -38,10 +38,23 @@ std::string ToString(const RankId& id);
 // only as a word ("ranks 8" and "world_rank" do not) within the line's first
 // kRankFieldWindow bytes after the prefixes (where loggers put it).
 std::optional<RankId> LineRank(std::string_view line);
-// The line is the first rank's (every id it names is 0) or names none: the
-// one view of progress the step series follows.
-bool FromFirstRank(std::string_view line);
 inline constexpr size_t kRankFieldWindow = 96;
+
+// Which rank's step lines are the job's progress: the lowest rank seen
+// printing them, an id that names none (or 0) counting as rank 0. That is
+// rank 0 where it prints, and the printing rank where only one does
+// (Megatron's print_rank_last under `srun -l` is the last task). One view
+// of progress: the other ranks' lines go to RankProgress only. The triage
+// scan and the monitor's JobProgress both ask it before the step filter.
+class LeadRank {
+ public:
+  // True when the step line `line` is the lead's; a rank lower than the
+  // lead so far becomes the lead.
+  bool Admit(std::string_view line);
+
+ private:
+  std::optional<RankId> lead_;
+};
 
 class RankProgress {
  public:
