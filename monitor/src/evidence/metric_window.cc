@@ -37,7 +37,9 @@ const std::vector<std::string>& WindowInputNames() {
   static const std::vector<std::string> kRead = [] {
     std::vector<std::string> names = WindowSeriesNames();
     names.insert(names.end(), {metric_names::kGpuServed, metric_names::kGpuNodeShared,
-                               metric_names::kGpuNodeGpus});
+                               metric_names::kGpuNodeGpus, metric_names::kJobProcesses,
+                               metric_names::kJobProcessInfo, metric_names::kJobProcessThreads,
+                               metric_names::kJobProcessWchanThreads});
     return names;
   }();
   return kRead;

@@ -37,6 +37,9 @@ bool NeedsStoreEvidence(const ProgressState& state, bool heartbeat_pending) {
 
 namespace {
 
+// hw_job_processes and hw_job_process_* (common/metric_names.h).
+constexpr std::string_view kJobProcessPrefix = "hw_job_process";
+
 std::optional<uint32_t> JobIdOf(const std::string& text) {
   uint32_t id = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
@@ -108,6 +111,13 @@ StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series,
     for (const char* key : {"gpu", "type"}) {
       if (auto it = s.labels.find(key); it != s.labels.end())
         sample.labels.emplace(key, it->second);
+    }
+    if (name.starts_with(kJobProcessPrefix)) {
+      // What the job's processes wait on (MetricWindow::ReadProcesses).
+      for (const char* key : {"pid", "comm", "state", "wchan", "task"}) {
+        if (auto it = s.labels.find(key); it != s.labels.end())
+          sample.labels.emplace(key, it->second);
+      }
     }
     auto& hosts = building[*job][host];
     for (const diagnose::Sample& point : s.samples) {

@@ -152,6 +152,28 @@ TEST(StoreQuery, GroupsRawSamplesIntoScrapesPerJobAndHost) {
   EXPECT_EQ(power, 2);
 }
 
+// Store mode reads what the job's processes wait on (hw_job_process*) as
+// scrape mode does: the store's answer keeps the labels the window reads.
+TEST(StoreQuery, WhatTheJobsProcessesWaitOnComesFromTheStoreToo) {
+  StoreScrapes scrapes = Captured("raw_samples.json");
+  MetricWindow window;
+  FeedStoreAnswer(window, scrapes.at(102), 0);
+  const double at = kStart + 18;
+  StallEvidence evidence = window.Evidence(at, kStart, kStart + 10, 30);
+  auto node2 = std::find_if(evidence.hosts.begin(), evidence.hosts.end(),
+                            [](const HostEvidence& h) { return h.host == "node2"; });
+  ASSERT_NE(node2, evidence.hosts.end());
+  ASSERT_EQ(node2->job_processes.size(), 2u);
+  const ProcessWait& blocked = node2->job_processes[0];
+  EXPECT_EQ(blocked.pid, "4242");
+  EXPECT_EQ(blocked.comm, "python3");
+  EXPECT_EQ(blocked.state, "S");
+  EXPECT_EQ(blocked.wchan, "pipe_read");
+  EXPECT_EQ(blocked.threads.at("S"), 7);
+  EXPECT_EQ(blocked.thread_wchans.at("futex_wait_queue"), 6);
+  EXPECT_EQ(node2->job_processes[1].wchan, "futex_wait_queue");
+}
+
 TEST(StoreQuery, EmptyAnswerAndErrorAnswer) {
   EXPECT_TRUE(Captured("raw_samples_empty.json").empty());
   auto error = diagnose::ParseQueryResponse(Fixture("error_bad_query.json"));

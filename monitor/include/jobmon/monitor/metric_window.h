@@ -20,9 +20,10 @@ namespace jobmon::monitor {
 // The series kept (everything else in a scrape is dropped on arrival).
 bool IsWindowSeries(const std::string& name);
 const std::vector<std::string>& WindowSeriesNames();
-// Everything AddScrape reads: the kept series and the GPU-sharing facts
-// (hw_gpu_served, hw_gpu_node_shared, hw_gpu_node_gpus). What the monitor
-// asks a central store for.
+// Everything AddScrape reads: the kept series, the GPU-sharing facts
+// (hw_gpu_served, hw_gpu_node_shared, hw_gpu_node_gpus) and what the job's
+// processes wait on (hw_job_process*). What the monitor asks a central
+// store for.
 const std::vector<std::string>& WindowInputNames();
 
 // What a job's window keeps at most, whatever its exporters answer (or its
