@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "jobmon/common/html_escape.h"
+
 namespace jobmon::alerts {
 namespace {
 
@@ -28,27 +30,6 @@ std::string Line(std::string_view label, std::string_view value_html) {
 }
 
 }  // namespace
-
-std::string EscapeHtml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 size_t VisibleLength(std::string_view html) {
   size_t units = 0;

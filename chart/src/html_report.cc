@@ -1,38 +1,9 @@
 #include "jobmon/chart/html_report.h"
 
 #include "jobmon/common/base64.h"
+#include "jobmon/common/html_escape.h"
 
 namespace jobmon::chart {
-
-std::string EscapeHtml(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      case '\0':
-        out += "\xEF\xBF\xBD";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
 
 std::string RenderHtml(const HtmlPage& page) {
   std::string html =

@@ -21,6 +21,7 @@
 #include "jobmon/alerts/outbox.h"
 #include "jobmon/alerts/secrets.h"
 #include "jobmon/alerts/telegram_format.h"
+#include "jobmon/common/html_escape.h"
 #include "jobmon/common/http_client.h"
 #include "loopback_listener.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 // Telegram messages for an alert (Bot API, parse_mode=HTML): the escaping
-// the API demands (&, <, > as entities) and messages no longer than
+// the API demands (&, <, > as entities: common/html_escape.h) and messages no longer than
 // kTelegramMaxText characters after entity parsing, split at line
 // boundaries so every message is valid HTML on its own. Pure.
 
@@ -14,7 +14,6 @@ namespace jobmon::alerts {
 
 inline constexpr size_t kTelegramMaxText = 4096;
 
-std::string EscapeHtml(std::string_view text);
 // Characters (UTF-16 code units, as Telegram counts) of the text the HTML shows.
 size_t VisibleLength(std::string_view html);
 // One or more messages; each line of HTML is self-contained (tags closed

@@ -26,7 +26,6 @@ struct HtmlPage {
   std::vector<HtmlSection> sections;
 };
 
-std::string EscapeHtml(const std::string& text);
 std::string RenderHtml(const HtmlPage& page);
 
 }  // namespace jobmon::chart
