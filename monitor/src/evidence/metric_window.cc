@@ -203,6 +203,17 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
   }
   LearnFloors(host, scrape);
   ReadProcesses(host, t, scrape);
+  if (auto kept = processes_.find(host); kept != processes_.end() && kept->second.t == t) {
+    const auto& waits = kept->second.waits;
+    const bool d_state = std::any_of(waits.begin(), waits.end(), [](const ProcessWait& p) {
+      return p.state == "D" || p.threads.count("D");
+    });
+    if (!d_state) {
+      d_state_since_.erase(host);
+    } else if (!d_state_since_.count(host)) {
+      d_state_since_[host] = t;
+    }
+  }
 }
 
 void MetricWindow::ReadProcesses(const std::string& host, double t, const Exposition& scrape) {
@@ -304,6 +315,9 @@ void MetricWindow::ForgetSince(const std::string& host, double t) {
   }
   if (auto it = processes_.find(host); it != processes_.end() && it->second.t > t) {
     processes_.erase(it);
+  }
+  if (auto it = d_state_since_.find(host); it != d_state_since_.end() && it->second > t) {
+    d_state_since_.erase(it);
   }
 }
 
@@ -527,6 +541,21 @@ std::map<std::string, std::vector<std::pair<double, double>>> MetricWindow::Poin
     for (const Point& p : it->second) points.emplace_back(p.t, p.value);
   }
   return out;
+}
+
+std::optional<double> MetricWindow::LastSeen(const std::string& host, double at) const {
+  auto found = hosts_.find(host);
+  if (found == hosts_.end()) return std::nullopt;
+  for (auto it = found->second.rbegin(); it != found->second.rend(); ++it) {
+    if (it->t <= at && it->ok) return it->t;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> MetricWindow::UninterruptibleSince(const std::string& host) const {
+  auto found = d_state_since_.find(host);
+  if (found == d_state_since_.end()) return std::nullopt;
+  return found->second;
 }
 
 }  // namespace jobmon::monitor

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "jobmon/monitor/divergence.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/stall_classifier.h"
 
@@ -316,6 +317,72 @@ TEST(MetricWindowTest, TheJobsProcessWaitsFromTheLatestScrape) {
   }
   window.AddScrape("node1", 140, ParseExposition(many));
   EXPECT_EQ(window.Evidence(141, 0, 50, 30).hosts[0].job_processes.size(), 64u);
+}
+
+// Only rank 0 prints: the hosts' evidence dates who left training first.
+// node2's GPUs drop to idle power at t=120, node1's only at t=150 (it waits
+// in the collective, then spins down); node3's exporter goes silent at 130
+// in another window.
+TEST(FirstDivergence, TheHostWhoseGpusLeftTrainingFirstIsNamedWithWhenAndHow) {
+  MetricWindow window;
+  double t = 0;
+  for (; t <= 100; t += 5) {  // training: steps until 100
+    window.AddScrape("node1", t, Scrape(97, 700, 0, t));
+    window.AddScrape("node2", t, Scrape(97, 700, 0, t));
+  }
+  for (; t <= 200; t += 5) {
+    window.AddScrape("node1", t, Scrape(97, t < 150 ? 690 : 150, 0, 100));
+    window.AddScrape("node2", t, Scrape(t < 120 ? 97 : 0, t < 120 ? 690 : 80, 0, 100));
+  }
+  auto diverged = FirstDivergence(window, 0, 100, 200, 30);
+  ASSERT_EQ(diverged.size(), 2u);
+  EXPECT_EQ(diverged[0].host, "node2");
+  EXPECT_EQ(diverged[0].at, 120);
+  EXPECT_NE(diverged[0].how.find("under half its training 700 W"), std::string::npos)
+      << diverged[0].how;
+  EXPECT_EQ(diverged[1].host, "node1");
+  EXPECT_EQ(diverged[1].at, 150);
+  const std::string line = DescribeDivergence(diverged, 2);
+  EXPECT_EQ(line.rfind("first divergence: node2 at ", 0), 0u) << line;
+  EXPECT_NE(line.find(", 30 s before node1"), std::string::npos) << line;
+
+  // All at once, every host: nothing tells them apart.
+  EXPECT_EQ(DescribeDivergence({{"a", 100, "x"}, {"b", 102, "y"}}, 2), "");
+  // One host still training is worth saying, even alone.
+  EXPECT_NE(DescribeDivergence({{"a", 100, "x"}}, 2).find("1 other host still looks like training"),
+            std::string::npos);
+
+  MetricWindow silent;
+  for (t = 0; t <= 200; t += 5) {
+    silent.AddScrape("node1", t, Scrape(97, 700, 0, std::min(t, 100.0)));
+    if (t <= 130) {
+      silent.AddScrape("node3", t, Scrape(97, 700, 0, std::min(t, 100.0)));
+    } else {
+      silent.AddFailedScrape("node3", t);
+    }
+  }
+  auto gone = FirstDivergence(silent, 0, 100, 200, 30);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].host, "node3");
+  EXPECT_EQ(gone[0].at, 130);
+  EXPECT_EQ(gone[0].how, "exporter silent since then");
+}
+
+// A process in D state dates the host's divergence from the scrape that
+// first showed it, and a scrape without one ends it.
+TEST(FirstDivergence, AProcessInDStateDatesItsHost) {
+  MetricWindow window;
+  auto with_process = [](const char* state) {
+    return ParseExposition(
+        std::string("hw_job_processes 1\nhw_job_process_info{pid=\"7\",comm=\"python3\",state=\"") +
+        state + "\",wchan=\"pipe_read\"} 1\n");
+  };
+  window.AddScrape("node1", 100, with_process("S"));
+  window.AddScrape("node1", 105, with_process("D"));
+  window.AddScrape("node1", 110, with_process("D"));
+  EXPECT_EQ(window.UninterruptibleSince("node1"), 105);
+  window.AddScrape("node1", 115, with_process("S"));
+  EXPECT_FALSE(window.UninterruptibleSince("node1"));
 }
 
 }  // namespace

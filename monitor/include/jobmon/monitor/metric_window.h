@@ -153,6 +153,11 @@ class MetricWindow {
   // the job is served), time order, for the incident's chart.
   std::map<std::string, std::vector<std::pair<double, double>>> PointsOf(
       const std::string& host, const std::string& name) const;
+  // When `host`'s last successful scrape at or before `at` was.
+  std::optional<double> LastSeen(const std::string& host, double at) const;
+  // Since when one of the job's processes on `host` has been in D state
+  // without a break (nullopt: none is now).
+  std::optional<double> UninterruptibleSince(const std::string& host) const;
 
  private:
   struct Point {
@@ -203,6 +208,7 @@ class MetricWindow {
     std::vector<ProcessWait> waits;
   };
   std::map<std::string, Processes> processes_;
+  std::map<std::string, double> d_state_since_;  // by host (UninterruptibleSince)
   void ReadProcesses(const std::string& host, double t, const Exposition& scrape);
   Served ReadServed(const Exposition& scrape) const;
   bool Serves(const std::string& host, const std::string& gpu) const;
