@@ -75,6 +75,15 @@ int main(int argc, char** argv) {
   app.add_option("--job-id", paths.job_id,
                  "Slurm job id: its processes (by cgroup job_<id>) for job_processes and "
                  "gpu_nvml's GPUs where they run");
+  app.add_option("--scontrol", paths.scontrol,
+                 "scontrol for job_processes' `scontrol listpids JOB NODE` (the job's processes "
+                 "where no cgroup names the job, and its tasks' pids)")
+      ->capture_default_str();
+  app.add_option("--slurm-node", paths.slurm_node,
+                 "This node's slurmd NodeName, for scontrol listpids (the prolog passes "
+                 "SLURMD_NODENAME; default: scontrol guesses from the hostname)");
+  app.add_option("--slurm-conf", paths.slurm_conf,
+                 "slurm.conf for scontrol (default: $SLURM_CONF when set, else Slurm's own)");
   std::optional<int> kmsg_fd;
   app.add_option("--kmsg-fd", kmsg_fd,
                  "Read the kernel log from this inherited descriptor (the root prolog's "
@@ -97,6 +106,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  }
+  if (paths.slurm_conf.empty()) {
+    if (const char* conf = std::getenv("SLURM_CONF")) paths.slurm_conf = conf;
   }
   auto gpus = ex::ParseGpuSelection(gpus_text, gpus_source);
   if (!gpus) {

@@ -1,5 +1,6 @@
 // The explicit list of collectors, in exposition order.
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -38,6 +39,15 @@ CollectorFactory NvmlFactory(const SourcePaths& paths) {
   return factory;
 }
 
+ListPidsOptions ListPidsOptionsOf(const SourcePaths& paths) {
+  ListPidsOptions options;
+  options.scontrol = paths.scontrol;
+  options.job_id = paths.job_id;
+  options.node = paths.slurm_node;
+  options.slurm_conf = paths.slurm_conf;
+  return options;
+}
+
 }  // namespace
 
 std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
@@ -62,7 +72,13 @@ std::vector<CollectorFactory> BuiltinCollectors(const SourcePaths& paths) {
        {}},
       NvmlFactory(paths),
       {"job_processes",
-       [p = paths.procfs, j = paths.job_id] { return std::make_unique<JobProcessCollector>(p, j); },
+       [p = paths.procfs, j = paths.job_id, listpids = ListPidsOptionsOf(paths)] {
+         // Each instance keeps its own answer: one abandoned while stuck
+         // never shares it with its replacement.
+         auto command = std::make_shared<ListPidsCommand>(listpids);
+         return std::make_unique<JobProcessCollector>(p, j, JobProcessLimits{},
+                                                      [command] { return command->Get(); });
+       },
        [j = paths.job_id]() -> std::optional<std::string> {
          if (j.empty()) return "needs --job-id";
          return std::nullopt;

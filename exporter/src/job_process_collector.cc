@@ -1,4 +1,5 @@
-// job_processes: reads the job's /proc/PID/{stat,wchan} and task/*/{stat,wchan}.
+// job_processes: reads the job's /proc/PID/{stat,wchan} and task/*/{stat,wchan},
+// and asks Slurm which of them are its tasks.
 #include "jobmon/exporter/job_process_collector.h"
 
 #include <dirent.h>
@@ -9,12 +10,14 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "jobmon/common/metric_names.h"
 #include "jobmon/common/whole_number.h"
 #include "jobmon/exporter/gpu_selection.h"
 #include "jobmon/exporter/process_wait.h"
+#include "jobmon/exporter/slurm_listpids.h"
 
 namespace jobmon::exporter {
 
@@ -67,9 +70,25 @@ Expected<Families> JobProcessCollector::Collect() {
       found.push_back(*stat);
     }
   }
+  // Slurm's own list: the processes where no cgroup names the job
+  // (proctrack/linuxproc), and each task's pid in any case.
+  const ListPidsAnswer listed = listpids_ ? listpids_() : ListPidsAnswer{};
+  if (found.empty()) {
+    if (!listed.problem.empty()) Problem(listed.problem);
+    std::set<unsigned> pids;
+    for (const ListedPid& row : listed.rows) {
+      if (!pids.insert(row.pid).second) continue;
+      if (auto stat = read_stat(procfs_ + "/" + std::to_string(row.pid))) {
+        stat->pid = row.pid;
+        found.push_back(*stat);
+      }
+    }
+  }
+  const std::map<unsigned, unsigned> slurm_tasks = TasksOf(found, TaskPids(listed.rows));
   b.Gauge(metric_names::kJobProcesses,
-          "The job's processes on the node (cgroup job_<id>), before the cap on those reported", {},
-          static_cast<double>(found.size()));
+          "The job's processes on the node (cgroup job_<id>, else scontrol listpids), before the "
+          "cap on those reported",
+          {}, static_cast<double>(found.size()));
 
   for (const PidStat& process : Busiest(std::move(found), limits_.processes)) {
     const std::string pid = std::to_string(process.pid);
@@ -98,12 +117,15 @@ Expected<Families> JobProcessCollector::Collect() {
         ++wchans[thread->wchan];
       }
     }
+    auto task = slurm_tasks.find(process.pid);
     b.Gauge(metric_names::kJobProcessInfo,
-            "1 per reported process of the job: its own state and kernel wait channel",
+            "1 per reported process of the job: its own state and kernel wait channel, and its "
+            "Slurm task (SLURM_PROCID) or that of its nearest ancestor that is one",
             {{"pid", pid},
              {"comm", CommLabel(own->stat.comm)},
              {"state", std::string(1, own->stat.state)},
-             {"wchan", own->wchan}},
+             {"wchan", own->wchan},
+             {"task", task == slurm_tasks.end() ? "" : std::to_string(task->second)}},
             1);
     for (const auto& [state, count] : states) {
       b.Gauge(metric_names::kJobProcessThreads, "The process's threads in each state",

@@ -41,6 +41,9 @@ std::optional<PidStat> ParsePidStat(std::string_view text) {
     return std::nullopt;
   }
   stat.state = fields[0][0];
+  auto ppid = WholeNumber<unsigned>(fields[1]);
+  if (!ppid) return std::nullopt;
+  stat.ppid = *ppid;
   auto threads = WholeNumber<unsigned>(fields[kThreads]);
   if (!threads) return std::nullopt;
   stat.threads = *threads;

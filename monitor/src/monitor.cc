@@ -23,6 +23,7 @@
 #include "jobmon/monitor/incident_alert.h"
 #include "jobmon/monitor/incident_picture.h"
 #include "jobmon/monitor/incident_policy.h"
+#include "jobmon/monitor/rank_waits.h"
 #include "jobmon/monitor/stall_classifier.h"
 #include "jobmon/triage/triage_job.h"
 
@@ -582,17 +583,24 @@ StallClassification Monitor::ClassifyStallOf(const Tracked& t, const ProgressSta
 Monitor::NewIncident Monitor::StallIncident(Tracked& t, const ProgressState& state,
                                             const StallClassification& stall, double now) {
   NewIncident incident{stall.klass, stall.summary, stall.evidence, stall.hosts, std::nullopt};
-  // Which rank stopped first, where ranks print their own steps.
+  // Which rank stopped first, where ranks print their own steps; with the
+  // exporters' task labels, on which node, and what each rank waits on.
   const triage::RankProgress& ranks = t.progress->ranks();
-  if (auto first = ranks.Stopped()) {
-    const std::string stopped = triage::RankProgress::Describe(*first);
-    incident.summary += "; " + stopped;
-    incident.evidence.insert(incident.evidence.begin(), "ranks: " + stopped);
-  } else if (ranks.ranks().size() > 1) {
-    incident.evidence.insert(incident.evidence.begin(),
-                             fmt::format("ranks: all {} ranks printing steps stopped at step {}",
-                                         ranks.ranks().size(), ranks.ranks().begin()->second.step));
+  std::vector<HostEvidence> hosts;
+  if (ranks.ranks().size() > 1 && t.window && feed_->Stale(t.record.job_id, now).empty()) {
+    hosts = t.window->Evidence(now, 0, 0, config_.stale_after).hosts;
   }
+  const RankWaits waits = DescribeRankWaits(ranks, hosts);
+  std::vector<std::string> rank_lines;
+  if (!waits.stopped.empty()) {
+    incident.summary += "; " + waits.stopped;
+    rank_lines.push_back("ranks: " + waits.stopped);
+  } else if (ranks.ranks().size() > 1) {
+    rank_lines.push_back(fmt::format("ranks: all {} ranks printing steps stopped at step {}",
+                                     ranks.ranks().size(), ranks.ranks().begin()->second.step));
+  }
+  for (const std::string& wait : waits.waits) rank_lines.push_back("ranks: " + wait);
+  incident.evidence.insert(incident.evidence.begin(), rank_lines.begin(), rank_lines.end());
   const auto& tail = t.progress->tail();
   size_t from = tail.size() > 5 ? tail.size() - 5 : 0;
   for (size_t i = from; i < tail.size(); ++i) incident.evidence.push_back("log tail: " + tail[i]);

@@ -51,6 +51,8 @@ Expected<JobEnv> ReadJobEnv(const GetEnv& getenv) {
   job.stdout_path = Text(getenv, "SLURM_JOB_STDOUT");
   job.work_dir = Text(getenv, "SLURM_JOB_WORK_DIR");
   job.cluster = Text(getenv, "SLURM_CLUSTER_NAME");
+  job.slurm_conf = Text(getenv, "SLURM_CONF");
+  if (job.slurm_conf.rfind('/', 0) != 0) job.slurm_conf.clear();
   // An array task's ids, where slurmd passes them; malformed ones are ignored
   // (they only refine the %A/%a of an output pattern).
   auto array_job = Number<uint32_t>(getenv, "SLURM_ARRAY_JOB_ID");

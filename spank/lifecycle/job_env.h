@@ -28,6 +28,10 @@ struct JobEnv {
   // merging the job's SPANK environment (slurm src/slurmd/slurmd/req.c,
   // _build_env, 22.05..24.x), so the job cannot choose it. "" if unset.
   std::string cluster;
+  // SLURM_CONF: the slurm.conf slurmd reads, set by slurmd after the job's
+  // SPANK environment as SLURM_CLUSTER_NAME (22.05..25.11), for the Slurm
+  // commands the plugin's daemons run. "" if unset or not an absolute path.
+  std::string slurm_conf;
   // SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID of an array task (both or none).
   uint32_t array_job_id = 0;
   std::optional<uint32_t> array_task_id;

@@ -89,6 +89,7 @@ const std::map<std::string, Setter>& Setters() {
       {"supervisor", Path(&PluginConfig::supervisor)},
       {"archiver", Path(&PluginConfig::archiver)},
       {"prometheus", Path(&PluginConfig::prometheus)},
+      {"scontrol", Path(&PluginConfig::scontrol)},
       {"diag_dir",
        [](PluginConfig& c, const std::string& v) -> Expected<void> {
          if (v.empty()) return Error{"expected a path pattern"};

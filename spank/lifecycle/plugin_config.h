@@ -20,6 +20,9 @@ struct PluginConfig {
   std::string supervisor = JOBMON_DEFAULT_BINDIR "/jobmon-supervise";
   std::string archiver = JOBMON_DEFAULT_BINDIR "/jobmon-archive";
   std::string prometheus = "/usr/bin/prometheus";
+  // The exporter's `scontrol listpids` (the job's processes and tasks where
+  // no cgroup names the job): Debian's slurm-client.
+  std::string scontrol = "/usr/bin/scontrol";
   // %j job id, %u user, %x job name, %o the directory of the job's stdout
   // file (its working directory when it has none).
   std::string diag_dir{kDefaultDiagDirPattern};

@@ -116,7 +116,14 @@ struct Prolog {
                                      "--host",
                                      job.node,
                                      "--job-id",
-                                     std::to_string(job.job_id)};
+                                     std::to_string(job.job_id),
+                                     "--scontrol",
+                                     config.scontrol,
+                                     "--slurm-node",
+                                     job.node};
+    // The slurm.conf slurmd reads: the exporter's environment has nothing of
+    // slurmd's (DaemonEnvironment), and its scontrol needs it.
+    if (!job.slurm_conf.empty()) argv.insert(argv.end(), {"--slurm-conf", job.slurm_conf});
     auto gpus = JobGpus();
     argv.insert(argv.end(), gpus.begin(), gpus.end());
     auto allow = lc::ExporterAllowArgs(config, address);

@@ -3,29 +3,38 @@
 # DDP over gloo, 2 nodes, launched with srun) on the dev cluster, with no
 # jobmon-specific log format and no step configuration: the program prints
 # `step N loss X` (tests/fixtures/real/pytorch/train_ddp.py). The monitor
-# selects the jobs by name (no --diag, so no system metrics). Checks:
-# - one rank stops taking part in the collective (sleeps at step 30): a hang
-#   incident opens within the stall bound after the last step, and its alert
-#   carries the triage of the real log;
-# - the healthy twin, COMPLETED with exit code 0, gets no firing alert.
+# selects the jobs by name. Checks:
+# - a --diag job of 3 ranks on 2 nodes (srun -l, every rank printing its
+#   steps; node1 holds tasks 0 and 1) where rank 2 (node2) sleeps after step
+#   30's all-reduce, rank 1 then blocks opening a FIFO nobody writes (a read
+#   of a hung filesystem) and rank 0 waits in the collective: a hang incident
+#   opens within the stall bound after the last step, its alert carries the
+#   triage of the real log, names rank 2 and its node, and says what each
+#   rank waits on in the kernel, from the exporters' job_processes collector
+#   (scontrol listpids: the dev cluster has no job cgroup);
+# - the healthy twin (no --diag), COMPLETED with exit code 0, gets no
+#   firing alert.
 # Needs root. Everything it started is stopped even on failure.
 set -uo pipefail
 
-DEVCLUSTER="" MONITOR="" JOBMON=""
+DEVCLUSTER="" PLUGIN="" MONITOR="" JOBMON=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --devcluster) DEVCLUSTER=$2; shift 2 ;;
+    --plugin) PLUGIN=$2; shift 2 ;;
     --monitor) MONITOR=$2; shift 2 ;;
     --jobmon) JOBMON=$2; shift 2 ;;
-    *) echo "usage: $0 --devcluster PATH --monitor PATH --jobmon PATH" >&2; exit 2 ;;
+    *) echo "usage: $0 --devcluster PATH --plugin SO --monitor PATH --jobmon PATH" >&2; exit 2 ;;
   esac
 done
-[[ -x "$DEVCLUSTER" && -x "$MONITOR" && -x "$JOBMON" ]] || { echo "missing arguments" >&2; exit 2; }
+[[ -x "$DEVCLUSTER" && -f "$PLUGIN" && -x "$MONITOR" && -x "$JOBMON" ]] ||
+  { echo "missing arguments" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "needs root (network namespaces, Slurm daemons)" >&2; exit 2; }
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/integration/lib.sh
 source "$HERE/lib.sh"
-DEVCLUSTER=$(realpath "$DEVCLUSTER") MONITOR=$(realpath "$MONITOR") JOBMON=$(realpath "$JOBMON")
+DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN")
+MONITOR=$(realpath "$MONITOR") JOBMON=$(realpath "$JOBMON")
 TRAIN=$(realpath "$HERE/../fixtures/real/pytorch/train_ddp.py")
 PY=/usr/bin/python3
 "$PY" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||
@@ -38,8 +47,14 @@ MONITOR_PID=""
 MIN_STALL=8 POLL=1
 MPORT=$(free_loopback_port)
 
+FIFO=""
+
 teardown() {
   stop_pid "$MONITOR_PID"
+  # The rank blocked on the FIFO: a writer that opens and closes it lets
+  # its open return (bounded: with no reader left the open would wait).
+  # shellcheck disable=SC2016 # expanded by the inner bash
+  [[ -n "$FIFO" && -p "$FIFO" ]] && timeout 2 bash -c 'exec 3>"$1"' _ "$FIFO" 2>/dev/null
   # Our jobs, by id, so no rank outlives the cluster.
   local id
   for id in ${hang:-} ${healthy:-}; do scancel "$id" 2>/dev/null; done
@@ -48,8 +63,8 @@ teardown() {
 }
 trap teardown EXIT
 
-echo "# devcluster up: 2 nodes on $SUBNET.0/24, no plugin"
-if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --no-plugin --timeout 90; then
+echo "# devcluster up: 2 nodes on $SUBNET.0/24, the plugin for the --diag job"
+if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$PLUGIN" --timeout 90; then
   echo "FAIL - devcluster up"
   echo "0 passed, 1 failed"
   exit 1
@@ -79,18 +94,20 @@ EOF
 "$MONITOR" --config "$SCRATCH/jobmon.toml" >>"$MLOG" 2>&1 &
 MONITOR_PID=$!
 
-# submit NAME PORT TRAIN-ARGS...: the batch script a user would write.
+# submit NAME PORT "SBATCH-ARGS" "SRUN-ARGS" TRAIN-ARGS...: the batch script
+# a user would write.
 submit() {
-  local name=$1 port=$2
-  shift 2
+  local name=$1 port=$2 sbatch_args=$3 srun_args=$4
+  shift 4
   cat >"$JOBS/$name.sbatch" <<EOS
 #!/bin/bash
 first=\$(scontrol show hostnames "\$SLURM_JOB_NODELIST" | head -n1)
 export MASTER_ADDR=\$(scontrol show node "\$first" | sed -n 's/.*NodeAddr=\([^ ]*\).*/\1/p')
 export MASTER_PORT=$port GLOO_SOCKET_IFNAME=eth0
-srun --kill-on-bad-exit=1 $PY $TRAIN $*
+srun --kill-on-bad-exit=1 $srun_args $PY $TRAIN $*
 EOS
-  sbatch --parsable --no-requeue -N 2 --ntasks-per-node=1 -t 10 -J "realjob-$name" \
+  # shellcheck disable=SC2086 # the options are words
+  sbatch --parsable --no-requeue $sbatch_args -t 10 -J "realjob-$name" \
     -o "$JOBS/$name.log" -D "$JOBS" "$JOBS/$name.sbatch" | tr -cd 0-9
 }
 sql() { sqlite_rows "$DB" "$1"; }
@@ -98,29 +115,62 @@ has_incident() { [[ -n "$(sql "SELECT id FROM incidents WHERE job_id=$1 AND clas
 # alerts JOB STATUS: the classes of that job's alerts with that status
 alerts() { checks select "$ALERTS" class "job_id == $1" "status == $2"; }
 
-# Rank 1 sleeps at step 30, outside the collective; rank 0 waits in the
-# allreduce (the process group's timeout is far away).
-hang=$(submit hang 29611 --steps 400 --step-sleep 0.3 --hang-at 30 --hang-rank 1 --pg-timeout 900)
-healthy=$(submit healthy 29612 --steps 30 --step-sleep 0.2)
+# Rank 2 (alone on node2) sleeps after step 30's all-reduce, before printing
+# it; rank 1 prints step 30, then opens the FIFO at the start of step 31;
+# rank 0 prints step 30 and waits in step 31's all-reduce (the process
+# group's timeout is far away). The FIFO is in the job's working dir and
+# nobody writes it.
+FIFO=$JOBS/hung-fs.fifo
+mkfifo "$FIFO"
+hang=$(submit hang 29611 "-N 2 -n 3 --ntasks-per-node=2 --diag=on" "-l" --steps 400 \
+  --step-sleep 0.3 --print-rank all --hang-at 30 --hang-rank 2 --hang-after-reduce \
+  --block-fifo-at 31 --block-fifo-rank 1 --block-fifo "$FIFO" --pg-timeout 900)
+healthy=$(submit healthy 29612 "-N 2 --ntasks-per-node=1" "" --steps 30 --step-sleep 0.2)
 echo "# jobs: hang=$hang healthy=$healthy"
 
 check "the selected jobs are tracked" wait_for 60 bash -c \
   "$(declare -f sql sqlite_rows checks); [[ -n \"\$(sql 'SELECT job_id FROM jobs WHERE job_id=$hang')\" && -n \"\$(sql 'SELECT job_id FROM jobs WHERE job_id=$healthy')\" ]]"
+check "the hang job's exporters run on both nodes" wait_for 60 bash -c \
+  "[[ -s '$JOBS/jobmon-diag-$hang/targets/node1.json' && -s '$JOBS/jobmon-diag-$hang/targets/node2.json' ]]"
 check "the real job's plain 'step N' lines are followed" wait_for 120 bash -c \
   "$(declare -f sql sqlite_rows checks); [[ \"\$(sql 'SELECT last_step FROM progress WHERE job_id=$hang')\" -ge 10 ]]"
-check "a hang incident opens for the stuck rank" wait_for 120 has_incident "$hang" 'hang%'
+check "a hang incident opens for the stuck ranks" wait_for 120 has_incident "$hang" 'hang%'
 row=$(sql "SELECT i.opened_at - p.last_step_time, p.last_step, i.class FROM incidents i JOIN progress p USING (job_id) WHERE i.job_id=$hang AND i.class LIKE 'hang%' ORDER BY i.id LIMIT 1")
 IFS='|' read -r latency last_step class <<<"$row"
 echo "# $class opened ${latency}s after the last step ($last_step) was read; bound max(k*p99, min_stall) + poll = $((MIN_STALL + POLL))s"
-# The program counts from 1 (last line printed: "step 29"); jobmon counts
-# steps from 0 in the monitor and triage alike (triage/step_filter), so 28.
-check "the last step followed is the one before the stuck rank stopped" test "$last_step" = 28
+# Rank 0's last line is "step 30" (the program counts from 1); jobmon counts
+# steps from 0 in the monitor and triage alike (triage/step_filter), so 29.
+check "the last step followed is rank 0's last" test "$last_step" = 29
 check "the incident opens within the stall bound + poll interval (+2 s scheduling)" \
   checks between "$MIN_STALL" "$latency" $((MIN_STALL + POLL + 2))
 check "its alert fires" wait_for 20 bash -c "$(declare -f alerts checks); alerts $hang firing | grep -q '^hang'"
 report=$(checks first-value "$ALERTS" report "job_id == $hang" "class startswith hang")
-check "the alert carries the triage of the real log (its last step)" grep -q 'step.*29\|29.*step' <<<"$report"
+check "the alert carries the triage of the real log (its last step)" grep -q 'step.*30\|30.*step' <<<"$report"
 check "the triage quotes the real log's own lines" grep -q 'loss' <<<"$report"
+
+# What each node's exporter says of the job's processes right now (its
+# task label from scontrol listpids), and what that costs it.
+for node in node1 node2; do
+  addr=$(checks field "$JOBS/jobmon-diag-$hang/targets/$node.json" 0.targets.0)
+  scrape=$(checks http-get "http://$addr/metrics")
+  echo "# $node's exporter ($addr):"
+  grep '^hw_job_process_info{' <<<"$scrape" | sed 's/^/#   /'
+  grep '^hw_collector_duration_seconds{collector="job_processes"' <<<"$scrape" | sed 's/^/#   /'
+done
+summary=$(checks first-value "$ALERTS" summary "job_id == $hang" "status == firing" "class startswith hang")
+evidence=$(checks first-value "$ALERTS" evidence "job_id == $hang" "status == firing" "class startswith hang")
+echo "# alert summary: $summary"
+grep -o '"ranks: [^"]*"' <<<"$evidence" | sed 's/^/# alert evidence: /'
+# rank_wait TASK: the alert's evidence line for that task's processes.
+rank_wait() { grep -o "\"ranks: task $1 on [^\"]*\"" <<<"$evidence"; }
+check "the alert names rank 2 and its node as the rank that stopped first" \
+  grep -qE 'rank 2 \(task 2 on node2\) stopped first: at step [0-9]+, 1 step behind the other 2 ranks' <<<"$summary"
+check "the sleeping rank (task 2 on node2) waits in a nanosleep" \
+  grep -qE '^"ranks: task 2 on node2: python3 pid [0-9]+ S in [a-z_]*nanosleep' <<<"$(rank_wait 2)"
+check "the FIFO reader (task 1 on node1) waits for a writer" \
+  grep -qE '^"ranks: task 1 on node1: python3 pid [0-9]+ S in (wait_for_partner|fifo_open|[a-z_]*pipe_read)' <<<"$(rank_wait 1)"
+check "rank 0 (task 0 on node1) waits in the collective" \
+  grep -qE '^"ranks: task 0 on node1: python3 pid [0-9]+ S in [a-z_]*(futex|epoll|poll)' <<<"$(rank_wait 0)"
 
 check "jobmon status names the hang" bash -c \
   "'$JOBMON' status $hang --config '$SCRATCH/jobmon.toml' | grep -q 'hang'"
@@ -137,4 +187,5 @@ check "the healthy twin got no incident" test -z "$(sql "SELECT class FROM incid
 scancel "$hang"
 check "the hang job ends after scancel" wait_for 60 job_done "$hang"
 check "the daemon is still running" kill -0 "$MONITOR_PID"
+echo "# real_job_live took ${SECONDS}s up to its teardown"
 finish

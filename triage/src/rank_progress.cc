@@ -156,9 +156,13 @@ std::optional<RankProgress::StoppedFirst> RankProgress::Stopped() const {
   return s;
 }
 
-std::string RankProgress::Describe(const StoppedFirst& s) {
+std::string RankProgress::Describe(const StoppedFirst& s,
+                                   const std::map<RankId, std::string>& places) {
   std::string who;
-  for (const RankId& id : s.ranks) who += (who.empty() ? "" : ", ") + ToString(id);
+  for (const RankId& id : s.ranks) {
+    who += (who.empty() ? "" : ", ") + ToString(id);
+    if (auto place = places.find(id); place != places.end()) who += " (" + place->second + ")";
+  }
   if (s.count > s.ranks.size()) who += fmt::format(" and {} more", s.count - s.ranks.size());
   const size_t others = s.of - s.count;
   std::string where = fmt::format("at step {}", s.at.step);

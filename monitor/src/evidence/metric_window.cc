@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/common/whole_number.h"
 #include "jobmon/triage/step_series.h"
 
 namespace jobmon::monitor {
@@ -234,6 +235,9 @@ void MetricWindow::ReadProcesses(const std::string& host, double t, const Exposi
       p.comm = label(s, "comm");
       p.state = label(s, "state");
       p.wchan = label(s, "wchan");
+      // A Slurm task id, or nothing: it names the rank's node in an alert.
+      const std::string task = label(s, "task");
+      if (task.size() <= 9 && WholeNumber<unsigned>(task)) p.task = task;
     }
   }
   if (!reported) return;

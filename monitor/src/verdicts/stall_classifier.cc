@@ -80,7 +80,9 @@ std::string SharedNodeNote(const HostEvidence& host) {
 }
 
 std::string DescribeProcess(const ProcessWait& p) {
-  std::string out = fmt::format("{} pid {} {} in {}", p.comm, p.pid, p.state, p.wchan);
+  std::string out =
+      fmt::format("{}{} pid {} {} in {}", p.task.empty() ? "" : "task " + p.task + ": ", p.comm,
+                  p.pid, p.state, p.wchan);
   int threads = 0;
   for (const auto& [state, n] : p.threads) threads += n;
   if (threads > 1) {
@@ -161,9 +163,18 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
     }
     line += SharedNodeNote(host);
     if (!host.job_processes.empty()) {
+      // A task's processes (the ranks) before the batch script's, srun's
+      // and Slurm's own.
+      std::vector<const ProcessWait*> shown;
+      for (const ProcessWait& p : host.job_processes) {
+        if (!p.task.empty()) shown.push_back(&p);
+      }
+      for (const ProcessWait& p : host.job_processes) {
+        if (p.task.empty()) shown.push_back(&p);
+      }
       std::string waits;
-      for (size_t i = 0; i < host.job_processes.size() && i < kProcessesShown; ++i) {
-        waits += (i ? "; " : "") + DescribeProcess(host.job_processes[i]);
+      for (size_t i = 0; i < shown.size() && i < kProcessesShown; ++i) {
+        waits += (i ? "; " : "") + DescribeProcess(*shown[i]);
       }
       if (host.job_processes.size() > kProcessesShown) {
         waits += fmt::format("; {} more", host.job_processes.size() - kProcessesShown);

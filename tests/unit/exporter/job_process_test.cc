@@ -123,6 +123,8 @@ TEST(ProcessWait, EveryCapturedStatParsesAsTheKernelsStatusLineSays) {
         << role << ": " << stat->state;
     EXPECT_NE(status.find("\nThreads:\t" + std::to_string(stat->threads) + "\n"), std::string::npos)
         << role;
+    EXPECT_NE(status.find("\nPPid:\t" + std::to_string(stat->ppid) + "\n"), std::string::npos)
+        << role;
     for (const auto& task : fs::directory_iterator(dir / "task")) {
       auto thread = ParsePidStat(Read(task.path() / "stat"));
       ASSERT_TRUE(thread) << task.path();
@@ -146,6 +148,7 @@ TEST(ProcessWait, CommEndsAtTheLastParenthesis) {
   EXPECT_EQ(lines.comm, "a\n) (b");
   EXPECT_EQ(lines.state, 'R');
   EXPECT_EQ(lines.threads, 7u);
+  EXPECT_EQ(lines.ppid, 1u);
   EXPECT_EQ(ParsePidStat("12 ()" + tail).value().comm, "");
   const std::vector<std::string> bad = {
       "",
@@ -156,6 +159,7 @@ TEST(ProcessWait, CommEndsAtTheLastParenthesis) {
       "12 (sleep) 7" + tail.substr(2),                              // state not a letter
       "12 (sleep) RS" + tail.substr(2),                             // state not one letter
       "12 (sleep)" + tail.substr(0, tail.find(" 7 ")) + " -7 0\n",  // threads not a count
+      "12 (sleep) R -1" + tail.substr(4),                           // ppid not a pid
   };
   for (const std::string& text : bad) {
     EXPECT_FALSE(ParsePidStat(text)) << text;
@@ -231,23 +235,23 @@ TEST_F(JobProcessesTest, SaysWhatEachCapturedProcessWaitsOn) {
       {
           "hw_job_processes 9",
           "hw_job_process_info{comm=\"sleep\",pid=\"" + pid("sleep") +
-              "\",state=\"S\",wchan=\"hrtimer_nanosleep\"} 1",
+              "\",state=\"S\",task=\"\",wchan=\"hrtimer_nanosleep\"} 1",
           "hw_job_process_info{comm=\"cat\",pid=\"" + pid("fifo_open") +
-              "\",state=\"S\",wchan=\"wait_for_partner\"} 1",
+              "\",state=\"S\",task=\"\",wchan=\"wait_for_partner\"} 1",
           "hw_job_process_info{comm=\"cat\",pid=\"" + pid("fifo_read") +
-              "\",state=\"S\",wchan=\"anon_pipe_read\"} 1",
+              "\",state=\"S\",task=\"\",wchan=\"anon_pipe_read\"} 1",
           "hw_job_process_info{comm=\"evil) D (1 2 3\",pid=\"" + pid("odd_comm") +
-              "\",state=\"S\",wchan=\"hrtimer_nanosleep\"} 1",
+              "\",state=\"S\",task=\"\",wchan=\"hrtimer_nanosleep\"} 1",
           "hw_job_process_info{comm=\"vfork\",pid=\"" + pid("vfork_parent") +
-              "\",state=\"D\",wchan=\"kernel_clone\"} 1",
+              "\",state=\"D\",task=\"\",wchan=\"kernel_clone\"} 1",
           "hw_job_process_info{comm=\"sleep\",pid=\"" + pid("stopped") +
-              "\",state=\"T\",wchan=\"do_signal_stop\"} 1",
+              "\",state=\"T\",task=\"\",wchan=\"do_signal_stop\"} 1",
           "hw_job_process_info{comm=\"sleep\",pid=\"" + pid("zombie") +
-              "\",state=\"Z\",wchan=\"none\"} 1",
+              "\",state=\"Z\",task=\"\",wchan=\"none\"} 1",
           // The rank: main thread joining, one thread on a lock, one in
           // epoll_wait, one spinning.
           "hw_job_process_info{comm=\"python3\",pid=\"" + pid("rank") +
-              "\",state=\"S\",wchan=\"futex_do_wait\"} 1",
+              "\",state=\"S\",task=\"\",wchan=\"futex_do_wait\"} 1",
           "hw_job_process_threads{pid=\"" + pid("rank") + "\",state=\"R\"} 1",
           "hw_job_process_threads{pid=\"" + pid("rank") + "\",state=\"S\"} 3",
           "hw_job_process_wchan_threads{pid=\"" + pid("rank") + "\",wchan=\"do_epoll_wait\"} 1",
@@ -348,7 +352,7 @@ TEST_F(JobProcessesTest, AnUncleanWchanAndAnOddCommStayBounded) {
   const std::string text = Collect();
   // The comm: non-ASCII and control bytes as '?', then the text format's escapes.
   ExpectLines(text, {"hw_job_process_info{comm=\"??t?\\\"\\\\?\",pid=\"" + roles_.at("sleep") +
-                     "\",state=\"S\",wchan=\"invalid\"} 1"});
+                     "\",state=\"S\",task=\"\",wchan=\"invalid\"} 1"});
   EXPECT_EQ(text.find("hw_fake"), std::string::npos);
 }
 
@@ -369,6 +373,7 @@ TEST_F(JobProcessesTest, ABrokenFileIsAProblemAndTheOthersStillReport) {
 TEST_F(JobProcessesTest, OffWithoutAJobIdAndZeroWhereNoProcessIsFound) {
   SourcePaths paths;
   paths.procfs = proc_.string();
+  paths.scontrol = (root_ / "no-scontrol").string();  // not this machine's Slurm
   auto without = SelectCollectors(BuiltinCollectors(paths), "job_processes").value();
   EXPECT_EQ(DropUnavailable(without),
             (std::vector<std::string>{"job_processes off: needs --job-id"}));

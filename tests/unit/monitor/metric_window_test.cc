@@ -309,6 +309,26 @@ TEST(MetricWindowTest, TheJobsProcessWaitsFromTheLatestScrape) {
   EXPECT_EQ(window.Evidence(111, 0, 50, 30).hosts[0].job_processes.size(), 2u);
   EXPECT_TRUE(window.Evidence(131, 0, 50, 30).hosts[0].job_processes.empty());
 
+  // The Slurm task a process is or descends from: a task id or nothing.
+  window.AddScrape(
+      "node1", 120,
+      ParseExposition("hw_job_processes 4\n"
+                      "hw_job_process_info{pid=\"1\",comm=\"a\",state=\"S\",wchan=\"x\",task="
+                      "\"2\"} 1\n"
+                      "hw_job_process_info{pid=\"2\",comm=\"b\",state=\"S\",wchan=\"x\",task="
+                      "\"\"} 1\n"
+                      "hw_job_process_info{pid=\"3\",comm=\"c\",state=\"S\",wchan=\"x\",task="
+                      "\"node2\"} 1\n"
+                      "hw_job_process_info{pid=\"4\",comm=\"d\",state=\"S\",wchan=\"x\",task="
+                      "\"12345678901\"} 1\n"));
+  const auto tasks = window.Evidence(121, 0, 50, 30).hosts[0].job_processes;
+  ASSERT_EQ(tasks.size(), 4u);
+  EXPECT_EQ(tasks[0].task, "2");
+  EXPECT_EQ(tasks[1].task, "");
+  EXPECT_EQ(tasks[2].task, "") << "not a task id";
+  EXPECT_EQ(tasks[3].task, "") << "too long for one";
+  EXPECT_EQ(processes[0].task, "") << "an exporter without the label";
+
   // A job's own server answering with thousands of processes: 64 kept.
   std::string many = "hw_job_processes 5000\n";
   for (int pid = 1; pid <= 5000; ++pid) {

@@ -238,5 +238,29 @@ TEST(ClassifyStallTest, ARankInDStateIsAnIoWaitNotACollectiveDeadlock) {
   EXPECT_EQ(ClassifyStall({{node1, gone}}).klass, "hang/node-death");
 }
 
+// Issue 33: the Slurm task a process is or descends from (the exporter's
+// `task` label) leads its description, and a host's line shows the ranks'
+// processes before the batch script's and Slurm's own, whatever their pids.
+TEST(ClassifyStallTest, ATasksProcessesComeFirstAndNameTheirTask) {
+  ProcessWait rank = Process("4242", "S", "hrtimer_nanosleep");
+  rank.task = "1";
+  EXPECT_EQ(DescribeProcess(rank), "task 1: python3 pid 4242 S in hrtimer_nanosleep");
+  EXPECT_EQ(DescribeProcess(Process("4242", "S", "hrtimer_nanosleep")),
+            "python3 pid 4242 S in hrtimer_nanosleep");
+  HostEvidence node1 = Host("node1", 100, 300);
+  for (const char* pid : {"100", "101", "102", "103", "104"}) {
+    ProcessWait helper = Process(pid, "S", "do_wait");
+    helper.comm = "slurm_script";
+    node1.job_processes.push_back(helper);
+  }
+  node1.job_processes.push_back(rank);
+  auto c = ClassifyStall({{node1}});
+  EXPECT_NE(c.evidence[0].find("the job's processes wait on: task 1: python3 pid 4242 S in "
+                               "hrtimer_nanosleep; slurm_script pid 100 S in do_wait; "),
+            std::string::npos)
+      << c.evidence[0];
+  EXPECT_NE(c.evidence[0].find("; 2 more"), std::string::npos) << c.evidence[0];
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

@@ -70,7 +70,8 @@ JobEnv TwoNodeJob() {
       {"SLURM_JOB_STDOUT", "/shared/%u/runs/%x-%j/slurm-%j.out"},
       {"SLURM_JOB_NAME", "llama"},
       {"SLURM_JOB_WORK_DIR", "/home/alice"},
-      {"SLURM_CLUSTER_NAME", "tinygpu"}};
+      {"SLURM_CLUSTER_NAME", "tinygpu"},
+      {"SLURM_CONF", "/etc/slurm-llnl/slurm.conf"}};
   return ReadJobEnv([env](const char* name) -> const char* {
            auto it = env.find(name);
            return it == env.end() ? nullptr : it->second.c_str();
@@ -85,14 +86,16 @@ TEST(PluginConfig, DefaultsAndEveryKey) {
   EXPECT_EQ(defaults->exporter_port, 9400);
   EXPECT_EQ(defaults->scrape_interval, std::chrono::seconds(5));
   EXPECT_FALSE(defaults->default_on);
+  EXPECT_EQ(defaults->scontrol, "/usr/bin/scontrol");
   auto config = ParsePluginConfig(
-      {"prometheus=/opt/prom/prometheus", "exporter_port=9500", "prometheus_port=9290",
-       "scrape_interval=15s", "private_cidrs=10.201.0.0/24,192.168.0.0/16", "archive=off",
-       "compression=9", "keep_tsdb=on", "default=on",
+      {"prometheus=/opt/prom/prometheus", "scontrol=/opt/slurm/bin/scontrol", "exporter_port=9500",
+       "prometheus_port=9290", "scrape_interval=15s", "private_cidrs=10.201.0.0/24,192.168.0.0/16",
+       "archive=off", "compression=9", "keep_tsdb=on", "default=on",
        "remote_write=https://mimir.example/api/v1/push", "diag_dir=/scratch/%u/diag-%j",
        "epilog_wait=5s", "exporter_arg=--sysfs=/fake/%n"});
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->prometheus, "/opt/prom/prometheus");
+  EXPECT_EQ(config->scontrol, "/opt/slurm/bin/scontrol");
   EXPECT_EQ(config->exporter_port, 9500);
   EXPECT_EQ(config->private_cidrs.size(), 2u);
   EXPECT_FALSE(config->archive);
@@ -110,6 +113,7 @@ TEST(PluginConfig, AnUnknownOrInvalidArgumentIsNamed) {
       {"scrape_interval=100ms", "at least 1000ms"},
       {"archive=maybe", "expected on or off"},
       {"prometheus=relative/prom", "expected an absolute path"},
+      {"scontrol=scontrol", "expected an absolute path"},
       {"private_cidrs=10.0.0.1/8", "private_cidrs"},
       {"remote_write=ftp://x", "http:// or https://"},
       // Copied into every job's manifest, which its user reads.
@@ -131,6 +135,7 @@ TEST(JobEnvTest, ReadsSlurmdsVariablesAndNamesWhatIsMissing) {
   EXPECT_EQ(job.nodes, (std::vector<std::string>{"node1", "node2"}));
   EXPECT_EQ(job.head_node(), "node1");
   EXPECT_FALSE(job.is_head());
+  EXPECT_EQ(job.slurm_conf, "/etc/slurm-llnl/slurm.conf") << "for the exporter's scontrol";
   auto missing = ReadJobEnv([](const char* name) -> const char* {
     return std::string(name) == "SLURM_JOB_ID" ? "7" : nullptr;
   });

@@ -76,8 +76,12 @@ inline constexpr char kIoPressureFullPct[] = "hw_io_pressure_full_pct";  // PSI 
 
 // The job's own processes on the node (job_processes collector): what each
 // waits on in the kernel, for telling a hung rank's wait from a slow one's.
-inline constexpr char kJobProcesses[] = "hw_job_processes";       // found by cgroup job_<id>
-inline constexpr char kJobProcessInfo[] = "hw_job_process_info";  // 1; pid, comm, state, wchan
+// hw_job_processes: found by cgroup job_<id>, else by `scontrol listpids`.
+// hw_job_process_info = 1 per process; labels pid, comm, state, wchan and
+// task: the Slurm global task id (SLURM_PROCID, srun -l's label) of the
+// process or of its nearest ancestor that is a task, "" when none is known.
+inline constexpr char kJobProcesses[] = "hw_job_processes";
+inline constexpr char kJobProcessInfo[] = "hw_job_process_info";
 inline constexpr char kJobProcessThreads[] = "hw_job_process_threads";  // per pid, state
 inline constexpr char kJobProcessWchanThreads[] =
     "hw_job_process_wchan_threads";  // per pid, wchan (the largest few, then "other")

@@ -61,6 +61,12 @@ struct SourcePaths {
   std::string nvml_library = "libnvidia-ml.so.1";
   GpuSelection gpus;
   std::string job_id;  // Slurm job id: its processes, by cgroup (empty: not known)
+  // `scontrol listpids` for job_processes (listpids_command.h): the
+  // program, the slurmd node name (empty: scontrol guesses) and slurm.conf
+  // (empty: Slurm's default).
+  std::string scontrol = "scontrol";
+  std::string slurm_node;
+  std::string slurm_conf;
   // The kernel log as the exporter opened or inherited it (kmsg_source.h);
   // null: the dmesg collector opens <dev>/kmsg itself.
   std::shared_ptr<const KmsgSource> kmsg;

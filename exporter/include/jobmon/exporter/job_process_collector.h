@@ -3,9 +3,11 @@
 // on in the kernel, from procfs only (docs/exporter.md says what is read).
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "jobmon/exporter/collector.h"
+#include "jobmon/exporter/listpids_command.h"
 
 namespace jobmon::exporter {
 
@@ -18,21 +20,32 @@ struct JobProcessLimits {
   size_t wchans = 4;
 };
 
+// Slurm's answer to `scontrol listpids` (ListPidsCommand::Get; a test's
+// fixture); empty: not asked.
+using ListPidsSource = std::function<ListPidsAnswer()>;
+
 // The job's processes are those whose cgroup names job_<job_id> (JobPids,
-// gpu_selection.h). Series: hw_job_processes (found),
-// hw_job_process_info{pid,comm,state,wchan} = 1 (the process's own state and
-// wchan), hw_job_process_threads{pid,state} and
+// gpu_selection.h); where none does, the pids `listpids` lists. Each
+// process's Slurm task comes from `listpids` (TasksOf, slurm_listpids.h).
+// Series: hw_job_processes (found),
+// hw_job_process_info{pid,comm,state,wchan,task} = 1 (the process's own
+// state and wchan, its task or ""), hw_job_process_threads{pid,state} and
 // hw_job_process_wchan_threads{pid,wchan} (its threads, by state and by wchan).
 class JobProcessCollector : public Collector {
  public:
-  JobProcessCollector(std::string procfs, std::string job_id, JobProcessLimits limits = {})
-      : procfs_(std::move(procfs)), job_id_(std::move(job_id)), limits_(limits) {}
+  JobProcessCollector(std::string procfs, std::string job_id, JobProcessLimits limits = {},
+                      ListPidsSource listpids = {})
+      : procfs_(std::move(procfs)),
+        job_id_(std::move(job_id)),
+        limits_(limits),
+        listpids_(std::move(listpids)) {}
   Expected<Families> Collect() override;
 
  private:
   std::string procfs_;
   std::string job_id_;
   JobProcessLimits limits_;
+  ListPidsSource listpids_;
 };
 
 }  // namespace jobmon::exporter

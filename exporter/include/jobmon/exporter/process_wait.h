@@ -21,6 +21,7 @@ struct PidStat {
   std::string comm;
   char state = 0;        // one ASCII letter: R, S, D, T, t, Z, X, I, ...
   unsigned threads = 0;  // field 20, num_threads
+  unsigned ppid = 0;     // field 4 (0: none, or a parent outside the pid namespace)
 };
 std::optional<PidStat> ParsePidStat(std::string_view text);
 

@@ -13,14 +13,15 @@ namespace jobmon::monitor {
 
 // One of the job's processes on a host as the exporter's job_processes
 // collector last saw it (docs/exporter.md): its state letter and kernel
-// wait channel, its threads by state and by wait channel.
+// wait channel, its threads by state and by wait channel, and the Slurm
+// task it is or descends from (srun -l's label; "" when not known).
 struct ProcessWait {
-  std::string pid, comm, state, wchan;
+  std::string pid, comm, state, wchan, task;
   std::map<std::string, int> threads;        // by state letter
   std::map<std::string, int> thread_wchans;  // by wait channel
 };
-// "python3 pid 4242 D in nfs_wait_bit_killable (12 threads: 10 S, 2 D;
-// futex_wait_queue 9, ...)", bounded.
+// "task 1: python3 pid 4242 D in nfs_wait_bit_killable (12 threads: 10 S,
+// 2 D; futex_wait_queue 9, ...)", bounded; without a task, no "task N: ".
 std::string DescribeProcess(const ProcessWait& process);
 
 struct HostEvidence {

@@ -88,8 +88,10 @@ class RankProgress {
   };
   std::optional<StoppedFirst> Stopped() const;
   // One sentence: "rank 1 stopped first: at step 24, 3 steps behind the
-  // other 3 ranks (at step 27)".
-  static std::string Describe(const StoppedFirst& s);
+  // other 3 ranks (at step 27)". `places` adds where a rank runs, as the
+  // monitor knows it: "rank 1 (task 1 on node2) stopped first: ...".
+  static std::string Describe(const StoppedFirst& s,
+                              const std::map<RankId, std::string>& places = {});
 
   static constexpr size_t kMaxRanks = 4096;  // bounded, whatever the output
   static constexpr size_t kNamed = 8;
