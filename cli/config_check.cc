@@ -100,11 +100,11 @@ std::vector<std::string> CheckStateDb(const std::string& state_db, const Account
 std::vector<std::string> CheckPluginPaths(const lifecycle::PluginConfig& config,
                                           const std::string& where) {
   std::vector<std::string> problems;
-  const std::pair<const char*, const std::string*> programs[] = {
-      {"exporter", &config.exporter},
-      {"supervisor", &config.supervisor},
-      {"archiver", &config.archiver},
-      {"prometheus", &config.prometheus}};
+  const std::pair<const char*, const std::string*> programs[] = {{"exporter", &config.exporter},
+                                                                 {"supervisor", &config.supervisor},
+                                                                 {"archiver", &config.archiver},
+                                                                 {"prometheus", &config.prometheus},
+                                                                 {"scontrol", &config.scontrol}};
   for (const auto& [key, path] : programs) {
     struct stat st {};
     std::string problem = stat(path->c_str(), &st) != 0 ? std::strerror(errno) : ProgramProblem(st);

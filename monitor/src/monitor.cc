@@ -18,6 +18,7 @@
 #include "jobmon/monitor/child_diagnoser.h"
 #include "jobmon/monitor/diag_files.h"
 #include "jobmon/monitor/discovery.h"
+#include "jobmon/monitor/divergence.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/heartbeat_classifier.h"
 #include "jobmon/monitor/incident_alert.h"
@@ -600,6 +601,18 @@ Monitor::NewIncident Monitor::StallIncident(Tracked& t, const ProgressState& sta
                                      ranks.ranks().size(), ranks.ranks().begin()->second.step));
   }
   for (const std::string& wait : waits.waits) rank_lines.push_back("ranks: " + wait);
+  // No rank named (only rank 0 prints, or all stopped at once): the hosts'
+  // own evidence dates who left training first (divergence.h).
+  if (waits.stopped.empty() && t.window && feed_->Stale(t.record.job_id, now).empty()) {
+    const auto [from, until] = TrainingSpan(t, state, now);
+    const std::string first =
+        DescribeDivergence(FirstDivergence(*t.window, from, until, now, config_.stale_after),
+                           t.window->hosts().size());
+    if (!first.empty()) {
+      incident.summary += "; " + first;
+      rank_lines.push_back(first);
+    }
+  }
   incident.evidence.insert(incident.evidence.begin(), rank_lines.begin(), rank_lines.end());
   const auto& tail = t.progress->tail();
   size_t from = tail.size() > 5 ? tail.size() - 5 : 0;

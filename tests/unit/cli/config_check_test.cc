@@ -158,6 +158,11 @@ TEST_F(CheckFiles, ProgramsAndRunDirItNames) {
   EXPECT_TRUE(Has(problems, "run_dir=" + (dir_ / "run").string() + ": not a directory"))
       << Joined(problems);
   EXPECT_FALSE(Has(problems, "supervisor=")) << Joined(problems);
+  // The exporter's scontrol (listpids), named or Slurm's default.
+  auto scontrol = CheckPlugstack(Plugstack("scontrol=" + (dir_ / "bin/scontrol").string()));
+  EXPECT_TRUE(
+      Has(scontrol, "scontrol=" + (dir_ / "bin/scontrol").string() + ": No such file or directory"))
+      << Joined(scontrol);
 }
 
 TEST_F(CheckFiles, IncludesAreFollowedRelativeToTheIncludingFileOnce) {

@@ -169,6 +169,7 @@ TEST(StoreQuery, WhatTheJobsProcessesWaitOnComesFromTheStoreToo) {
   EXPECT_EQ(blocked.comm, "python3");
   EXPECT_EQ(blocked.state, "S");
   EXPECT_EQ(blocked.wchan, "pipe_read");
+  EXPECT_EQ(blocked.task, "1");
   EXPECT_EQ(blocked.threads.at("S"), 7);
   EXPECT_EQ(blocked.thread_wchans.at("futex_wait_queue"), 6);
   EXPECT_EQ(node2->job_processes[1].wchan, "futex_wait_queue");
