@@ -18,7 +18,8 @@ chart::HtmlPage StatusHtmlPage(const StatusView& view,
   if (chart) {
     std::string caption = fmt::format(
         "Incident {} as its alert showed it: steps against the expected line (the stall "
-        "shaded, the alert a red line) and each host's GPU utilisation and power.",
+        "shaded, the alert a red line) and, where the hosts report GPUs, each host's GPU "
+        "utilisation and power.",
         chart->first);
     for (const StatusIncident& incident : view.incidents) {
       if (incident.id == chart->first) {

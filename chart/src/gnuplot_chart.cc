@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -38,10 +39,13 @@ void DataBlock(std::string& script, const std::string& name, const std::vector<P
 }
 
 std::string TimeAxis(const Picture& picture) {
+  // A little room after the end, so that a line at the end (the alert, at
+  // the moment the chart is drawn) is not hidden under the frame.
+  const double pad = std::max(1.0, 0.03 * (picture.to - picture.from));
   return fmt::format(
       "set xdata time\nset timefmt '%s'\nset format x '%H:%M:%S'\nset xrange [{}:{}]\n"
       "set xlabel 'UTC' offset 0,0.5\n",
-      Number(picture.from), Number(picture.to));
+      Number(picture.from), Number(picture.to + pad));
 }
 
 // The stall band behind the panel drawn next, and a line where it was called.

@@ -175,6 +175,24 @@ check "rank 0 (task 0 on node1) waits in the collective" \
 check "jobmon status names the hang" bash -c \
   "'$JOBMON' status $hang --config '$SCRATCH/jobmon.toml' | grep -q 'hang'"
 
+# The chart: the firing carries it (the notify file's "chart" field, as the
+# webhook's), and `jobmon status --html` writes it into a self-contained
+# report that headless Chromium shows with the stall marked
+# (tests/unit/cli/html_report_check.py). JOBMON_KEEP_REPORT=DIR keeps both.
+checks first-value "$ALERTS" chart.data "job_id == $hang" "status == firing" \
+  "class startswith hang" | base64 -d >"$SCRATCH/chart.png" 2>/dev/null
+check "the firing alert carries the chart, a PNG" grep -q PNG <(head -c 8 "$SCRATCH/chart.png")
+check "jobmon status --html writes the report" \
+  "$JOBMON" status "$hang" --config "$SCRATCH/jobmon.toml" --html "$SCRATCH/report.html"
+base64 -w0 "$SCRATCH/chart.png" >"$SCRATCH/chart.b64"
+check "the report holds the alert's chart" grep -qF -f "$SCRATCH/chart.b64" "$SCRATCH/report.html"
+check "headless Chromium shows the report, the chart and its stall marker" \
+  /usr/bin/python3 "$HERE/../unit/cli/html_report_check.py" --html "$SCRATCH/report.html" \
+  --screenshot "$SCRATCH/report.png"
+if [[ -n ${JOBMON_KEEP_REPORT:-} ]]; then
+  cp "$SCRATCH/report.html" "$SCRATCH/report.png" "$JOBMON_KEEP_REPORT/"
+fi
+
 check "the healthy twin ends COMPLETED" wait_for 180 bash -c \
   "$(declare -f job_done); job_done $healthy"
 check "Slurm says COMPLETED 0:0" bash -c \

@@ -70,8 +70,15 @@ chart::Picture IncidentPicture(const std::string& title,
       if (seen.insert(host).second) hosts.push_back(host);
     }
     for (const std::string& host : hosts) {
-      picture.hosts.push_back({host, GpuLines(*window, host, metric_names::kGpuUtilizationPercent),
-                               GpuLines(*window, host, metric_names::kGpuPowerWatts)});
+      chart::HostPanel panel{host, GpuLines(*window, host, metric_names::kGpuUtilizationPercent),
+                             GpuLines(*window, host, metric_names::kGpuPowerWatts)};
+      // A host without GPU samples gets a panel only when the incident
+      // names it (a dead host's empty panel says so); others would be blank.
+      const bool named =
+          std::find(named_hosts.begin(), named_hosts.end(), host) != named_hosts.end();
+      if (named || !panel.utilization.empty() || !panel.power.empty()) {
+        picture.hosts.push_back(std::move(panel));
+      }
     }
   }
   chart::Bound(picture);
