@@ -154,10 +154,16 @@ hook_events() { checks count "$HOOK_LOG" "body.job_id == $1" "body.status == $2"
 tg_sent() { checks count "$TG_LOG" "method == $1" 'rejected absent' "${@:2}"; }  # tg_sent METHOD CONDITION...: accepted calls matching
 check "Telegram: the firing reaches both chats, in thread 7, as valid HTML" wait_for 20 bash -c \
   "$(declare -f tg_sent checks); [[ \$(tg_sent sendMessage 'text contains FIRING Job $job' 'message_thread_id == 7') -eq 2 ]]"
+check "Telegram: the firing's chart as a photo to both chats (a PNG within the API's limits)" \
+  wait_for 20 bash -c "$(declare -f tg_sent checks); [[ \$(tg_sent sendPhoto \
+  'photo.content_type == image/png' 'photo.filename == jobmon-$job-incident-1.png') -eq 2 ]]"
 check "the webhook, once up, receives the firing" wait_for 20 bash -c "$(declare -f hook_events checks); [[ \$(hook_events $job firing) -ge 1 ]]"
 check "with the bearer token and the idempotency key" checks first "$HOOK_LOG" "body.job_id == $job" -- \
   "headers.Authorization == Bearer $TOKEN" "headers.Idempotency-Key == dev/$job/hang/1/firing" \
   "body.idempotency_key == dev/$job/hang/1/firing"
+check "the webhook's firing carries the chart as an attachment field" checks first "$HOOK_LOG" \
+  "body.job_id == $job" -- "body.chart.content_type == image/png" "body.chart.encoding == base64" \
+  "body.chart.filename == jobmon-$job-incident-1.png"
 
 echo "# SIGCONT: the job resumes"
 for p in $TRAINER_PIDS; do kill -CONT "$p"; done
