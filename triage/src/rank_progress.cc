@@ -89,11 +89,11 @@ std::optional<RankId> LineRank(std::string_view line) {
   return id;
 }
 
-bool LeadRank::Admit(std::string_view line) {
-  RankId id = LineRank(line).value_or(RankId{});
+bool LeadRank::Admit(const std::optional<RankId>& line_rank) {
   // "no label" and "0" are the same rank: DeepSpeed's "[Rank 0] step=" and
   // its unlabelled timer lines are one view.
-  id = {std::max(id.task, 0), std::max(id.local, 0), std::max(id.rank, 0)};
+  const RankId named = line_rank.value_or(RankId{});
+  const RankId id{std::max(named.task, 0), std::max(named.local, 0), std::max(named.rank, 0)};
   if (!lead_ || id < *lead_) lead_ = id;
   return id == *lead_;
 }

@@ -310,10 +310,9 @@ class ScanState : public ChunkSink {
     }
     // Every rank's own position as printed, before the filter keeps one
     // rank's view of the run (rank_progress.h).
-    if (auto rank = LineRank(text)) {
-      facts_.rank_progress.Offer(*rank, sample.step, sample.epoch, sample.timestamp, line);
-    }
-    if (!lead_.Admit(text)) {
+    const std::optional<RankId> rank = LineRank(text);
+    if (rank) facts_.rank_progress.Offer(*rank, sample.step, sample.epoch, sample.timestamp, line);
+    if (!lead_.Admit(rank)) {
       // One rank's view of progress is enough (rank_progress.h, LeadRank);
       // the others' tasks are still counted.
       RecordTask(text, sample.step);

@@ -112,11 +112,12 @@ void JobProgress::OnLine(const std::string& line, double now) {
     if (!profile_ || learned) OnLearnedLine(line, now);
     return;
   }
-  if (auto rank = triage::LineRank(line)) {
+  const std::optional<triage::RankId> rank = triage::LineRank(line);
+  if (rank) {
     ranks_.Offer(*rank, facts.step->sample.step, facts.step->sample.epoch, now, ++rank_lines_);
   }
   // One rank's lines are the progress, as in `jobmon triage` (LeadRank).
-  if (!lead_.Admit(line)) return;
+  if (!lead_.Admit(rank)) return;
   // The scanner's rules for which lines are steps (step_filter.h): the same
   // line gives the same step in `jobmon triage` and here. A profile is kept
   // once a sample of it counts (a plain loop's after its third step line).

@@ -139,22 +139,23 @@ TEST(RealRanks, TheRankThatStoppedFirstIsNamedUnderSrunAndTorchrun) {
 // printing takes over.
 TEST(LeadRank, RankZeroWhereItPrintsElseTheLowestThatDoes) {
   LeadRank deepspeed;
-  EXPECT_TRUE(deepspeed.Admit("[Rank 0] step=10, skipped=0"));
-  EXPECT_TRUE(deepspeed.Admit("time (ms) | fwd: 1.0 | step: 2.0"));
-  EXPECT_FALSE(deepspeed.Admit("[Rank 1] step=10, skipped=0"));
-  EXPECT_TRUE(deepspeed.Admit("0: [default0]:rank 0 step 5"));
+  EXPECT_TRUE(deepspeed.Admit(LineRank("[Rank 0] step=10, skipped=0")));
+  EXPECT_TRUE(deepspeed.Admit(LineRank("time (ms) | fwd: 1.0 | step: 2.0")));
+  EXPECT_FALSE(deepspeed.Admit(LineRank("[Rank 1] step=10, skipped=0")));
+  EXPECT_TRUE(deepspeed.Admit(LineRank("0: [default0]:rank 0 step 5")));
 
   LeadRank megatron;
-  EXPECT_TRUE(megatron.Admit("3:  iteration       10/      70 |"));
-  EXPECT_TRUE(megatron.Admit("3:  iteration       20/      70 |"));
-  EXPECT_FALSE(megatron.Admit("5:  iteration       20/      70 |"));
-  EXPECT_TRUE(megatron.Admit("1:  iteration       20/      70 |")) << "a lower rank takes over";
-  EXPECT_FALSE(megatron.Admit("3:  iteration       30/      70 |"));
+  EXPECT_TRUE(megatron.Admit(LineRank("3:  iteration       10/      70 |")));
+  EXPECT_TRUE(megatron.Admit(LineRank("3:  iteration       20/      70 |")));
+  EXPECT_FALSE(megatron.Admit(LineRank("5:  iteration       20/      70 |")));
+  EXPECT_TRUE(megatron.Admit(LineRank("1:  iteration       20/      70 |")))
+      << "a lower rank takes over";
+  EXPECT_FALSE(megatron.Admit(LineRank("3:  iteration       30/      70 |")));
 
   LeadRank torchrun;  // local 0 on every node, no srun label: the same view
-  EXPECT_TRUE(torchrun.Admit("[default0]:step 5"));
-  EXPECT_FALSE(torchrun.Admit("[default1]:step 5"));
-  EXPECT_TRUE(torchrun.Admit("[default0]:step 6"));
+  EXPECT_TRUE(torchrun.Admit(LineRank("[default0]:step 5")));
+  EXPECT_FALSE(torchrun.Admit(LineRank("[default1]:step 5")));
+  EXPECT_TRUE(torchrun.Admit(LineRank("[default0]:step 6")));
 }
 
 }  // namespace

@@ -48,9 +48,9 @@ inline constexpr size_t kRankFieldWindow = 96;
 // scan and the monitor's JobProgress both ask it before the step filter.
 class LeadRank {
  public:
-  // True when the step line `line` is the lead's; a rank lower than the
-  // lead so far becomes the lead.
-  bool Admit(std::string_view line);
+  // True when a step line of rank `id` (LineRank's, read once by the
+  // caller) is the lead's; a rank lower than the lead so far becomes it.
+  bool Admit(const std::optional<RankId>& id);
 
  private:
   std::optional<RankId> lead_;
