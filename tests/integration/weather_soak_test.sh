@@ -317,11 +317,12 @@ while True:
 }
 
 # plan_weather PLAN: the wave's weather, "OFFSET ACTION [ARG]" lines, times
-# drawn from the seed; every outage ends within the wave.
+# drawn from the seed; every outage ends within the wave. Drawn with
+# --no-weather too (then left unused), so that every wave's jobs and hangs
+# are the same draws as with weather.
 plan_weather() {
   local plan=$1 t d
   : >"$plan"
-  [[ $WEATHER == on ]] || return 0
   local s=$((WAVE_S * 100 / 150))  # the short wave's offsets, stretched to the wave
   rand t $((10 * s / 100)) $((70 * s / 100)); rand d $((25 * s / 100)) $((40 * s / 100))
   printf '%s cpu-hog %s\n%s cpu-hog-end\n' "$t" "$d" $((t + d)) >>"$plan"
@@ -334,6 +335,7 @@ plan_weather() {
   rand t $((85 * s / 100)) $((95 * s / 100)); rand d $((35 * s / 100)) $((45 * s / 100))
   printf '%s ctld-stop\n%s monitor-kill during-controller-outage\n%s monitor-start\n%s ctld-start\n' \
     "$t" $((t + 12)) $((t + 15)) $((t + d)) >>"$plan"
+  if [[ $WEATHER != on ]]; then : >"$plan"; fi
 }
 
 # add_job ID WAVE LABEL KIND FAMILY DIAG STEP_S LOG_INTERVAL [HANG-JSON]
