@@ -215,7 +215,8 @@ int RunDiagnose(const DiagnoseArgs& args, const diagnose::TargetDiagnoser& diagn
   if (auto store = AddStore(args, config->diagnose, request); !store)
     return fail(store.error().message, kUsageError);
   request.step_regex = config->triage.step_regex;
-  request.stall_min_seconds = config->triage.stall_min_seconds;
+  request.stall_min_seconds = config->monitor.stall.min_stall_seconds;
+  request.stall_factor = config->monitor.stall.k;
   request.job_ended = args.for_monitor;
   if (become) {
     if (auto became = become(args); !became) {
@@ -304,9 +305,9 @@ std::function<int()> AddDiagnoseCommand(CLI::App& app) {
                   "host's GPU utilisation and power, drawn by gnuplot) and the report; as root, "
                   "written as the job's user")
       ->type_name("FILE");
-  cmd->add_option("-c,--config", args->config_path,
-                  std::string(kConfigOptionHelp) +
-                      "; its [triage] step_regex and stall_min_seconds read the log");
+  cmd->add_option(
+      "-c,--config", args->config_path,
+      std::string(kConfigOptionHelp) + "; its [triage] step_regex and [stall] rule read the log");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress lines on stderr");
   // Hidden (no group): the monitor's own call, not a user's.
   cmd->add_flag("--for-monitor", args->for_monitor,

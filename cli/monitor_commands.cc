@@ -190,7 +190,7 @@ std::function<int()> AddStatusCommand(CLI::App& app) {
   cmd->add_option("job", args->job, "Slurm job id (or a log file)")->required();
   cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
                   "For the projection: stalled after max(k x p99, this) (default: "
-                  "monitor.stall.min_stall, 60)");
+                  "[stall] min_stall, 60)");
   cmd->add_option("--html", args->html,
                   "Also write a self-contained HTML report to FILE (mode 0600): the status and "
                   "the chart the monitor drew when the job's newest incident fired")

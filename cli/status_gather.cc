@@ -41,7 +41,7 @@ int GatherStatus(const StatusArgs& args, StatusInputs& in) {
   if (!config) return Fail("status", config.error().message);
   in.argument = args.job;
   in.now = NowSeconds();
-  in.stall_rule = config->stall.rule();
+  in.stall_rule = config->stall;
   std::optional<Expected<UserFile>> typed_log;  // a log path given instead of a job id
   if (!args.job.empty() && args.job.find_first_not_of("0123456789") == std::string::npos) {
     // Range-checked: a cast would show job 1 for 4294967297.

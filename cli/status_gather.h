@@ -13,7 +13,7 @@ namespace jobmon::cli {
 
 struct StatusArgs : CommonArgs {
   std::string job;
-  std::optional<double> stall_min_seconds;  // default: monitor.stall.min_stall
+  std::optional<double> stall_min_seconds;  // default: [stall] min_stall
   std::string html;  // --html FILE: also the report with the incident's chart
 };
 

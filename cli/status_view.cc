@@ -45,11 +45,20 @@ StatusProgress DaemonProgress(const monitor::ProgressRecord& p, bool ended,
   out.updated_at = p.updated_at;
   if (p.last_step_time) out.seconds_since_last_step = now - *p.last_step_time;
   if (p.last_step && !ended) {
-    // The daemon's threshold at `now`: the one stall rule, the daemon's
-    // policy, what its tracker learned (persisted in the record).
-    out.stall_threshold = triage::StallThreshold(
-        rule, {p.p99_interval, triage::IsCheckpointStep(*p.last_step, p.checkpoint_period),
-               p.longest_checkpoint_pause});
+    // The daemon's own bound when it saved (a phase's, a logging period's);
+    // from a daemon that kept none, the one stall rule on what its tracker
+    // learned (persisted in the record).
+    if (p.threshold_seconds) {
+      out.stall_threshold = triage::StallLimit{};
+      out.stall_threshold->seconds = *p.threshold_seconds;
+      out.stall_threshold->reason = p.threshold_reason;
+    } else {
+      triage::StallInputs in;
+      in.step_interval = p.p99_interval;
+      in.at_checkpoint = triage::IsCheckpointStep(*p.last_step, p.checkpoint_period);
+      in.longest_checkpoint_pause = p.longest_checkpoint_pause;
+      out.stall_threshold = triage::StallThreshold(rule, in);
+    }
   }
   if (p.last_step && p.last_step_time && p.median_interval && *p.median_interval > 0 && !ended) {
     out.expected_step_now =

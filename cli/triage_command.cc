@@ -38,7 +38,8 @@ struct TriageArgs {
   bool no_slurm = false;
   bool list_signatures = false;
   bool status_only = false;
-  double stall_min_seconds = 120;
+  double stall_min_seconds = triage::StallRule{}.min_stall_seconds;
+  double stall_factor = triage::StallRule{}.k;
   bool stall_min_seconds_given = false;  // the flag, which wins over the config
   std::vector<std::string> kernel_logs;
 };
@@ -54,16 +55,17 @@ std::optional<double> ParseTime(const std::string& text) {
   return std::nullopt;
 }
 
-// [triage] profile / step_regex / stall_min_seconds from jobmon.toml;
-// command-line options win.
+// [triage] profile / step_regex and the one stall rule ([stall], as the
+// monitor judges) from jobmon.toml; command-line options win.
 Expected<void> LoadConfig(TriageArgs& args) {
   auto config = monitor::LoadJobmonConfig(args.config_path);
   if (!config) return config.error();
   const monitor::TriageConfig& triage = config->triage;
   if (args.profile.empty()) args.profile = triage.profile;
   if (args.step_regex.empty()) args.step_regex = triage.step_regex;
-  if (!args.stall_min_seconds_given && triage.stall_min_seconds)
-    args.stall_min_seconds = *triage.stall_min_seconds;
+  if (!args.stall_min_seconds_given)
+    args.stall_min_seconds = config->monitor.stall.min_stall_seconds;
+  args.stall_factor = config->monitor.stall.k;
   return {};
 }
 
@@ -129,6 +131,7 @@ int Run(TriageArgs& args) {
   }
   AnalysisContext context;
   context.stall_min_seconds = args.stall_min_seconds;
+  context.stall_factor = args.stall_factor;
   if (!args.profile.empty()) {
     context.profile = triage::ParseStepProfile(args.profile);
     if (!context.profile)
@@ -285,7 +288,7 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       "Custom step regex (RE2) with (?P<step>\\d+) and optionally (?P<seconds>[0-9.]+)");
   cmd->add_option("-c,--config", args->config_path,
                   std::string(kConfigOptionHelp) +
-                      "; its [triage] profile, step_regex, stall_min_seconds are defaults");
+                      "; its [triage] profile, step_regex and [stall] rule are defaults");
   cmd->add_option("--now", args->now,
                   "Evaluate progress at this time (ISO or unix seconds) instead of now");
   cmd->add_option("--slurm-state", args->slurm_state,
@@ -311,7 +314,8 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       "root (oom-host) and the SIGKILL its consequence. Xid/amdgpu lines become findings");
   CLI::Option* stall_flag =
       cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
-                      "No step for max(10 x p99 step time, this) means stalled")
+                      "No step for max(k x p99 step time, this) means stalled (default: "
+                      "jobmon.toml's [stall] min_stall, the monitor's own)")
           ->capture_default_str();
   cmd->footer(
       "Exit codes: 0 completed, 3 running, 4 hanging, 5 failed, 6 cancelled, 7 unknown-death, "

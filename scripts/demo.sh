@@ -50,7 +50,7 @@ poll_interval = "1s"
 slurm_poll_interval = "2s"
 metrics_listen = "127.0.0.1:$(free_port)"
 notify_file = ""
-[monitor.stall]
+[stall]
 min_stall = "8s"
 [[alerts.webhook]]
 name = "local-receiver"
@@ -110,11 +110,12 @@ wait_for 90 "slurm_job_monitor's alert for job $hang (see $STATE/monitor.log)" \
   grep -q "\"job_id\": $hang" "$STATE/webhook.jsonl"
 sleep 1
 echo "== jobmon status $hang"
-"$root/build/release/cli/jobmon" status "$hang" >"$STATE/status.txt"
+"$root/build/release/cli/jobmon" status "$hang" --config "$STATE/jobmon.toml" >"$STATE/status.txt"
 head -n 24 "$STATE/status.txt"
 echo "== jobmon triage of the same log while it is stuck (Slurm says RUNNING)"
 triage_rc=0
-"$root/build/release/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --stall-min-seconds 2 \
+# The same config, so the same stall rule as the monitor's ([stall]).
+"$root/build/release/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --config "$STATE/jobmon.toml" \
   >"$STATE/triage.txt" || triage_rc=$?
 head -n 30 "$STATE/triage.txt"
 echo "(jobmon triage exit code $triage_rc: 4 means hanging)"

@@ -79,6 +79,7 @@ std::optional<triage::TriageReport> TriageLog(const TargetRequest& request,
   job.log_path = log_path;
   job.ask_slurm = true;
   if (request.stall_min_seconds) job.analysis.stall_min_seconds = *request.stall_min_seconds;
+  if (request.stall_factor) job.analysis.stall_factor = *request.stall_factor;
   return triage::TriageJob(*facts, job);
 }
 

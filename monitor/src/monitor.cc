@@ -122,8 +122,8 @@ void Monitor::Check(const Expected<void>& result, const char* what) {
 Monitor::Tracked Monitor::NewTracked(const JobRecord& record, double job_start) const {
   Tracked t;
   t.record = record;
-  t.progress =
-      std::make_unique<JobProgress>(record.job_id, record.log_path, config_.stall, job_start);
+  t.progress = std::make_unique<JobProgress>(record.job_id, record.log_path, config_.stall,
+                                             job_start, config_.slowdown);
   if (!record.diag_dir.empty()) t.window = std::make_unique<MetricWindow>(config_.window_seconds);
   return t;
 }
@@ -507,7 +507,7 @@ void Monitor::PollJob(Tracked& t, double now) {
   std::optional<StallClassification> stall;
   if (state.phase == Phase::kStalled) stall = ClassifyStallOf(t, state, now);
   const IncidentDecision decision = DecideOnProgress(
-      state, FactsOf(t.open), stall ? stall->klass : std::string(), config_.slowdown_factor);
+      state, FactsOf(t.open), stall ? stall->klass : std::string(), config_.slowdown.factor);
   if (decision.closes()) Close(t, decision.close_reason, now);
   if (decision.opens() && EndLooksLikeStall(t, stall, now)) {
     WarnOnce(t, "stall_not_raised",
@@ -625,14 +625,15 @@ Monitor::NewIncident Monitor::StallIncident(Tracked& t, const ProgressState& sta
 
 Monitor::NewIncident Monitor::SlowdownIncident(const ProgressState& state) const {
   return {kSlowdownClass,
-          fmt::format("steps take {:.2f}x as long as early in the run (median {}s now, {}s "
-                      "then): throughput degraded, the job is not hung",
-                      *state.slowdown, Seconds(*state.recent_interval),
-                      Seconds(*state.baseline_interval)),
-          {fmt::format("recent median step {:.3f}s over the last {} steps", *state.recent_interval,
-                       ProgressTracker::kRecentSteps),
+          fmt::format("steps take {:.2f}x as long as early in the run (median {:.3g}s over the "
+                      "last {}s, {:.3g}s then): throughput degraded, the job is not hung",
+                      *state.slowdown, *state.recent_interval,
+                      Seconds(config_.slowdown.window_seconds), *state.baseline_interval),
+          {fmt::format("recent median step {:.3f}s over {} steps in the last {}s",
+                       *state.recent_interval, state.recent_steps,
+                       Seconds(config_.slowdown.window_seconds)),
            fmt::format("baseline median step {:.3f}s over the first {} steady steps",
-                       *state.baseline_interval, ProgressTracker::kBaselineSteps),
+                       *state.baseline_interval, state.baseline_steps),
            fmt::format("last step {} at {:.0f}s ago", state.last_step.value_or(-1),
                        state.idle_seconds)},
           {},

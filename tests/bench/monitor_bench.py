@@ -473,7 +473,7 @@ api_socket = ""
 diagnose_at_end = false
 {store_keys}[monitor.select]
 partitions = ["debug"]
-[monitor.stall]
+[stall]
 k = 5
 min_stall = "{args.min_stall}s"
 """)

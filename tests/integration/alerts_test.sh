@@ -94,7 +94,7 @@ poll_interval = "1s"
 slurm_poll_interval = "2s"
 metrics_listen = "127.0.0.1:$MPORT"
 notify_file = "$ALERTS"
-[monitor.stall]
+[stall]
 min_stall = "6s"
 [monitor.select]
 partitions = ["debug"]

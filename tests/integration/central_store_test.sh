@@ -123,7 +123,7 @@ store_url = "$STORE"
 # The plugin labels series with Slurm's ClusterName.
 store_cluster = "jobmondev"
 store_timeout = "3s"
-[monitor.stall]
+[stall]
 k = 5
 min_stall = "${MIN_STALL}s"
 startup_grace = "60s"

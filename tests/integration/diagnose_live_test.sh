@@ -270,9 +270,10 @@ out=$(diagnose procs --compare "$JOBS/jobmon-diag-${job[base]}")
 check "comparison: root cause procs-running" checks expect "$out" "comparison.root_cause.code == procs-running"
 
 
-# Triage calls a stall before a cancel a hang past max(10 x p99 step,
-# [triage] stall_min_seconds) (default 2 minutes): this job hung for ~15 s.
-printf '[triage]\nstall_min_seconds = "10s"\n' >"$SCRATCH/jobmon.toml"
+# Triage calls a stall before a cancel a hang past the one stall rule's
+# max(k x p99 step, [stall] min_stall) (default 1 minute): this job hung
+# for ~15 s.
+printf '[stall]\nmin_stall = "10s"\n' >"$SCRATCH/jobmon.toml"
 out=$(diagnose hang --playbook hang --config "$SCRATCH/jobmon.toml")
 check "hang: the job log found and triaged (class hang)" checks expect "$out" "context.triage.primary_class == hang"
 check "hang: hang verdict busy-wait-hang" pb "$out" hang "verdict == busy-wait-hang"

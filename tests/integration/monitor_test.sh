@@ -78,7 +78,7 @@ metrics_listen = "127.0.0.1:$MPORT"
 notify_file = "$ALERTS"
 api_socket = "$API/monitor.sock"
 $1
-[monitor.stall]
+[stall]
 k = 5
 min_stall = "${MIN_STALL}s"
 startup_grace = "60s"

@@ -86,7 +86,7 @@ stale_after = "4s"
 metrics_listen = "127.0.0.1:$MPORT"
 slurm_poll_interval = "2s"
 slurm_outage_alert = "20s"
-[monitor.stall]
+[stall]
 k = 5
 min_stall = "8s"
 startup_grace = "90s"

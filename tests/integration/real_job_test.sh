@@ -86,7 +86,7 @@ metrics_listen = "127.0.0.1:$MPORT"
 notify_file = "$ALERTS"
 [monitor.select]
 name_regex = "realjob-.*"
-[monitor.stall]
+[stall]
 k = 5
 min_stall = "${MIN_STALL}s"
 startup_grace = "120s"

@@ -68,7 +68,7 @@ scrape_timeout = "1s"
 stale_after = "4s"
 metrics_listen = "127.0.0.1:$MPORT"
 notify_file = "$SCRATCH/alerts.jsonl"
-[monitor.stall]
+[stall]
 k = 5
 min_stall = "${MIN_STALL}s"
 startup_grace = "60s"

@@ -167,11 +167,13 @@ notify_file = "$NOTIFY"
 diagnose_at_end = false
 [monitor.select]
 name_regex = "soak-.*"
-[monitor.stall]
+[stall]
 k = $K
 min_stall = "${MIN_STALL}s"
 startup_grace = "120s"
 first_checkpoint_grace = "20s"
+# A hang inside a job's first evaluation is caught within a wave.
+first_phase_grace = "30s"
 [alerts]
 max_backoff = "4s"
 [[alerts.webhook]]

@@ -325,6 +325,17 @@ std::optional<StepSample> ParseTorchTitanStep(std::string_view line) {
   return MakeStepSample(*step, std::nullopt, std::nullopt, FindIsoTimestamp(line));
 }
 
+bool IsLoggingDict(std::string_view line) {
+  while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  if (line.size() < 8 || line.front() != '{' || line.back() != '}') return false;
+  for (std::string_view key : {"'loss'", "\"loss\"", "'epoch'", "\"epoch\"", "'learning_rate'",
+                               "\"learning_rate\"", "'train_loss'", "\"train_loss\""}) {
+    if (line.find(key) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 // tqdm's default bar: "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining},
 // {rate_fmt}{postfix}]" (tqdm/std.py format_meter, tqdm 4.x). HF Trainer's ProgressCallback opens
 // it as tqdm(total=state.max_steps) with no description and writes its log

@@ -121,8 +121,10 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
     // In the job's own rhythm: the time between its progress lines.
     if (reference) *reference *= series.StepsPerLine();
     // A follower (the monitor) that judged the stall passes its own threshold.
-    p.stall_threshold_seconds = context.stall_threshold_seconds.value_or(
-        StallThreshold(rule, {reference, false, std::nullopt}).seconds);
+    StallInputs in;
+    in.step_interval = reference;
+    p.stall_threshold_seconds =
+        context.stall_threshold_seconds.value_or(StallThreshold(rule, in).seconds);
     p.stalled = *p.seconds_since_last_step > *p.stall_threshold_seconds;
   }
   if (p.checkpointing && p.checkpoint_period && *p.checkpoint_period > 0) {

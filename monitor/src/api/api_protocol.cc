@@ -147,6 +147,8 @@ json ProgressJson(const ProgressRecord& p) {
           {"baseline_interval", Optional(p.baseline_interval)},
           {"recent_interval", Optional(p.recent_interval)},
           {"profile", p.profile},
+          {"threshold_seconds", Optional(p.threshold_seconds)},
+          {"threshold_reason", p.threshold_reason},
           {"updated_at", p.updated_at}};
 }
 
@@ -165,6 +167,8 @@ Expected<ProgressRecord> ProgressFromJson(const json& j) {
   in.Get("baseline_interval", r.baseline_interval);
   in.Get("recent_interval", r.recent_interval);
   in.Get("profile", r.profile);
+  in.Get("threshold_seconds", r.threshold_seconds);
+  in.Get("threshold_reason", r.threshold_reason);
   in.Get("updated_at", r.updated_at);
   if (in.error()) return Error{"progress: " + *in.error()};
   return r;

@@ -52,10 +52,11 @@ Expected<DiagnoseConfig> ParseDiagnoseSection(const toml::table& root, const std
 Expected<JobmonConfig> ParseJobmonConfig(std::string_view text, const std::string& path) {
   auto root = ParseTomlConfig(text, path);
   if (!root) return root.error();
-  if (auto known =
-          RejectUnknownKeys(*root, {"monitor", "alerts", "triage", "diagnose"}, path, "top level");
+  if (auto known = RejectUnknownKeys(*root, {"monitor", "stall", "alerts", "triage", "diagnose"},
+                                     path, "top level");
       !known) {
-    return Error{known.error().message + " (sections: [monitor], [alerts], [triage], [diagnose])"};
+    return Error{known.error().message +
+                 " (sections: [monitor], [stall], [alerts], [triage], [diagnose])"};
   }
   JobmonConfig config;
   config.path = path;
@@ -70,6 +71,17 @@ Expected<JobmonConfig> ParseJobmonConfig(std::string_view text, const std::strin
   auto triage = ParseTriageSection(*root, path);
   if (!triage) return triage.error();
   config.triage = *triage;
+  // [triage] stall_min_seconds is the old name of [stall] min_stall: one
+  // rule for the monitor and `jobmon triage`, so one of the two.
+  if (config.triage.stall_min_seconds) {
+    const bool stall_given =
+        (*root)["stall"]["min_stall"] || (*root)["monitor"]["stall"]["min_stall"];
+    if (stall_given)
+      return Error{path +
+                   ": [triage] stall_min_seconds and [stall] min_stall both set the stall "
+                   "rule's floor: keep [stall] min_stall"};
+    config.monitor.stall.min_stall_seconds = *config.triage.stall_min_seconds;
+  }
   auto diagnose = ParseDiagnoseSection(*root, path);
   if (!diagnose) return diagnose.error();
   config.diagnose = *diagnose;

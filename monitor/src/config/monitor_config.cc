@@ -41,6 +41,26 @@ Expected<void> CheckStoreUrl(std::string_view url) {
   return {};
 }
 
+namespace {
+
+// The stall rule's table (`[stall]`, or its old name `[monitor.stall]`).
+Expected<void> ReadStallRule(const toml::table& table, const std::string& path,
+                             const std::string& section, triage::StallRule& rule) {
+  TomlSection s(table, path, section);
+  s.Number("k", rule.k, 1);
+  s.Seconds("min_stall", rule.min_stall_seconds, 1);
+  s.Seconds("startup_grace", rule.startup_grace_seconds, 1);
+  s.Number("checkpoint_grace_factor", rule.checkpoint_grace_factor, 1);
+  s.Seconds("first_checkpoint_grace", rule.first_checkpoint_grace_seconds, 0);
+  s.Number("phase_grace_factor", rule.phase_grace_factor, 1);
+  s.Seconds("first_phase_grace", rule.first_phase_grace_seconds, 1);
+  s.RejectUnknown();
+  if (s.error()) return Error{*s.error()};
+  return {};
+}
+
+}  // namespace
+
 Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path) {
   auto parsed = ParseTomlConfig(text, path);
   if (!parsed) return parsed.error();
@@ -48,6 +68,11 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   MonitorConfig config;
   if (root.contains("monitor") && !root["monitor"].is_table())
     return Error{path + ": monitor must be a table ([monitor])"};
+  if (root.contains("stall") && !root["stall"].is_table())
+    return Error{path + ": stall must be a table ([stall])"};
+  if (const toml::table* stall = root["stall"].as_table()) {
+    if (auto read = ReadStallRule(*stall, path, "stall", config.stall); !read) return read.error();
+  }
   const toml::table* section = root["monitor"].as_table();
   if (!section) return config;  // every default
 
@@ -85,22 +110,22 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.Seconds("diagnose_timeout", config.diagnose_timeout, 1);
   r.String("jobmon_binary", config.jobmon_binary);
   r.String("gnuplot", config.gnuplot);
-  r.Number("slowdown_factor", config.slowdown_factor, 1.01);
+  r.Number("slowdown_factor", config.slowdown.factor, 1.01);
   r.String("metrics_listen", config.metrics_listen);
   r.String("notify_file", config.notify_file);
   r.String("log_format", config.log_format);
   r.String("api_socket", config.api_socket);
   r.String("admin_group", config.admin_group);
+  // [monitor.stall] is what [stall] was called before the monitor and
+  // `jobmon triage` shared it; both at once would be two rules.
   if (const toml::table* stall = r.Table("stall")) {
-    TomlSection s(*stall, path, "monitor.stall");
-    s.Number("k", config.stall.k, 1);
-    s.Seconds("min_stall", config.stall.min_stall_seconds, 1);
-    s.Seconds("startup_grace", config.stall.startup_grace_seconds, 1);
-    s.Number("checkpoint_grace_factor", config.stall.checkpoint_grace_factor, 1);
-    s.Seconds("first_checkpoint_grace", config.stall.first_checkpoint_grace_seconds, 0);
-    s.RejectUnknown();
-    if (s.error()) return Error{*s.error()};
+    if (root.contains("stall"))
+      return Error{path + ": [monitor.stall] and [stall] both set the stall rule: keep [stall]"};
+    if (auto read = ReadStallRule(*stall, path, "monitor.stall", config.stall); !read)
+      return read.error();
   }
+  r.Seconds("slowdown_window", config.slowdown.window_seconds, 60);
+  r.Integer("slowdown_min_steps", config.slowdown.min_steps, 3, 100000);
   if (const toml::table* select = r.Table("select")) {
     TomlSection s(*select, path, "monitor.select");
     s.Strings("partitions", config.select.partitions);

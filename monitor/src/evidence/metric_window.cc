@@ -207,7 +207,8 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
   if (auto kept = processes_.find(host); kept != processes_.end() && kept->second.t == t) {
     const auto& waits = kept->second.waits;
     const bool d_state = std::any_of(waits.begin(), waits.end(), [](const ProcessWait& p) {
-      return p.state == "D" || p.threads.count("D");
+      auto d = p.threads.find("D");
+      return p.state == "D" || (d != p.threads.end() && d->second > 0);
     });
     if (!d_state) {
       d_state_since_.erase(host);
@@ -529,6 +530,8 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
     if (auto waits = processes_.find(host); waits != processes_.end() && waits->second.t <= at &&
                                             at - waits->second.t <= stale_after_seconds) {
       h.job_processes = waits->second.waits;
+      const auto since = d_state_since_.find(host);
+      h.d_state_seconds = since == d_state_since_.end() ? 0 : waits->second.t - since->second;
     }
     evidence.hosts.push_back(std::move(h));
   }

@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS progress (
   median_interval REAL, p99_interval REAL, checkpoint_period INTEGER,
   longest_checkpoint_pause REAL, updated_at REAL NOT NULL,
   baseline_interval REAL, recent_interval REAL, profile TEXT NOT NULL DEFAULT '',
-  first_step_time REAL);
+  first_step_time REAL, threshold_seconds REAL, threshold_reason TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS incidents (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   job_id INTEGER NOT NULL REFERENCES jobs(job_id),
@@ -97,6 +97,13 @@ INSERT INTO watches_7 (job_id, requested_at, uid) SELECT job_id, requested_at, u
 DROP TABLE watches;
 ALTER TABLE watches_7 RENAME TO watches;
 COMMIT;
+)sql";
+
+// Version 10 keeps the daemon's own stall bound and why (a phase's learned
+// length, a logging period): `jobmon status` shows the bound it judges by.
+const char* const kMigrateTo10 = R"sql(
+ALTER TABLE progress ADD COLUMN threshold_seconds REAL;
+ALTER TABLE progress ADD COLUMN threshold_reason TEXT NOT NULL DEFAULT '';
 )sql";
 
 // Owns one prepared statement; move-only, so it is finalized exactly once.
@@ -365,6 +372,10 @@ Expected<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path) 
     if (auto r = store->Exec(kMigrateTo6); !r)
       return Error{path + ": migration to schema 6: " + r.error().message};
   }
+  if (found >= 1 && found < 10 && !HasColumn(db, "progress", "threshold_seconds")) {
+    if (auto r = store->Exec(kMigrateTo10); !r)
+      return Error{path + ": migration to schema 10: " + r.error().message};
+  }
   if (auto r = alerts::Outbox::EnsureSchema(db); !r) return r.error();
   if (auto r = store->Exec(("PRAGMA user_version=" + std::to_string(kStateSchemaVersion)).c_str());
       !r) {
@@ -492,8 +503,8 @@ Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
       "INSERT OR REPLACE INTO progress (job_id, log_inode, log_device, log_offset, "
       "last_step, last_step_time, phase, median_interval, p99_interval, "
       "checkpoint_period, longest_checkpoint_pause, updated_at, baseline_interval, "
-      "recent_interval, profile, first_step_time) "
-      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)");
+      "recent_interval, profile, first_step_time, threshold_seconds, threshold_reason) "
+      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)");
   if (!s) return s.error();
   sqlite3_stmt* st = *s;
   sqlite3_bind_int64(st, 1, p.job_id);
@@ -512,6 +523,8 @@ Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
   BindOptional(st, 14, p.recent_interval);
   BindText(st, 15, p.profile);
   BindOptional(st, 16, p.first_step_time);
+  BindOptional(st, 17, p.threshold_seconds);
+  BindText(st, 18, p.threshold_reason);
   if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "save progress");
   return {};
 }
@@ -521,7 +534,8 @@ Expected<std::optional<ProgressRecord>> StateStore::GetProgress(uint32_t job_id)
                    "SELECT job_id, log_inode, log_device, log_offset, last_step, last_step_time, "
                    "phase, median_interval, p99_interval, checkpoint_period, "
                    "longest_checkpoint_pause, updated_at, baseline_interval, recent_interval, "
-                   "profile, first_step_time FROM progress WHERE job_id=?1");
+                   "profile, first_step_time, threshold_seconds, threshold_reason "
+                   "FROM progress WHERE job_id=?1");
   if (!s) return s.error();
   sqlite3_bind_int64(s->stmt, 1, job_id);
   int rc = sqlite3_step(s->stmt);
@@ -545,6 +559,8 @@ Expected<std::optional<ProgressRecord>> StateStore::GetProgress(uint32_t job_id)
   p.recent_interval = OptDouble(st, 13);
   p.profile = Text(st, 14);
   p.first_step_time = OptDouble(st, 15);
+  p.threshold_seconds = OptDouble(st, 16);
+  p.threshold_reason = Text(st, 17);
   return std::optional<ProgressRecord>{p};
 }
 

@@ -6,16 +6,18 @@
 #include <ctime>
 
 #include "jobmon/triage/line_facts.h"
+#include "jobmon/triage/phase_lines.h"
 
 namespace jobmon::monitor {
 
-JobProgress::JobProgress(uint32_t job_id, std::string log_path, StallPolicy policy,
-                         double job_start_time)
+JobProgress::JobProgress(uint32_t job_id, std::string log_path, triage::StallRule rule,
+                         double job_start_time, SlowdownRule slowdown)
     : job_id_(job_id),
-      policy_(policy),
+      rule_(rule),
+      slowdown_(slowdown),
       start_time_(job_start_time),
       follower_(std::move(log_path), {}, kMaxBytesPerPoll),
-      tracker_(policy, job_start_time) {}
+      tracker_(rule, job_start_time, slowdown) {}
 
 void JobProgress::OnStep(const triage::StepSample& sample, bool activity) {
   if (activity) {
@@ -109,7 +111,25 @@ void JobProgress::OnLine(const std::string& line, double now) {
   if (facts.heartbeat_timeout) heartbeat_timeout_ = *facts.heartbeat_timeout;
   if (facts.checkpoint_period) tracker_.SetCheckpointPeriod(*facts.checkpoint_period);
   if (!facts.step) {
-    if (!profile_ || learned) OnLearnedLine(line, now);
+    const std::string_view text = triage::WithoutTaskLabel(line);
+    if (auto phase = triage::AnnouncedPhase(text)) {
+      // The steps read before the announcement came before the phase: they
+      // must not end it.
+      FlushPoll(now);
+      tracker_.OnPhase(*phase, now);
+      if (triage::PhaseBarDone(text)) tracker_.OnPhaseEnd(now);
+    } else if (triage::PhaseEnded(text)) {
+      FlushPoll(now);
+      tracker_.OnPhaseEnd(now);
+    }
+    if (!profile_ || learned) {
+      OnLearnedLine(line, now);
+    } else if (triage::IsLoggingDict(text) || triage::DetectStep(text)) {
+      // Progress in another of the job's formats (HF Trainer's logging dict
+      // between the bar's bursts, a "step N" print beside a bar): the job
+      // is live, and its rhythm counts, as with a validation bar.
+      poll_.activity = true;
+    }
     return;
   }
   const std::optional<triage::RankId> rank = triage::LineRank(line);
@@ -133,7 +153,7 @@ void JobProgress::OnLine(const std::string& line, double now) {
     profile_ = facts.step->profile;
     filter_ = std::move(known_filter_);
     line_number_ = known_line_number_;
-    tracker_ = ProgressTracker(policy_, start_time_);
+    tracker_ = ProgressTracker(rule_, start_time_, slowdown_);
     first_step_time_.reset();
     last_stamp_.reset();
     arrivals_.clear();
@@ -170,16 +190,31 @@ Expected<void> JobProgress::Poll(double now) {
   tm utc{};
   gmtime_r(&whole, &utc);
   year_ = utc.tm_year + 1900;  // for absl stamps, which carry none
+  bool caught_up = false;
   for (int reads = 0; reads < 64; ++reads) {
     auto chunk = follower_.Poll();
     if (!chunk) {
       FlushPoll(now);
+      tracker_.MarkBlind();
       return chunk.error();
     }
     for (const std::string& line : chunk->lines) OnLine(line, now);
-    if (chunk->lines.empty() || std::chrono::steady_clock::now() > give_up) break;
+    if (chunk->lines.empty()) {
+      // A log not written yet holds nothing to miss; one that was read
+      // before and is gone now (moved, a mount away) is not watched.
+      caught_up = !chunk->missing || follower_.position().inode == 0;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > give_up) break;
   }
   FlushPoll(now);
+  // Judged only on a log read to its end: a backlog not yet read may hold
+  // the steps that say the job is fine.
+  if (caught_up) {
+    tracker_.OnWatched(now);
+  } else {
+    tracker_.MarkBlind();
+  }
   return {};
 }
 
@@ -192,7 +227,12 @@ ProgressRecord JobProgress::Snapshot(double now) const {
   r.log_offset = follower_.position().offset;
   r.last_step = state.last_step;
   r.last_step_time = state.last_step_time;
+  // What `jobmon status` and `list` show as the job's state: with the
+  // phase the job announced, and whether the daemon is still catching up.
   r.phase = ToString(state.phase);
+  if (state.announced_phase)
+    r.phase += std::string(", in ") + triage::ToString(*state.announced_phase);
+  if (state.blind) r.phase += ", reading the log up to date";
   r.median_interval = state.median_interval;
   r.p99_interval = state.p99_interval;
   r.checkpoint_period = tracker_.checkpoint_period();
@@ -206,6 +246,10 @@ ProgressRecord JobProgress::Snapshot(double now) const {
     r.profile.insert(5, ":" + std::to_string(state.last_step.value_or(0)));
   }
   r.first_step_time = first_step_time_;
+  if (state.last_step) {
+    r.threshold_seconds = state.threshold_seconds;
+    r.threshold_reason = state.threshold_reason;
+  }
   if (profile_ == triage::StepProfile::kGeneric && filter_.generic_offset() != 0) {
     r.profile += kFromOneSuffix;  // its printed numbers are shifted by one
   }

@@ -22,34 +22,64 @@ const char* ToString(Phase phase) {
 }
 
 bool ProgressTracker::IsCheckpointStep(int64_t step) const {
-  if (last_checkpoint_step_ && *last_checkpoint_step_ == step) return true;
   return triage::IsCheckpointStep(step, checkpoint_period_);
 }
 
-void ProgressTracker::AddStepSeconds(double seconds) {
+void ProgressTracker::AddStepSeconds(double seconds, double at) {
   intervals_.push_back(seconds);
   while (intervals_.size() > kWindow) intervals_.pop_front();
-  if (baseline_.size() < kBaselineSteps) {
+  if (!baseline_closed_) {
     baseline_.push_back(seconds);
+    baseline_seconds_ += seconds;
+    // The early steady state spans a window of its own, as the recent one
+    // does: twenty steps of a noisy node are no baseline.
+    baseline_closed_ = (baseline_.size() >= static_cast<size_t>(slowdown_.min_steps) &&
+                        baseline_seconds_ >= slowdown_.window_seconds) ||
+                       baseline_.size() >= kMaxBaselineSteps;
     return;
   }
-  recent_.push_back(seconds);
-  while (recent_.size() > kRecentSteps) recent_.pop_front();
+  recent_.push_back({at, seconds});
+  while (!recent_.empty() && recent_.front().at < at - slowdown_.window_seconds)
+    recent_.pop_front();
+  while (recent_.size() > kMaxBaselineSteps) recent_.pop_front();
 }
 
 triage::StallLimit ProgressTracker::Limit() const {
-  // Before the job's rhythm is known, the longest gap of its warmup, a
-  // learned line's period, else the wait for its first progress stand for it.
-  std::optional<double> rhythm;
+  // The rhythm: the step time the lines state (plus one logging period:
+  // the p99 gap between progress lines), else that gap alone. Before it is
+  // known, the longest gap of the warmup, a learned line's period, else the
+  // wait for the first progress stand for it.
+  triage::StallInputs in;
+  std::optional<double> gap;
   if (!gaps_.empty())
-    rhythm = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
-  if (!rhythm && longest_warmup_gap_) rhythm = longest_warmup_gap_;
-  if (!rhythm && rhythm_hint_) rhythm = rhythm_hint_;
-  if (!rhythm && first_observed_ && *first_observed_ > start_time_)
-    rhythm = std::min(*first_observed_ - start_time_, policy_.startup_grace_seconds / policy_.k);
-  return triage::StallThreshold(
-      policy_.rule(),
-      {rhythm, last_step_ && IsCheckpointStep(*last_step_), longest_checkpoint_pause_});
+    gap = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
+  // The stated step time sets the bound only once the gaps between lines
+  // are known well enough to be the logging period: until then a gap not
+  // yet seen (a bar that reaches the log only at an epoch's end) would be
+  // a false hang, and k x the gaps keeps the margin.
+  if (stated_step_times_ && !intervals_.empty() && gap && gaps_.size() >= kMinGapsForStatedRhythm) {
+    in.step_interval =
+        triage::Percentile(std::vector<double>(intervals_.begin(), intervals_.end()), 0.99);
+    in.logging_period = gap;
+  } else {
+    in.step_interval = gap;
+  }
+  if (!in.step_interval && longest_warmup_gap_) in.step_interval = longest_warmup_gap_;
+  if (!in.step_interval && rhythm_hint_) in.step_interval = rhythm_hint_;
+  if (!in.step_interval && first_observed_ && *first_observed_ > start_time_)
+    in.step_interval =
+        std::min(*first_observed_ - start_time_, rule_.startup_grace_seconds / rule_.k);
+  in.at_checkpoint = last_step_ && IsCheckpointStep(*last_step_);
+  in.longest_checkpoint_pause = longest_checkpoint_pause_;
+  if (phase_) {
+    in.phase = phase_->kind;
+    in.phase_started_after_progress = std::max(0.0, phase_->since - LastProgressTime());
+    in.longest_phase = longest_phase_[static_cast<size_t>(phase_->kind)];
+    if (phase_->kind == triage::PhaseKind::kCheckpointSave && longest_checkpoint_pause_) {
+      in.longest_phase = std::max(in.longest_phase.value_or(0), *longest_checkpoint_pause_);
+    }
+  }
+  return triage::StallThreshold(rule_, in);
 }
 
 void ProgressTracker::AddObservationGap(double seconds) {
@@ -61,7 +91,42 @@ void ProgressTracker::AddObservationGap(double seconds) {
 }
 
 double ProgressTracker::LastProgressTime() const {
-  return std::max(last_time_.value_or(start_time_), last_activity_.value_or(start_time_));
+  return std::max({last_time_.value_or(start_time_), last_activity_.value_or(start_time_),
+                   watch_resumed_.value_or(start_time_)});
+}
+
+void ProgressTracker::OnPhase(triage::PhaseKind kind, double observed_at) {
+  if (phase_ && phase_->kind == kind) return;  // the same phase, still announced
+  if (phase_) ClosePhase(observed_at);
+  phase_ = OpenPhase{kind, observed_at};
+  phase_gap_ = true;
+}
+
+void ProgressTracker::OnPhaseEnd(double observed_at) {
+  if (!phase_) return;
+  ClosePhase(observed_at);
+  // The time from here to the next step is training's: it teaches the rhythm.
+  phase_gap_ = false;
+  if (last_step_) last_activity_ = std::max(last_activity_.value_or(0), observed_at);
+  last_observed_ = observed_at;
+}
+
+void ProgressTracker::ClosePhase(double at) {
+  if (!phase_) return;
+  auto& longest = longest_phase_[static_cast<size_t>(phase_->kind)];
+  longest = std::max(longest.value_or(0), at - phase_->since);
+  phase_.reset();
+}
+
+void ProgressTracker::MarkBlind() {
+  blind_ = true;
+  blind_gap_ = true;
+}
+
+void ProgressTracker::OnWatched(double now) {
+  if (!blind_) return;
+  blind_ = false;
+  watch_resumed_ = now;
 }
 
 void ProgressTracker::OnLineTiming(int64_t step, std::optional<double> step_seconds,
@@ -77,11 +142,14 @@ void ProgressTracker::OnLineTiming(int64_t step, std::optional<double> step_seco
     timed_gaps_ = timed_gaps_ || stamp_gap.has_value();
     return;
   }
+  const double at = last_observed_.value_or(start_time_);
   if (step_seconds && *step_seconds > 0) {
-    AddStepSeconds(*step_seconds);
+    AddStepSeconds(*step_seconds, at);
     timed_seconds_ = true;
+    stated_step_times_ = true;
   }
-  if (stamp_gap && *stamp_gap > 0) {
+  // The gap that spans a phase or time nobody watched is neither's rhythm.
+  if (stamp_gap && *stamp_gap > 0 && !phase_gap_ && !blind_gap_) {
     AddObservationGap(*stamp_gap);
     timed_gaps_ = true;
   }
@@ -90,7 +158,7 @@ void ProgressTracker::OnLineTiming(int64_t step, std::optional<double> step_seco
 void ProgressTracker::OnActivity(double observed_at) {
   if (!last_step_) return;  // before the first step, the startup grace stands
   if (last_observed_ && observed_at > *last_observed_ && !IsCheckpointStep(*last_step_) &&
-      observations_ >= 2) {
+      observations_ >= 2 && !phase_ && !blind_gap_) {
     AddObservationGap(observed_at - *last_observed_);
   }
   last_activity_ = observed_at;
@@ -103,7 +171,12 @@ bool ProgressTracker::OnStep(int64_t step, double observed_at, std::optional<dou
   if (!first_step_) first_step_ = step;
   const bool timed_seconds = timed_seconds_, timed_gaps = timed_gaps_;
   timed_seconds_ = timed_gaps_ = false;
-  if (last_step_ && last_time_) {
+  // A step after a phase (an evaluation, a save) or after time nobody
+  // watched ends it: its gap taught the phase, not the rhythm.
+  const bool unusual_gap = phase_gap_ || blind_gap_;
+  ClosePhase(observed_at);
+  phase_gap_ = blind_gap_ = false;
+  if (last_step_ && last_time_ && !unusual_gap) {
     double gap = observed_at - *last_time_;
     double since_observed = observed_at - last_observed_.value_or(*last_time_);
     int64_t steps = step - *last_step_;
@@ -120,10 +193,12 @@ bool ProgressTracker::OnStep(int64_t step, double observed_at, std::optional<dou
         if (timed_seconds) {
           // the lines' own step times are in already
         } else if (step_seconds && *step_seconds > 0) {
-          AddStepSeconds(*step_seconds);
+          AddStepSeconds(*step_seconds, observed_at);
+          stated_step_times_ = true;
         } else if (gap > 0) {
           double per_step = gap / static_cast<double>(steps);
-          for (int64_t i = 0; i < std::min<int64_t>(steps, 16); ++i) AddStepSeconds(per_step);
+          for (int64_t i = 0; i < std::min<int64_t>(steps, 16); ++i)
+            AddStepSeconds(per_step, observed_at);
         }
       } else if (gap > 0) {
         longest_warmup_gap_ = std::max(longest_warmup_gap_.value_or(0), gap);
@@ -151,7 +226,7 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
                               std::optional<int64_t> checkpoint_period,
                               std::optional<double> longest_checkpoint_pause,
                               std::optional<double> baseline_interval,
-                              std::optional<double> recent_interval) {
+                              std::optional<double> /*recent_interval*/) {
   first_step_ = last_step - kWarmupSteps;  // past warmup: new intervals count
   last_step_ = last_step;
   last_time_ = last_step_time;
@@ -165,21 +240,53 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
   if (p99) gaps_.assign(100, *p99);
   baseline_.clear();
   recent_.clear();
-  if (baseline_interval) baseline_.assign(kBaselineSteps, *baseline_interval);
-  if (recent_interval) recent_.assign(kRecentSteps, *recent_interval);
+  baseline_seconds_ = 0;
+  baseline_closed_ = false;
+  if (baseline_interval) {
+    baseline_.assign(static_cast<size_t>(slowdown_.min_steps), *baseline_interval);
+    baseline_closed_ = true;
+  }
+  // The recent window starts over: a slowdown is judged on a window watched.
   checkpoint_period_ = checkpoint_period;
   longest_checkpoint_pause_ = longest_checkpoint_pause;
+  // Until the log was read up to date, the time since is nobody's.
+  MarkBlind();
+}
+
+void ProgressTracker::EvaluateSlowdown(ProgressState& state) const {
+  state.baseline_steps = baseline_.size();
+  state.recent_steps = recent_.size();
+  if (!baseline_closed_ || baseline_.empty()) return;
+  state.baseline_interval = triage::Percentile(baseline_, 0.5);
+  // A window of minutes and of steps, both: a burst of slow steps after a
+  // pause, or a busy minute, is not a slowdown.
+  if (recent_.size() < static_cast<size_t>(slowdown_.min_steps)) return;
+  if (recent_.back().at - recent_.front().at < 0.8 * slowdown_.window_seconds) return;
+  std::vector<double> recent;
+  recent.reserve(recent_.size());
+  for (const TimedStep& s : recent_) recent.push_back(s.seconds);
+  state.recent_interval = triage::Percentile(recent, 0.5);
+  if (*state.baseline_interval <= 0) return;
+  state.slowdown = *state.recent_interval / *state.baseline_interval;
+  state.slowdown_significant =
+      triage::Percentile(recent, 0.25) > triage::Percentile(baseline_, 0.75);
 }
 
 ProgressState ProgressTracker::Evaluate(double now) const {
   ProgressState state;
   state.last_step = last_step_;
   state.last_step_time = last_time_;
+  state.blind = blind_;
+  if (phase_) {
+    state.announced_phase = phase_->kind;
+    state.phase_since = phase_->since;
+  }
   if (!last_step_) {
-    state.idle_seconds = std::max(0.0, now - start_time_);
-    state.threshold_seconds = policy_.startup_grace_seconds;
+    state.idle_seconds = std::max(0.0, now - std::max(start_time_, watch_resumed_.value_or(0)));
+    state.threshold_seconds = rule_.startup_grace_seconds;
     state.threshold_reason = "startup grace (no step yet)";
-    state.phase = state.idle_seconds > state.threshold_seconds ? Phase::kStalled : Phase::kStarting;
+    state.phase = state.idle_seconds > state.threshold_seconds && !blind_ ? Phase::kStalled
+                                                                          : Phase::kStarting;
     return state;
   }
   state.last_activity_time = last_activity_;
@@ -200,17 +307,9 @@ ProgressState ProgressTracker::Evaluate(double now) const {
         *last_step_ +
         static_cast<int64_t>(std::floor((now - *last_time_) / *state.median_interval));
   }
-  if (baseline_.size() == kBaselineSteps) {
-    state.baseline_interval = triage::Percentile(baseline_, 0.5);
-    if (recent_.size() == kRecentSteps) {
-      state.recent_interval =
-          triage::Percentile(std::vector<double>(recent_.begin(), recent_.end()), 0.5);
-      if (*state.baseline_interval > 0) {
-        state.slowdown = *state.recent_interval / *state.baseline_interval;
-      }
-    }
-  }
-  state.phase = state.idle_seconds > state.threshold_seconds ? Phase::kStalled : Phase::kTraining;
+  EvaluateSlowdown(state);
+  state.phase =
+      state.idle_seconds > state.threshold_seconds && !blind_ ? Phase::kStalled : Phase::kTraining;
   return state;
 }
 

@@ -51,6 +51,9 @@ IncidentDecision DecideOnHeartbeat(const std::optional<OpenIncidentFacts>& open,
 IncidentDecision DecideOnProgress(const ProgressState& state,
                                   const std::optional<OpenIncidentFacts>& open,
                                   const std::string& stall_class, double slowdown_factor) {
+  // Blind (the log not read up to date since a restart or a failed read):
+  // whatever the numbers say was not watched.
+  if (state.blind) return {};
   if (state.phase == Phase::kStalled) {
     if (!open) return Open(stall_class);
     // A slow job that now stopped: the stall is the news.
@@ -61,7 +64,11 @@ IncidentDecision DecideOnProgress(const ProgressState& state,
   const bool resumed = open && EndsOnProgress(open->klass) && state.last_step_time &&
                        *state.last_step_time > open->opened_at;
   if (state.slowdown) {
-    if ((!open || resumed) && *state.slowdown >= slowdown_factor) {
+    // Sustained (a window of minutes), significant (the windows barely
+    // overlap), and not an announced phase's pace.
+    const bool slow =
+        *state.slowdown >= slowdown_factor && state.slowdown_significant && !state.announced_phase;
+    if ((!open || resumed) && slow) {
       // Moving again, but slowly: the resumed hang gives way to the slowdown.
       return resumed ? Supersede("resumed", kSlowdownClass) : Open(kSlowdownClass);
     }

@@ -182,7 +182,10 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
       line += "; the job's processes wait on: " + waits;
     }
     bool host_blocked = false;
+    const bool sustained =
+        !host.d_state_seconds || *host.d_state_seconds >= kSustainedDStateSeconds;
     for (const ProcessWait& p : host.job_processes) {
+      if (!sustained) break;
       if (!InDState(p)) continue;
       host_blocked = true;
       if (blocked.size() < kProcessesShown)

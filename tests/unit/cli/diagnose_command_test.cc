@@ -18,6 +18,7 @@
 #include "jobmon/common/run_command.h"
 #include "jobmon/diagnose/diagnosis_report.h"
 #include "jobmon/diagnose/picture.h"
+#include "jobmon/triage/stall_rule.h"
 
 namespace jobmon::cli {
 namespace {
@@ -105,17 +106,20 @@ TEST_F(DiagnoseFlow, MarkdownWithProgressAndTheConfigsStepRegex) {
   EXPECT_EQ(seen_->argument, "4242");
   EXPECT_EQ(seen_->playbooks, std::vector<std::string>{"auto"});
   EXPECT_EQ(seen_->step_regex, "it (?P<step>\\d+)");
-  EXPECT_EQ(seen_->stall_min_seconds, 10);  // triage's stall line, as `jobmon triage` reads it
+  // [triage] stall_min_seconds, the old name of [stall] min_stall: the one
+  // rule's floor, as `jobmon triage` and the monitor read it.
+  EXPECT_EQ(seen_->stall_min_seconds, 10);
   EXPECT_NE(out_.str().find("## TSDB Diagnosis: 4242"), std::string::npos) << out_.str();
   EXPECT_NE(out_.str().find("`busy-wait-hang`"), std::string::npos);
   EXPECT_NE(err_.str().find("jobmon diagnose: playbook hang"), std::string::npos);
 }
 
-TEST_F(DiagnoseFlow, NoStallMinimumInTheConfigLeavesTriagesDefault) {
+TEST_F(DiagnoseFlow, NoStallRuleInTheConfigIsTheRulesDefault) {
   std::ofstream(config_) << "[triage]\n";
   EXPECT_EQ(Run(Diagnosed("busy-wait-hang")), 0);
   ASSERT_TRUE(seen_);
-  EXPECT_FALSE(seen_->stall_min_seconds);
+  EXPECT_EQ(seen_->stall_min_seconds, triage::StallRule{}.min_stall_seconds);
+  EXPECT_EQ(seen_->stall_factor, triage::StallRule{}.k);
 }
 
 TEST_F(DiagnoseFlow, QuietJsonHealth) {

@@ -183,6 +183,48 @@ TEST_F(MonitorTest, RestartMidIncidentNeitherDuplicatesNorLosesIt) {
   EXPECT_EQ(store->GetProgress(7).value()->last_step, 41);
 }
 
+// A restart while the controller is down and the job's log cannot be read
+// (moved away, a mount not back yet): the stored last step is old, but the
+// time since was not watched. Nothing opens until the log is read up to
+// date, and the 80 steps it gained meanwhile say the job is fine.
+TEST_F(MonitorTest, ARestartDuringAnOutageJudgesNothingItDidNotWatch) {
+  Train(0, 40);
+  monitor.reset();  // the daemon stops; the job trains on
+  for (int64_t s = 41; s <= 120; ++s) Append(log_path, Step(s));
+  now += 15;
+  source.down = true;
+  const std::string away = log_path + ".away";
+  std::filesystem::rename(log_path, away);
+  Reopen();
+  for (int i = 0; i < 35; ++i) monitor->Cycle(now += 1);  // past min_stall, still blind
+  EXPECT_TRUE(Incidents().empty()) << Incidents().front().summary;
+  std::filesystem::rename(away, log_path);
+  source.down = false;
+  for (int i = 0; i < 3; ++i) monitor->Cycle(now += 1);
+  EXPECT_TRUE(Incidents().empty()) << Incidents().front().summary;
+  EXPECT_EQ(store->GetProgress(7).value()->last_step, 120);
+  Train(121, 125);
+  EXPECT_TRUE(Incidents().empty());
+  // And a real hang after it is still caught, within the bound from then.
+  for (int i = 0; i < 35; ++i) monitor->Cycle(now += 1);
+  ASSERT_EQ(Incidents().size(), 1u);
+  EXPECT_TRUE(Incidents()[0].klass.starts_with("hang")) << Incidents()[0].klass;
+}
+
+// An evaluation the job announces in its own words is a phase: no hang
+// while it runs within its first-phase grace; jobmon status names it.
+TEST_F(MonitorTest, AnAnnouncedEvaluationRaisesNoHang) {
+  Train(0, 40);
+  Append(log_path, "0: ***** Running Evaluation *****\n");
+  for (int i = 0; i < 45; ++i) monitor->Cycle(now += 1);  // past min_stall 30 s
+  EXPECT_TRUE(Incidents().empty()) << Incidents().front().summary;
+  EXPECT_NE(store->GetProgress(7).value()->phase.find("in evaluation"), std::string::npos)
+      << store->GetProgress(7).value()->phase;
+  Train(41, 60);
+  EXPECT_TRUE(Incidents().empty());
+  EXPECT_EQ(store->GetProgress(7).value()->phase, "training");
+}
+
 TEST_F(MonitorTest, UnreachableControllerWarnsAndEndsNothing) {
   Train(0, 10);
   source.down = true;
@@ -401,6 +443,9 @@ TEST_F(MonitorTest, AFloodOfRefusedWatchesLogsOneLine) {
 }
 
 TEST_F(MonitorTest, SlowdownRaisesTgsDegradationNotAHang) {
+  config.slowdown.window_seconds = 20;  // minutes in production; seconds here
+  config.slowdown.min_steps = 10;
+  Reopen();
   int64_t step = 0;
   for (; step < 40; ++step) {
     Append(log_path, Step(step));
@@ -423,7 +468,7 @@ TEST(TensorBoardProgress, TbStepDrivesAJobWhoseLogHasNoStepLines) {
   TempDir dir;
   const std::string log = dir.path() + "/custom.out";
   Append(log, "epoch 1 ... (a framework without a known step line)\n");
-  StallPolicy policy;
+  triage::StallRule policy;
   policy.min_stall_seconds = 30;
   JobProgress progress(1, log, policy, 0);
   ASSERT_TRUE(progress.Poll(10).ok());
@@ -540,7 +585,8 @@ TEST(MonitorConfig, TheShippedExampleParsesToTheDefaults) {
   std::string text, line;
   bool in_monitor = false;
   while (std::getline(in, line)) {
-    if (line.starts_with("[")) in_monitor = line.starts_with("[monitor");
+    if (line.starts_with("["))
+      in_monitor = line.starts_with("[monitor") || line.starts_with("[stall]");
     if (in_monitor && line.starts_with("# ") && line.find(" = ") != std::string::npos &&
         line.find(' ', 2) > line.find(" = ") - 1) {
       line = line.substr(2);
@@ -551,6 +597,8 @@ TEST(MonitorConfig, TheShippedExampleParsesToTheDefaults) {
   ASSERT_TRUE(uncommented.ok()) << uncommented.error().message;
   EXPECT_EQ(uncommented->select.partitions, std::vector<std::string>{"gpu"});
   EXPECT_EQ(uncommented->stall.k, defaults.stall.k);
+  EXPECT_EQ(uncommented->stall.first_phase_grace_seconds, defaults.stall.first_phase_grace_seconds);
+  EXPECT_EQ(uncommented->slowdown.window_seconds, defaults.slowdown.window_seconds);
   EXPECT_EQ(uncommented->window_seconds, defaults.window_seconds);
 }
 
@@ -1343,6 +1391,11 @@ TEST_F(MonitorTest, AHangJudgedAfterARestartIsJudgedAgainstTheTrainingBeforeIt) 
   now += 600;
   Reopen();
   monitor->Cycle(now += 1);
+  // The 10 minutes nobody watched are not counted: the stall clock starts
+  // when the restarted daemon has read the log, and the hang is raised
+  // once past the bound from there.
+  EXPECT_EQ(Incidents().size(), 1u) << "no incident on time the daemon did not watch";
+  for (int i = 0; i < 35; ++i) monitor->Cycle(now += 1);
   auto incidents = Incidents();
   ASSERT_EQ(incidents.size(), 2u);
   EXPECT_EQ(incidents[1].klass, "hang/busy-wait") << incidents[1].summary;

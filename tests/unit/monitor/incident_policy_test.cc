@@ -37,6 +37,26 @@ ProgressState Training(double last_step_time, std::optional<double> slowdown = s
   s.last_step = 41;
   s.last_step_time = last_step_time;
   s.slowdown = slowdown;
+  s.slowdown_significant = slowdown.has_value();
+  return s;
+}
+
+// A slowdown the tracker did not find significant (its window overlaps the
+// baseline's), one inside an announced phase, and a state judged blind.
+ProgressState Noisy(double slowdown) {
+  ProgressState s = Training(150, slowdown);
+  s.slowdown_significant = false;
+  return s;
+}
+ProgressState InEvaluation(double slowdown) {
+  ProgressState s = Training(150, slowdown);
+  s.announced_phase = triage::PhaseKind::kEvaluation;
+  return s;
+}
+ProgressState Blind(Phase phase) {
+  ProgressState s = Training(90);
+  s.phase = phase;
+  s.blind = true;
   return s;
 }
 
@@ -114,6 +134,22 @@ TEST(IncidentPolicy, OnProgress) {
        "",
        {A::kOpen, "tgs-degradation", "", false}},
       {"slowdown just under the factor: nothing", Training(150, 1.29), std::nullopt, "", {}},
+      {"a slowdown that is noise (windows overlap): nothing", Noisy(1.5), std::nullopt, "", {}},
+      {"a slow pace inside an announced evaluation: nothing",
+       InEvaluation(1.5),
+       std::nullopt,
+       "",
+       {}},
+      {"blind: a stall that was not watched opens nothing",
+       Blind(Phase::kStalled),
+       std::nullopt,
+       "hang",
+       {}},
+      {"blind: a hang is not closed on what was not read either",
+       Blind(Phase::kTraining),
+       Opened("hang", 100),
+       "",
+       {}},
       {"still slow: tgs-degradation stays", Training(150, 1.2), Opened("tgs-degradation"), "", {}},
       {"back under half the excess: recovered",
        Training(150, 1.14),

@@ -56,6 +56,58 @@ TEST(JobProgressTest, FollowsTheLogLearnsCheckpointsAndResumesAfterARestart) {
   EXPECT_EQ(restarted.Evaluate(now + 1 + 11).phase, Phase::kStalled);
 }
 
+// HF Trainer's logging dict between the bar's bursts counts as progress; an
+// evaluation announced in the log is a phase until the next step.
+TEST(JobProgressTest, LoggingDictsAreActivityAndAnAnnouncedEvaluationIsAPhase) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  JobProgress job(7, log.string(), Policy(), 0);
+  double now = 100;
+  for (int step = 1; step <= 30; ++step, now += 1) {
+    Append(log, " " + std::to_string(step * 100 / 300) + "%|#| " + std::to_string(step) +
+                    "/300 [00:" + std::to_string(10 + step) + "<01:00,  1.00it/s]\n");
+    ASSERT_TRUE(job.Poll(now).ok());
+  }
+  ASSERT_EQ(job.profile(), triage::StepProfile::kHuggingFace);
+  const double last_step_at = now - 1;
+  Append(log, "{'loss': '2.14', 'learning_rate': '0.001', 'epoch': '0.25'}\n");
+  ASSERT_TRUE(job.Poll(now + 5).ok());
+  ProgressState s = job.Evaluate(now + 5);
+  ASSERT_TRUE(s.last_activity_time);
+  EXPECT_DOUBLE_EQ(*s.last_activity_time, now + 5) << "the dict says the loop ran";
+  EXPECT_EQ(*s.last_step_time, last_step_at);
+  Append(log, "***** Running Evaluation *****\n");
+  ASSERT_TRUE(job.Poll(now + 6).ok());
+  ProgressState eval = job.Evaluate(now + 60);
+  ASSERT_TRUE(eval.announced_phase);
+  EXPECT_EQ(*eval.announced_phase, triage::PhaseKind::kEvaluation);
+  EXPECT_EQ(eval.phase, Phase::kTraining) << "54 s into the first evaluation";
+  EXPECT_NE(job.Snapshot(now + 60).phase.find("in evaluation"), std::string::npos);
+}
+
+// A log that cannot be read leaves the job blind: nothing judged until a
+// read reaches its end, and the time in between is nobody's.
+TEST(JobProgressTest, ALogThatCannotBeReadLeavesTheJobBlind) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  JobProgress job(7, log.string(), Policy(), 0);
+  double now = 100;
+  for (int step = 0; step < 20; ++step, now += 1) {
+    Append(log, StepLine(0, step));
+    ASSERT_TRUE(job.Poll(now).ok());
+  }
+  fs::rename(log, dir.path / "away.log");  // read before, gone now
+  ASSERT_TRUE(job.Poll(now + 100).ok());
+  ProgressState blind = job.Evaluate(now + 100);
+  EXPECT_TRUE(blind.blind);
+  EXPECT_NE(blind.phase, Phase::kStalled);
+  fs::rename(dir.path / "away.log", log);
+  ASSERT_TRUE(job.Poll(now + 101).ok());
+  EXPECT_FALSE(job.Evaluate(now + 101).blind);
+  EXPECT_EQ(job.Evaluate(now + 101 + 9).phase, Phase::kTraining) << "the clock runs from the read";
+  EXPECT_EQ(job.Evaluate(now + 101 + 12).phase, Phase::kStalled);
+}
+
 // The training span (the power baseline's) starts at the first step read,
 // and a restart keeps it; another task's line of the step already recorded,
 // read after the restart, is no new first step (it made the baseline empty).

@@ -164,11 +164,11 @@ TEST(JobmonConfig, TheCentralStoreForDiagnose) {
 TEST(JobmonConfig, DurationsInEverySection) {
   auto parsed = ParseJobmonConfig(R"(
 [triage]
-stall_min_seconds = "2m"
+profile = "maxtext"
 [monitor]
 poll_interval = "1m30s"
 scrape_timeout = 1.5
-[monitor.stall]
+[stall]
 min_stall = "1m30s"
 [alerts]
 max_backoff = "5m"
@@ -178,7 +178,6 @@ timeout = "2s"
 )",
                                   "x.toml");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
-  EXPECT_EQ(parsed->triage.stall_min_seconds, 120);
   EXPECT_EQ(parsed->monitor.poll_interval, 90);
   EXPECT_EQ(parsed->monitor.scrape_timeout, 1.5);
   EXPECT_EQ(parsed->monitor.stall.min_stall_seconds, 90);
@@ -228,6 +227,8 @@ TEST(JobmonConfig, DurationErrorsNameTheKey) {
                 "x.toml: monitor.poll_interval invalid duration 'soon'"},
            Case{"[monitor.stall]\nmin_stall = \"500ms\"\n",
                 "x.toml: monitor.stall.min_stall must be at least"},
+           Case{"[stall]\nfirst_phase_grace = \"500ms\"\n",
+                "x.toml: stall.first_phase_grace must be at least"},
            Case{"[alerts]\nmax_backoff = true\n", "x.toml: alerts.max_backoff must be a duration"},
            Case{"[triage]\nstall_min_seconds = \"1x\"\n",
                 "x.toml: triage.stall_min_seconds invalid duration"},
@@ -236,6 +237,46 @@ TEST(JobmonConfig, DurationErrorsNameTheKey) {
     ASSERT_FALSE(parsed.ok()) << c.toml;
     EXPECT_NE(parsed.error().message.find(c.message), std::string::npos) << c.toml << "\n"
                                                                          << parsed.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace jobmon::monitor
+
+namespace jobmon::monitor {
+namespace {
+
+// One stall rule for the monitor and `jobmon triage`: [stall], with its old
+// names read as aliases, and never two values for one term.
+TEST(JobmonConfig, OneStallRuleForTheMonitorAndTriage) {
+  auto defaults = ParseJobmonConfig("", "x.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->monitor.stall.min_stall_seconds, triage::StallRule{}.min_stall_seconds);
+  EXPECT_EQ(defaults->monitor.slowdown.window_seconds, 300) << "a slowdown is minutes long";
+  auto set = ParseJobmonConfig(
+      "[stall]\nk = 4\nmin_stall = \"8s\"\nphase_grace_factor = 2\nfirst_phase_grace = \"20m\"\n"
+      "[monitor]\nslowdown_window = \"10m\"\nslowdown_min_steps = 50\n",
+      "x.toml");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->monitor.stall.k, 4);
+  EXPECT_EQ(set->monitor.stall.min_stall_seconds, 8);
+  EXPECT_EQ(set->monitor.stall.phase_grace_factor, 2);
+  EXPECT_EQ(set->monitor.stall.first_phase_grace_seconds, 1200);
+  EXPECT_EQ(set->monitor.slowdown.window_seconds, 600);
+  EXPECT_EQ(set->monitor.slowdown.min_steps, 50);
+  auto old_monitor = ParseJobmonConfig("[monitor.stall]\nmin_stall = \"9s\"\n", "x.toml");
+  ASSERT_TRUE(old_monitor.ok()) << old_monitor.error().message;
+  EXPECT_EQ(old_monitor->monitor.stall.min_stall_seconds, 9);
+  auto old_triage = ParseJobmonConfig("[triage]\nstall_min_seconds = \"7s\"\n", "x.toml");
+  ASSERT_TRUE(old_triage.ok()) << old_triage.error().message;
+  EXPECT_EQ(old_triage->monitor.stall.min_stall_seconds, 7) << "the same floor for both";
+  for (const char* twice :
+       {"[stall]\nk = 3\n[monitor.stall]\nk = 4\n",
+        "[stall]\nmin_stall = \"8s\"\n[triage]\nstall_min_seconds = \"2s\"\n",
+        "[monitor.stall]\nmin_stall = \"8s\"\n[triage]\nstall_min_seconds = 2\n"}) {
+    auto refused = ParseJobmonConfig(twice, "x.toml");
+    ASSERT_FALSE(refused.ok()) << twice;
+    EXPECT_NE(refused.error().message.find("stall"), std::string::npos) << refused.error().message;
   }
 }
 

@@ -30,8 +30,8 @@ inline void Append(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::app | std::ios::binary) << text;
 }
 
-inline StallPolicy Policy() {
-  StallPolicy p;
+inline triage::StallRule Policy() {
+  triage::StallRule p;
   p.k = 5;
   p.min_stall_seconds = 10;
   p.startup_grace_seconds = 120;

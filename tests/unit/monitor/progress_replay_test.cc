@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -65,7 +66,7 @@ Replay ReplayRun(const std::string& name, double poll, double until) {
   TempDir dir;
   const fs::path live = dir.path / "job.log";
   std::ofstream(live, std::ios::binary).close();
-  StallPolicy policy;
+  triage::StallRule policy;
   policy.k = 5;
   policy.min_stall_seconds = 8;  // as the trial: the tightest a user sets
   const double start = 1'000'000;
@@ -82,6 +83,14 @@ Replay ReplayRun(const std::string& name, double poll, double until) {
     }
     EXPECT_TRUE(job.Poll(start + t).ok());
     ProgressState state = job.Evaluate(start + t);
+    // JOBMON_REPLAY_TRACE=<run name>: each poll's state, to see why a run
+    // was judged as it was.
+    if (const char* trace = std::getenv("JOBMON_REPLAY_TRACE"); trace && name == trace) {
+      std::printf("  t=%6.1f step=%lld idle=%5.1f bound=%5.1f %s [%s]%s\n", t,
+                  static_cast<long long>(state.last_step.value_or(-1)), state.idle_seconds,
+                  state.threshold_seconds, ToString(state.phase), state.threshold_reason.c_str(),
+                  state.announced_phase ? " in a phase" : "");
+    }
     if (state.phase == Phase::kStalled && !replay.first_stall) {
       replay.first_stall = t;
       replay.threshold = state.threshold_seconds;

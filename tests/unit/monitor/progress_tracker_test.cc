@@ -30,7 +30,7 @@ TEST(ProgressTrackerTest, StartupGraceThenTrainingThenStalledAfterTheThreshold) 
 
 // The chart's trail: bounded, thinned evenly when full, the newest kept.
 TEST(ProgressTrackerTest, TheStepTrailIsBoundedAndKeepsTheWholeRunAtACoarserGrain) {
-  ProgressTracker tracker(StallPolicy{}, 0);
+  ProgressTracker tracker(triage::StallRule{}, 0);
   const int64_t steps = 10 * ProgressTracker::kTrailPoints;
   for (int64_t s = 0; s < steps; ++s) tracker.OnStep(s, static_cast<double>(s));
   tracker.OnStep(5, 1e9);  // not new: no point
@@ -82,7 +82,7 @@ TEST(ProgressTrackerTest, RepeatedStepsFromOtherTasksDoNotCountAsProgress) {
 
 TEST(ProgressTrackerTest, AJobThatLogsEveryHundredStepsIsJudgedByItsLines) {
   // Megatron's --log-interval 100 at 2 s per iteration: a line every 200 s.
-  StallPolicy policy = Policy();
+  triage::StallRule policy = Policy();
   policy.min_stall_seconds = 120;
   ProgressTracker t(policy, 0);
   double now = 60;
@@ -116,6 +116,114 @@ TEST(ProgressTrackerTest, ActivityKeepsAJobLiveWithoutNewSteps) {
   EXPECT_EQ(s.phase, Phase::kTraining);
   EXPECT_EQ(*s.last_step, 29);
   EXPECT_EQ(t.Evaluate(now + 11).phase, Phase::kStalled);
+}
+
+// An announced evaluation: no stall while it lasts within its first-phase
+// grace; its length is learned, not the rhythm; the next one is bounded by
+// what was learned; one that never ends is still a stall.
+TEST(ProgressTrackerTest, AnAnnouncedEvaluationIsAPhaseWithItsOwnLearnedBound) {
+  triage::StallRule rule = Policy();  // min_stall 10 s
+  rule.first_phase_grace_seconds = 120;
+  rule.phase_grace_factor = 1.5;
+  ProgressTracker t(rule, 0);
+  double now = 0;
+  int64_t step = 0;
+  for (; step < 30; ++step, now += 1) t.OnStep(step, now);
+  t.OnPhase(triage::PhaseKind::kEvaluation, now - 0.5);
+  ProgressState during = t.Evaluate(now + 19);
+  EXPECT_EQ(during.phase, Phase::kTraining) << "20 s into the first evaluation";
+  ASSERT_TRUE(during.announced_phase);
+  EXPECT_EQ(*during.announced_phase, triage::PhaseKind::kEvaluation);
+  EXPECT_NE(during.threshold_reason.find("in evaluation"), std::string::npos);
+  now += 20;  // the evaluation took 20.5 s
+  for (const int64_t end = step + 30; step < end; ++step, now += 1) t.OnStep(step, now);
+  ProgressState after = t.Evaluate(now - 1);
+  EXPECT_FALSE(after.announced_phase);
+  EXPECT_NEAR(*after.p99_interval, 1.0, 1e-9) << "the evaluation's gap taught no rhythm";
+  EXPECT_DOUBLE_EQ(after.threshold_seconds, 10);
+  // The second evaluation: bounded by 1.5 x 20.5 s from its start.
+  t.OnPhase(triage::PhaseKind::kEvaluation, now - 1);
+  EXPECT_EQ(t.Evaluate(now - 1 + 30).phase, Phase::kTraining);
+  ProgressState never_ends = t.Evaluate(now - 1 + 31);
+  EXPECT_EQ(never_ends.phase, Phase::kStalled) << "an evaluation that never ends is a hang";
+}
+
+// After a restart (or a log that could not be read), nothing is judged
+// until the log was read up to date, and the clock starts from there.
+TEST(ProgressTrackerTest, TimeNobodyWatchedIsNotCountedAsAStall) {
+  ProgressTracker t(Policy(), 0);
+  t.Restore(100, 1000, 1.0, 1.0, std::nullopt, std::nullopt);
+  ProgressState blind = t.Evaluate(1500);
+  EXPECT_TRUE(blind.blind);
+  EXPECT_NE(blind.phase, Phase::kStalled) << "500 s since the stored step, none of it watched";
+  t.OnWatched(1500);
+  EXPECT_EQ(t.Evaluate(1509).phase, Phase::kTraining) << "the clock runs from 1500";
+  EXPECT_EQ(t.Evaluate(1511).phase, Phase::kStalled) << "and judges once past the bound";
+  // A read that failed mid-run: blind again, until a read reaches the end.
+  t.OnStep(101, 1512);
+  t.MarkBlind();
+  EXPECT_NE(t.Evaluate(1600).phase, Phase::kStalled);
+  t.OnWatched(1600);
+  EXPECT_EQ(t.Evaluate(1605).phase, Phase::kTraining);
+  t.OnStep(102, 1606);
+  EXPECT_NEAR(*t.Evaluate(1606).p99_interval, 1.0, 1e-9)
+      << "the gap across the blind time taught no rhythm";
+}
+
+// Lines in bursts (tqdm through srun) that state their step time: the
+// bound is the step time's, plus one logging period, not the bursts' x k.
+TEST(ProgressTrackerTest, AStatedStepTimeSetsTheBoundNotTheBursts) {
+  triage::StallRule rule = Policy();
+  rule.min_stall_seconds = 8;
+  ProgressTracker t(rule, 0);
+  double now = 0;
+  int64_t step = 0;
+  // 0.3 s steps, reaching the log 20 at a time every 6 s.
+  for (int burst = 0; burst < 40; ++burst, now += 6) {
+    step += 20;
+    t.OnStep(step, now, 0.3);
+  }
+  ProgressState s = t.Evaluate(now - 6);
+  EXPECT_NEAR(*s.p99_interval, 6.0, 1e-9);
+  EXPECT_NEAR(s.threshold_seconds, 14, 1e-9) << "max(5 x 0.3, 8) + 6, not 5 x 6";
+}
+
+// A slowdown is a window of minutes, significant against the run's early
+// steady state: a busy minute or noisy steps are not one; a sustained
+// shift is.
+TEST(ProgressTrackerTest, ASlowdownIsSustainedAndSignificantNotNoise) {
+  SlowdownRule slowdown;  // 1.3, 300 s, 30 steps
+  ProgressTracker t(Policy(), 0, slowdown);
+  double now = 0;
+  int64_t step = 0;
+  uint32_t noise = 12345;  // a fixed pseudo-random sequence, uniform in [-1, 1]
+  auto uniform = [&noise] {
+    noise = noise * 1664525u + 1013904223u;
+    return static_cast<double>(noise >> 8) / static_cast<double>(1u << 23) - 1.0;
+  };
+  auto run = [&](double seconds_per_step, double for_seconds, double jitter) {
+    const double until = now + for_seconds;
+    while (now < until) {
+      const double s = seconds_per_step * (1 + jitter * uniform());
+      now += s;
+      t.OnStep(step++, now, s);
+    }
+  };
+  run(0.3, 400, 0.2);  // the baseline: 300 s of noisy 0.3 s steps
+  run(0.3, 300, 0.2);
+  ProgressState steady = t.Evaluate(now);
+  ASSERT_TRUE(steady.slowdown);
+  EXPECT_NEAR(*steady.slowdown, 1.0, 0.05);
+  EXPECT_FALSE(steady.slowdown_significant);
+  run(0.4, 60, 0.1);  // a busy minute: 1.33x, for a minute
+  ProgressState busy = t.Evaluate(now);
+  EXPECT_LT(*busy.slowdown, 1.3) << "a minute in a 5-minute window";
+  run(0.3, 300, 0.2);
+  run(0.45, 320, 0.05);  // sustained: 1.5x for more than the window
+  ProgressState slow = t.Evaluate(now);
+  EXPECT_NEAR(*slow.slowdown, 1.5, 0.05);
+  EXPECT_TRUE(slow.slowdown_significant);
+  EXPECT_GE(slow.recent_steps, 30u);
 }
 
 }  // namespace

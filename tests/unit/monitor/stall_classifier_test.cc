@@ -231,6 +231,15 @@ TEST(ClassifyStallTest, ARankInDStateIsAnIoWaitNotACollectiveDeadlock) {
   EXPECT_EQ(asleep.klass, "hang/busy-wait");
   EXPECT_NE(asleep.evidence[1].find("python3 pid 5150 S in hrtimer_nanosleep"), std::string::npos);
 
+  // A thread that was in D in one scrape only (a busy disk under the job's
+  // GPU writer) is not a rank stuck in the kernel: the GPUs decide.
+  node2.job_processes = {thread_blocked};
+  node2.d_state_seconds = 0;
+  EXPECT_EQ(ClassifyStall({{node1, node2}}).klass, "hang/busy-wait");
+  node2.d_state_seconds = kSustainedDStateSeconds;
+  EXPECT_EQ(ClassifyStall({{node1, node2}}).klass, "hang/io-wait");
+  node2.d_state_seconds.reset();
+
   // A dead node stays a dead node, whatever its last processes did.
   HostEvidence gone = Host("node2", 0, 0);
   gone.exporter_up = false;

@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-StallPolicy Policy() { return StallPolicy{}; }
+triage::StallRule Policy() { return triage::StallRule{}; }
 
 struct Both {
   std::string triage_profile;

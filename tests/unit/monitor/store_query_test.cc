@@ -350,6 +350,9 @@ TEST(StoreRestart, LateSamplesOfABackFilledScrapeStillMakeTheTrainingBaseline) {
   JobProgress progress(2, (dir.path / "absent.log").string(), test_support::Policy(), kStart);
   progress.Restore(**record);
   ASSERT_FALSE(progress.first_step_time());  // a restart does not know it
+  // Judged only once its log was read (here: none written yet), from then.
+  ASSERT_TRUE(progress.Evaluate(kStart + 14).blind);
+  ASSERT_TRUE(progress.Poll(kStart + 14).ok());
 
   MetricWindow window(window_seconds);
   // The back-fill at kStart + 14: power only up to kStart + 8 yet.

@@ -244,3 +244,19 @@ TEST(Percentile, NearestRank) {
 
 }  // namespace
 }  // namespace jobmon::triage
+
+namespace jobmon::triage {
+namespace {
+
+TEST(IsLoggingDict, HfTrainersDictsAndScriptsJsonAreProgressWithoutAStep) {
+  EXPECT_TRUE(IsLoggingDict(
+      "{'loss': '14.14', 'grad_norm': '8.439', 'learning_rate': '0.001', 'epoch': '0.25'}"));
+  EXPECT_TRUE(IsLoggingDict("  {\"train_loss\": 0.41, \"lr\": 3e-4}  "));
+  EXPECT_TRUE(IsLoggingDict("{'eval_loss': 0.3, 'epoch': 1.0}"));
+  EXPECT_FALSE(IsLoggingDict("{'model_type': 'bert', 'hidden_size': 768}")) << "a config";
+  EXPECT_FALSE(IsLoggingDict("loss {'a': 1}")) << "not a dict line";
+  EXPECT_FALSE(IsLoggingDict("{}"));
+}
+
+}  // namespace
+}  // namespace jobmon::triage

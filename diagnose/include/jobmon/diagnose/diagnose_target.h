@@ -33,9 +33,11 @@ struct TargetRequest {
   std::string log_path;    // the job's log, when not the one found
   std::string compare;     // another target, side by side
   std::string step_regex;  // the triage's custom step lines ([triage])
-  // [triage] stall_min_seconds, as `jobmon triage` reads it: no step for
-  // this long before a cancel is a hang (nullopt: triage's default).
+  // The one stall rule's floor and factor ([stall]), as `jobmon triage`
+  // and the monitor read them: no step for this long before a cancel is a
+  // hang (nullopt: the rule's default).
   std::optional<double> stall_min_seconds;
+  std::optional<double> stall_factor;  // [stall] k
   std::string prometheus_binary = "/usr/bin/prometheus";
   double query_timeout_seconds = 120;
   std::function<void(std::string_view)> progress;

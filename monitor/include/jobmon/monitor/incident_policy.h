@@ -58,10 +58,12 @@ IncidentDecision DecideOnHeartbeat(const std::optional<OpenIncidentFacts>& open,
 
 // A live job, each cycle, from the tracker's state. `stall_class` names the
 // stall (hang/startup, hang, or the stall classifier's class) and counts
-// only while `state.phase` is kStalled. A stall supersedes an open
-// slowdown; a step after a hang (or slow-not-hung) opened closes it
-// (resumed); a slowdown of `slowdown_factor` opens tgs-degradation, and it
-// closes (recovered) once back under half of that excess.
+// only while `state.phase` is kStalled. Nothing is decided while the
+// tracker is blind. A stall supersedes an open slowdown; a step after a
+// hang (or slow-not-hung) opened closes it (resumed); a sustained,
+// significant slowdown of `slowdown_factor` outside an announced phase
+// opens tgs-degradation, and it closes (recovered) once back under half of
+// that excess.
 IncidentDecision DecideOnProgress(const ProgressState& state,
                                   const std::optional<OpenIncidentFacts>& open,
                                   const std::string& stall_class, double slowdown_factor);

@@ -28,10 +28,12 @@ namespace jobmon::monitor {
 
 class JobProgress {
  public:
-  JobProgress(uint32_t job_id, std::string log_path, StallPolicy policy, double job_start_time);
+  JobProgress(uint32_t job_id, std::string log_path, triage::StallRule rule, double job_start_time,
+              SlowdownRule slowdown = {});
 
   // Reads what the log gained since the last poll; every new step counts as
-  // observed at `now`.
+  // observed at `now`. A failed read, or one that did not reach the log's
+  // end, leaves the tracker blind (nothing judged) until a read does.
   Expected<void> Poll(double now);
   // The job's user, as whom the log is read.
   void SetUser(const JobUser& user) { follower_.set_user(user); }
@@ -71,7 +73,8 @@ class JobProgress {
   void FlushPoll(double now);
 
   uint32_t job_id_;
-  StallPolicy policy_;
+  triage::StallRule rule_;
+  SlowdownRule slowdown_;
   double start_time_;
   LogFollower follower_;
   ProgressTracker tracker_;

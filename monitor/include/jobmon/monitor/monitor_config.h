@@ -91,9 +91,9 @@ struct MonitorConfig {
   // Draws each firing incident's chart (chart/gnuplot_chart.h), carried by
   // its alert and kept for `jobmon status --html`; empty: no charts.
   std::string gnuplot = "gnuplot";
-  StallPolicy stall;
+  triage::StallRule stall;         // [stall]: the one rule, also `jobmon triage`'s and `status`'s
+  SlowdownRule slowdown;           // slowdown_factor, slowdown_window, slowdown_min_steps
   double heartbeat_timeout = 100;  // when the log does not state it
-  double slowdown_factor = 1.3;    // tgs-degradation: recent median step over baseline
   std::string metrics_listen = "127.0.0.1:9188";  // empty: no /metrics
   std::string notify_file = "-";                  // JSON lines; "-": stdout
   std::string log_format = "text";                // text | json

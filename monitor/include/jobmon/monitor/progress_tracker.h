@@ -1,14 +1,19 @@
 #pragma once
 // Per-job progress against expectation (docs/monitor.md, "Progress and incidents"):
 // starting (no step yet, startup grace) -> training -> stalled by the one
-// stall rule (triage::StallThreshold): max(k * p99 interval, min_stall),
-// with extra grace after a checkpoint step, learned from the job's own
-// earlier checkpoint pauses. The interval is the job's own rhythm: the time
-// between its progress observations (a line every step or every 100 steps),
-// not the time per step; the step time (for the expected step and the
-// slowdown) is kept apart. Pure: fed with observations and a clock value,
-// so it is tested without waiting.
+// stall rule (triage::StallThreshold), with extra grace after a checkpoint
+// step and inside an announced phase (evaluation, checkpoint save or load),
+// each learned from the job's own earlier ones. The rhythm is the job's
+// own: the step time its lines state plus one logging period where they
+// state one, else the time between its progress observations. The stall
+// clock counts only watched time: after a restart or a log that could not
+// be read, nothing is judged until the log was read up to date, and the
+// clock starts again from then. A slowdown is the median step time of a
+// window of minutes against the run's early steady state, significant only
+// when the two barely overlap. Pure: fed with observations and a clock
+// value, so it is tested without waiting.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -19,17 +24,12 @@
 
 namespace jobmon::monitor {
 
-struct StallPolicy {
-  double k = 5.0;                        // times the p99 of recent step intervals
-  double min_stall_seconds = 60;         // never call a stall sooner
-  double startup_grace_seconds = 1800;   // no first step yet (compile, data loading)
-  double checkpoint_grace_factor = 1.5;  // times the longest pause after a checkpoint seen so far
-  double first_checkpoint_grace_seconds = 600;  // before any checkpoint pause was seen
-
-  // The part the one stall rule (triage/stall_rule.h) applies once a step came.
-  triage::StallRule rule() const {
-    return {k, min_stall_seconds, checkpoint_grace_factor, first_checkpoint_grace_seconds};
-  }
+// tgs-degradation: the median step time over the last `window_seconds`
+// (at least `min_steps` steps) against the run's early steady state.
+struct SlowdownRule {
+  double factor = 1.3;
+  double window_seconds = 300;
+  int min_steps = 30;
 };
 
 enum class Phase { kStarting, kTraining, kStalled };
@@ -47,16 +47,27 @@ struct ProgressState {
   bool checkpoint_grace = false;             // the threshold includes checkpoint grace
   std::optional<int64_t> expected_step_now;
   std::string threshold_reason;  // e.g. "5 x p99 1.02s < min_stall 60s"
-  // Throughput against the run's own early steady state: the median of the
-  // first kBaselineSteps intervals after warmup, and of the last kRecentSteps.
+  // Throughput against the run's own early steady state: the median step
+  // time of the baseline (the first steady window after warmup) and of the
+  // last window of SlowdownRule::window_seconds.
   std::optional<double> baseline_interval, recent_interval;
   std::optional<double> slowdown;  // recent / baseline, once both exist
+  size_t recent_steps = 0, baseline_steps = 0;
+  // The two windows barely overlap (the recent lower quartile above the
+  // baseline's upper one): a shift, not a noisy node.
+  bool slowdown_significant = false;
+  // The phase the job announced and has not left (nullopt: none), since when.
+  std::optional<triage::PhaseKind> announced_phase;
+  std::optional<double> phase_since;
+  // Nothing is judged: the log has not been read up to date since a restart
+  // or a failed read (the stall clock restarts once it is).
+  bool blind = false;
 };
 
 class ProgressTracker {
  public:
-  ProgressTracker(StallPolicy policy, double job_start_time)
-      : policy_(policy), start_time_(job_start_time) {}
+  ProgressTracker(triage::StallRule rule, double job_start_time, SlowdownRule slowdown = {})
+      : rule_(rule), slowdown_(slowdown), start_time_(job_start_time) {}
 
   // A step finished, observed at `observed_at`; `step_seconds` is the step
   // time the line itself reports (MaxText, Megatron), which is exact where
@@ -78,8 +89,18 @@ class ProgressTracker {
   void OnActivity(double observed_at);
   // "Config param checkpoint_period: N" (or learned from checkpoint lines).
   void SetCheckpointPeriod(int64_t period) { checkpoint_period_ = period; }
-  // A checkpoint was saved at `step`.
-  void OnCheckpoint(int64_t step) { last_checkpoint_step_ = step; }
+  // The job announced a phase (triage/phase_lines.h); it lasts until the
+  // next new step, which teaches its length.
+  void OnPhase(triage::PhaseKind kind, double observed_at);
+  // The phase's own output says it is over (its bar at its total): its
+  // length is learned, and the training bound counts again from here.
+  void OnPhaseEnd(double observed_at);
+  // The log could not be read, or was not read up to date: judge nothing
+  // until OnWatched.
+  void MarkBlind();
+  // The log was read up to date at `now`: the stall clock runs again, from
+  // here where it was blind.
+  void OnWatched(double now);
 
   ProgressState Evaluate(double now) const;
 
@@ -94,7 +115,6 @@ class ProgressTracker {
   std::optional<int64_t> last_step() const { return last_step_; }
 
   std::optional<double> longest_checkpoint_pause() const { return longest_checkpoint_pause_; }
-  size_t interval_count() const { return intervals_.size(); }
 
   // Each new step and when it was observed, for the incident's chart: at
   // most kTrailPoints, thinned to every other point when full, so the whole
@@ -109,17 +129,20 @@ class ProgressTracker {
 
   static constexpr size_t kWindow = 200;
   static constexpr int64_t kWarmupSteps = 5;
-  static constexpr size_t kBaselineSteps = 20;
-  static constexpr size_t kRecentSteps = 10;
+  static constexpr size_t kMaxBaselineSteps = 4096;
+  static constexpr size_t kMinGapsForStatedRhythm = 20;
 
  private:
   bool IsCheckpointStep(int64_t step) const;
-  void AddStepSeconds(double seconds);
+  void AddStepSeconds(double seconds, double at);
   void AddObservationGap(double seconds);
+  void ClosePhase(double at);
   triage::StallLimit Limit() const;  // the stall bound in force
   double LastProgressTime() const;
+  void EvaluateSlowdown(ProgressState& state) const;
 
-  StallPolicy policy_;
+  triage::StallRule rule_;
+  SlowdownRule slowdown_;
   double start_time_;
   std::optional<int64_t> first_step_, last_step_;
   std::optional<double> last_time_;      // of the last new step
@@ -130,13 +153,32 @@ class ProgressTracker {
   std::optional<double> first_observed_, longest_warmup_gap_, rhythm_hint_;
   // OnLineTiming gave this poll's step times / gaps.
   bool timed_seconds_ = false, timed_gaps_ = false;
+  // The lines state their own step time (a rate, "time per iteration"):
+  // the rhythm is that, plus one logging period.
+  bool stated_step_times_ = false;
   std::deque<double> intervals_;  // seconds per step, post-warmup, not after checkpoints
   std::deque<double> gaps_;       // between observations, post-warmup, not after checkpoints
-  std::vector<double> baseline_;  // the first kBaselineSteps of them
-  std::deque<double> recent_;     // the last kRecentSteps after the baseline
+  // Step times with when they were seen: the baseline until it spans the
+  // slowdown window (and min_steps), then the recent window.
+  std::vector<double> baseline_;
+  double baseline_seconds_ = 0;
+  bool baseline_closed_ = false;
+  struct TimedStep {
+    double at, seconds;
+  };
+  std::deque<TimedStep> recent_;
   std::optional<double> longest_checkpoint_pause_;
   std::optional<int64_t> checkpoint_period_;
-  std::optional<int64_t> last_checkpoint_step_;
+  struct OpenPhase {
+    triage::PhaseKind kind;
+    double since;
+  };
+  std::optional<OpenPhase> phase_;
+  std::array<std::optional<double>, triage::kPhaseKindCount> longest_phase_{};
+  bool phase_gap_ = false;  // the next step ends a phase: its gap is the phase's
+  bool blind_ = false;
+  bool blind_gap_ = false;  // the next step's gap spans time nobody watched
+  std::optional<double> watch_resumed_;
   std::vector<TrailPoint> trail_;
 };
 

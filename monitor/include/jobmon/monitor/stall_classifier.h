@@ -24,6 +24,9 @@ struct ProcessWait {
 // 2 D; futex_wait_queue 9, ...)", bounded; without a task, no "task N: ".
 std::string DescribeProcess(const ProcessWait& process);
 
+// D state counts for hang/io-wait once it lasted this long across scrapes.
+inline constexpr double kSustainedDStateSeconds = 5;
+
 struct HostEvidence {
   std::string host;
   bool exporter_up = true;                    // its last scrape succeeded
@@ -50,6 +53,11 @@ struct HostEvidence {
   // The job's processes on the host and what each waits on in the kernel,
   // from the latest scrape within stale_after (empty: none reported).
   std::vector<ProcessWait> job_processes;
+  // How long one of them has been in D state without a break, across
+  // scrapes (0: only in the latest, or none; nullopt: not measured). A
+  // thread that blocks for a moment on a busy disk is not a rank stuck in
+  // the kernel.
+  std::optional<double> d_state_seconds;
 
   // A node shared with other jobs (hw_gpu_node_shared): the GPU figures
   // above are the job's own GPUs only (hw_gpu_served), while TCP, I/O

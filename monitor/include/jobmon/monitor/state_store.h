@@ -20,7 +20,7 @@ namespace jobmon::monitor {
 
 // 3: the alerts outbox; 4: owners' uids; 5: the end-of-job diagnosis;
 // 6: the first step's time; 7: a watch per (job, asker).
-inline constexpr int kStateSchemaVersion = 9;
+inline constexpr int kStateSchemaVersion = 10;
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -65,6 +65,10 @@ struct ProgressRecord {
   std::optional<double> recent_interval;    // median of the last steps
   std::string profile;                      // step-line profile found
   std::optional<double> first_step_time;    // when the first step was read
+  // The stall bound the daemon judged by when it saved, and which term set
+  // it ("in evaluation: learned from the job's earlier ones").
+  std::optional<double> threshold_seconds;
+  std::string threshold_reason;
   double updated_at = 0;
 };
 

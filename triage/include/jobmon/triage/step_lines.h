@@ -91,6 +91,11 @@ std::optional<int64_t> BarOpenedAt(StepProfile profile, std::string_view line);
 std::optional<StepSample> ParseDeepSpeedStep(std::string_view line);
 // CLU LoggingWriter (T5X, Flax examples) "I0101 12:00:00.1 1 logging_writer.py:48] [N] k=v, ...".
 std::optional<StepSample> ParseT5xStep(std::string_view line);
+// A training loop's logging dict: HF Trainer writes str(logs) under its bar
+// (trainer_callback.py ProgressCallback.on_log), `{'loss': ..., 'epoch': ...}`,
+// and scripts print json.dumps of theirs. It carries no step, yet it says
+// the loop ran: progress between a bar's bursts.
+bool IsLoggingDict(std::string_view line);
 // "step N", "Step N/M", "iteration N" with a metric (loss, lr, ...) or a
 // total on the same line; the number as printed (the scanner shifts loops
 // that count from 1).

@@ -13,6 +13,7 @@
 #include "jobmon/triage/kernel_log.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/signatures.h"
+#include "jobmon/triage/stall_rule.h"
 
 namespace jobmon::triage {
 
@@ -126,8 +127,10 @@ struct AnalysisContext {
   // when `now` is the clock (a given --now is another time than the file's).
   std::optional<double> log_mtime;
   std::optional<StepProfile> profile;  // default: the profile with the most step lines
-  double stall_min_seconds = 120;
-  double stall_factor = 10;   // stalled: no step for max(factor * p99, min) seconds
+  // The one stall rule's (stall_rule.h): no step for max(factor * p99, min)
+  // seconds is stalled; its defaults are the monitor's.
+  double stall_min_seconds = StallRule{}.min_stall_seconds;
+  double stall_factor = StallRule{}.k;
   double wall_clock_now = 0;  // the clock, for live jobs (0: read it)
   // A follower's own view of a live job (the monitor): when it read the
   // last step line and the stall threshold it judges by. They date steps
