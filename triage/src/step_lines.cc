@@ -325,6 +325,57 @@ std::optional<StepSample> ParseTorchTitanStep(std::string_view line) {
   return MakeStepSample(*step, std::nullopt, std::nullopt, FindIsoTimestamp(line));
 }
 
+namespace {
+
+// tqdm's {elapsed}: "[MM:SS<" or "[H:MM:SS<" (tqdm/std.py format_interval).
+std::optional<double> TqdmElapsed(std::string_view piece) {
+  const size_t lt = piece.rfind('<');
+  if (lt == std::string_view::npos) return std::nullopt;
+  const size_t open = piece.rfind('[', lt);
+  if (open == std::string_view::npos) return std::nullopt;
+  std::string_view clock = piece.substr(open + 1, lt - open - 1);
+  double seconds = 0;
+  int fields = 0;
+  while (!clock.empty()) {
+    const size_t colon = clock.find(':');
+    const std::string_view field = clock.substr(0, colon);
+    if (field.empty() || field.size() > 3 ||
+        !std::all_of(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    seconds = seconds * 60 + std::stod(std::string(field));
+    ++fields;
+    if (colon == std::string_view::npos) break;
+    clock.remove_prefix(colon + 1);
+  }
+  if (fields < 2 || fields > 3) return std::nullopt;
+  return seconds;
+}
+
+}  // namespace
+
+std::optional<double> TqdmBurstSeconds(std::string_view line) {
+  std::optional<double> previous;
+  double span = 0;
+  int updates = 0;
+  size_t start = 0;
+  while (start <= line.size()) {
+    size_t cr = line.find('\r', start);
+    const std::string_view piece =
+        line.substr(start, cr == std::string_view::npos ? std::string_view::npos : cr - start);
+    if (auto elapsed = TqdmElapsed(piece)) {
+      ++updates;
+      // A bar that started over within the burst (the next epoch's) adds
+      // its own time from 0.
+      if (previous) span += *elapsed >= *previous ? *elapsed - *previous : *elapsed;
+      previous = elapsed;
+    }
+    if (cr == std::string_view::npos) break;
+    start = cr + 1;
+  }
+  if (updates < 2 || span <= 0) return std::nullopt;
+  return span;
+}
+
 bool IsLoggingDict(std::string_view line) {
   while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
   while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);

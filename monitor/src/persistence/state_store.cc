@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS progress (
   median_interval REAL, p99_interval REAL, checkpoint_period INTEGER,
   longest_checkpoint_pause REAL, updated_at REAL NOT NULL,
   baseline_interval REAL, recent_interval REAL, profile TEXT NOT NULL DEFAULT '',
-  first_step_time REAL, threshold_seconds REAL, threshold_reason TEXT NOT NULL DEFAULT '');
+  first_step_time REAL, threshold_seconds REAL, threshold_reason TEXT NOT NULL DEFAULT '',
+  stated_step_times INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS incidents (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   job_id INTEGER NOT NULL REFERENCES jobs(job_id),
@@ -100,10 +101,13 @@ COMMIT;
 )sql";
 
 // Version 10 keeps the daemon's own stall bound and why (a phase's learned
-// length, a logging period): `jobmon status` shows the bound it judges by.
+// length, a logging period): `jobmon status` shows the bound it judges by;
+// and whether the lines state their step time, so a restarted daemon keeps
+// the bound it had instead of k x the gaps.
 const char* const kMigrateTo10 = R"sql(
 ALTER TABLE progress ADD COLUMN threshold_seconds REAL;
 ALTER TABLE progress ADD COLUMN threshold_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE progress ADD COLUMN stated_step_times INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 // Owns one prepared statement; move-only, so it is finalized exactly once.
@@ -503,8 +507,9 @@ Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
       "INSERT OR REPLACE INTO progress (job_id, log_inode, log_device, log_offset, "
       "last_step, last_step_time, phase, median_interval, p99_interval, "
       "checkpoint_period, longest_checkpoint_pause, updated_at, baseline_interval, "
-      "recent_interval, profile, first_step_time, threshold_seconds, threshold_reason) "
-      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)");
+      "recent_interval, profile, first_step_time, threshold_seconds, threshold_reason, "
+      "stated_step_times) "
+      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)");
   if (!s) return s.error();
   sqlite3_stmt* st = *s;
   sqlite3_bind_int64(st, 1, p.job_id);
@@ -525,6 +530,7 @@ Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
   BindOptional(st, 16, p.first_step_time);
   BindOptional(st, 17, p.threshold_seconds);
   BindText(st, 18, p.threshold_reason);
+  sqlite3_bind_int(st, 19, p.stated_step_times ? 1 : 0);
   if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "save progress");
   return {};
 }
@@ -534,7 +540,8 @@ Expected<std::optional<ProgressRecord>> StateStore::GetProgress(uint32_t job_id)
                    "SELECT job_id, log_inode, log_device, log_offset, last_step, last_step_time, "
                    "phase, median_interval, p99_interval, checkpoint_period, "
                    "longest_checkpoint_pause, updated_at, baseline_interval, recent_interval, "
-                   "profile, first_step_time, threshold_seconds, threshold_reason "
+                   "profile, first_step_time, threshold_seconds, threshold_reason, "
+                   "stated_step_times "
                    "FROM progress WHERE job_id=?1");
   if (!s) return s.error();
   sqlite3_bind_int64(s->stmt, 1, job_id);
@@ -561,6 +568,7 @@ Expected<std::optional<ProgressRecord>> StateStore::GetProgress(uint32_t job_id)
   p.first_step_time = OptDouble(st, 15);
   p.threshold_seconds = OptDouble(st, 16);
   p.threshold_reason = Text(st, 17);
+  p.stated_step_times = sqlite3_column_int(st, 18) != 0;
   return std::optional<ProgressRecord>{p};
 }
 

@@ -132,6 +132,9 @@ void JobProgress::OnLine(const std::string& line, double now) {
     }
     return;
   }
+  if (line.find('\r') != std::string::npos) {
+    if (auto burst = triage::TqdmBurstSeconds(line)) tracker_.OnBurst(*burst);
+  }
   const std::optional<triage::RankId> rank = triage::LineRank(line);
   if (rank) {
     ranks_.Offer(*rank, facts.step->sample.step, facts.step->sample.epoch, now, ++rank_lines_);
@@ -246,6 +249,7 @@ ProgressRecord JobProgress::Snapshot(double now) const {
     r.profile.insert(5, ":" + std::to_string(state.last_step.value_or(0)));
   }
   r.first_step_time = first_step_time_;
+  r.stated_step_times = tracker_.stated_step_times();
   if (state.last_step) {
     r.threshold_seconds = state.threshold_seconds;
     r.threshold_reason = state.threshold_reason;
@@ -280,7 +284,7 @@ void JobProgress::Restore(const ProgressRecord& r) {
   if (r.last_step && r.last_step_time) {
     tracker_.Restore(*r.last_step, *r.last_step_time, r.median_interval, r.p99_interval,
                      r.checkpoint_period, r.longest_checkpoint_pause, r.baseline_interval,
-                     r.recent_interval);
+                     r.recent_interval, r.stated_step_times);
   } else if (r.checkpoint_period) {
     tracker_.SetCheckpointPeriod(*r.checkpoint_period);
   }

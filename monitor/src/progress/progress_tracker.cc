@@ -118,6 +118,11 @@ void ProgressTracker::ClosePhase(double at) {
   phase_.reset();
 }
 
+void ProgressTracker::OnBurst(double seconds) {
+  if (phase_ || blind_gap_ || seconds <= 0) return;
+  AddObservationGap(seconds);
+}
+
 void ProgressTracker::MarkBlind() {
   blind_ = true;
   blind_gap_ = true;
@@ -226,7 +231,8 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
                               std::optional<int64_t> checkpoint_period,
                               std::optional<double> longest_checkpoint_pause,
                               std::optional<double> baseline_interval,
-                              std::optional<double> /*recent_interval*/) {
+                              std::optional<double> /*recent_interval*/, bool stated_step_times) {
+  stated_step_times_ = stated_step_times;
   first_step_ = last_step - kWarmupSteps;  // past warmup: new intervals count
   last_step_ = last_step;
   last_time_ = last_step_time;

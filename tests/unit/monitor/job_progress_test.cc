@@ -52,8 +52,10 @@ TEST(JobProgressTest, FollowsTheLogLearnsCheckpointsAndResumesAfterARestart) {
   ProgressState after = restarted.Evaluate(now + 1);
   EXPECT_EQ(*after.last_step, 22);
   EXPECT_NEAR(*after.p99_interval, 1.0, 1e-9);
-  EXPECT_EQ(restarted.Evaluate(now + 1 + 9).phase, Phase::kTraining);
-  EXPECT_EQ(restarted.Evaluate(now + 1 + 11).phase, Phase::kStalled);
+  // The lines state their step time, and the restart keeps that: max(5 x
+  // 1 s, min_stall 10 s) plus the 1 s logging period.
+  EXPECT_EQ(restarted.Evaluate(now + 1 + 10.5).phase, Phase::kTraining);
+  EXPECT_EQ(restarted.Evaluate(now + 1 + 11.5).phase, Phase::kStalled);
 }
 
 // HF Trainer's logging dict between the bar's bursts counts as progress; an

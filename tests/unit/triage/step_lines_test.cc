@@ -248,6 +248,21 @@ TEST(Percentile, NearestRank) {
 namespace jobmon::triage {
 namespace {
 
+TEST(TqdmBurstSeconds, HowLongABurstOfBarUpdatesWasOutOfSight) {
+  EXPECT_FALSE(TqdmBurstSeconds(" 40%|####| 4/10 [00:08<00:12,  2.0it/s]")) << "one update";
+  EXPECT_FALSE(TqdmBurstSeconds("step 3 loss 2"));
+  EXPECT_DOUBLE_EQ(*TqdmBurstSeconds("\rEpoch 0:  0%| | 0/20 [00:00<?, ?it/s]\rEpoch 0: 5%| | "
+                                     "1/20 [00:00<00:12, 1.6it/s]\rEpoch 0: 70%|#| 14/20 "
+                                     "[00:08<00:03,  1.65it/s, v_num=0]"),
+                   8);
+  // The next epoch's bar within the same burst adds its own time.
+  EXPECT_DOUBLE_EQ(*TqdmBurstSeconds("E0: 95%|#| 19/20 [00:11<00:01]\rE0: 100%|#| 20/20 "
+                                     "[00:12<00:00]\rE1: 0%| | 0/20 [00:00<?]\rE1: 50%|#| 10/20 "
+                                     "[00:06<00:06]"),
+                   7);
+  EXPECT_DOUBLE_EQ(*TqdmBurstSeconds("a [1:00:00<1:00:00]\rb [1:02:30<0:57:30]"), 150);
+}
+
 TEST(IsLoggingDict, HfTrainersDictsAndScriptsJsonAreProgressWithoutAStep) {
   EXPECT_TRUE(IsLoggingDict(
       "{'loss': '14.14', 'grad_norm': '8.439', 'learning_rate': '0.001', 'epoch': '0.25'}"));

@@ -95,6 +95,10 @@ class ProgressTracker {
   // The phase's own output says it is over (its bar at its total): its
   // length is learned, and the training bound counts again from here.
   void OnPhaseEnd(double observed_at);
+  // A line delivered progress that was out of sight this long (a burst of
+  // tqdm updates, triage::TqdmBurstSeconds): a gap of the job's rhythm as
+  // its own clock measured it, however fast the lines then arrived.
+  void OnBurst(double seconds);
   // The log could not be read, or was not read up to date: judge nothing
   // until OnWatched.
   void MarkBlind();
@@ -110,7 +114,8 @@ class ProgressTracker {
                std::optional<double> p99, std::optional<int64_t> checkpoint_period,
                std::optional<double> longest_checkpoint_pause,
                std::optional<double> baseline_interval = {},
-               std::optional<double> recent_interval = {});
+               std::optional<double> recent_interval = {}, bool stated_step_times = false);
+  bool stated_step_times() const { return stated_step_times_; }
   std::optional<int64_t> checkpoint_period() const { return checkpoint_period_; }
   std::optional<int64_t> last_step() const { return last_step_; }
 

@@ -69,6 +69,7 @@ struct ProgressRecord {
   // it ("in evaluation: learned from the job's earlier ones").
   std::optional<double> threshold_seconds;
   std::string threshold_reason;
+  bool stated_step_times = false;  // the lines state their step time (progress_tracker.h)
   double updated_at = 0;
 };
 

@@ -96,6 +96,12 @@ std::optional<StepSample> ParseT5xStep(std::string_view line);
 // and scripts print json.dumps of theirs. It carries no step, yet it says
 // the loop ran: progress between a bar's bursts.
 bool IsLoggingDict(std::string_view line);
+// A line that holds many tqdm updates ("\r"-joined: output held back by a
+// pipe's or srun's buffer and delivered at once) spans the bar time between
+// its first and last update ("[00:08<..." to "[00:12<...", a new bar's
+// time added from 0): how long progress was out of sight. Seconds, or
+// nullopt for a line of one update or none.
+std::optional<double> TqdmBurstSeconds(std::string_view line);
 // "step N", "Step N/M", "iteration N" with a metric (loss, lr, ...) or a
 // total on the same line; the number as printed (the scanner shifts loops
 // that count from 1).
