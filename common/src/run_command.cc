@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include "jobmon/common/close_fds.h"
+
 namespace jobmon {
 namespace {
 
@@ -27,6 +29,11 @@ using Clock = std::chrono::steady_clock;
     dup2(null_fd, STDIN_FILENO);
     dup2(null_fd, STDERR_FILENO);
   }
+  // The helper gets stdin, stdout and stderr alone: what the caller holds
+  // without close-on-exec (libcurl's sockets, the API socket) stays here,
+  // above all when the helper runs as the job's user.
+  const int keep_none[2] = {-1, -1};
+  CloseFdsFrom(3, keep_none);
   if (run_as && geteuid() == 0) {
     const gid_t gid = run_as->gid;
     if (setgroups(1, &gid) != 0 || setgid(gid) != 0 || setuid(run_as->uid) != 0) _exit(126);
