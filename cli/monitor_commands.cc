@@ -30,6 +30,7 @@
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
 #include "jobmon/triage/triage_job.h"
+#include "list_view.h"
 #include "status_gather.h"
 #include "status_html.h"
 #include "status_view.h"
@@ -110,19 +111,7 @@ int RunList(const ListArgs& args) {
   }
   std::cout << fmt::format("{:<8} {:<20} {:<10} {:<9} {:<11} {:<9} {:>9}  {}\n", "JOB", "NAME",
                            "USER", "SOURCE", "SLURM", "PHASE", "STEP", "INCIDENT");
-  for (const json& r : rows) {
-    std::cout << fmt::format(
-        "{:<8} {:<20} {:<10} {:<9} {:<11} {:<9} {:>9}  {}\n", r["job_id"].get<uint32_t>(),
-        r["name"].get<std::string>().substr(0, 20), r["user"].get<std::string>().substr(0, 10),
-        r["source"].get<std::string>(), r["slurm_state"].get<std::string>(),
-        r["ended"].get<bool>() ? "ended"
-                               : (r["phase"].is_null() ? "-" : r["phase"].get<std::string>()),
-        r["last_step"].is_null() ? "-" : std::to_string(r["last_step"].get<int64_t>()),
-        r["open_incident"].is_null() ? (r["final_class"].get<std::string>().empty()
-                                            ? "-"
-                                            : "ended: " + r["final_class"].get<std::string>())
-                                     : r["open_incident"].get<std::string>());
-  }
+  for (const json& r : rows) std::cout << ListLine(r);
   if (rows.empty())
     std::cout << "(no jobs" << (args.all ? "" : " being followed; --all shows ended ones") << ")\n";
   return kOk;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "jobmon/common/iso_time.h"
+#include "jobmon/common/terminal_text.h"
 #include "jobmon/triage/report.h"
 
 namespace jobmon::cli {
@@ -215,16 +216,19 @@ json StatusJson(const StatusView& v) {
 }
 
 std::string StatusText(const StatusView& v) {
-  std::string text = fmt::format("Job {}", v.title);
-  if (v.name) text += fmt::format(" ({}, {})", *v.name, v.user.value_or(""));
-  text += fmt::format(": {}{}\n", v.state,
-                      v.slurm_state.empty() ? "" : fmt::format(" (Slurm: {})", v.slurm_state));
+  // Names, hosts, paths, summaries and log lines are a job's user's text,
+  // and this goes to an admin's terminal: each on one line, no control.
+  const auto T = [](std::string_view field) { return TerminalText(field); };
+  std::string text = fmt::format("Job {}", T(v.title));
+  if (v.name) text += fmt::format(" ({}, {})", T(*v.name), T(v.user.value_or("")));
+  text += fmt::format(": {}{}\n", T(v.state),
+                      v.slurm_state.empty() ? "" : fmt::format(" (Slurm: {})", T(v.slurm_state)));
   const std::string daemon_where =
       v.daemon_source == "api" ? "the monitor's API " : "the monitor's database ";
   text += fmt::format("  from: {}\n", v.db ? daemon_where + *v.db + " (tracked via " +
                                                  v.tracked_as.value_or("") + ")"
                                            : std::string("the log alone (no daemon record)"));
-  text += fmt::format("  log: {}\n", v.log);
+  text += fmt::format("  log: {}\n", T(v.log));
   if (v.slurm_unreachable_since) {
     text += fmt::format(
         "  note: Slurm has not answered the monitor since {} ({}); it keeps this job and its "
@@ -233,7 +237,7 @@ std::string StatusText(const StatusView& v) {
         triage::FormatDuration(v.now - *v.slurm_unreachable_since));
   }
   const StatusProgress& p = v.progress;
-  if (!p.followed_by.empty()) text += fmt::format("  followed by: {}\n", p.followed_by);
+  if (!p.followed_by.empty()) text += fmt::format("  followed by: {}\n", T(p.followed_by));
   if (p.last_step) {
     text += fmt::format("  last step: {}", *p.last_step);
     if (p.last_step_time) {
@@ -254,14 +258,15 @@ std::string StatusText(const StatusView& v) {
     text += fmt::format("  stalled/incident for {}\n", triage::FormatDuration(*v.stall_seconds));
   }
   if (v.final_status && !v.final_status->empty()) {
-    text += fmt::format("  at job end: {} ({})\n", *v.final_status, v.final_class.value_or(""));
+    text +=
+        fmt::format("  at job end: {} ({})\n", T(*v.final_status), T(v.final_class.value_or("")));
   }
   if (v.diagnosis) {
     text += "  diagnosis:\n";
     for (size_t from = 0; from < v.diagnosis->size();) {
       size_t end = v.diagnosis->find('\n', from);
       if (end == std::string::npos) end = v.diagnosis->size();
-      if (end > from) text += "    " + v.diagnosis->substr(from, end - from) + "\n";
+      if (end > from) text += "    " + T(v.diagnosis->substr(from, end - from)) + "\n";
       from = end + 1;
     }
   }
@@ -270,32 +275,35 @@ std::string StatusText(const StatusView& v) {
   } else {
     text += "  incidents:\n";
     for (const auto& i : v.incidents) {
-      text += fmt::format(
-          "    #{} {} [{}] opened {}{}\n      {}\n", i.id, i.klass, i.state,
-          FormatIsoUtc(i.opened_at),
-          i.closed_at ? fmt::format(", closed {} ({})", FormatIsoUtc(*i.closed_at), i.close_reason)
-                      : "",
-          i.summary);
+      text += fmt::format("    #{} {} [{}] opened {}{}\n      {}\n", i.id, T(i.klass), T(i.state),
+                          FormatIsoUtc(i.opened_at),
+                          i.closed_at ? fmt::format(", closed {} ({})", FormatIsoUtc(*i.closed_at),
+                                                    T(i.close_reason))
+                                      : "",
+                          T(i.summary));
       for (size_t k = 0; k < i.evidence.size() && k < 8; ++k) {
         const json& line = i.evidence[k];
-        text += "      - " + (line.is_string() ? line.get<std::string>() : line.dump()) + "\n";
+        text += "      - " +
+                T(line.is_string() ? line.get<std::string>()
+                                   : line.dump(-1, ' ', false, json::error_handler_t::replace)) +
+                "\n";
       }
     }
   }
   if (v.prometheus) {
     const monitor::ManifestView& m = *v.prometheus;
-    text += fmt::format("  Prometheus: {} on {} ({})\n", m.url, m.head_node, m.state);
-    text += fmt::format("  tunnel: {}\n", m.tunnel_command);
+    text += fmt::format("  Prometheus: {} on {} ({})\n", T(m.url), T(m.head_node), T(m.state));
+    text += fmt::format("  tunnel: {}\n", T(m.tunnel_command));
     if (!m.tsdb_dir.empty())
-      text += fmt::format("  live TSDB: {} on {}\n", m.tsdb_dir, m.head_node);
-    if (!m.archive_path.empty()) text += fmt::format("  archive: {}\n", m.archive_path);
+      text += fmt::format("  live TSDB: {} on {}\n", T(m.tsdb_dir), T(m.head_node));
+    if (!m.archive_path.empty()) text += fmt::format("  archive: {}\n", T(m.archive_path));
   } else {
     text += "  Prometheus: none (the job did not run with --diag=on)\n";
   }
   if (v.report) {
     text += "\nProgress projection\n" + triage::RenderProjectionTable(v.report->progress);
   }
-  return text;
+  return TerminalLines(text);  // what a field above did not cover (the projection)
 }
 
 }  // namespace jobmon::cli

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "jobmon/common/close_fds.h"
 #include "jobmon/common/fs_identity.h"
 
 extern char** environ;
@@ -60,27 +60,6 @@ void WriteReport(int fd, const ChildReport& report) {
 [[noreturn]] void FailChild(int fd, Step step) {
   WriteReport(fd, {ChildReport::kFailed, step, errno, getpid(), 0});
   _exit(127);
-}
-
-// Closes every fd from `first` up but those in `keep` (ascending, -1 for
-// none, each >= first).
-void CloseFdsFrom(int first, const int (&keep)[2]) {
-  // close_range is one syscall; the loop covers kernels (and sandboxes) without it.
-  bool ranges_ok = true;
-  unsigned from = static_cast<unsigned>(first);
-  for (int fd : keep) {
-    if (fd < 0) continue;
-    if (static_cast<unsigned>(fd) > from) ranges_ok &= close_range(from, fd - 1, 0) == 0;
-    from = static_cast<unsigned>(fd) + 1;
-  }
-  if (ranges_ok && close_range(from, ~0U, 0) == 0) return;
-  rlimit limit{};
-  int max_fd = (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-                   ? static_cast<int>(limit.rlim_cur)
-                   : 65536;
-  for (int fd = first; fd < max_fd; ++fd) {
-    if (fd != keep[0] && fd != keep[1]) close(fd);
-  }
 }
 
 // Runs in the grandchild: only async-signal-safe calls from here to exec.

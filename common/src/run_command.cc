@@ -12,6 +12,9 @@
 #include <cstring>
 #include <thread>
 
+#include "jobmon/common/child_environment.h"
+#include "jobmon/common/close_fds.h"
+
 namespace jobmon {
 namespace {
 
@@ -27,6 +30,11 @@ using Clock = std::chrono::steady_clock;
     dup2(null_fd, STDIN_FILENO);
     dup2(null_fd, STDERR_FILENO);
   }
+  // The helper gets stdin, stdout and stderr alone: what the caller holds
+  // without close-on-exec (libcurl's sockets, the API socket) stays here,
+  // above all when the helper runs as the job's user.
+  const int keep_none[2] = {-1, -1};
+  CloseFdsFrom(3, keep_none);
   if (run_as && geteuid() == 0) {
     const gid_t gid = run_as->gid;
     if (setgroups(1, &gid) != 0 || setgid(gid) != 0 || setuid(run_as->uid) != 0) _exit(126);
@@ -88,9 +96,13 @@ Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  // A helper run as someone else gets the minimal environment unless told
+  // which: never ours, which may hold secrets.
+  std::optional<std::vector<std::string>> env_lines = options.env;
+  if (!env_lines && options.run_as) env_lines = MinimalEnvironment();
   std::vector<char*> env;
-  if (options.env) {
-    for (const std::string& entry : *options.env) env.push_back(const_cast<char*>(entry.c_str()));
+  if (env_lines) {
+    for (const std::string& entry : *env_lines) env.push_back(const_cast<char*>(entry.c_str()));
     env.push_back(nullptr);
   }
   int out[2];
@@ -103,7 +115,7 @@ Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
     return Error{std::string("fork: ") + std::strerror(errno)};
   }
   if (pid == 0)
-    ExecChild(args.data(), options.env ? env.data() : nullptr, out[1], options.run_as, parent);
+    ExecChild(args.data(), env_lines ? env.data() : nullptr, out[1], options.run_as, parent);
   close(out[1]);
   CommandResult result;
   const auto deadline = Clock::now() + options.timeout;
@@ -153,6 +165,8 @@ Expected<void> BecomeUser(const JobUser& user) {
   // Both real and effective: nothing left to regain.
   if (geteuid() != user.uid || getuid() != user.uid)
     return Error{"uid " + std::to_string(user.uid) + " not taken"};
+  // Nor anything of root's environment for what this process starts now.
+  KeepMinimalEnvironment();
   return {};
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <vector>
 
 #include "jobmon/common/metric_names.h"
 
@@ -54,15 +55,56 @@ void ExportServedGpus(FamilyBuilder& b, const GpuSelection& selection, int node_
           {{"vendor", vendor}}, served < node_gpus ? 1 : 0);
 }
 
+namespace {
+
+// A cgroup path's components, "/a/b/" as {"a", "b"}.
+std::vector<std::string_view> Components(std::string_view path) {
+  std::vector<std::string_view> out;
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    if (slash != 0) out.push_back(path.substr(0, slash));
+    if (slash == path.npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
+bool IsDigits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Only where Slurm itself puts a job, from the root of the hierarchy: the
+// job's user may create cgroups below its own (a delegated subtree, a
+// systemd user service) and name one job_<id> anywhere else.
+// v2: /system.slice/[<node>_]slurmstepd.scope/job_J (Slurm 22.05+
+// src/plugins/cgroup/v2/cgroup_v2.c; the node prefix with multiple slurmd);
+// v1: /<prepend: slurm or slurm_<node>>/uid_U/job_J
+// (src/plugins/cgroup/v1/xcgroup.c).
+bool IsSlurmJobPath(std::string_view path, std::string_view job_component) {
+  const std::vector<std::string_view> c = Components(path);
+  if (c.size() < 3 || c[2] != job_component) return false;
+  const bool v2 =
+      c[0] == "system.slice" && (c[1] == "slurmstepd.scope" || c[1].ends_with("_slurmstepd.scope"));
+  const bool v1 = (c[0] == "slurm" || c[0].starts_with("slurm_")) && c[1].starts_with("uid_") &&
+                  IsDigits(c[1].substr(4));
+  return v1 || v2;
+}
+
+}  // namespace
+
 bool CgroupNamesJob(std::string_view cgroup_file, std::string_view job_id) {
-  if (job_id.empty()) return false;
-  const std::string component = "/job_" + std::string(job_id);
-  for (size_t pos = cgroup_file.find(component); pos != cgroup_file.npos;
-       pos = cgroup_file.find(component, pos + 1)) {
-    size_t end = pos + component.size();
-    if (end == cgroup_file.size() || cgroup_file[end] == '/' || cgroup_file[end] == '\n') {
-      return true;
-    }
+  if (!IsDigits(job_id)) return false;
+  const std::string component = "job_" + std::string(job_id);
+  // One line per hierarchy: "ID:controllers:path".
+  while (!cgroup_file.empty()) {
+    const size_t newline = cgroup_file.find('\n');
+    const std::string_view line = cgroup_file.substr(0, newline);
+    const size_t first = line.find(':');
+    const size_t second = first == line.npos ? line.npos : line.find(':', first + 1);
+    if (second != line.npos && IsSlurmJobPath(line.substr(second + 1), component)) return true;
+    if (newline == cgroup_file.npos) break;
+    cgroup_file.remove_prefix(newline + 1);
   }
   return false;
 }

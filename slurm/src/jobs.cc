@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "jobmon/common/valid_utf8.h"
 #include "json_fields.h"
 
 namespace jobmon::slurm {
@@ -55,7 +56,9 @@ std::string ExpandStdoutPattern(const std::string& pattern, const SlurmJob& job,
 }
 
 Expected<JobsAnswer> ParseJobsJson(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // A job's name (or comment, or path) with invalid UTF-8 would reject the
+  // whole answer and leave every job unfollowed: it is read with U+FFFD.
+  json doc = json::parse(ValidUtf8(text), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) return Error{"Slurm's job JSON: not a JSON object"};
   JobsAnswer answer;
   answer.errors = Errors(doc);

@@ -1,12 +1,14 @@
 // The monitor's other untrusted inputs: its config file (parsed again on
 // every SIGHUP), the file_sd target files a job's prolog writes into a
-// user-writable diag dir, squeue's JSON job list and sinfo's JSON node list.
+// user-writable diag dir, squeue's JSON job list (arbitrary bytes in its
+// strings included) and sinfo's JSON node list.
 // The first input byte picks the parser.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "jobmon/common/target_file.h"
+#include "jobmon/common/valid_utf8.h"
 #include "jobmon/monitor/monitor_config.h"
 #include "jobmon/monitor/scrape.h"
 #include "jobmon/slurm/jobs.h"
@@ -47,6 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (auto answer = jobmon::slurm::ParseJobsJson(text)) {
         for (const auto& job : answer->jobs) {
           if (job.job_id == 0) __builtin_trap();  // a job without an id is skipped
+          // Invalid UTF-8 anywhere is read as U+FFFD, never kept.
+          if (jobmon::ValidUtf8(job.name) != job.name) __builtin_trap();
           (void)jobmon::slurm::IsTerminalState(job.state);
         }
       }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "jobmon/common/atomic_file.h"
+#include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/tsdb_access.h"
 
 namespace jobmon::diagnose {
@@ -20,6 +21,10 @@ namespace {
 constexpr const char* kRecord = "session";
 constexpr const char* kPrefix = "jobmon-diagnose-";
 
+// Two lines of pids and start times; more is not a record of ours.
+constexpr size_t kRecordMaxBytes = 4096;
+
+// /proc/<pid>/cmdline: procfs, the kernel's, never a FIFO.
 std::string ReadSmall(const std::string& path) {
   std::ifstream in(path);
   std::string text(4096, '\0');
@@ -77,13 +82,14 @@ std::vector<std::string> StopOrphanedSessionsIn(const std::string& parent,
     const std::string dir = entry.path().string();
     struct stat dir_st {};
     if (lstat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)) continue;
-    struct stat rec_st {};
-    const std::string record_path = dir + "/" + kRecord;
-    if (lstat(record_path.c_str(), &rec_st) != 0 || !S_ISREG(rec_st.st_mode) ||
-        rec_st.st_uid != dir_st.st_uid) {
-      continue;
-    }
-    auto record = ParseSessionRecord(ReadSmall(record_path));
+    // The dir's owner may swap the record for a FIFO or a symlink at any
+    // time, and we may be root: opened as a user file (never a FIFO or a
+    // device, no symlink followed), then checked on the descriptor itself.
+    auto file = OpenUserFile(dir + "/" + kRecord);
+    if (!file || file->st.st_uid != dir_st.st_uid) continue;
+    auto text = ReadFdRange(file->fd.get(), 0, kRecordMaxBytes);
+    if (!text) continue;
+    auto record = ParseSessionRecord(*text);
     if (!record || IsSameProcessRunning(record->owner, procfs)) continue;  // owner alive
     ProcessIdentity prometheus = record->prometheus;
     std::string outcome = "no Prometheus left";

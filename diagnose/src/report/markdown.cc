@@ -4,6 +4,7 @@
 
 #include "compare/compare.h"
 #include "jobmon/common/iso_time.h"
+#include "jobmon/common/terminal_text.h"
 #include "jobmon/diagnose/report.h"
 
 namespace jobmon::diagnose {
@@ -171,7 +172,9 @@ std::string RenderMarkdown(const Diagnosis& d) {
   for (const auto& p : d.playbooks) md += RenderPlaybook(d, p);
   if (d.comparison) md += RenderComparisonMarkdown(*d.comparison);
   md += RenderObservability(d);
-  return md;
+  // Hosts, labels, findings and log lines are a job's user's text, and the
+  // report is read on an admin's terminal: no control character of theirs.
+  return TerminalLines(md);
 }
 
 }  // namespace jobmon::diagnose

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-
+#include "jobmon/common/child_environment.h"
 #include "jobmon/common/run_command.h"
 
 namespace jobmon::monitor {
@@ -27,15 +26,6 @@ std::vector<std::string> ChildDiagnoseArgv(const ChildDiagnoserOptions& options,
   return argv;
 }
 
-std::vector<std::string> ChildEnvironment() {
-  std::vector<std::string> env;
-  for (const char* name : {"PATH", "SLURM_CONF", "TZ", "LANG"}) {
-    if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
-  }
-  if (!std::getenv("PATH")) env.push_back("PATH=/usr/sbin:/usr/bin:/sbin:/bin");
-  return env;
-}
-
 namespace {
 
 DiagnosisReport Failure(TargetOutcome::Status status, std::string error) {
@@ -55,7 +45,8 @@ diagnose::ReportDiagnoser ChildDiagnoser(ChildDiagnoserOptions options) {
     run.grace = options.grace;
     run.max_output = options.max_report_bytes + 1;
     run.cancel = request.cancel;
-    run.env = ChildEnvironment();
+    // None of the daemon's secrets reaches a process of the job's user.
+    run.env = MinimalEnvironment();
     run.run_as = request.user;
     auto result = RunCommand(ChildDiagnoseArgv(options, request), run);
     if (!result) return Failure(Status::kAccessError, result.error().message);

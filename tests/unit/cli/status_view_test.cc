@@ -96,6 +96,27 @@ TEST(StatusViewTest, TheDaemonsRecordGivesStateThresholdAndExpectedStep) {
   EXPECT_NE(text.find("  Prometheus: none"), std::string::npos) << text;
 }
 
+// The job's name, its incident's summary and log lines are its user's text,
+// printed to an admin's terminal: no escape sequence, BEL or CSI of theirs
+// reaches it, and no newline of theirs forges a line.
+TEST(StatusViewTest, NoTerminalControlOfAJobsUserReachesTheTerminal) {
+  StatusInputs in = DaemonInputs();
+  in.record->name = "llm\x1b]0;owned\x07";
+  monitor::IncidentRecord open = Incident(3, "open", kNow - 100, 0);
+  open.summary =
+      "stalled\x9b"
+      "2J";
+  open.evidence = {"\x1b[8mhidden", "two\nlines"};
+  in.incidents = {open};
+  const std::string text = StatusText(BuildStatusView(in));
+  for (const char* control : {"\x1b", "\x07", "\x9b"}) {
+    EXPECT_EQ(text.find(control), std::string::npos) << text;
+  }
+  EXPECT_NE(text.find("Job 7 (llm\xef\xbf\xbd]0;owned\xef\xbf\xbd, alice)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      - two\xef\xbf\xbdlines\n"), std::string::npos) << text;
+}
+
 TEST(StatusViewTest, WhatIsFollowedIsNamedALearnedLineOrAPulseWithoutItsCount) {
   StatusInputs in = DaemonInputs();
   in.progress->profile = "learned: [trn] ep=# b=# of # | l=# | #s";

@@ -107,6 +107,32 @@ TEST(DiagnoseMarkdown, TableCellsCannotBreakTheTable) {
   EXPECT_NE(RenderMarkdown(d).find("| node1 | - | a\\|b | two lines |"), std::string::npos);
 }
 
+// Hosts, labels and finding texts come from what a job's user controls
+// (its metrics' labels, its log): the Markdown an admin reads on a terminal
+// carries no escape sequence, BEL or 8-bit CSI of theirs.
+TEST(DiagnoseMarkdown, NoTerminalControlOfAJobsUserReachesTheReport) {
+  Diagnosis d = BaseDiagnosis();
+  d.context.hosts = {"node1\x1b]0;owned\x07"};
+  PlaybookResult p = HealthyGpu();
+  p.evidence[0].rows = {{"node1", "0",
+                         "\xc2\x9b"
+                         "2J",
+                         "\x9b"
+                         "31m"}};
+  p.anomalies.push_back(MakeFinding("xid-errors", "node2\x1b[8m", "3", 2, 1795000200));
+  d.playbooks.push_back(p);
+  const std::string md = RenderMarkdown(d);
+  for (const char* control : {"\x1b", "\x07", "\x9b"}) {
+    EXPECT_EQ(md.find(control), std::string::npos) << md;
+  }
+  EXPECT_NE(md.find("node1\xef\xbf\xbd]0;owned\xef\xbf\xbd"), std::string::npos) << md;
+  EXPECT_NE(md.find("| node1 | 0 | \xef\xbf\xbd"
+                    "2J | \xef\xbf\xbd"
+                    "31m |"),
+            std::string::npos)
+      << md;
+}
+
 TEST(DiagnoseFormat, SecondsAndVerdictLines) {
   EXPECT_EQ(FormatSeconds(45), "45s");
   EXPECT_EQ(FormatSeconds(750), "12m30s");

@@ -4,13 +4,19 @@
 // process are left alone. Real processes (python3 sleeping, its argv the
 // shape of the Prometheus command line), started detached as SpawnDaemon
 // starts Prometheus.
+#include "access/orphan_sessions.h"
+
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "jobmon/common/daemon.h"
@@ -66,6 +72,43 @@ TEST(OrphanSessions, AnOrphansPrometheusIsStoppedOthersAreLeftAlone) {
 
   for (const auto& p : {alive_prom, elsewhere}) {
     EXPECT_TRUE(StopDaemon(p, std::chrono::seconds(5)).ok());
+  }
+  fs::remove_all(parent);
+}
+
+// A session dir belongs to whoever ran `jobmon diagnose`, and the daemon
+// (root) scans them all at start: a FIFO swapped in for the record between
+// the check of its type and the open (here a thread swaps one in and out as
+// fast as it can) blocked the open forever. The scan must return promptly.
+TEST(OrphanSessions, ARecordSwappedForAFifoDoesNotBlockTheScan) {
+  char tmpl[] = "/tmp/jobmon-orphans-XXXXXX";
+  const std::string parent = mkdtemp(tmpl);
+  const std::string dir = parent + "/jobmon-diagnose-planted";
+  fs::create_directories(dir);
+  WriteRecord(parent, ReadProcessIdentity(getpid()).value(), ProcessIdentity{1, 1, ""});
+  const std::string regular = parent + "/session", fifo = parent + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string record = dir + "/session", swap = dir + "/swap";
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    while (!stop) {
+      for (const std::string& from : {regular, fifo}) {
+        if (link(from.c_str(), swap.c_str()) == 0) (void)rename(swap.c_str(), record.c_str());
+      }
+    }
+  });
+  auto scans = std::async(std::launch::async, [&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (std::chrono::steady_clock::now() < until) (void)StopOrphanedSessionsIn(parent);
+  });
+  const bool returned = scans.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  EXPECT_TRUE(returned) << "a scan blocked opening the FIFO";
+  stop = true;
+  swapper.join();
+  while (!returned && scans.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+    // Its reader is stuck in open(): a writer lets it go.
+    int writer = open(record.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) close(writer);
   }
   fs::remove_all(parent);
 }

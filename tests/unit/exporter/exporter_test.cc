@@ -255,6 +255,27 @@ TEST(GpuSelection, AProcessBelongsToAJobByItsCgroup) {
   EXPECT_FALSE(CgroupNamesJob(v1, ""));
 }
 
+// A job's user may make cgroups of its own (below its task's, delegated;
+// in its systemd user manager) and name one job_<another job>: its
+// processes there are not that job's.
+TEST(GpuSelection, AUsersOwnCgroupNamedLikeAJobDoesNotCount) {
+  const char* nested = "0::/system.slice/slurmstepd.scope/job_123/step_0/user/task_0/job_9999\n";
+  EXPECT_TRUE(CgroupNamesJob(nested, "123")) << "still in its own job";
+  EXPECT_FALSE(CgroupNamesJob(nested, "9999"));
+  EXPECT_FALSE(CgroupNamesJob(
+      "0::/user.slice/user-1000.slice/user@1000.service/app.slice/job_9999/x\n", "9999"));
+  EXPECT_FALSE(
+      CgroupNamesJob("0::/user.slice/user-1000.slice/user@1000.service/system.slice/"
+                     "slurmstepd.scope/job_9999/step_0\n",
+                     "9999"))
+      << "Slurm's layout, below the user's own tree";
+  EXPECT_FALSE(
+      CgroupNamesJob("12:devices:/slurm/uid_1000/job_123/step_0/task_1/job_9999\n", "9999"));
+  EXPECT_TRUE(CgroupNamesJob("0::/system.slice/node7_slurmstepd.scope/job_9999/step_0\n", "9999"))
+      << "several slurmd on one host: the scope has the node's name";
+  EXPECT_TRUE(CgroupNamesJob("4:memory:/slurm_node7/uid_0/job_9999\n", "9999"));
+}
+
 TEST(Rdma, BroadcomAndMlx5NamesAndStandardCounters) {
   RdmaCollector collector(std::string(JOBMON_FIXTURES) + "/sysfs/rdma");
   auto families = collector.Collect();

@@ -124,5 +124,54 @@ TEST(EndDiagnosis, DestroyingCancelsWhatRuns) {
   EXPECT_TRUE(gate.saw_cancel);
 }
 
+// A diagnosis waiting behind a slow one used to get its full timeout only
+// once it started: a queue of them held each job's report back for hours.
+// The timeout counts from Submit; one that waited it out never starts.
+TEST(EndDiagnosis, TheTimeoutCountsFromSubmitNotFromStart) {
+  Gate gate;
+  EndDiagnosis d(gate.Fake(), 60);
+  const auto t0 = EndDiagnosis::Clock::now();
+  d.Submit(1, 1, "a", t0);
+  d.Submit(2, 2, "b", t0);
+  for (int i = 0; i < 1000 && !gate.started; ++i) std::this_thread::sleep_for(1ms);
+  auto results = d.Poll(t0 + 61s);
+  ASSERT_EQ(results.size(), 2u) << "the running one and the one that waited";
+  EXPECT_EQ(results[0].job_id, 1u);
+  EXPECT_TRUE(results[0].timed_out);
+  EXPECT_EQ(results[1].job_id, 2u);
+  EXPECT_TRUE(results[1].timed_out);
+  EXPECT_NE(results[1].error.find("waiting behind other diagnoses"), std::string::npos)
+      << results[1].error;
+  EXPECT_EQ(d.pending(), 0u);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(gate.argument, "a") << "the one that waited it out never started";
+}
+
+// One user ending many jobs at once filled an unbounded queue ahead of
+// everyone else's diagnoses: beyond its share (and beyond the total) a
+// job is dropped, and the next Poll says why.
+TEST(EndDiagnosis, OneUserCannotFillTheQueue) {
+  Gate gate;
+  EndDiagnosis d(gate.Fake(), 60, EndDiagnosis::Limits{.per_user = 2, .total = 3});
+  const JobUser alice{1000, 1000}, bob{1001, 1001}, carol{1002, 1002};
+  d.Submit(1, 1, "a1", EndDiagnosis::Clock::now(), alice);
+  d.Submit(2, 2, "a2", EndDiagnosis::Clock::now(), alice);
+  d.Submit(3, 3, "a3", EndDiagnosis::Clock::now(), alice);  // past alice's share
+  d.Submit(4, 4, "b1", EndDiagnosis::Clock::now(), bob);
+  d.Submit(5, 5, "c1", EndDiagnosis::Clock::now(), carol);  // past the total
+  auto results = d.Poll();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].job_id, 3u);
+  EXPECT_FALSE(results[0].timed_out);
+  EXPECT_NE(results[0].error.find("dropped: uid 1000 has 2 diagnoses"), std::string::npos)
+      << results[0].error;
+  EXPECT_EQ(results[1].job_id, 5u);
+  EXPECT_NE(results[1].error.find("dropped: 3 diagnoses already waiting or running"),
+            std::string::npos)
+      << results[1].error;
+  EXPECT_EQ(d.pending(), 3u) << "alice's two and bob's one";
+  gate.Release();
+}
+
 }  // namespace
 }  // namespace jobmon::monitor

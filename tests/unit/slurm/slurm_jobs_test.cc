@@ -43,6 +43,27 @@ TEST(SlurmJobsTest, ParsesSqueueJsonRecordedFromTheDevCluster) {
   EXPECT_TRUE(ParseJobsJson(R"({"jobs": [{"job_id": 5}]})")->jobs.empty()) << "no user id";
 }
 
+// One job named with invalid UTF-8 (a stray byte, a truncated sequence):
+// nlohmann-json rejected the whole answer and the monitor followed no job.
+// Every job is read, that one with U+FFFD for what is not UTF-8.
+TEST(SlurmJobsTest, OneNameWithInvalidUtf8BlindsNoJob) {
+  std::ifstream in(std::string(JOBMON_FIXTURES) + "/slurm/squeue-json.json");
+  std::stringstream read;
+  read << in.rdbuf();
+  std::string text = read.str();
+  const std::string name = "\"eval job\"";
+  const size_t at = text.find(name);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, name.size(), "\"eval\xff job\xe2\x82\"");
+  auto parsed = ParseJobsJson(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  ASSERT_EQ(parsed->jobs.size(), 4u);
+  EXPECT_EQ(parsed->jobs[0].name, "llama-7b");
+  EXPECT_EQ(parsed->jobs[1].job_id, 2u);
+  EXPECT_EQ(parsed->jobs[1].name, "eval\xef\xbf\xbd job\xef\xbf\xbd");
+  EXPECT_EQ(parsed->jobs[1].state, "FAILED");
+}
+
 TEST(SlurmJobsTest, AJobFieldCannotInjectAnotherField) {
   // Recorded: job 3 is named "x StdOut=/etc/shadow UserId=root(0)
   // NodeList=evil[1-2]" and commented " StdOut=/etc/gshadow". In the JSON

@@ -30,7 +30,9 @@ struct CommandOptions {
   // when we are root; ignored otherwise. The helper dies with us
   // (PR_SET_PDEATHSIG), so a killed daemon leaves no diagnosis running.
   std::optional<JobUser> run_as;
-  std::optional<std::vector<std::string>> env;  // "K=V"; nullopt: ours
+  // "K=V"; nullopt: ours, or MinimalEnvironment() (child_environment.h)
+  // with run_as.
+  std::optional<std::vector<std::string>> env;
   // Set by another thread: the helper is stopped as at the deadline.
   std::shared_ptr<const std::atomic<bool>> cancel;
   // At the deadline (or cancel): SIGTERM to the group, SIGKILL after this
@@ -45,7 +47,9 @@ Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    std::chrono::milliseconds timeout, size_t max_output = 1 << 20);
 
 // Becomes `user` for good, the whole process: supplementary groups
-// dropped, then gid, then uid. A no-op unless we run as root.
+// dropped, then gid, then uid, and the environment reduced to
+// MinimalEnvironment() (child_environment.h). A no-op unless we run as
+// root. Call it while the process is single-threaded.
 Expected<void> BecomeUser(const JobUser& user);
 
 }  // namespace jobmon

@@ -23,8 +23,9 @@ void ExportServedGpus(FamilyBuilder& b, const GpuSelection& selection, int node_
                       const std::string& vendor);
 
 // True when a /proc/<pid>/cgroup text places the process in Slurm job
-// `job_id`: a path component "job_<id>" (cgroup v1 .../uid_U/job_J/step_S,
-// v2 .../slurmstepd.scope/job_J/step_S/...).
+// `job_id` where Slurm puts a job, from the hierarchy's root (cgroup v1
+// /slurm/uid_U/job_J/..., v2 /system.slice/slurmstepd.scope/job_J/...); a
+// cgroup named job_J anywhere else (one the job's user made) is not it.
 bool CgroupNamesJob(std::string_view cgroup_file, std::string_view job_id);
 
 // The pids of the job's processes, from <procfs>/<pid>/cgroup (readable by

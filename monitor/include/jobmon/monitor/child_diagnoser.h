@@ -27,9 +27,6 @@ struct ChildDiagnoserOptions {
 // The child's command line for a request (pure, for tests).
 std::vector<std::string> ChildDiagnoseArgv(const ChildDiagnoserOptions& options,
                                            const diagnose::TargetRequest& request);
-// Its environment: PATH, SLURM_CONF, TZ and LANG of ours, nothing else (no
-// secret of the daemon's reaches a process of the job's user).
-std::vector<std::string> ChildEnvironment();
 
 diagnose::ReportDiagnoser ChildDiagnoser(ChildDiagnoserOptions options);
 

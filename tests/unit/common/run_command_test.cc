@@ -1,0 +1,106 @@
+#include "jobmon/common/run_command.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "jobmon/common/child_environment.h"
+
+namespace jobmon {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The descriptors the helper holds, one number a line, as its shell sees
+// them (the shell's own listing: `ls` would add the fd it reads with).
+std::string HelperDescriptors(const CommandOptions& options) {
+  auto result = RunCommand({"/bin/sh", "-c", "ls /proc/$$/fd"}, options);
+  EXPECT_TRUE(result.ok()) << result.error().message;
+  return result.ok() ? result->output : "";
+}
+
+// A daemon holds sockets libcurl opened without close-on-exec: the helper
+// it starts (as the job's user, for `jobmon diagnose --for-monitor`) must
+// get stdin, stdout and stderr alone.
+TEST(RunCommand, TheHelperGetsNoDescriptorOfTheCallerBeyondStdio) {
+  int sockets[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);  // inheritable
+  int high = dup2(sockets[0], 200);
+  ASSERT_EQ(high, 200);
+  CommandOptions options;
+  options.timeout = 10s;
+  EXPECT_EQ(HelperDescriptors(options), "0\n1\n2\n");
+  if (geteuid() == 0) {
+    options.run_as = JobUser{65534, 65534};
+    EXPECT_EQ(HelperDescriptors(options), "0\n1\n2\n") << "run as another user";
+  }
+  close(high);
+  close(sockets[0]);
+  close(sockets[1]);
+}
+
+// What a helper's environment holds, as `env` prints it.
+std::string HelperEnvironment(const CommandOptions& options) {
+  auto result = RunCommand({"env"}, options);
+  EXPECT_TRUE(result.ok()) << result.error().message;
+  return result.ok() ? result->output : "";
+}
+
+// An admin runs the daemon or `jobmon diagnose` with secrets in the
+// environment (JOBMON_STORE_TOKEN): a helper run as the job's user gets the
+// listed variables alone.
+TEST(RunCommand, AHelperRunAsAnotherUserGetsNoneOfOurSecrets) {
+  setenv("JOBMON_STORE_TOKEN", "s3cret-token", 1);
+  setenv("TZ", "UTC", 1);
+  CommandOptions options;
+  options.timeout = 10s;
+  options.run_as = JobUser{65534, 65534};
+  const std::string env = HelperEnvironment(options);
+  unsetenv("JOBMON_STORE_TOKEN");
+  EXPECT_EQ(env.find("s3cret-token"), std::string::npos) << env;
+  EXPECT_NE(env.find("PATH="), std::string::npos) << env;
+  EXPECT_NE(env.find("TZ=UTC"), std::string::npos) << env;
+}
+
+// `jobmon diagnose` as root becomes the job's user, then runs gnuplot and
+// squeue with no run_as of their own: they must not get root's secrets.
+TEST(BecomeUser, WhatTheProcessStartsAfterwardsGetsNoneOfOurSecrets) {
+  if (geteuid() != 0) GTEST_SKIP() << "BecomeUser is a no-op unless run as root";
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a process of its own: it stays nobody
+    close(report[0]);
+    setenv("JOBMON_STORE_TOKEN", "s3cret-token", 1);
+    std::string env = BecomeUser(JobUser{65534, 65534}).ok() ? HelperEnvironment({}) : "no";
+    ssize_t ignored = write(report[1], env.data(), env.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(report[1]);
+  std::string env;
+  char buffer[4096];
+  for (ssize_t n; (n = read(report[0], buffer, sizeof buffer)) > 0;) env.append(buffer, n);
+  close(report[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_NE(env.find("PATH="), std::string::npos) << env;
+  EXPECT_EQ(env.find("s3cret-token"), std::string::npos) << env;
+}
+
+TEST(MinimalEnvironment, TheListedVariablesAloneAndADefaultPath) {
+  const char* environment[] = {
+      "JOBMON_STORE_TOKEN=x", "LANG=C.UTF-8", "PATHX=no", "SLURM_CONF=/etc/slurm/slurm.conf",
+      "HOME=/root",           nullptr};
+  EXPECT_EQ(
+      MinimalEnvironment(environment),
+      (std::vector<std::string>{kDefaultPath, "LANG=C.UTF-8", "SLURM_CONF=/etc/slurm/slurm.conf"}));
+}
+
+}  // namespace
+}  // namespace jobmon
