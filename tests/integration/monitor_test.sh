@@ -74,6 +74,10 @@ slurm_timeout = "3s"
 slurm_retries = 2
 scrape_timeout = "1s"
 stale_after = "4s"
+# The slow job's slowdown lasts 24 s: a window of seconds here (minutes
+# in production, the shipped default).
+slowdown_window = "6s"
+slowdown_min_steps = 10
 metrics_listen = "127.0.0.1:$MPORT"
 notify_file = "$ALERTS"
 api_socket = "$API/monitor.sock"

@@ -124,7 +124,7 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
     if (auto read = ReadStallRule(*stall, path, "monitor.stall", config.stall); !read)
       return read.error();
   }
-  r.Seconds("slowdown_window", config.slowdown.window_seconds, 60);
+  r.Seconds("slowdown_window", config.slowdown.window_seconds, 1);
   r.Integer("slowdown_min_steps", config.slowdown.min_steps, 3, 100000);
   if (const toml::table* select = r.Table("select")) {
     TomlSection s(*select, path, "monitor.select");
