@@ -14,14 +14,26 @@ namespace {
 constexpr size_t kMaxPhaseLine = 512;
 
 bool HasAnyKeyword(std::string_view line) {
-  // A cheap gate before the expressions: every phase wording holds one.
+  // A cheap gate before the expressions, on every line a job prints that
+  // is not a step: every phase wording holds one of these (lower case).
   static constexpr std::array<std::string_view, 9> kKeywords = {
       "eval", "valid", "checkpoint", "ckpt", "sav", "load", "restor", "resum", "dataset"};
-  std::string lower(line);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::any_of(kKeywords.begin(), kKeywords.end(),
-                     [&](std::string_view k) { return lower.find(k) != std::string::npos; });
+  auto same = [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
+  };
+  return std::any_of(kKeywords.begin(), kKeywords.end(), [&](std::string_view k) {
+    return std::search(line.begin(), line.end(), k.begin(), k.end(), same) != line.end();
+  });
+}
+
+const RE2::Options& Caseless() {
+  static const RE2::Options options = [] {
+    RE2::Options o;
+    o.set_case_sensitive(false);
+    o.set_log_errors(false);
+    return o;
+  }();
+  return options;
 }
 
 struct PhasePattern {
@@ -30,12 +42,7 @@ struct PhasePattern {
 };
 
 const std::array<PhasePattern, 4>& Patterns() {
-  static const RE2::Options options = [] {
-    RE2::Options o;
-    o.set_case_sensitive(false);
-    o.set_log_errors(false);
-    return o;
-  }();
+  const RE2::Options& options = Caseless();
   // Evaluation: HF Trainer's "***** Running Evaluation *****", fairseq's
   // 'begin validation on "valid" subset', Megatron's "Evaluating iter",
   // Lightning's "Validation DataLoader 0:" and "Sanity Checking" bars.
@@ -80,12 +87,7 @@ const std::array<PhasePattern, 4>& Patterns() {
 bool PhaseEnded(std::string_view line) {
   if (line.size() > kMaxPhaseLine) line = line.substr(line.size() - kMaxPhaseLine);
   if (!HasAnyKeyword(line)) return false;
-  static const RE2::Options options = [] {
-    RE2::Options o;
-    o.set_case_sensitive(false);
-    o.set_log_errors(false);
-    return o;
-  }();
+  const RE2::Options& options = Caseless();
   static const RE2 ended(
       R"(\b(?:saved|wrote|written|stored)\b.{0,48}\b(?:checkpoints?|ckpts?|model|state[ _]dict|weights)\b|)"
       R"(\b(?:checkpoints?|ckpts?)\b.{0,80}\b(?:saved|written|stored|complete[d]?|done)\b|)"
