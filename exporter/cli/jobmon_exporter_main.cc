@@ -1,6 +1,8 @@
 // jobmon-exporter: per-node metrics for one job, on the node's
 // cluster-private address only.
 
+#include <CivetServer.h>
+#include <civetweb.h>
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 #include <signal.h>
@@ -9,14 +11,17 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "jobmon/common/duration.h"
+#include "jobmon/common/job_history.h"
 #include "jobmon/exporter/collector_pool.h"
 #include "jobmon/exporter/gpu_selection.h"
+#include "jobmon/exporter/history_proxy.h"
 #include "jobmon/exporter/kmsg_source.h"
 #include "jobmon/exporter/listen_address.h"
 
@@ -38,6 +43,46 @@ class StartupFamilies : public prometheus::Collectable {
  private:
   ex::Families families_;
 };
+
+// The history route (history_proxy.h), answered before prometheus-cpp's
+// handlers see the request; set once before the server starts.
+const ex::HistoryProxy* history_proxy = nullptr;
+
+// civetweb's begin_request: a request to job_history::kPath is answered
+// here (non-zero: handled); anything else goes on to /metrics.
+int AnswerHistory(mg_connection* connection) {
+  const mg_request_info* info = mg_get_request_info(connection);
+  if (!history_proxy || !info->local_uri ||
+      std::strcmp(info->local_uri, jobmon::job_history::kPath) != 0) {
+    return 0;
+  }
+  ex::ProxyAnswer answer;
+  if (std::strcmp(info->request_method, "GET") != 0) {
+    answer = {405, "text/plain", "GET only\n"};
+  } else {
+    const char* query_string = info->query_string ? info->query_string : "";
+    const size_t length = std::strlen(query_string);
+    // A selector of kMaxFamilies metric names fits; a longer one is refused.
+    std::string values[4];
+    const char* names[4] = {"query", "start", "end", "step"};
+    bool fits = true;
+    for (int i = 0; i < 4; ++i) {
+      char value[8192];
+      const int got = mg_get_var(query_string, length, names[i], value, sizeof value);
+      if (got == -2) fits = false;
+      if (got > 0) values[i].assign(value, static_cast<size_t>(got));
+    }
+    answer = fits ? history_proxy->Answer(values[0], values[1], values[2], values[3])
+                  : ex::ProxyAnswer{400, "text/plain", "parameter too long\n"};
+  }
+  mg_printf(connection,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+            "Connection: close\r\n\r\n",
+            answer.status, mg_get_response_code_text(connection, answer.status),
+            answer.content_type.c_str(), answer.body.size());
+  mg_write(connection, answer.body.data(), answer.body.size());
+  return answer.status;
+}
 
 }  // namespace
 
@@ -84,6 +129,13 @@ int main(int argc, char** argv) {
                  "SLURMD_NODENAME; default: scontrol guesses from the hostname)");
   app.add_option("--slurm-conf", paths.slurm_conf,
                  "slurm.conf for scontrol (default: $SLURM_CONF when set, else Slurm's own)");
+  std::string prometheus_text;
+  app.add_option("--prometheus", prometheus_text,
+                 "The job's Prometheus on this node's loopback (127.0.0.1:PORT; the head node's "
+                 "prolog passes it): GET " +
+                     std::string(jobmon::job_history::kPath) +
+                     " answers a selector of metric families from it, for a monitor restarted "
+                     "while the job ran");
   std::optional<int> kmsg_fd;
   app.add_option("--kmsg-fd", kmsg_fd,
                  "Read the kernel log from this inherited descriptor (the root prolog's "
@@ -148,6 +200,18 @@ int main(int argc, char** argv) {
     }
     limits.allowed.push_back(*cidr);
   }
+  std::optional<ex::HistoryProxy> history;
+  if (!prometheus_text.empty()) {
+    auto prometheus = jobmon::ParseSocketAddress(prometheus_text);
+    auto made = prometheus ? ex::HistoryProxy::Make(*prometheus)
+                           : jobmon::Expected<ex::HistoryProxy>(prometheus.error());
+    if (!made) {
+      std::cerr << "jobmon-exporter: error: --prometheus: " << made.error().message << "\n";
+      return 2;
+    }
+    history.emplace(std::move(made).value());
+    history_proxy = &*history;
+  }
   bool dmesg_on =
       collectors_list.empty() || ("," + collectors_list + ",").find(",dmesg,") != std::string::npos;
   std::shared_ptr<ex::KmsgSource> kmsg;
@@ -200,7 +264,9 @@ int main(int argc, char** argv) {
     // requests must not starve the job's Prometheus (see MetricsServerOptions).
     auto server_options = jobmon::MetricsServerOptions(*address, limits);
     if (!server_options) throw std::invalid_argument(server_options.error().message);
-    exposer = std::make_unique<prometheus::Exposer>(*server_options);
+    CivetCallbacks callbacks;
+    callbacks.begin_request = AnswerHistory;
+    exposer = std::make_unique<prometheus::Exposer>(*server_options, &callbacks);
   } catch (const std::exception& e) {
     std::cerr << "jobmon-exporter: error: cannot listen on " << address->ToBindString() << ": "
               << e.what() << "\n";
@@ -217,8 +283,8 @@ int main(int argc, char** argv) {
   for (const auto& f : collectors) names += (names.empty() ? "" : ",") + f.name;
   std::cerr << "jobmon-exporter: serving http://" << address->ToBindString() << "/metrics for host "
             << host << " (collectors: " << names << "; GPUs: "
-            << (paths.gpus.only ? "the job's " + gpus_text + " from " + gpus_source : "all")
-            << ")\n";
+            << (paths.gpus.only ? "the job's " + gpus_text + " from " + gpus_source : "all") << ")"
+            << (history ? "; the job's history at " + prometheus_text : std::string()) << "\n";
   int sig = 0;
   sigwait(&stop_signals, &sig);
   std::cerr << "jobmon-exporter: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping\n";

@@ -80,7 +80,8 @@ struct Prolog {
     return lc::ExporterGpuArgs(allocation);
   }
 
-  void StartExporter() {
+  // `prometheus_port`: the job's Prometheus on this node (the head's), 0: none.
+  void StartExporter(int prometheus_port) {
     auto interfaces = ListInterfaceAddresses();
     if (!interfaces) {
       Degrade("no exporter: cannot list addresses: " + interfaces.error().message);
@@ -126,6 +127,9 @@ struct Prolog {
     if (!job.slurm_conf.empty()) argv.insert(argv.end(), {"--slurm-conf", job.slurm_conf});
     auto gpus = JobGpus();
     argv.insert(argv.end(), gpus.begin(), gpus.end());
+    if (prometheus_port != 0) {
+      argv.insert(argv.end(), {"--prometheus", "127.0.0.1:" + std::to_string(prometheus_port)});
+    }
     auto allow = lc::ExporterAllowArgs(config, address);
     argv.insert(argv.end(), allow.begin(), allow.end());
     if (tfevents) {
@@ -325,7 +329,6 @@ struct Prolog {
     }
     Manifest manifest;
     if (dir_ok) {
-      StartExporter();
       if (job.is_head()) {
         manifest.job_id = job.job_id;
         manifest.user = job.user;
@@ -338,6 +341,11 @@ struct Prolog {
         manifest.jobmon_version = JOBMON_VERSION;
         manifest.started_at = IsoNow();
         StartPrometheus(manifest);
+      }
+      // After the head's Prometheus: its exporter answers a restarted
+      // monitor's question for the job's history from it (job_history.h).
+      StartExporter(manifest.prometheus_port);
+      if (job.is_head()) {
         manifest.state = "running";
         manifest.degraded = degraded;
         Expected<void> written = [&] {

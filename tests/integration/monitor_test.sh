@@ -371,6 +371,33 @@ else
   TEST_USER=""
 fi
 
+echo "# wave 4: a daemon restarted as a hang began, with no baseline of its own (killed before"
+echo "# it had saved one): the class from the job's own Prometheus, through its head node's exporter"
+late=$(submit late --steps 400 --step-seconds 0.3 --hang-at 60)
+late_log=$(log_of "$late" late)
+echo "# jobs: late=$late"
+check "late: tracked" wait_for 30 tracked "$late"
+check "late: training (step 10 read by the daemon)" wait_for 60 bash -c \
+  "$(declare -f sql checks); [[ \$(sql 'SELECT last_step FROM progress WHERE job_id=$late') -ge 10 ]]"
+kill -KILL "$MONITOR_PID"
+wait "$MONITOR_PID" 2>/dev/null
+python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("DELETE FROM host_baselines WHERE job_id=?", (int(sys.argv[2]),))
+db.commit()' "$DB" "$late"
+check "late: the job hangs after step 59 while no daemon watches" \
+  wait_for 60 grep -q "completed step: 59," "$late_log"
+sleep 2
+start_monitor
+check "late: the restarted daemon takes the job's history from its Prometheus" \
+  wait_for 30 grep -q "history_backfilled job=$late " "$MLOG"
+check "late: hang/busy-wait, as without the restart" wait_for 60 has_incident "$late" hang/busy-wait
+check "late: no plain hang was raised first" test -z "$(incidents "$late" | grep '^hang|')"
+ev=$(evidence_of "$late" hang/busy-wait)
+check "late: node1's power against the training baseline it did not scrape" \
+  grep -qE 'node1: GPU util 100%, power [0-9]+ W \([0-9]+% of its training baseline [0-9]+ W\)' <<<"$ev"
+scancel "$late" 2>/dev/null
+
 echo "# SIGTERM"
 kill -TERM "$MONITOR_PID"
 check "SIGTERM: the daemon exits 0 within 5 s" bash -c \

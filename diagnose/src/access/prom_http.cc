@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "jobmon/common/http_client.h"
+#include "jobmon/common/http_url.h"
 #include "jobmon/diagnose/prom_json.h"
 
 namespace jobmon::diagnose {
@@ -12,23 +13,6 @@ namespace {
 std::string Seconds(double t) { return fmt::format("{:.3f}", t); }
 
 }  // namespace
-
-std::string UrlEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size() * 3);
-  for (unsigned char c : text) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 PromHttpSource::PromHttpSource(std::string base_url, PromHttpOptions options)
     : base_url_(std::move(base_url)), options_(std::move(options)) {

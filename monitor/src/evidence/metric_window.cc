@@ -452,6 +452,11 @@ void MetricWindow::RestoreBaseline(const std::string& host, const HostBaseline& 
   restored_[host] = std::move(kept);
 }
 
+bool MetricWindow::HasRestoredPower() const {
+  return std::any_of(restored_.begin(), restored_.end(),
+                     [](const auto& entry) { return entry.second.power.has_value(); });
+}
+
 StallEvidence MetricWindow::Evidence(double at, double training_from, double training_until,
                                      double stale_after_seconds) const {
   StallEvidence evidence;

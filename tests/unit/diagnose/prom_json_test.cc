@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "jobmon/common/http_url.h"
 #include "jobmon/diagnose/prom_http.h"
 
 namespace jobmon::diagnose {

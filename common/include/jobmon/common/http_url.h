@@ -6,6 +6,7 @@
 // credentials go in secret files instead. The one test the plugin, the
 // monitor, the CLI and the alert receivers share.
 
+#include <string>
 #include <string_view>
 
 namespace jobmon {
@@ -14,5 +15,9 @@ namespace jobmon {
 bool IsHttpUrl(std::string_view url);
 
 bool UrlHasCredentials(std::string_view url);
+
+// Percent-encodes everything but RFC 3986's unreserved characters, so
+// PromQL's brackets, braces, quotes, '+', '&' and '=' survive a query string.
+std::string UrlEncode(std::string_view text);
 
 }  // namespace jobmon

@@ -29,10 +29,6 @@ struct PromHttpOptions {
   std::string extra_query;
 };
 
-// Percent-encodes everything but RFC 3986's unreserved characters, so
-// PromQL's brackets, braces, quotes, '+', '&' and '=' survive a query string.
-std::string UrlEncode(std::string_view text);
-
 class PromHttpSource : public PromSource {
  public:
   // base_url: "http://127.0.0.1:9190" (a trailing '/' is ignored).

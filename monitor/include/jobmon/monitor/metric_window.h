@@ -120,6 +120,9 @@ class MetricWindow {
   // it); its idle floors count as floors seen (the lowest of both wins). At
   // most limits_.max_hosts hosts and max_gpus_per_host floors per host.
   void RestoreBaseline(const std::string& host, const HostBaseline& baseline);
+  // Whether some host has a training power baseline restored: without one a
+  // restarted daemon's window knows nothing of the training it missed.
+  bool HasRestoredPower() const;
 
   // The newest sample of a per-host series (`tb_step`), the largest value
   // across hosts at the newest time; nullopt when no host has one.
