@@ -10,8 +10,12 @@ case "$flavour" in
   # Prefix /usr: the Debian package (scripts/package.sh) is this build,
   # and the binaries carry their install paths. Options given after the
   # flavour override these (a later -D wins).
+  # The flags spelled out (CMake's defaults): a tree the test command built
+  # at -O1 (scripts/test.sh) builds -O2 again here.
   release) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr
-                    -DJOBMON_BUILD_UNIT_TESTS=ON) ;;
+                    -DJOBMON_BUILD_UNIT_TESTS=ON
+                    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g -DNDEBUG"
+                    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g -DNDEBUG") ;;
   # clang with ASan/UBSan and libFuzzer's coverage instrumentation: the unit
   # tests and the libFuzzer targets (tests/fuzz/) from one compile of every
   # library. No SPANK plugin: an ASan runtime cannot be loaded into
