@@ -57,6 +57,14 @@ constexpr const char* kSrunTask =
 constexpr const char* kSlurmOom =
     "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c: 'oom-kill event(s)' 22.05, "
     "'oom_kill event%s' 23.02..HEAD (verified)";
+constexpr const char* kNcclBootstrap =
+    "NVIDIA/nccl src/bootstrap.cc bootstrapNetInit, src/transport/net_socket.cc, "
+    "src/transport/net_ib.cc: WARN bodies, v2.4.8-1..HEAD (read; docs/signature-sources.md "
+    "section 5)";
+constexpr const char* kGlooDevice =
+    "pytorch/gloo gloo/transport/tcp/device.cc lookupAddrForIface / lookupAddrForHostname / "
+    "sockaddrToInterfaceName, 707c1ca (2017)..HEAD (verified; "
+    "tests/fixtures/real/pytorch/spawn-gloo-bad-iface.log, torch 1.13.1)";
 constexpr const char* kElasticErrors =
     "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py "
     "ProcessFailure/ChildFailedError, 1.9..2.x (verified 1.13.1 and a 2.5-era copy)";
@@ -289,11 +297,20 @@ std::vector<FailureClass> BuildTable() {
       {"nccl-nic-fail",
        C::kInfrastructure,
        "Container start",
-       "Multi-node: no suitable NIC for NCCL.",
-       {{R"(NCCL FATAL.*Failed to auto-detect NCCL_SOCKET_IFNAME)", kRef}},
+       "Multi-node: no usable network interface for the collective library (the one "
+       "NCCL_SOCKET_IFNAME or GLOO_SOCKET_IFNAME names does not exist or has no address).",
+       {{R"(NCCL FATAL.*Failed to auto-detect NCCL_SOCKET_IFNAME)", kRef},
+        // The family: the library says it found no interface to bind.
+        {R"(Bootstrap : no socket interface found)", kNcclBootstrap},
+        {R"(NET/Socket : (no interface found|No usable listening interface found))",
+         kNcclBootstrap},
+        {R"(NET/IB : No IP interface found)", kNcclBootstrap},
+        {R"(Unable to find (address|interface) for:? \S)", kGlooDevice}},
        false,
-       {"Run `ip link show` on the compute nodes to verify NIC availability.",
-        "Check the choose_nccl_socket_ifname.sh logic."}},
+       {"Run `ip -br addr` on the compute nodes: the interface named by NCCL_SOCKET_IFNAME / "
+        "GLOO_SOCKET_IFNAME must exist there and have an address.",
+        "Unset the variable to let the library choose, or set it to the nodes' cluster "
+        "interface (a prefix such as `eth` or `ib` matches every numbered one)."}},
       {"port-fail",
        C::kInfrastructure,
        "Job start",

@@ -317,5 +317,26 @@ TEST_F(FrameworkSignaturesTest, FrameworkCompletionLinesMakeTheRunCompleted) {
   EXPECT_FALSE(sigterm.completion);
 }
 
+// NCCL's own words for an interface it cannot use (src/bootstrap.cc,
+// src/transport/net_socket.cc, net_ib.cc WARN bodies behind NCCL's line
+// header, src/debug.cc), and gloo's (gloo/transport/tcp/device.cc, through
+// GLOO_ENFORCE as PyTorch raises it): one family, nccl-nic-fail, not the
+// generic NCCL error or python-exception they read as before.
+TEST_F(FrameworkSignaturesTest, NoUsableNetworkInterfaceIsOneFamily) {
+  for (const char* line : {
+           "node1:1234:1234 [0] NCCL INFO Bootstrap : no socket interface found",
+           "node1:1234:1234 [0] misc/socket.cc:456 NCCL WARN Bootstrap : no socket interface found",
+           "node1:1234:1234 [0] NCCL WARN NET/Socket : no interface found",
+           "node1:1234:1234 [0] NCCL WARN NET/Socket : No usable listening interface found",
+           "node1:1234:1234 [0] NCCL WARN NET/IB : No IP interface found.",
+           "RuntimeError: [enforce fail at ./gloo/transport/tcp/device.cc:80] ifa != nullptr. "
+           "Unable to find address for: ib9",
+           "RuntimeError: [enforce fail at gloo/transport/tcp/device.cc:212] Unable to find "
+           "interface for: [10.0.0.5]:0",
+       }) {
+    ExpectClass(line, "nccl-nic-fail", As::kRoot);
+  }
+}
+
 }  // namespace
 }  // namespace jobmon::triage
