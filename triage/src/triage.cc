@@ -384,12 +384,19 @@ std::optional<ClockStall> ClockStallOf(const ScanFacts& facts, StepProfile profi
   return stall;
 }
 
-// Completion without a summary line: the loop's last step, then a
-// checkpoint save, at the very end of the log (nanoGPT's `saving
-// checkpoint to out` after its last `iter N`), nothing failing after it.
-std::optional<LineRef> FinalCheckpointSave(const ScanFacts& facts, const Progress& p) {
+// Completion without a summary line: the loop's last step, then the
+// program's own word that it ended at the very end of the log, nothing
+// failing after it: a final save (nanoGPT's `saving checkpoint to out`
+// after its last `iter N`, `saved final model to ...`) or its own "done"
+// (`training finished after 40 steps`, a bare `done`). A failure before the
+// last step was survived: what happened after it decides.
+std::optional<LineRef> OwnEndAfterTheLastStep(const ScanFacts& facts, const Progress& p) {
   static const RE2 kSave(
-      R"((?i)\b(saving|saved|wrote|writing)\b.*\b(checkpoint|ckpt)|\b(checkpoint|ckpt)\b.*\bsaved\b)");
+      R"((?i)\b(saving|saved|wrote|writing)\b.*\b(checkpoint|ckpt|model|weights)\b|)"
+      R"(\b(checkpoint|ckpt)\b.*\bsaved\b|)"
+      R"(^\W*(all )?(done|finished|complete|completed)\W*$|)"
+      R"(\b(training|train|run|job)\b.{0,20}\b(finished|complete|completed|done)\b|)"
+      R"(\b(finished|completed) training\b)");
   constexpr uint64_t kEndLines = 3;
   if (!p.last_step_line || facts.lines < *p.last_step_line ||
       facts.lines - *p.last_step_line > kEndLines + 1)
@@ -522,16 +529,24 @@ void ReadTheLogsEnd(const ScanFacts& facts, const AnalysisContext& context, Tria
         clock_stall->last_stamped ? fmt::format(" (line {})", clock_stall->last_stamped->line)
                                   : "");
   } else if (a.open_end && !a.summary && !a.in.slurm &&
-             (final_save = FinalCheckpointSave(facts, p))) {
+             (final_save = OwnEndAfterTheLastStep(facts, p))) {
     r.status = JobStatus::kCompleted;
     r.status_basis = fmt::format(
         "no JOB SUMMARY and no completion line, but the loop's last step (line {}) is followed by "
-        "a checkpoint save at the log's end (line {}): completed, with lower confidence (a kill "
-        "right after the save reads the same; Slurm's state would settle it)",
+        "the program's own end at the log's end (line {}): completed, with lower confidence (a "
+        "kill right after it reads the same; Slurm's state would settle it)",
         *p.last_step_line, final_save->line);
     a.decision.findings.push_back(fmt::format(
         "Completion inferred from the log's end (step {} then \"{}\"), not from a summary line",
         *p.last_step, final_save->text));
+    // (A run that restarted within the log says so itself: RecoveredAfter.)
+    const bool restarted = facts.steps[static_cast<size_t>(a.profile)].repeats() > 0;
+    for (const auto& [id, hits] : facts.classes) {
+      if (restarted) break;
+      a.decision.findings.push_back(
+          fmt::format("{} at line {} was survived: training went on to step {} (line {}) after it",
+                      id, hits.last.line, *p.last_step, *p.last_step_line));
+    }
   }
 }
 
@@ -652,15 +667,17 @@ void PrimaryFromTheLog(const ScanFacts& facts, TriageReport& r, Analysis& a) {
 void ChoosePrimary(const ScanFacts& facts, TriageReport& r, Analysis& a) {
   const Progress& p = r.progress;
   std::optional<uint64_t> recovered_after = RecoveredAfter(facts, p, a);
-  if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning) {
-    a.primary = a.found.count("tgs-degradation") ? "tgs-degradation" : "none";
-  } else if (recovered_after) {
-    a.primary = "none";
+  if (recovered_after) {
     r.findings.push_back(fmt::format(
         "The steps restarted within the log and went on to step {} (line {}) after the last "
         "failure line ({}): an earlier attempt failed and the run recovered (elastic restart or "
         "requeue); its failures are listed below",
         *p.last_step, *p.last_step_line, *recovered_after));
+  }
+  if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning) {
+    a.primary = a.found.count("tgs-degradation") ? "tgs-degradation" : "none";
+  } else if (recovered_after) {
+    a.primary = "none";
   } else {
     PrimaryFromTheLog(facts, r, a);
   }

@@ -116,6 +116,24 @@ TEST(RealCompletion, LoopEndThenCheckpointSaveIsACompletionWithLowerConfidence) 
   EXPECT_NE(r.status_basis.find("lower confidence"), std::string::npos) << r.status_basis;
 }
 
+// Issue 47: what happened after a traceback decides whether it was fatal.
+// A caught exception logged with its traceback (logging.exception), then
+// 30 more steps and the program's own "training finished" line.
+TEST(RealCompletion, ATracebackTheRunSurvivedIsNotItsCause) {
+  TriageReport r = Offline("spawn-caught-exception");
+  EXPECT_EQ(r.status, JobStatus::kCompleted) << r.status_basis;
+  EXPECT_EQ(r.primary, "none");
+  EXPECT_TRUE(AnyFindingHas(r, "python-exception at line 13 was survived"));
+}
+
+// Progress that reached its plan (`step 40/40`), the final model saved and
+// the program's own `done`: completed, without Slurm's word.
+TEST(RealCompletion, ProgressThatReachedItsPlanIsACompletion) {
+  TriageReport r = Offline("spawn-fraction-complete");
+  EXPECT_EQ(r.status, JobStatus::kCompleted) << r.status_basis;
+  EXPECT_EQ(r.primary, "none");
+}
+
 TEST(RealRestart, AnAttemptThatFailedAndRestartedIsNotTheRunsFailure) {
   for (const char* name : {"torchrun-elastic-recovered", "srun-requeue"}) {
     SCOPED_TRACE(name);
