@@ -57,6 +57,11 @@ constexpr const char* kSrunTask =
 constexpr const char* kSlurmOom =
     "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c: 'oom-kill event(s)' 22.05, "
     "'oom_kill event%s' 23.02..HEAD (verified)";
+constexpr const char* kBashJobStatus =
+    "bminor/bash jobs.c notify_of_job_status (\"%s: line %d: \") and print_pipeline (pid, "
+    "strsignal text padded to LONGEST_SIGNAL_DESC: 24 columns 4.2..5.2, 27 in 5.3, "
+    "\"(core dumped) \", the command), glibc strsignal texts (sysdeps/generic/siglist.h) "
+    "(verified; tests/fixtures/real/pytorch/shell-*.log, bash 5.2.15)";
 constexpr const char* kNcclBootstrap =
     "NVIDIA/nccl src/bootstrap.cc bootstrapNetInit, src/transport/net_socket.cc, "
     "src/transport/net_ib.cc: WARN bodies, v2.4.8-1..HEAD (read; docs/signature-sources.md "
@@ -539,7 +544,7 @@ std::vector<FailureClass> BuildTable() {
        "Training",
        "Training process killed by a signal (SIGSEGV, SIGABRT, ...).",
        {{R"(Training subprocess killed by)", kRef},
-        {R"(srun: error: \S+: tasks? [0-9,-]+: (Killed|Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception))",
+        {R"(srun: error: \S+: tasks? [0-9,-]+: (Killed|Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception|CPU time limit exceeded|File size limit exceeded|Trace/breakpoint trap|Bad system call))",
          kSrunTask, W::kRoot},
         {R"(Signal \d+ \(SIG(KILL|SEGV|ABRT|BUS|ILL|FPE)\) received by PID)", kElasticErrors,
          W::kRoot},
@@ -566,6 +571,10 @@ std::vector<FailureClass> BuildTable() {
          "CPython Lib/subprocess.py CalledProcessError.__str__ (accelerate simple launcher), 3.x "
          "(verified 3.11)",
          W::kRoot},
+        // A batch script's shell on its foreground command killed by a
+        // signal: the mechanism; a cause the log gives before it wins.
+        {R"(: line \d+: +\d+ (Killed|Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception|CPU time limit exceeded|File size limit exceeded|Trace/breakpoint trap|Bad system call)( |$))",
+         kBashJobStatus, W::kConsequence},
         // The SIGTERM of a cancel, a time limit or srun --kill-on-bad-exit.
         {R"(srun: error: \S+: tasks? [0-9,-]+: Terminated)", kSrunTask, W::kConsequence},
         {R"(Signal \d+ \(SIG(TERM|INT|HUP)\) received by PID)", kElasticErrors, W::kConsequence},

@@ -338,5 +338,25 @@ TEST_F(FrameworkSignaturesTest, NoUsableNetworkInterfaceIsOneFamily) {
   }
 }
 
+// A batch script's shell on its foreground command killed by a signal
+// (bash jobs.c: "%s: line %d: ", the pid, glibc's strsignal text padded to
+// 24 columns, 27 from bash 5.3, "(core dumped) ", the command): signal-kill
+// as a consequence, so a cause the log gives earlier stays the primary.
+TEST_F(FrameworkSignaturesTest, TheShellsWordForASignalDeathIsItsMechanism) {
+  for (const char* line : {
+           "/var/spool/slurmd/job00042/slurm_script: line 17:  4242 Killed                  "
+           "python train.py",
+           "train.sh: line 9:  4242 Segmentation fault      (core dumped) python train.py",
+           "job.sh: line 3:  2959 CPU time limit exceeded python train.py",
+           "job.sh: line 3: 12959 File size limit exceeded (core dumped) python train.py",
+           "job.sh: line 3:  2959 Bus error                  python train.py",  // bash 5.3
+       }) {
+    ExpectClass(line, "signal-kill", As::kConsequence);
+  }
+  // Not a job-status line: a line of the program's own that says "Killed".
+  ScanFacts facts = Scan("worker: line 3 of the config: 12 Killed processes restarted\n");
+  EXPECT_FALSE(facts.classes.count("signal-kill"));
+}
+
 }  // namespace
 }  // namespace jobmon::triage
