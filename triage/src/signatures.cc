@@ -667,7 +667,11 @@ std::vector<FailureClass> BuildTable() {
        "Training",
        "Training steps stopped advancing while the job stayed alive — almost always an NCCL/RCCL "
        "collective deadlock with every node waiting on the others.",
-       {},
+       // Mostly derived from the steps; a watchdog inside the job that saw
+       // no progress says so itself, before it dumps every thread and exits.
+       {{R"(^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$)",
+         "python/cpython Modules/faulthandler.c format_timeout (dump_traceback_later), 3.x "
+         "(verified; tests/fixtures/real/pytorch/spawn-watchdog-hang.log, 3.11)"}},
        false,
        {"Confirm with the TSDB at the hang time: `jobmon diagnose <job> --playbook hang` "
         "(GPU util 100% at idle power = busy-wait in a collective).",

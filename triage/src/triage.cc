@@ -570,10 +570,18 @@ void DeriveClasses(const ScanFacts& facts, TriageReport& r, Analysis& a) {
       if (ref.line == *p.last_step_line) last_step_evidence.push_back(ref);
     }
   }
-  a.hang =
-      r.status == JobStatus::kHanging || (r.status == JobStatus::kCancelled &&
-                                          (p.stalled || a.clock_stall) && p.last_step.has_value());
+  // A watchdog inside the job (faulthandler's dump_traceback_later) that
+  // fired after the last step saw no progress, whatever the job did next
+  // (the watchdog's own exit, a launcher's report of it).
+  std::optional<LineRef> watchdog;
+  if (auto it = facts.classes.find("hang");
+      it != facts.classes.end() && p.last_step_line && it->second.first.line > *p.last_step_line)
+    watchdog = it->second.first;
+  a.hang = r.status == JobStatus::kHanging || watchdog ||
+           (r.status == JobStatus::kCancelled && (p.stalled || a.clock_stall) &&
+            p.last_step.has_value());
   std::vector<LineRef> hang_evidence = last_step_evidence;
+  if (watchdog) hang_evidence.push_back(*watchdog);
   if (a.clock_stall && a.clock_stall->last_stamped) {
     // The stall's evidence: the last step, then the line that shows the
     // process still printing long after it.

@@ -134,6 +134,16 @@ TEST(RealCompletion, ProgressThatReachedItsPlanIsACompletion) {
   EXPECT_EQ(r.primary, "none");
 }
 
+// Issue 47: a hang seen in the job's own watchdog dump (faulthandler's
+// `Timeout (0:00:10)!` after the last step), though the ranks then exited
+// and the launcher reported an exit code.
+TEST(RealLogClock, AWatchdogThatFiredAfterTheLastStepIsAHang) {
+  TriageReport r = Offline("spawn-watchdog-hang");
+  EXPECT_EQ(r.primary, "hang");
+  // Healthy runs print no watchdog line; a survived one is not a hang.
+  EXPECT_NE(Offline("spawn-caught-exception").primary, "hang");
+}
+
 TEST(RealRestart, AnAttemptThatFailedAndRestartedIsNotTheRunsFailure) {
   for (const char* name : {"torchrun-elastic-recovered", "srun-requeue"}) {
     SCOPED_TRACE(name);
