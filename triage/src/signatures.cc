@@ -57,6 +57,18 @@ constexpr const char* kSrunTask =
 constexpr const char* kSlurmOom =
     "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c: 'oom-kill event(s)' 22.05, "
     "'oom_kill event%s' 23.02..HEAD (verified)";
+constexpr const char* kHfHub =
+    "huggingface/transformers src/transformers/utils/hub.py cached_file / cached_files "
+    "(OSError texts), 4.x (read; idx)";
+constexpr const char* kHfModeling =
+    "huggingface/transformers src/transformers/modeling_utils.py from_pretrained, 4.x (read; idx)";
+constexpr const char* kHubErrors =
+    "huggingface/huggingface_hub src/huggingface_hub/utils/_http.py hf_raise_for_status "
+    "(d61d6ec20 2022-06..HEAD), file_download.py LocalEntryNotFoundError, "
+    "hf_request_event_hook OfflineModeIsEnabled (read; git)";
+constexpr const char* kTorchStreamReader =
+    "pytorch/pytorch caffe2/serialize/inline_container.cc PyTorchStreamReader: "
+    "CAFFE_THROW(\"PytorchStreamReader failed \", what, ...), 1.x..2.x (read; idx)";
 constexpr const char* kBashJobStatus =
     "bminor/bash jobs.c notify_of_job_status (\"%s: line %d: \") and print_pipeline (pid, "
     "strsignal text padded to LONGEST_SIGNAL_DESC: 24 columns 4.2..5.2, 27 in 5.3, "
@@ -332,11 +344,30 @@ std::vector<FailureClass> BuildTable() {
       {"model-not-found",
        C::kInfrastructure,
        "Training start",
-       "Config file missing or ambiguous model name.",
-       {{R"(!!! Unknown model:)", kRef}, {R"(!!! Model name resolution failed)", kRef}},
+       "The model, its weights or a checkpoint could not be found or loaded (an unknown name, a "
+       "missing file, a hub that cannot be reached or is gated, a corrupt archive).",
+       {{R"(!!! Unknown model:)", kRef},
+        {R"(!!! Model name resolution failed)", kRef},
+        // One family, whichever library words it.
+        {R"(is not a local folder and is not a valid model identifier listed on)", kHfHub},
+        {R"(does not appear to have (a file named|files named))", kHfHub},
+        {R"(We couldn't connect to '[^']+' to load (the files|this file))", kHfHub},
+        {R"(is not a valid git identifier \(branch name, tag name or commit id\))", kHfHub},
+        {R"(You are trying to access a gated repo)", kHfHub},
+        {R"(Error no file named .+ found in directory )", kHfModeling},
+        {R"((Repository|Revision|Entry) Not Found for url: )", kHubErrors},
+        {R"(Cannot find the requested files in the disk cache and outgoing traffic has been disabled)",
+         kHubErrors},
+        {R"(Cannot reach \S+: offline mode is enabled)", kHubErrors},
+        {R"(PytorchStreamReader failed (reading zip archive|locating file|reading file|checking magic number))",
+         kTorchStreamReader}},
        false,
-       {"List available configs: ls configs/*.gpu.yml.",
-        "Create a new config per docs/model-configs.md."}},
+       {"Check the model name or path the job loads (from_pretrained, --model, the resume "
+        "path): a local path must hold its config and weights.",
+        "Nodes without internet access: download the model beforehand (huggingface-cli "
+        "download) and set HF_HUB_OFFLINE=1; a gated repository needs a token (HF_TOKEN).",
+        "A checkpoint that fails to load is truncated or corrupt: compare its size with the "
+        "save's, and resume from an earlier one."}},
       {"patch-branch-fail",
        C::kInfrastructure,
        "Container start",

@@ -358,5 +358,39 @@ TEST_F(FrameworkSignaturesTest, TheShellsWordForASignalDeathIsItsMechanism) {
   EXPECT_FALSE(facts.classes.count("signal-kill"));
 }
 
+// A model that cannot be loaded, as transformers (utils/hub.py,
+// modeling_utils.py), huggingface_hub (utils/_http.py, file_download.py)
+// and torch.load (inline_container.cc) word it: one class.
+TEST_F(FrameworkSignaturesTest, AModelThatCannotBeLoadedIsOneFamily) {
+  for (const char* line : {
+           "OSError: meta-llama/Llama-9-70b is not a local folder and is not a valid model "
+           "identifier listed on 'https://huggingface.co/models'",
+           "OSError: /models/llama does not appear to have a file named config.json. Checkout "
+           "'https://huggingface.co//models/llama/tree/None' for available files.",
+           "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and "
+           "couldn't find them in the cached files.",
+           "OSError: v2 is not a valid git identifier (branch name, tag name or commit id) that "
+           "exists for this model name.",
+           "OSError: You are trying to access a gated repo.",
+           "OSError: Error no file named pytorch_model.bin, model.safetensors found in directory "
+           "/models/llama.",
+           "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. (Request ID: x) "
+           "Repository Not Found for url: https://huggingface.co/api/models/x/y.",
+           "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in "
+           "the disk cache and outgoing traffic has been disabled.",
+           "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach "
+           "https://huggingface.co/api/models/x: offline mode is enabled.",
+           "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central "
+           "directory",
+       }) {
+    ExpectClass(line, "model-not-found", As::kRoot);
+  }
+  // Writing a checkpoint that fails is not loading one.
+  ScanFacts facts = Scan(
+      "RuntimeError: [enforce fail at inline_container.cc:445] . PytorchStreamWriter failed "
+      "writing file data/0: file write failed\n");
+  EXPECT_FALSE(facts.classes.count("model-not-found"));
+}
+
 }  // namespace
 }  // namespace jobmon::triage
