@@ -23,7 +23,7 @@ namespace {
 // checklist (reference: tracebacks, NCCL errors, SIGKILL before the timeout).
 bool IsRealTaskError(const std::string& id) {
   return id == "python-exception" || id == "nccl-timeout" || id == "oom-host" || id == "oom-gpu" ||
-         id == "signal-kill" || id == "xla-compile-fail";
+         id == "signal-kill" || id == "compile-fail";
 }
 
 // Evidence is quoted verbatim, but control characters and invalid UTF-8

@@ -57,6 +57,28 @@ constexpr const char* kSrunTask =
 constexpr const char* kSlurmOom =
     "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c: 'oom-kill event(s)' 22.05, "
     "'oom_kill event%s' 23.02..HEAD (verified)";
+constexpr const char* kCudaTools =
+    "NVIDIA CUDA toolkit ptxas / nvcc / cudafe++ (closed source): the 8-column severity "
+    "tokens 'fatal   ', 'error   ' and 'N errors detected in the compilation of', read with "
+    "strings(1) in CUDA 13.0.88; the same literal is tested in openxla/xla "
+    "subprocess_compilation.cc";
+constexpr const char* kXlaAsm =
+    "openxla/xla xla/stream_executor/cuda/subprocess_compilation.cc CompileGpuAsmUsingPtxAs "
+    "('ptxas exited with non-zero error code %d, output: %s'), ptx_compiler_impl.cc "
+    "('PTX compilation failed with error code %d'), (read; idx)";
+constexpr const char* kTritonErrors =
+    "triton-lang/triton python/triton/compiler/errors.py CompilationError ('at L:C:'), "
+    "python/triton/runtime/errors.py OutOfResources / PTXASError, "
+    "third_party/nvidia/backend/compiler.py make_cubin (read; idx)";
+constexpr const char* kInductorErrors =
+    "pytorch/pytorch torch/_dynamo/exc.py BackendCompilerFailed, torch/_inductor/exc.py "
+    "InductorError, 2.x (read; idx)";
+constexpr const char* kCppExtension =
+    "pytorch/pytorch torch/utils/cpp_extension.py _build_extension_module / _run_ninja_build "
+    "(\"Error building extension '{}'\"), 1.x..2.x (read; idx)";
+constexpr const char* kMosaic =
+    "jax-ml/jax jax/_src/pallas/mosaic/error_handling.py MosaicError, VerificationError "
+    "(MLIR_ERR_PREFIX) (read; git)";
 constexpr const char* kHfHub =
     "huggingface/transformers src/transformers/utils/hub.py cached_file / cached_files "
     "(OSError texts), 4.x (read; idx)";
@@ -472,7 +494,10 @@ std::vector<FailureClass> BuildTable() {
         {R"(Out of (host )?memory while trying to allocate)", kXlaOom}},
        false,
        {"Reduce per_device_batch_size or max_target_length.", "Try remat_policy=full.",
-        "Check the XLA buffer assignment for memory usage."}},
+        "Check the XLA buffer assignment for memory usage."},
+       // XLA wraps ptxas's register allocation failure in RESOURCE_EXHAUSTED
+       // (ptx_compiler_helpers.cc PtxRegisterAllocationError): a compiler's.
+       {"compile-fail"}},
       {"nccl-timeout",
        C::kTraining,
        "Training",
@@ -532,17 +557,36 @@ std::vector<FailureClass> BuildTable() {
         "`jobmon diagnose <job> --playbook network`.",
         "Run with _env_NCCL_DEBUG=INFO for detailed NCCL logs.",
         "Check whether specific nodes fail consistently."}},
-      {"xla-compile-fail",
+      {"compile-fail",
        C::kTraining,
        "Compilation",
-       "XLA/GPU compiler failure.",
+       "A compiler failed: XLA, Triton, Inductor, ptxas/nvcc, Mosaic or a C++/CUDA extension "
+       "build (not a memory exhaustion, whatever status code wraps it).",
        {{R"(INTERNAL: Failed to compile)", kRef},
         {R"(XLA compilation failed)", kRef},
-        {R"(HloModule.*[Ee]rror)", kRef}},
+        {R"(HloModule.*[Ee]rror)", kRef},
+        // One family, whichever component words it.
+        {R"(\bptxas\b.*\b(fatal|error) +: )", kCudaTools},
+        {R"(\bnvcc (fatal|error) +: )", kCudaTools},
+        {R"(\d+ errors? detected in the compilation of ")", kCudaTools},
+        {R"((ptxas|nvlink|fatbinary) exited with non-zero error code \d+)", kXlaAsm},
+        {R"(PTX compilation failed with error code \d+)", kXlaAsm},
+        {R"(PTXAS error: )", kTritonErrors},
+        {R"(Internal Triton PTX codegen error)", kTritonErrors},
+        {R"(triton\.compiler\.errors\.\w*(Error|Failure|Construct): at \d+:\d+:)", kTritonErrors},
+        {R"(out of resource: [\w ]+, Required: \d+, Hardware limit: \d+)", kTritonErrors},
+        {R"(BackendCompilerFailed: )", kInductorErrors},
+        {R"(InductorError: )", kInductorErrors},
+        {R"(Error building extension ')", kCppExtension},
+        {R"(Pallas encountered an internal verification error)", kMosaic},
+        {R"(MosaicError: )", kMosaic}},
        false,
-       {"Check the XLA flags in train_env.sh for conflicting settings.",
-        "Try _env_ENABLE_XLA_DUMP=1 to capture the failing HLO.",
-        "Reduce model complexity to isolate the issue."}},
+       {"Read the compiler's own message in the log (the first ptxas/nvcc/Triton/XLA error "
+        "line): it names the kernel and what failed.",
+        "A toolkit older than the GPU (`Value 'sm_…' is not defined for option 'gpu-name'`, "
+        "`Unsupported gpu architecture`) needs a newer CUDA toolkit in the job's environment.",
+        "Out of registers or shared memory (`out of resource`, `Register allocation failed`): "
+        "smaller block sizes or fewer stages for the kernel; it is not a GPU memory OOM."}},
       {"python-exception",
        C::kTraining,
        "Training",

@@ -392,5 +392,35 @@ TEST_F(FrameworkSignaturesTest, AModelThatCannotBeLoadedIsOneFamily) {
   EXPECT_FALSE(facts.classes.count("model-not-found"));
 }
 
+// A compiler's failure, whichever component words it (ptxas/nvcc as the
+// CUDA toolkit prints them, XLA's wrappers, Triton, Inductor, a C++/CUDA
+// extension build, Mosaic): one class, and never a GPU OOM though XLA
+// reports a register allocation failure as RESOURCE_EXHAUSTED.
+TEST_F(FrameworkSignaturesTest, ACompilersFailureIsOneFamily) {
+  for (const char* line : {
+           "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
+           "ptxas /tmp/tmpx.ptx, line 10; error   : Entry function 'k' uses too much shared data",
+           "nvcc fatal   : Unsupported gpu architecture 'compute_89'",
+           "1 error detected in the compilation of \"fused_adam.cu\".",
+           "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ptxas exited with non-zero error code "
+           "65280, output: ",
+           "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error",
+           "triton.compiler.errors.CompilationError: at 12:4:",
+           "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: "
+           "131072, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.",
+           "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+           "torch._inductor.exc.InductorError: CompilationError: at 3:8:",
+           "RuntimeError: Error building extension 'fused_adam': [1/3] nvcc -c ...",
+           "jax._src.pallas.mosaic.error_handling.MosaicError: INTERNAL: Mosaic failed to compile",
+       }) {
+    ExpectClass(line, "compile-fail", As::kRoot);
+  }
+  ScanFacts facts = Scan(
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: ptxas fatal   : Register "
+      "allocation failed with register count of 255\n");
+  EXPECT_TRUE(facts.classes.count("compile-fail"));
+  EXPECT_FALSE(facts.classes.count("oom-gpu")) << "a compiler's resource, not GPU memory";
+}
+
 }  // namespace
 }  // namespace jobmon::triage
