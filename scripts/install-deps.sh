@@ -12,7 +12,7 @@ PACKAGES=(
   # build
   build-essential cmake ninja-build lld pkg-config clang-format shellcheck git clang-14 libclang-rt-14-dev
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
-  libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev prometheus-cpp-dev
+  libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev prometheus-cpp-dev libmicrohttpd-dev
   libutfcpp-dev libarchive-dev libssl-dev libsqlite3-dev libcurl4-openssl-dev libspdlog-dev
   # promtool (lints the exporter's scrape), and node_exporter as the exporter
   # benchmark's baseline; their services are never started here

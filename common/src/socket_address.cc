@@ -28,8 +28,8 @@ Expected<SocketAddress> ParseSocketAddress(std::string_view text) {
   }
   auto address = IpAddress::Parse(host);
   if (!address) return Error{quoted + ": " + address.error().message + " (a literal IP is needed)"};
-  // The whole rest must be the port: "9188,0.0.0.0:2" or "9188s" would
-  // otherwise reach civetweb, which acts on what follows the digits.
+  // The whole rest must be the port: nothing such as "9188,0.0.0.0:2" or
+  // "9188s" follows the digits.
   unsigned port = 0;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
@@ -37,25 +37,6 @@ Expected<SocketAddress> ParseSocketAddress(std::string_view text) {
     return Error{quoted + ": bad port (one address:port, the port 1..65535)"};
   }
   return SocketAddress{*address, static_cast<uint16_t>(port)};
-}
-
-Expected<std::vector<std::string>> MetricsServerOptions(const SocketAddress& bind,
-                                                        const MetricsServerLimits& limits) {
-  std::vector<std::string> options = {
-      "listening_ports",    bind.ToBindString(),
-      "num_threads",        std::to_string(limits.threads),
-      "request_timeout_ms", std::to_string(limits.request_timeout_ms)};
-  if (!limits.allowed.empty()) {
-    // Deny all, then allow each block: civetweb applies the last match.
-    std::string acl = "-0.0.0.0/0";
-    for (const Cidr& cidr : limits.allowed) {
-      if (cidr.network.family != IpAddress::Family::kV4)
-        return Error{"allowed scrapers: " + cidr.ToString() + ": IPv4 blocks only"};
-      acl += ",+" + cidr.ToString();
-    }
-    options.insert(options.end(), {"access_control_list", acl});
-  }
-  return options;
 }
 
 }  // namespace jobmon

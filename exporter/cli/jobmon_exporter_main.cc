@@ -1,17 +1,13 @@
 // jobmon-exporter: per-node metrics for one job, on the node's
 // cluster-private address only.
 
-#include <CivetServer.h>
-#include <civetweb.h>
 #include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -19,6 +15,7 @@
 
 #include "jobmon/common/duration.h"
 #include "jobmon/common/job_history.h"
+#include "jobmon/common/metrics_server.h"
 #include "jobmon/exporter/collector_pool.h"
 #include "jobmon/exporter/gpu_selection.h"
 #include "jobmon/exporter/history_proxy.h"
@@ -43,46 +40,6 @@ class StartupFamilies : public prometheus::Collectable {
  private:
   ex::Families families_;
 };
-
-// The history route (history_proxy.h), answered before prometheus-cpp's
-// handlers see the request; set once before the server starts.
-const ex::HistoryProxy* history_proxy = nullptr;
-
-// civetweb's begin_request: a request to job_history::kPath is answered
-// here (non-zero: handled); anything else goes on to /metrics.
-int AnswerHistory(mg_connection* connection) {
-  const mg_request_info* info = mg_get_request_info(connection);
-  if (!history_proxy || !info->local_uri ||
-      std::strcmp(info->local_uri, jobmon::job_history::kPath) != 0) {
-    return 0;
-  }
-  ex::ProxyAnswer answer;
-  if (std::strcmp(info->request_method, "GET") != 0) {
-    answer = {405, "text/plain", "GET only\n"};
-  } else {
-    const char* query_string = info->query_string ? info->query_string : "";
-    const size_t length = std::strlen(query_string);
-    // A selector of kMaxFamilies metric names fits; a longer one is refused.
-    std::string values[4];
-    const char* names[4] = {"query", "start", "end", "step"};
-    bool fits = true;
-    for (int i = 0; i < 4; ++i) {
-      char value[8192];
-      const int got = mg_get_var(query_string, length, names[i], value, sizeof value);
-      if (got == -2) fits = false;
-      if (got > 0) values[i].assign(value, static_cast<size_t>(got));
-    }
-    answer = fits ? history_proxy->Answer(values[0], values[1], values[2], values[3])
-                  : ex::ProxyAnswer{400, "text/plain", "parameter too long\n"};
-  }
-  mg_printf(connection,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-            "Connection: close\r\n\r\n",
-            answer.status, mg_get_response_code_text(connection, answer.status),
-            answer.content_type.c_str(), answer.body.size());
-  mg_write(connection, answer.body.data(), answer.body.size());
-  return answer.status;
-}
 
 }  // namespace
 
@@ -210,7 +167,6 @@ int main(int argc, char** argv) {
       return 2;
     }
     history.emplace(std::move(made).value());
-    history_proxy = &*history;
   }
   bool dmesg_on =
       collectors_list.empty() || ("," + collectors_list + ",").find(",dmesg,") != std::string::npos;
@@ -258,27 +214,23 @@ int main(int argc, char** argv) {
       std::chrono::milliseconds(static_cast<int64_t>(abandon_after_seconds * 1000));
   options.min_interval = *interval;
   auto pool = std::make_shared<ex::CollectorPool>(collectors, options);
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    // More workers than two and a short request timeout: a few half-sent
-    // requests must not starve the job's Prometheus (see MetricsServerOptions).
-    auto server_options = jobmon::MetricsServerOptions(*address, limits);
-    if (!server_options) throw std::invalid_argument(server_options.error().message);
-    CivetCallbacks callbacks;
-    callbacks.begin_request = AnswerHistory;
-    exposer = std::make_unique<prometheus::Exposer>(*server_options, &callbacks);
-  } catch (const std::exception& e) {
+  // Bounded per peer, idle connections closed (MetricsServerLimits): a
+  // peer's idle or half-sent connections cannot starve the job's Prometheus
+  // or the monitor.
+  auto server = jobmon::MetricsServer::Start(*address, limits);
+  if (!server) {
     std::cerr << "jobmon-exporter: error: cannot listen on " << address->ToBindString() << ": "
-              << e.what() << "\n";
+              << server.error().message << "\n";
     return 1;
   }
-  exposer->RegisterCollectable(pool);
-  // The exposer holds collectables weakly: this one lives as long as main.
+  server.value()->RegisterCollectable(pool);
+  // The server holds collectables weakly: this one lives as long as main.
   std::shared_ptr<StartupFamilies> startup;
   if (kmsg) {
     startup = std::make_shared<StartupFamilies>(ex::KmsgSourceFamilies(*kmsg), host);
-    exposer->RegisterCollectable(startup);
+    server.value()->RegisterCollectable(startup);
   }
+  if (history) history->ServeOn(*server.value());
   std::string names;
   for (const auto& f : collectors) names += (names.empty() ? "" : ",") + f.name;
   std::cerr << "jobmon-exporter: serving http://" << address->ToBindString() << "/metrics for host "
@@ -288,8 +240,8 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   std::cerr << "jobmon-exporter: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping\n";
-  // No teardown: civetweb's mg_stop waits out its 2 s poll quantum before it
-  // returns, which delays every job's end on every node, and the exporter
+  // No teardown: a collection in progress would be waited for (up to
+  // --deadline), which delays the job's end on every node, and the exporter
   // holds nothing that needs flushing (no files, no state).
   std::cerr.flush();
   std::_Exit(0);

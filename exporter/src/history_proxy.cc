@@ -51,4 +51,13 @@ ProxyAnswer HistoryProxy::Answer(std::string_view query, std::string_view start,
   return answer;
 }
 
+void HistoryProxy::ServeOn(MetricsServer& server) const {
+  server.AddRoute(
+      job_history::kPath, [proxy = *this](const MetricsServer::QueryArgument& argument) {
+        ProxyAnswer answer =
+            proxy.Answer(argument("query"), argument("start"), argument("end"), argument("step"));
+        return HttpAnswer{answer.status, std::move(answer.content_type), std::move(answer.body)};
+      });
+}
+
 }  // namespace jobmon::exporter

@@ -2,28 +2,27 @@
 
 #include <stdexcept>
 
-#include "jobmon/common/socket_address.h"
 #include "jobmon/monitor/monitor_config.h"
 
 namespace jobmon::daemon {
 
 namespace {
 
-// The same worker count and request timeout as jobmon-exporter: a local user
-// holding half-sent requests open must not starve the monitoring scrape.
-std::vector<std::string> ServerOptions(const std::string& listen) {
+// libmicrohttpd with the loopback limits (MetricsServerLimits::Loopback):
+// a local user's idle or half-sent connections hold no thread and are
+// closed after 1 s, so they cannot starve the monitoring scrape.
+std::unique_ptr<MetricsServer> StartServer(const std::string& listen) {
   auto address = monitor::ParseMetricsListen(listen);
   if (!address) throw std::invalid_argument(address.error().message);
-  auto options = MetricsServerOptions(*address);
-  if (!options) throw std::invalid_argument(options.error().message);
-  return *options;
+  auto server = MetricsServer::Start(*address, MetricsServerLimits::Loopback());
+  if (!server) throw std::runtime_error(server.error().message);
+  return std::move(server).value();
 }
 
 }  // namespace
 
 DaemonMetrics::DaemonMetrics(const std::string& listen)
-    : registry_(std::make_shared<prometheus::Registry>()),
-      exposer_(std::make_unique<prometheus::Exposer>(ServerOptions(listen))) {
+    : registry_(std::make_shared<prometheus::Registry>()), server_(StartServer(listen)) {
   using prometheus::BuildCounter;
   using prometheus::BuildGauge;
   using prometheus::BuildHistogram;
@@ -110,7 +109,7 @@ DaemonMetrics::DaemonMetrics(const std::string& listen)
                      .Name("jobmon_monitor_alert_deliveries_total")
                      .Help("Alert deliveries by result (delivered, retried, failed)")
                      .Register(r);
-  exposer_->RegisterCollectable(registry_);
+  server_->RegisterCollectable(registry_);
 }
 
 void DaemonMetrics::Advance(prometheus::Counter& counter, uint64_t total) {

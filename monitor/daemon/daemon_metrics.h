@@ -3,7 +3,6 @@
 // poll durations, incidents by class, failures.
 
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
@@ -13,6 +12,7 @@
 #include <string>
 
 #include "jobmon/alerts/outbox.h"
+#include "jobmon/common/metrics_server.h"
 #include "jobmon/monitor/monitor.h"
 
 namespace jobmon::daemon {
@@ -29,7 +29,7 @@ class DaemonMetrics {
   void Advance(prometheus::Counter& counter, uint64_t total);
 
   std::shared_ptr<prometheus::Registry> registry_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsServer> server_;
   prometheus::Gauge* jobs_ = nullptr;
   prometheus::Gauge* diag_jobs_ = nullptr;
   prometheus::Gauge* diagnoses_pending_ = nullptr;

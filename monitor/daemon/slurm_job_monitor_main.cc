@@ -140,7 +140,7 @@ Expected<JobmonConfig> Load(const jobmon::ConfigPath& where, const Overrides& o)
   if (config.poll_interval < 0.1) return jobmon::Error{"poll interval must be at least 100ms"};
   if (auto resolved = ResolveStoreSecrets(file); !resolved) return resolved.error();
   if (!config.metrics_listen.empty()) {
-    // One loopback address:port; civetweb would act on anything after it.
+    // One loopback address:port and nothing after it.
     if (auto listen = jobmon::monitor::ParseMetricsListen(config.metrics_listen); !listen)
       return jobmon::Error{"--metrics-listen / monitor.metrics_listen: " + listen.error().message};
   }

@@ -75,7 +75,7 @@ Expected<PluginConfig> ParsePluginConfig(const std::vector<std::string>& args);
 std::vector<std::string> PluginConfigKeys();
 
 // The exporter's --allow arguments: `scrapers`, else the cluster's blocks;
-// IPv4 only (civetweb's list), so none for an exporter on an IPv6 address,
+// IPv4 only (MetricsServerLimits::allowed), so none for an exporter on an IPv6 address,
 // which then takes any scraper that reaches it.
 std::vector<std::string> ExporterAllowArgs(const PluginConfig& config, const IpAddress& listen);
 

@@ -1,14 +1,12 @@
 #include "scan_state.h"
 
-#include <utf8.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <ctime>
 #include <deque>
-#include <iterator>
 
+#include "jobmon/common/terminal_text.h"
 #include "jobmon/triage/line_facts.h"
 #include "jobmon/triage/progress_template.h"
 #include "jobmon/triage/signatures.h"
@@ -26,24 +24,12 @@ bool IsRealTaskError(const std::string& id) {
          id == "signal-kill" || id == "compile-fail";
 }
 
-// Evidence is quoted verbatim, but control characters and invalid UTF-8
-// would corrupt a terminal, Markdown or JSON: those bytes become U+FFFD.
+// Evidence is quoted verbatim, but a control character (C0, DEL, C1 such
+// as CSI U+009B) or invalid UTF-8 would corrupt a terminal, Markdown or
+// JSON: the project's one sanitiser (terminal_text.h) makes them U+FFFD. A
+// multi-byte character cut at the limit is invalid too, and replaced.
 std::string Sanitize(std::string_view text) {
-  std::string_view cut = text.substr(0, kEvidenceChars);
-  std::string valid;
-  valid.reserve(cut.size() + 8);
-  // A multi-byte character cut at the limit is invalid too, and replaced.
-  utf8::replace_invalid(cut.begin(), cut.end(), std::back_inserter(valid), 0xFFFD);
-  std::string out;
-  out.reserve(valid.size() + 8);
-  for (char c : valid) {
-    auto byte = static_cast<unsigned char>(c);
-    if ((byte < 0x20 && byte != '\t') || byte == 0x7f) {
-      out += "\xef\xbf\xbd";
-    } else {
-      out.push_back(c);
-    }
-  }
+  std::string out = TerminalText(text.substr(0, kEvidenceChars));
   if (text.size() > kEvidenceChars) out += "…";
   return out;
 }

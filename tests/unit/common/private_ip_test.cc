@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
 #include <random>
 
 #include "jobmon/common/socket_address.h"
@@ -159,16 +158,6 @@ TEST(SocketAddress, ExactlyOneAddressAndPort) {
                           "127.0.0.1:0x10"}) {
     EXPECT_FALSE(ParseSocketAddress(bad).ok()) << bad;
   }
-}
-
-TEST(SocketAddress, MetricsServerOptionsBoundWorkersAndRequestTime) {
-  auto options = MetricsServerOptions(ParseSocketAddress("10.0.0.5:9400").value()).value();
-  ASSERT_EQ(options.size() % 2, 0u);
-  std::map<std::string, std::string> by_key;
-  for (size_t i = 0; i < options.size(); i += 2) by_key[options[i]] = options[i + 1];
-  EXPECT_EQ(by_key.at("listening_ports"), "10.0.0.5:9400");
-  EXPECT_GE(std::stoi(by_key.at("num_threads")), 4);
-  EXPECT_LE(std::stoi(by_key.at("request_timeout_ms")), 5000);
 }
 
 TEST(ListInterfaceAddresses, FindsThisMachinesLoopback) {

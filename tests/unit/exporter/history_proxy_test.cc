@@ -86,5 +86,37 @@ TEST(HistoryProxy, OneRequestAtATimeSoNoCallerHoldsEveryWorker) {
   EXPECT_EQ(proxy->Answer(R"({__name__=~"up"})", "0", "60", "15").status, 200);
 }
 
+// The exporter's wiring: the route on its /metrics server reaches the
+// proxy with the request's decoded arguments, and its answer comes back.
+TEST(HistoryProxy, TheExportersServerAnswersTheRouteThroughTheProxy) {
+  std::vector<HttpRequest> forwarded;
+  auto proxy = HistoryProxy::Make(Loopback(9190), [&](const HttpRequest& request) {
+    forwarded.push_back(request);
+    return HttpResponse{200, R"({"status":"success","data":{"resultType":"matrix"}})", "", {}};
+  });
+  ASSERT_TRUE(proxy);
+  auto server =
+      MetricsServer::Start({IpAddress::Parse("127.0.0.1").value(), 0}).value();  // any port
+  proxy->ServeOn(*server);
+  const std::string base = "http://127.0.0.1:" + std::to_string(server->port());
+  const job_history::Request asked{{"up", "hw_gpu_power_watts"}, 100, 700, 15};
+  HttpRequest get;
+  get.url = base + job_history::ForwardTarget(asked);
+  get.timeout_seconds = 5;
+  HttpResponse answer = HttpGetAll({get}).front();
+  EXPECT_EQ(answer.status, 200) << answer.error << answer.body;
+  EXPECT_NE(answer.body.find("matrix"), std::string::npos) << answer.body;
+  ASSERT_EQ(forwarded.size(), 1u);
+  EXPECT_EQ(forwarded[0].url, "http://127.0.0.1:9190" + job_history::ForwardTarget(asked));
+
+  get.url = base + std::string(job_history::kPath) + "?query=up&start=0&end=60&step=15";
+  answer = HttpGetAll({get}).front();
+  EXPECT_EQ(answer.status, 400) << "not a family selector: " << answer.body;
+  HttpRequest post = get;
+  post.body = "{}";
+  EXPECT_EQ(HttpPost(post).status, 405);
+  EXPECT_EQ(forwarded.size(), 1u) << "only the checked request was forwarded";
+}
+
 }  // namespace
 }  // namespace jobmon::exporter

@@ -108,6 +108,22 @@ TEST_F(LogScanTest, BinaryJunkAndInvalidUtf8) {
   RenderAll(facts);
 }
 
+// A C1 control in valid UTF-8 (U+009B, 8-bit CSI: an escape sequence to
+// an 8-bit terminal) came through the scan's own sanitiser into evidence
+// that `jobmon diagnose` prints; only C0 controls and DEL were replaced.
+TEST_F(LogScanTest, C1ControlsDoNotReachEvidence) {
+  ScanFacts facts = Scan(
+      "Traceback (most recent call last): \xc2\x9b"
+      "2J\xc2\x85 x\n");
+  ASSERT_TRUE(facts.classes.count("python-exception"));
+  for (const std::string& text :
+       {facts.classes.at("python-exception").last.text, facts.tail.back().text}) {
+    EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << "CSI (U+009B) replaced";
+    EXPECT_EQ(text.find("\xc2\x85"), std::string::npos) << "NEL (U+0085) replaced";
+    EXPECT_NE(text.find(std::string("\xef\xbf\xbd") + "2J"), std::string::npos) << text;
+  }
+}
+
 TEST_F(LogScanTest, A100MegabyteLineIsScannedInBoundedPieces) {
   std::string path = (dir_ / "long.log").string();
   {

@@ -14,6 +14,7 @@
 
 #include "jobmon/common/expected.h"
 #include "jobmon/common/http_client.h"
+#include "jobmon/common/metrics_server.h"
 #include "jobmon/common/socket_address.h"
 
 namespace jobmon::exporter {
@@ -37,6 +38,9 @@ class HistoryProxy {
   // answer; otherwise its answer as it came (status and body).
   ProxyAnswer Answer(std::string_view query, std::string_view start, std::string_view end,
                      std::string_view step) const;
+  // Answers job_history::kPath on `server` (GET only; 405 otherwise) with a
+  // copy of this proxy.
+  void ServeOn(MetricsServer& server) const;
 
  private:
   HistoryProxy(std::string base_url, Fetch fetch)
