@@ -1,6 +1,6 @@
 #pragma once
 // The /metrics server of jobmon-exporter and of the daemon's own listener:
-// the one place that bounds what a peer may hold (issue 43 item 5).
+// the one place that bounds what a peer may hold.
 //
 // GNU libmicrohttpd serves it. prometheus::Exposer (civetweb 1.15) handed
 // each accepted connection to a worker that then waited out the request
