@@ -7,13 +7,15 @@
 namespace jobmon::exporter {
 namespace {
 
+HttpAnswer Json(int status, std::string body) {
+  return HttpAnswer{status, "application/json", std::move(body)};
+}
+
 // Prometheus's own error shape, which the daemon's client reads.
-ProxyAnswer Failure(int status, const std::string& error_type, const std::string& message) {
-  ProxyAnswer answer;
-  answer.status = status;
-  answer.body =
-      nlohmann::json{{"status", "error"}, {"errorType", error_type}, {"error", message}}.dump();
-  return answer;
+HttpAnswer Failure(int status, const std::string& error_type, const std::string& message) {
+  return Json(
+      status,
+      nlohmann::json{{"status", "error"}, {"errorType", error_type}, {"error", message}}.dump());
 }
 
 HttpResponse GetOne(const HttpRequest& request) { return HttpGetAll({request}).front(); }
@@ -27,8 +29,8 @@ Expected<HistoryProxy> HistoryProxy::Make(const SocketAddress& prometheus, Fetch
   return HistoryProxy("http://" + prometheus.ToBindString(), fetch ? std::move(fetch) : GetOne);
 }
 
-ProxyAnswer HistoryProxy::Answer(std::string_view query, std::string_view start,
-                                 std::string_view end, std::string_view step) const {
+HttpAnswer HistoryProxy::Answer(std::string_view query, std::string_view start,
+                                std::string_view end, std::string_view step) const {
   auto request = job_history::CheckRequest(query, start, end, step);
   if (!request) return Failure(400, "bad_data", request.error().message);
   std::unique_lock<std::mutex> one_at_a_time(*busy_, std::try_to_lock);
@@ -45,19 +47,14 @@ ProxyAnswer HistoryProxy::Answer(std::string_view query, std::string_view start,
   if (response.status == 0) {
     return Failure(502, "unavailable", "the job's Prometheus did not answer: " + response.error);
   }
-  ProxyAnswer answer;
-  answer.status = static_cast<int>(response.status);
-  answer.body = std::move(response.body);
-  return answer;
+  return Json(static_cast<int>(response.status), std::move(response.body));
 }
 
 void HistoryProxy::ServeOn(MetricsServer& server) const {
-  server.AddRoute(
-      job_history::kPath, [proxy = *this](const MetricsServer::QueryArgument& argument) {
-        ProxyAnswer answer =
-            proxy.Answer(argument("query"), argument("start"), argument("end"), argument("step"));
-        return HttpAnswer{answer.status, std::move(answer.content_type), std::move(answer.body)};
-      });
+  server.AddRoute(job_history::kPath, [proxy =
+                                           *this](const MetricsServer::QueryArgument& argument) {
+    return proxy.Answer(argument("query"), argument("start"), argument("end"), argument("step"));
+  });
 }
 
 }  // namespace jobmon::exporter

@@ -27,7 +27,7 @@ TEST(HistoryProxy, ForwardsTheCheckedQueryRebuiltToTheJobsPrometheus) {
         200, R"({"status":"success","data":{"resultType":"matrix","result":[]}})", "", {}};
   });
   ASSERT_TRUE(proxy);
-  ProxyAnswer answer = proxy->Answer(R"({__name__=~"up|hw_gpu_power_watts"})", "100", "700", "15");
+  HttpAnswer answer = proxy->Answer(R"({__name__=~"up|hw_gpu_power_watts"})", "100", "700", "15");
   EXPECT_EQ(answer.status, 200);
   EXPECT_NE(answer.body.find("matrix"), std::string::npos);
   ASSERT_EQ(forwarded.size(), 1u);
@@ -45,7 +45,7 @@ TEST(HistoryProxy, AnyOtherQueryIsRefusedWithoutAskingPrometheus) {
     return HttpResponse{200, "{}", "", {}};
   });
   ASSERT_TRUE(proxy);
-  ProxyAnswer answer = proxy->Answer(R"(count({__name__=~".+"}))", "0", "60", "15");
+  HttpAnswer answer = proxy->Answer(R"(count({__name__=~".+"}))", "0", "60", "15");
   EXPECT_EQ(answer.status, 400);
   EXPECT_NE(answer.body.find(R"("status":"error")"), std::string::npos) << answer.body;
   EXPECT_EQ(proxy->Answer(R"({__name__=~"up"})", "0", "86400", "1").status, 400);
@@ -61,7 +61,7 @@ TEST(HistoryProxy, APrometheusThatDoesNotAnswerIsABadGateway) {
     return HttpResponse{0, "", "Couldn't connect to server", {}};
   });
   ASSERT_TRUE(proxy);
-  ProxyAnswer answer = proxy->Answer(R"({__name__=~"up"})", "0", "60", "15");
+  HttpAnswer answer = proxy->Answer(R"({__name__=~"up"})", "0", "60", "15");
   EXPECT_EQ(answer.status, 502);
   EXPECT_NE(answer.body.find("did not answer"), std::string::npos);
 }

@@ -19,12 +19,6 @@
 
 namespace jobmon::exporter {
 
-struct ProxyAnswer {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-};
-
 class HistoryProxy {
  public:
   using Fetch = std::function<HttpResponse(const HttpRequest&)>;
@@ -35,9 +29,9 @@ class HistoryProxy {
   // The decoded query-string parameters of one request to job_history::kPath.
   // 400 with Prometheus's error shape for a request outside the contract,
   // 503 while another is forwarded, 502 when the job's Prometheus did not
-  // answer; otherwise its answer as it came (status and body).
-  ProxyAnswer Answer(std::string_view query, std::string_view start, std::string_view end,
-                     std::string_view step) const;
+  // answer; otherwise its answer as it came (status and body), as JSON.
+  HttpAnswer Answer(std::string_view query, std::string_view start, std::string_view end,
+                    std::string_view step) const;
   // Answers job_history::kPath on `server` (GET only; 405 otherwise) with a
   // copy of this proxy.
   void ServeOn(MetricsServer& server) const;
