@@ -1,16 +1,15 @@
 #include "jobmon/common/metrics_server.h"
 
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <prometheus/text_serializer.h>
 #include <sys/socket.h>
 
 #include <cstdarg>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -20,22 +19,6 @@ namespace {
 
 constexpr char kMetricsPath[] = "/metrics";
 constexpr char kTextFormat[] = "text/plain; version=0.0.4; charset=utf-8";
-
-IpAddress PeerAddress(const sockaddr* address) {
-  IpAddress ip;
-  if (address->sa_family == AF_INET) {
-    sockaddr_in v4;
-    std::memcpy(&v4, address, sizeof v4);
-    ip.family = IpAddress::Family::kV4;
-    std::memcpy(ip.bytes.data(), &v4.sin_addr, 4);
-  } else if (address->sa_family == AF_INET6) {
-    sockaddr_in6 v6;
-    std::memcpy(&v6, address, sizeof v6);
-    ip.family = IpAddress::Family::kV6;
-    std::memcpy(ip.bytes.data(), &v6.sin6_addr, 16);
-  }
-  return ip.Unmapped();
-}
 
 }  // namespace
 
@@ -95,9 +78,10 @@ struct MetricsServer::Impl {
   static MHD_Result Accept(void* cls, const sockaddr* address, socklen_t) {
     const auto* impl = static_cast<const Impl*>(cls);
     if (impl->allowed.empty()) return MHD_YES;
-    const IpAddress peer = PeerAddress(address);
+    const std::optional<IpAddress> peer = IpAddressOf(address);
+    if (!peer) return MHD_NO;
     for (const Cidr& cidr : impl->allowed) {
-      if (cidr.Contains(peer)) return MHD_YES;
+      if (cidr.Contains(peer->Unmapped())) return MHD_YES;
     }
     return MHD_NO;
   }
@@ -151,22 +135,9 @@ Expected<std::unique_ptr<MetricsServer>> MetricsServer::Start(const SocketAddres
   const IpAddress ip = bind_to.address.Unmapped();
   if (ip.IsUnspecified()) return Error{bind_to.ToBindString() + ": refusing a wildcard address"};
 
-  sockaddr_in v4{};
-  sockaddr_in6 v6{};
-  const sockaddr* address = nullptr;
+  const Sockaddr address = ToSockaddr(ip, bind_to.port);
   unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
-  if (ip.family == IpAddress::Family::kV4) {
-    v4.sin_family = AF_INET;
-    v4.sin_port = htons(bind_to.port);
-    std::memcpy(&v4.sin_addr, ip.bytes.data(), 4);
-    address = reinterpret_cast<const sockaddr*>(&v4);
-  } else {
-    v6.sin6_family = AF_INET6;
-    v6.sin6_port = htons(bind_to.port);
-    std::memcpy(&v6.sin6_addr, ip.bytes.data(), 16);
-    address = reinterpret_cast<const sockaddr*>(&v6);
-    flags |= MHD_USE_IPv6;
-  }
+  if (ip.family == IpAddress::Family::kV6) flags |= MHD_USE_IPv6;
 
   auto impl = std::make_unique<Impl>();
   impl->allowed = limits.allowed;
@@ -174,7 +145,7 @@ Expected<std::unique_ptr<MetricsServer>> MetricsServer::Start(const SocketAddres
   raw->daemon = MHD_start_daemon(
       flags, bind_to.port, &Impl::Accept, raw, &Impl::Handle, raw,  //
       MHD_OPTION_EXTERNAL_LOGGER, &Impl::Log, raw,                  //
-      MHD_OPTION_SOCK_ADDR, address,                                //
+      MHD_OPTION_SOCK_ADDR, address.get(),                          //
       MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(limits.threads),
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(limits.connections_per_peer),
       MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),

@@ -2,12 +2,13 @@
 
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <netinet/in.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
+
+#include "jobmon/common/socket_address.h"
 
 namespace jobmon {
 namespace {
@@ -98,17 +99,9 @@ Expected<std::vector<InterfaceAddress>> ListInterfaceAddresses() {
     entry.interface = it->ifa_name;
     entry.up = (it->ifa_flags & IFF_UP) != 0;
     entry.loopback = (it->ifa_flags & IFF_LOOPBACK) != 0;
-    if (it->ifa_addr->sa_family == AF_INET) {
-      const auto* in = reinterpret_cast<const sockaddr_in*>(it->ifa_addr);
-      entry.address.family = IpAddress::Family::kV4;
-      std::memcpy(entry.address.bytes.data(), &in->sin_addr, 4);
-    } else if (it->ifa_addr->sa_family == AF_INET6) {
-      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(it->ifa_addr);
-      entry.address.family = IpAddress::Family::kV6;
-      std::memcpy(entry.address.bytes.data(), &in6->sin6_addr, 16);
-    } else {
-      continue;
-    }
+    auto address = IpAddressOf(it->ifa_addr);
+    if (!address) continue;
+    entry.address = *address;
     out.push_back(std::move(entry));
   }
   freeifaddrs(list);

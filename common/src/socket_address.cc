@@ -1,6 +1,9 @@
 #include "jobmon/common/socket_address.h"
 
+#include <netinet/in.h>
+
 #include <charconv>
+#include <cstring>
 
 namespace jobmon {
 
@@ -37,6 +40,44 @@ Expected<SocketAddress> ParseSocketAddress(std::string_view text) {
     return Error{quoted + ": bad port (one address:port, the port 1..65535)"};
   }
   return SocketAddress{*address, static_cast<uint16_t>(port)};
+}
+
+Sockaddr ToSockaddr(const IpAddress& address, uint16_t port) {
+  Sockaddr out;
+  if (address.family == IpAddress::Family::kV4) {
+    sockaddr_in in{};
+    in.sin_family = AF_INET;
+    in.sin_port = htons(port);
+    std::memcpy(&in.sin_addr, address.bytes.data(), 4);
+    std::memcpy(&out.storage, &in, sizeof in);
+    out.length = sizeof in;
+  } else {
+    sockaddr_in6 in6{};
+    in6.sin6_family = AF_INET6;
+    in6.sin6_port = htons(port);
+    std::memcpy(&in6.sin6_addr, address.bytes.data(), 16);
+    std::memcpy(&out.storage, &in6, sizeof in6);
+    out.length = sizeof in6;
+  }
+  return out;
+}
+
+std::optional<IpAddress> IpAddressOf(const sockaddr* address) {
+  IpAddress ip;
+  if (address->sa_family == AF_INET) {
+    sockaddr_in in;
+    std::memcpy(&in, address, sizeof in);
+    ip.family = IpAddress::Family::kV4;
+    std::memcpy(ip.bytes.data(), &in.sin_addr, 4);
+  } else if (address->sa_family == AF_INET6) {
+    sockaddr_in6 in6;
+    std::memcpy(&in6, address, sizeof in6);
+    ip.family = IpAddress::Family::kV6;
+    std::memcpy(ip.bytes.data(), &in6.sin6_addr, 16);
+  } else {
+    return std::nullopt;
+  }
+  return ip;
 }
 
 }  // namespace jobmon

@@ -1,7 +1,6 @@
 #include "lifecycle/port_reservation.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,28 +14,16 @@
 #include <set>
 #include <sstream>
 
+#include "jobmon/common/socket_address.h"
+
 namespace jobmon::lifecycle {
 namespace fs = std::filesystem;
 
 bool PortIsFree(const IpAddress& address, int port) {
-  sockaddr_storage storage{};
-  socklen_t length = 0;
-  if (address.family == IpAddress::Family::kV4) {
-    auto* in = reinterpret_cast<sockaddr_in*>(&storage);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(static_cast<uint16_t>(port));
-    std::memcpy(&in->sin_addr, address.bytes.data(), 4);
-    length = sizeof *in;
-  } else {
-    auto* in6 = reinterpret_cast<sockaddr_in6*>(&storage);
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(static_cast<uint16_t>(port));
-    std::memcpy(&in6->sin6_addr, address.bytes.data(), 16);
-    length = sizeof *in6;
-  }
-  int fd = socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const Sockaddr where = ToSockaddr(address, static_cast<uint16_t>(port));
+  int fd = socket(where.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
-  bool free = bind(fd, reinterpret_cast<sockaddr*>(&storage), length) == 0;
+  bool free = bind(fd, where.get(), where.length) == 0;
   close(fd);
   return free;
 }

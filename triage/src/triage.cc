@@ -517,7 +517,7 @@ void ReadTheLogsEnd(const ScanFacts& facts, const AnalysisContext& context, Tria
   a.clock_stall = ClockStallOf(facts, a.profile, p,
                                p.stall_threshold_seconds.value_or(context.stall_min_seconds));
   const std::optional<ClockStall>& clock_stall = a.clock_stall;
-  std::optional<LineRef> final_save;
+  std::optional<LineRef> own_end;
   if (a.open_end && !a.summary && clock_stall) {
     r.status = JobStatus::kHanging;
     r.status_basis = fmt::format(
@@ -529,23 +529,23 @@ void ReadTheLogsEnd(const ScanFacts& facts, const AnalysisContext& context, Tria
         clock_stall->last_stamped ? fmt::format(" (line {})", clock_stall->last_stamped->line)
                                   : "");
   } else if (a.open_end && !a.summary && !a.in.slurm &&
-             (final_save = OwnEndAfterTheLastStep(facts, p))) {
+             (own_end = OwnEndAfterTheLastStep(facts, p))) {
     r.status = JobStatus::kCompleted;
     r.status_basis = fmt::format(
         "no JOB SUMMARY and no completion line, but the loop's last step (line {}) is followed by "
         "the program's own end at the log's end (line {}): completed, with lower confidence (a "
         "kill right after it reads the same; Slurm's state would settle it)",
-        *p.last_step_line, final_save->line);
+        *p.last_step_line, own_end->line);
     a.decision.findings.push_back(fmt::format(
         "Completion inferred from the log's end (step {} then \"{}\"), not from a summary line",
-        *p.last_step, final_save->text));
+        *p.last_step, own_end->text));
     // (A run that restarted within the log says so itself: RecoveredAfter.)
-    const bool restarted = facts.steps[static_cast<size_t>(a.profile)].repeats() > 0;
-    for (const auto& [id, hits] : facts.classes) {
-      if (restarted) break;
-      a.decision.findings.push_back(
-          fmt::format("{} at line {} was survived: training went on to step {} (line {}) after it",
-                      id, hits.last.line, *p.last_step, *p.last_step_line));
+    if (facts.steps[static_cast<size_t>(a.profile)].repeats() == 0) {
+      for (const auto& [id, hits] : facts.classes) {
+        a.decision.findings.push_back(fmt::format(
+            "{} at line {} was survived: training went on to step {} (line {}) after it", id,
+            hits.last.line, *p.last_step, *p.last_step_line));
+      }
     }
   }
 }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ class ScrapeFeed : public EvidenceFeed {
     std::vector<MetricWindow*> windows;
     const auto started = std::chrono::steady_clock::now();
     size_t backfills = 0;
+    if (!watching_since_) watching_since_ = now;
     for (const FeedJob& job : jobs) {
       PerJob& state = jobs_[job.record.job_id];
       // The targets dir fills as the nodes' prologs run: re-read it for a while.
@@ -44,11 +46,9 @@ class ScrapeFeed : public EvidenceFeed {
       }
       // Before this cycle's scrape, which the history must not come after;
       // a few a cycle, so a restart among thousands of jobs spreads them.
-      if (backfills < kBackfillsPerCycle &&
-          std::chrono::steady_clock::now() - started < kBackfillTimePerCycle &&
-          WantsBackfill(job, state, now)) {
-        ++backfills;
-        Backfill(job, state, now);
+      if (BackfillDue(job, state, now) && backfills < kBackfillsPerCycle &&
+          std::chrono::steady_clock::now() - started < kBackfillTimePerCycle) {
+        backfills += Backfill(job, state, now) ? 1 : 0;
       }
       for (const ScrapeTarget& target : state.targets) {
         targets.push_back(target);
@@ -86,51 +86,59 @@ class ScrapeFeed : public EvidenceFeed {
   struct PerJob {
     std::vector<ScrapeTarget> targets;  // validated (CheckTargets)
     double targets_read_at = -1e18;
-    size_t backfill_tries = 0;  // 0: not asked yet; kBackfillTries: done or given up
+    // Back-filled, given up, or not needed (a baseline was restored).
+    bool backfill_done = false;
+    size_t backfill_tries = 0;
     double backfill_next_at = 0;
   };
 
-  // A job that ran before this daemon saw it, with no stored baseline to
-  // judge a stall by, and whose head node's exporter is a target.
-  bool WantsBackfill(const FeedJob& job, const PerJob& state, double now) const {
-    if (state.backfill_tries >= kBackfillTries || now < state.backfill_next_at) return false;
-    if (!job.record.start_time || now - *job.record.start_time < kBackfillAfterRunning) {
+  // Only a job that started before this daemon watched has a past the
+  // daemon missed, and one that ran only moments has none worth asking for.
+  bool BackfillDue(const FeedJob& job, const PerJob& state, double now) const {
+    return !state.backfill_done && now >= state.backfill_next_at && job.record.start_time &&
+           *job.record.start_time < *watching_since_ &&
+           now - *job.record.start_time >= kBackfillAfterRunning;
+  }
+
+  // Back-fills the job's window from its head node's exporter; false when
+  // nothing was asked (no head target yet, or no need).
+  bool Backfill(const FeedJob& job, PerJob& state, double now) {
+    if (job.window.HasRestoredPower()) {
+      state.backfill_done = true;
       return false;
     }
-    return !job.window.HasRestoredPower() && HeadTarget(job, state) != nullptr;
-  }
-
-  // The head node is the first of Slurm's node list: the one with the
-  // job's Prometheus (the prolog starts it there).
-  static const ScrapeTarget* HeadTarget(const FeedJob& job, const PerJob& state) {
+    // No target yet: the targets dir is read again next cycle.
+    if (state.targets.empty()) return false;
+    // The head node is the first of Slurm's node list: the one with the
+    // job's Prometheus (the prolog starts it there).
     auto nodes = ExpandHostlist(job.record.node_list);
-    if (!nodes || nodes->empty()) return nullptr;
+    const ScrapeTarget* head = nullptr;
     for (const ScrapeTarget& target : state.targets) {
-      if (target.host == nodes->front()) return &target;
+      if (nodes && !nodes->empty() && target.host == nodes->front()) head = &target;
     }
-    return nullptr;
-  }
-
-  void Backfill(const FeedJob& job, PerJob& state, double now) {
-    ++state.backfill_tries;
-    const ScrapeTarget* head = HeadTarget(job, state);
-    auto nodes = ExpandHostlist(job.record.node_list);
+    if (head == nullptr) {
+      // Its target may not be published yet: look again when they are re-read.
+      state.backfill_next_at = state.targets_read_at + kRereadTargets;
+      return false;
+    }
     const std::set<std::string> hosts(nodes->begin(), nodes->end());
     const MonitorConfig& config = context_.config;
-    const double from = std::max(now - config.window_seconds, *job.record.start_time);
+    const double from = std::max(now - config.window_seconds, job.record.start_time.value_or(0));
     auto history = FetchJobHistory(head->address, job.record.job_id, hosts, from, now,
                                    std::max(2.0, config.scrape_timeout));
     if (!history) {
+      state.backfill_done = ++state.backfill_tries == kBackfillTries;
       state.backfill_next_at = now + kBackfillRetry;
       context_.warn_once(job.record.job_id, "history_unavailable", history.error().message);
-      return;
+      return true;
     }
-    state.backfill_tries = kBackfillTries;
+    state.backfill_done = true;
     const size_t fed = FeedStoreAnswer(job.window, *history, from - 1);
     context_.log.Info("history_backfilled", {{"job", std::to_string(job.record.job_id)},
                                              {"hosts", std::to_string(history->size())},
                                              {"scrapes", std::to_string(fed)},
                                              {"from", head->host}});
+    return true;
   }
 
   void ReadDiagFiles(const FeedJob& job, PerJob& state, double now) {
@@ -183,6 +191,7 @@ class ScrapeFeed : public EvidenceFeed {
 
   FeedContext context_;
   std::map<uint32_t, PerJob> jobs_;
+  std::optional<double> watching_since_;  // this feed's first cycle
   NodeAddresses node_addresses_;
   std::vector<IpAddress> own_addresses_;
   std::string node_addresses_error_ = "not asked yet";

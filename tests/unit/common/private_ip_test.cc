@@ -1,6 +1,7 @@
 #include "jobmon/common/private_ip.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <random>
@@ -166,6 +167,23 @@ TEST(ListInterfaceAddresses, FindsThisMachinesLoopback) {
   EXPECT_TRUE(std::any_of(list->begin(), list->end(), [](const InterfaceAddress& a) {
     return a.loopback && a.address.ToString() == "127.0.0.1";
   }));
+}
+
+// One conversion to and from the kernel's sockaddr (bind, the interface
+// list, the /metrics server's peer): the address and port survive both ways.
+TEST(SocketAddress, SockaddrRoundTrip) {
+  for (const char* text : {"10.1.2.3", "fd00::5"}) {
+    const IpAddress ip = IpAddress::Parse(text).value();
+    const Sockaddr kernel = ToSockaddr(ip, 9400);
+    EXPECT_EQ(kernel.length,
+              ip.family == IpAddress::Family::kV4 ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    auto back = IpAddressOf(kernel.get());
+    ASSERT_TRUE(back) << text;
+    EXPECT_EQ(*back, ip);
+  }
+  sockaddr unix_family{};
+  unix_family.sa_family = AF_UNIX;
+  EXPECT_FALSE(IpAddressOf(&unix_family));
 }
 
 }  // namespace
