@@ -38,6 +38,7 @@ struct TriageArgs {
   bool no_slurm = false;
   bool list_signatures = false;
   bool status_only = false;
+  bool explain = false;
   double stall_min_seconds = triage::StallRule{}.min_stall_seconds;
   double stall_factor = triage::StallRule{}.k;
   bool stall_min_seconds_given = false;  // the flag, which wins over the config
@@ -248,6 +249,7 @@ int Run(TriageArgs& args) {
       std::cout << JsonText(triage::ToJson(report));
     } else {
       std::cout << triage::RenderMarkdown(report);
+      if (args.explain) std::cout << "\n" << triage::RenderChain(report.chain);
     }
     return triage::ExitCodeFor(report.status);
   }
@@ -301,6 +303,9 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       "--status-only", args->status_only,
       "Status alone, from the head and tail of the log (no full scan unless the tail cannot "
       "date the last step)");
+  cmd->add_flag("--explain", args->explain,
+                "Also print the causal chain: every failure event (rank, line, time), which event "
+                "explains it and by which rule (JSON output always has it, as \"chain\")");
   cmd->add_flag("--list-signatures", args->list_signatures,
                 "Print every pattern the scan uses (kind, class or profile, expression; for "
                 "classes also weight and source) and exit");

@@ -161,6 +161,23 @@ void Alive(const StatusInputs& in, const std::string& slurm, StatusDecision& d) 
   }
 }
 
+// A clean end short of the plan after the program handled its time-limit
+// warning signal (Slurm's --signal=USR1@SECONDS): the run checkpointed and
+// stopped on purpose, and needs a resubmission to finish. Slurm calls the
+// job COMPLETED; its training is a time-limit stop.
+bool StoppedOnItsTimeLimitWarning(const StatusInputs& in) {
+  return in.stopped_short && !in.time_limit_signal.empty();
+}
+
+void TimeLimitStop(const StatusInputs& in, const std::string& said, StatusDecision& d) {
+  d.status = JobStatus::kCancelled;
+  d.basis = fmt::format(
+      "{}, but training stopped short of its planned steps after {}: a time-limit stop with a "
+      "checkpoint; resubmit to finish",
+      said, in.time_limit_signal);
+  d.implied_class = "train-timeout";
+}
+
 // Slurm says the job ended. The class it implies is the primary only when
 // the log names no cause of its own.
 void Ended(const StatusInputs& in, SlurmState state, const std::string& slurm, bool failure,
@@ -176,6 +193,10 @@ void Ended(const StatusInputs& in, SlurmState state, const std::string& slurm, b
         d.status = JobStatus::kFailed;
         d.basis = slurm + root;
         d.implied_class = exit->signal != 0 ? "signal-kill" : "subprocess-fail";
+        return;
+      }
+      if (!failure && StoppedOnItsTimeLimitWarning(in)) {
+        TimeLimitStop(in, slurm, d);
         return;
       }
       d.status = JobStatus::kCompleted;
@@ -247,6 +268,8 @@ void LogAlone(const StatusInputs& in, bool failure, StatusDecision& d) {
           fmt::format("The log was written {} ago: if the job still runs, give its Slurm state",
                       FormatDuration(*in.seconds_silent)));
     }
+  } else if (StoppedOnItsTimeLimitWarning(in)) {
+    TimeLimitStop(in, fmt::format("no JOB SUMMARY ({})", no_slurm), d);
   } else if (!in.completion.empty()) {
     d.status = JobStatus::kCompleted;
     d.basis = fmt::format("no JOB SUMMARY; {} ({})", in.completion, no_slurm);
@@ -293,6 +316,7 @@ StatusDecision DecideJobStatus(const StatusInputs& in) {
                                               : JobStatus::kFailed;
     d.basis = fmt::format("JOB SUMMARY: exit {}", code);
     if (!in.kernel_oom_kill.empty()) d.basis += "; " + KernelOomKill(in, "");
+    if (code == 0 && StoppedOnItsTimeLimitWarning(in)) TimeLimitStop(in, d.basis, d);
     return d;
   }
   const bool failure = !in.failure_class.empty() && !in.steps_after_failure;

@@ -35,6 +35,8 @@ enum class Fact {
   kHeartbeatTimeout,
   kLauncherRootCause,
   kLauncherField,
+  kPlannedTotal,
+  kTimeLimitSignal,
 };
 
 struct FactPattern {

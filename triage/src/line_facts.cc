@@ -75,6 +75,34 @@ const std::vector<FactPattern>& FactPatterns() {
       // calls the root, and its rank / exitcode / traceback fields.
       {R"(Root Cause \(first observed failure\):)", false, Fact::kLauncherRootCause},
       {R"(^  (rank|exitcode|traceback) *: \S)", true, Fact::kLauncherField},
+      // Planned totals printed before the loop (ParsePlannedTotal):
+      // transformers trainer.py _inner_training_loop logger.info("  Total
+      // optimization steps = {max_steps:,}") (older 4.x and the accelerate
+      // no_trainer examples without the separators); MaxText pyconfig's
+      // "Config param %s: %s" for every key; Megatron-LM
+      // megatron/training/training.py print_rank_0(f'setting training
+      // iterations to {args.train_iters}'); torchtitan trainer.py "... total
+      // steps {config.training.steps} (warmup {W})" (before 3c77e9fa2,
+      // 2024-07: "total steps: {N}({W})").
+      {R"(Total optimization steps = \d)", false, Fact::kPlannedTotal},
+      {R"(Config param steps: \d)", false, Fact::kPlannedTotal},
+      {R"(setting training iterations to \d)", false, Fact::kPlannedTotal},
+      {R"(total steps:? \d+ ?\(\d*)", false, Fact::kPlannedTotal},
+      // A time-limit warning signal handled: the run checkpoints and stops
+      // on purpose, short of its plan (Slurm's --signal=USR1@SECONDS).
+      // Lightning trainer/connectors/signal_connector.py
+      // _slurm_sigusr_handler_fn rank_zero_info("handling auto-requeue
+      // signal") (1.x; "Handling auto-requeue signal: {signum}" later);
+      // submitit core/job_environment.py SignalHandler.has_timed_out "Job has
+      // timed out. Ran {} minutes out of requested {} minutes."; Megatron-LM
+      // training.py "exiting program after receiving SIGTERM."; and a
+      // program's own word that it received or handled SIGUSR1/SIGUSR2.
+      {R"([Hh]andling auto-requeue signal)", false, Fact::kTimeLimitSignal},
+      {R"(Job has timed out\. Ran \d+ minutes out of requested \d+ minutes)", false,
+       Fact::kTimeLimitSignal},
+      {R"(exiting program after receiving SIGTERM)", false, Fact::kTimeLimitSignal},
+      {R"((?i)\b(received|receiving|caught|got|handling|handled)\b[^\n]{0,40}\bSIGUSR[12]\b)",
+       false, Fact::kTimeLimitSignal},
   };
   return patterns;
 }
@@ -212,6 +240,29 @@ std::optional<int> ParsePrometheusPort(std::string_view line) {
 
 std::optional<int64_t> ParseRestoreStep(std::string_view line) {
   return IntAfter<int64_t>(line, "restoring from this run's directory step");
+}
+
+std::optional<int64_t> ParsePlannedTotal(std::string_view line) {
+  for (std::string_view key :
+       {"Total optimization steps = ", "Config param steps: ", "setting training iterations to ",
+        "total steps: ", "total steps "}) {
+    size_t pos = line.find(key);
+    if (pos == line.npos) continue;
+    // "1,000": thousands separators, as transformers prints them.
+    int64_t total = 0;
+    bool digits = false;
+    for (char c : line.substr(pos + key.size())) {
+      if (c >= '0' && c <= '9') {
+        if (total > (INT64_MAX - 9) / 10) return std::nullopt;
+        total = total * 10 + (c - '0');
+        digits = true;
+      } else if (c != ',' || !digits) {
+        break;
+      }
+    }
+    if (digits && total > 0) return total;
+  }
+  return std::nullopt;
 }
 
 std::optional<int> ParseKilledTask(std::string_view line) {

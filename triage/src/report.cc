@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "jobmon/common/iso_time.h"
@@ -199,6 +200,87 @@ std::string RenderMarkdown(const TriageReport& r) {
   return md;
 }
 
+namespace {
+
+std::string EventTitle(const CausalChain& chain, size_t i) {
+  const CausalEvent& e = chain.events[i];
+  std::string where;
+  if (e.line) where += fmt::format(", line {}", *e.line);
+  if (!e.rank.empty()) where += ", " + e.rank;
+  if (!e.host.empty()) where += ", host " + e.host;
+  if (e.time) where += ", " + FormatIsoUtc(*e.time);
+  if (e.survived) where += fmt::format(", survived ({} step lines after it)", e.step_lines_after);
+  return fmt::format("#{} {} `{}`{}", i + 1, ToString(e.kind), e.class_id, where);
+}
+
+}  // namespace
+
+std::string RenderChain(const CausalChain& chain) {
+  std::string out = "## Causal chain\n\n";
+  if (chain.events.empty()) return out + "No failure event in the log or from Slurm.\n";
+  out += "Events in the order they were weighed; the primary explains the others.\n\n";
+  std::vector<std::string_view> used;
+  for (size_t i = 0; i < chain.events.size(); ++i) {
+    out += "- " + EventTitle(chain, i);
+    if (chain.primary == i) {
+      out += " — **primary**: no other event explains it";
+    } else if (!chain.primary) {
+      out += " — not fatal";
+    } else {
+      for (const CausalLink& link : chain.links) {
+        if (link.effect != i) continue;
+        if (!link.cause) {
+          out += " — not explained by the primary: an independent event";
+          continue;
+        }
+        out += fmt::format(" — explained by #{} ({})", *link.cause + 1, link.rule);
+        if (std::find(used.begin(), used.end(), link.rule) == used.end()) used.push_back(link.rule);
+      }
+    }
+    out += "\n";
+    if (!chain.events[i].text.empty())
+      out += fmt::format("  `{}`\n", chain.events[i].text.substr(0, 200));
+  }
+  if (!chain.no_primary_because.empty()) out += "\nNo primary: " + chain.no_primary_because + ".\n";
+  if (!used.empty()) {
+    out += "\nRules used:\n";
+    for (const CauseRule& rule : CauseRules()) {
+      if (std::find(used.begin(), used.end(), rule.name) != used.end())
+        out += fmt::format("- {}: {}\n", rule.name, rule.reads);
+    }
+  }
+  return out;
+}
+
+nlohmann::json ChainJson(const CausalChain& chain) {
+  nlohmann::json events = nlohmann::json::array();
+  for (size_t i = 0; i < chain.events.size(); ++i) {
+    const CausalEvent& e = chain.events[i];
+    nlohmann::json cause = nullptr, rule = nullptr;
+    for (const CausalLink& link : chain.links) {
+      if (link.effect != i) continue;
+      cause = Opt(link.cause);
+      if (link.cause) rule = std::string(link.rule);
+    }
+    events.push_back({{"kind", std::string(ToString(e.kind))},
+                      {"class", e.class_id},
+                      {"line", Opt(e.line)},
+                      {"rank", e.rank.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.rank)},
+                      {"host", e.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.host)},
+                      {"time", Opt(e.time)},
+                      {"text", e.text},
+                      {"step_lines_after", e.step_lines_after},
+                      {"survived", e.survived},
+                      {"explained_by", cause},
+                      {"rule", rule}});
+  }
+  return {{"events", events},
+          {"primary_event", Opt(chain.primary)},
+          {"no_primary_because", chain.no_primary_because.empty()
+                                     ? nlohmann::json(nullptr)
+                                     : nlohmann::json(chain.no_primary_because)}};
+}
+
 nlohmann::json ToJson(const TriageReport& r) {
   const Progress& p = r.progress;
   nlohmann::json classes = nlohmann::json::array();
@@ -271,6 +353,7 @@ nlohmann::json ToJson(const TriageReport& r) {
       {"what_happened", r.what_happened},
       {"evidence", Lines(r.evidence)},
       {"classes", classes},
+      {"chain", ChainJson(r.chain)},
       {"progress",
        {{"profile", p.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.profile)},
         {"start",

@@ -281,7 +281,12 @@ class ScanState : public ChunkSink {
       auto& first = weight == Weight::kRoot      ? hits.first_root
                     : weight == Weight::kGeneric ? hits.first_generic
                                                  : hits.first_consequence;
-      if (!first) first = line;
+      if (!first) {
+        first = line;
+        StepCountsNow(weight == Weight::kRoot      ? hits.steps_at_root
+                      : weight == Weight::kGeneric ? hits.steps_at_generic
+                                                   : hits.steps_at_consequence);
+      }
     }
     if (hits.count == 0) hits.first = ref;
     if (hits.examples.size() < kEvidencePerClass) hits.examples.push_back(ref);
@@ -477,7 +482,14 @@ class ScanState : public ChunkSink {
     open_tracebacks_.pop_front();
     ClassHits& hits = facts_.classes["python-exception"];
     auto& first = weight == Weight::kGeneric ? hits.first_generic : hits.first_consequence;
-    if (!first || start < *first) first = start;
+    if (!first || start < *first) {
+      first = start;
+      StepCountsNow(weight == Weight::kGeneric ? hits.steps_at_generic : hits.steps_at_consequence);
+    }
+  }
+
+  void StepCountsNow(ClassHits::StepCounts& counts) const {
+    for (size_t p = 0; p < counts.size(); ++p) counts[p] = facts_.steps[p].count();
   }
 
   void RecordTaskError(std::string_view text, uint64_t line) {
@@ -604,6 +616,12 @@ class ScanState : public ChunkSink {
         break;
       case Fact::kCompletion:
         facts_.completion = LineRef{line, Sanitize(text)};
+        break;
+      case Fact::kPlannedTotal:
+        if (!seen_passthrough_ && !facts_.total_steps) facts_.total_steps = ParsePlannedTotal(text);
+        break;
+      case Fact::kTimeLimitSignal:
+        facts_.time_limit_signal = LineRef{line, Sanitize(text)};
         break;
       case Fact::kExceptionLine:  // handled in Line()
       case Fact::kTaskExit:

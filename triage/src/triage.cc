@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <set>
 
 #include "jobmon/common/hostlist.h"
 #include "jobmon/common/iso_time.h"
+#include "jobmon/triage/causal_chain.h"
+#include "jobmon/triage/rank_progress.h"
 #include "jobmon/triage/stall_rule.h"
 
 namespace jobmon::triage {
@@ -80,8 +83,13 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
   p.last_step_line = series.last()->line;
   p.steps_this_run = static_cast<uint64_t>(*p.last_step - *p.first_step + 1);
   // A learned template is adopted after its first lines: its first step
-  // says nothing of a restore.
-  if (*p.first_step > 0 && profile != StepProfile::kLearned) {
+  // says nothing of a restore. Nor does a first step within one logging
+  // interval (`iter 19` when every 20th is logged) unless the log says it
+  // restored: a fresh run's first logged step.
+  const bool first_logged_of_fresh_run =
+      !facts.restore_step && series.count() >= 3 &&
+      static_cast<double>(*p.first_step) <= series.StepsPerLine();
+  if (*p.first_step > 0 && profile != StepProfile::kLearned && !first_logged_of_fresh_run) {
     p.restored = true;
     p.restored_from = *p.first_step - 1;
   }
@@ -308,30 +316,6 @@ KernelMatchInput KernelMatchInputFrom(const ScanFacts& facts, const AnalysisCont
   return in;
 }
 
-// A kernel OOM kill matched to the job is the root when the log's own
-// primary is what such a kill leaves behind (a SIGKILL, a non-zero exit, a
-// traceback, a peer's lost connection, the cancel, a time limit, a hang,
-// nothing), or when, by wall-clock time, it came before the log's specific
-// root (a collective timeout on the surviving ranks).
-bool KernelOomIsRoot(const ScanFacts& facts, const std::string& primary,
-                     std::optional<uint64_t> primary_line, const KernelFinding& oom) {
-  if (primary.empty() || primary == "oom-host") return true;
-  const FailureClass* c = FindClass(primary);
-  if (!c || c->generic || c->category != Category::kTraining) return true;
-  auto it = facts.classes.find(primary);
-  if (it == facts.classes.end() || !it->second.first_root) return true;  // consequences only
-  if (!oom.event.wall_time) return false;
-  const uint64_t line = primary_line.value_or(*it->second.first_root);
-  std::vector<const LineRef*> refs = {&it->second.first, &it->second.last};
-  for (const LineRef& ref : it->second.examples) refs.push_back(&ref);
-  for (const LineRef* ref : refs) {
-    if (ref->line != line) continue;
-    auto t = LineTime(ref->text, facts.timestamp_year);
-    return t && *oom.event.wall_time <= *t;
-  }
-  return false;
-}
-
 // The primary's line time when that line is kept (first, last, examples;
 // the heartbeat accusation) and stamped, else the log's last timestamp.
 std::optional<double> FailureTime(const ScanFacts& facts, const std::string& primary,
@@ -489,11 +473,20 @@ void DecideStatus(const ScanFacts& facts, const AnalysisContext& context, Triage
         fmt::format("the framework's completion summary at line {}", facts.completion->line);
   } else if (a.reached_end) {
     in.completion =
-        fmt::format("the last planned step ({} of {}) reached", *p.last_step, *p.total_steps);
+        fmt::format("the last planned step reached (step {}, the last of {} counted from 0)",
+                    *p.last_step, *p.total_steps);
   }
   in.has_steps = p.last_step.has_value();
   in.steps_stalled = p.stalled;
   in.stopped_short = p.total_steps && p.last_step && !a.reached_end;
+  if (facts.time_limit_signal && p.last_step_line &&
+      facts.time_limit_signal->line + kTrainedOnStepLines > *p.last_step_line) {
+    // Said at the end of the steps, not long before them (a handler's
+    // registration, an earlier attempt's requeue).
+    in.time_limit_signal =
+        fmt::format("its time-limit warning signal (line {}: \"{}\")",
+                    facts.time_limit_signal->line, facts.time_limit_signal->text.substr(0, 120));
+  }
   in.seconds_since_last_step = p.seconds_since_last_step;
   const double now = context.now                  ? *context.now
                      : context.wall_clock_now > 0 ? context.wall_clock_now
@@ -503,6 +496,12 @@ void DecideStatus(const ScanFacts& facts, const AnalysisContext& context, Triage
   a.decision = DecideJobStatus(in);
   r.status = a.decision.status;
   r.status_basis = a.decision.basis;
+  if (a.decision.implied_class == "train-timeout" && !in.time_limit_signal.empty()) {
+    // The warning's handlers checkpoint before they stop (Lightning's
+    // auto-requeue, submitit, Megatron's exit-signal-handler): nothing lost.
+    r.progress.steps_lost = 0;
+    r.progress.seconds_lost = 0;
+  }
 }
 
 // The log's own end: without Slurm's word or the log's own failure, two
@@ -616,56 +615,156 @@ std::optional<uint64_t> RecoveredAfter(const ScanFacts& facts, const Progress& p
   return recovered_after;
 }
 
-// The primary of a failed job from the log: the earliest root signature
-// (the first real failure of a cascade), then a hang, then soft-success,
-// then the earliest generic training signature, then job-level classes,
-// then Slurm's word, then consequences (a peer's lost connection explains
-// the end better than nothing), and unknown-death only when nothing in the
-// log explains the end; a kernel OOM kill matched to the job over them
-// all when it explains the log's own primary. What follows Slurm's cancel
-// banner is teardown and never a root.
+// The log's line `line` of class `id` where the scan kept it (first, last,
+// examples), for its text, rank and time.
+const LineRef* KeptLine(const ScanFacts& facts, const std::string& id, uint64_t line) {
+  auto it = facts.classes.find(id);
+  if (it == facts.classes.end()) return nullptr;
+  const ClassHits& hits = it->second;
+  if (hits.first.line == line) return &hits.first;
+  for (const LineRef& ref : hits.examples) {
+    if (ref.line == line) return &ref;
+  }
+  return hits.last.line == line ? &hits.last : nullptr;
+}
+
+CausalEvent EventOf(const ScanFacts& facts, EventKind kind, const std::string& id,
+                    std::optional<uint64_t> line) {
+  CausalEvent e;
+  e.kind = kind;
+  e.class_id = id;
+  e.line = line;
+  e.priority = PriorityOf(id);
+  if (const FailureClass* c = FindClass(id)) {
+    e.generic_class = c->generic && c->category != Category::kDerived;
+    auto hits = facts.classes.find(id);
+    e.specific_training = !c->generic && c->category == Category::kTraining &&
+                          hits != facts.classes.end() && hits->second.first_root.has_value();
+  }
+  if (const LineRef* ref = line ? KeptLine(facts, id, *line) : nullptr) {
+    e.text = ref->text;
+    e.time = LineTime(ref->text, facts.timestamp_year);
+    if (auto rank = LineRank(ref->text)) e.rank = ToString(*rank);
+    // srun's task exit lines name the node and the task
+    // (docs/signature-sources.md, "srun task exit lines").
+    static const RE2 kSrunTask(R"(srun: error: ([^\s:]+): tasks? (\d+))");
+    std::string host, task;
+    if (RE2::PartialMatch(ref->text, kSrunTask, &host, &task)) {
+      e.host = host;
+      if (e.rank.empty()) e.rank = "task " + task;
+    }
+  }
+  return e;
+}
+
+// The events the primary is chosen from, in the order they are weighed:
+// the log's failure lines by line (a specific signature, a generic failure
+// of training, a consequence; none after Slurm's cancel banner but
+// consequences, as what follows it is teardown), then the log's end (a
+// stall, the planned total reached, the job's end banners, Slurm's word,
+// silence), the kernel's OOM kill last.
+std::vector<CausalEvent> EventsOf(const ScanFacts& facts, const Analysis& a) {
+  std::vector<CausalEvent> events;
+  std::optional<uint64_t> end_line;
+  if (facts.slurm_end) end_line = facts.slurm_end->line;
+  std::set<std::string> specific;
+  for (const auto& [id, hits] : facts.classes) {
+    const FailureClass* c = FindClass(id);
+    if (!c || c->category == Category::kDerived) continue;
+    auto before_end = [&](std::optional<uint64_t> line) {
+      return line && !(end_line && *line > *end_line);
+    };
+    // Training went on after it: the chosen profile's step lines since.
+    auto with_steps_after = [&](CausalEvent e, const ClassHits::StepCounts& at) {
+      const size_t p = static_cast<size_t>(a.profile);
+      e.step_lines_after = facts.steps[p].count() - at[p];
+      e.survived = e.step_lines_after >= kTrainedOnStepLines;
+      return e;
+    };
+    if (before_end(hits.first_root)) {
+      events.push_back(with_steps_after(
+          EventOf(facts, EventKind::kRootFailure, id, hits.first_root), hits.steps_at_root));
+      specific.insert(id);
+    }
+    if (before_end(hits.first_generic) && IsTrainingClass(*c)) {
+      events.push_back(with_steps_after(EventOf(facts, EventKind::kFailure, id, hits.first_generic),
+                                        hits.steps_at_generic));
+    }
+    if (hits.first_consequence) {
+      events.push_back(
+          with_steps_after(EventOf(facts, EventKind::kConsequence, id, hits.first_consequence),
+                           hits.steps_at_consequence));
+    }
+  }
+  std::stable_sort(events.begin(), events.end(), [](const CausalEvent& x, const CausalEvent& y) {
+    return std::pair{x.line, x.priority} < std::pair{y.line, y.priority};
+  });
+  auto derived = [&](EventKind kind, const std::string& id) {
+    auto it = a.found.find(id);
+    std::optional<uint64_t> line = it != a.found.end() ? it->second.first_line : std::nullopt;
+    CausalEvent e = EventOf(facts, kind, id, line);
+    if (it != a.found.end() && !it->second.evidence.empty() && e.text.empty()) {
+      e.text = it->second.evidence.front().text;
+      e.time = LineTime(e.text, facts.timestamp_year);
+    }
+    events.push_back(std::move(e));
+  };
+  if (a.hang) derived(EventKind::kHang, "hang");
+  if (a.found.count("soft-success")) derived(EventKind::kPlannedEnd, "soft-success");
+  for (const char* job_level : {"stage-fail", "node-fail", "cancelled"}) {
+    if (a.found.count(job_level) && !specific.count(job_level))
+      derived(EventKind::kJobEnd, job_level);
+  }
+  if (const FailureClass* implied = FindClass(a.decision.implied_class)) {
+    CausalEvent e = EventOf(facts, EventKind::kSlurmEnd, implied->id, std::nullopt);
+    e.generic_class = IsGenericTrainingClass(*implied);
+    e.text = a.decision.basis;
+    events.push_back(std::move(e));
+  }
+  if (a.found.count("unknown-death")) derived(EventKind::kUnexplainedEnd, "unknown-death");
+  if (!a.oom_kills.empty()) {
+    const KernelEvent& kill = a.oom_kills.front()->event;
+    CausalEvent e;
+    e.kind = EventKind::kKernelOomKill;
+    e.class_id = "oom-host";
+    e.priority = PriorityOf("oom-host");
+    e.time = kill.wall_time;
+    e.host = kill.host;
+    e.text = kill.text;
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+// The primary of a failed job from the log: the event of the causal chain
+// that explains the others (causal_chain.h's rules); subprocess-fail when
+// the job failed and the log shows nothing.
 void PrimaryFromTheLog(const ScanFacts& facts, TriageReport& r, Analysis& a) {
   std::map<std::string, ClassFinding>& found = a.found;
-  std::string& primary = a.primary;
-  auto earliest = [&](Weight weight, auto&& predicate) -> std::string {
-    auto [best, best_line] = EarliestOf(facts, weight, predicate);
-    if (!best.empty()) a.primary_line = best_line;
-    return best;
-  };
-  auto any = [](const FailureClass&) { return true; };
-  primary = earliest(Weight::kRoot, any);
-  if (primary.empty() && a.hang) primary = "hang";
-  if (primary.empty() && found.count("soft-success")) primary = "soft-success";
-  if (primary.empty()) primary = earliest(Weight::kGeneric, IsTrainingClass);
-  for (const char* job_level : {"stage-fail", "node-fail", "cancelled"}) {
-    if (primary.empty() && found.count(job_level)) primary = job_level;
+  r.chain = ReadChain(EventsOf(facts, a));
+  if (!r.chain.primary) {
+    a.primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
+    return;
   }
-  // Slurm's word on how the job ended (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY,
-  // CANCELLED, an exit code) when the log names no cause, or only a
-  // generic line that is then its consequence (a traceback from the
-  // SIGTERM, the cancel banner).
-  const std::string& implied = a.decision.implied_class;
-  const FailureClass* chosen = FindClass(primary);
-  const FailureClass* implied_class = FindClass(implied);
-  if (implied_class &&
-      (primary.empty() || (chosen && chosen->generic && chosen->category != Category::kDerived &&
-                           !IsGenericTrainingClass(*implied_class)))) {
-    primary = implied;
-    if (!found.count(implied)) found[implied] = {implied, implied_class->category, 1, {}, {}};
+  const CausalEvent& primary = r.chain.events[*r.chain.primary];
+  a.primary = primary.class_id;
+  if (primary.kind == EventKind::kRootFailure || primary.kind == EventKind::kFailure ||
+      primary.kind == EventKind::kConsequence)
+    a.primary_line = primary.line;
+  if (primary.kind == EventKind::kSlurmEnd && !found.count(a.primary)) {
+    const FailureClass* c = FindClass(a.primary);
+    found[a.primary] = {a.primary, c->category, 1, {}, {}};
   }
-  if (primary.empty()) primary = earliest(Weight::kConsequence, any);
-  if (primary.empty() && found.count("unknown-death")) primary = "unknown-death";
-  if (!a.oom_kills.empty() &&
-      KernelOomIsRoot(facts, primary, a.primary_line, *a.oom_kills.front())) {
-    a.kernel_root_over = primary;
-    primary = "oom-host";
-    a.primary_line.reset();
+  if (primary.kind == EventKind::kKernelOomKill) {
+    // The log's own primary, the one the kill explains: what the chain
+    // chooses without the kernel's word (weighed last).
+    CausalChain log_only = ReadChain({r.chain.events.begin(), r.chain.events.end() - 1});
+    if (log_only.primary) a.kernel_root_over = log_only.events[*log_only.primary].class_id;
     ClassFinding& f = found["oom-host"];
     f.id = "oom-host";
     f.category = Category::kTraining;
     f.count += a.oom_kills.size();
   }
-  if (primary.empty()) primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
 }
 
 // The primary class: none for a completed or running job (or
@@ -682,10 +781,21 @@ void ChoosePrimary(const ScanFacts& facts, TriageReport& r, Analysis& a) {
         "requeue); its failures are listed below",
         *p.last_step, *p.last_step_line, *recovered_after));
   }
-  if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning) {
-    a.primary = a.found.count("tgs-degradation") ? "tgs-degradation" : "none";
-  } else if (recovered_after) {
-    a.primary = "none";
+  if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning || recovered_after) {
+    // No event was fatal: the chain lists them without a primary.
+    r.chain.events = EventsOf(facts, a);
+    if (!r.chain.events.empty()) {
+      r.chain.no_primary_because =
+          recovered_after ? fmt::format(
+                                "the steps went on to step {} (line {}) after every "
+                                "failure line: the run recovered from them",
+                                *p.last_step, *p.last_step_line)
+          : r.status == JobStatus::kCompleted
+              ? "the job completed (" + r.status_basis + "): none of them was fatal"
+              : "the job is still running: none of them has stopped it";
+    }
+    const bool ended_well = r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning;
+    a.primary = ended_well && a.found.count("tgs-degradation") ? "tgs-degradation" : "none";
   } else {
     PrimaryFromTheLog(facts, r, a);
   }
@@ -753,6 +863,16 @@ void TellWhatHappened(const ScanFacts& facts, TriageReport& r, Analysis& a) {
         p.last_step.value_or(-1), FormatDuration(p.seconds_since_last_step.value_or(0)),
         FormatDuration(p.stall_threshold_seconds.value_or(0)),
         p.expected_step_now ? std::to_string(*p.expected_step_now) : "n/a", primary_class->what);
+  } else if (primary == "train-timeout" && !a.in.time_limit_signal.empty() &&
+             a.decision.implied_class == "train-timeout" && p.last_step && p.total_steps) {
+    // It stopped itself on the warning: no cancel, a resubmission to finish.
+    r.what_happened = fmt::format(
+        "Training stopped on its time-limit warning signal at step {} of {} ({:.1f}%), with a "
+        "checkpoint, and exited cleanly: {} steps are left, so the run needs a resubmission (or "
+        "a requeue) to finish.",
+        *p.last_step, *p.total_steps, p.percent.value_or(0),
+        std::max<int64_t>(0, *p.total_steps - 1 - *p.last_step));
+    return;
   } else if (primary == "oom-host" && !a.oom_kills.empty()) {
     const KernelFinding& k = *a.oom_kills.front();
     r.what_happened = fmt::format(
@@ -970,6 +1090,22 @@ void SuggestNextSteps(TriageReport& r, const Analysis& a) {
   if (primary == "none" && r.status == JobStatus::kCompleted) r.next_steps = {"No action needed."};
   if (primary == "none" && r.status == JobStatus::kRunning) {
     r.next_steps = {"Keep watching: `jobmon watch <job>` or let slurm_job_monitor follow it."};
+  }
+  if (primary == "train-timeout" && !a.in.time_limit_signal.empty() &&
+      a.decision.implied_class == "train-timeout") {
+    const Progress& p = r.progress;
+    std::optional<double> left;
+    if (p.steady_step_seconds && p.total_steps && p.last_step)
+      left = *p.steady_step_seconds *
+             static_cast<double>(std::max<int64_t>(0, *p.total_steps - 1 - *p.last_step));
+    r.next_steps = {
+        "Resubmit the job to resume from its checkpoint (the same batch script), or let it requeue "
+        "itself on the warning: `scontrol requeue $SLURM_JOB_ID` in its handler, Lightning's "
+        "SLURMEnvironment(auto_requeue=True), submitit's checkpointing.",
+        fmt::format("To finish in one allocation, ask for more time (`--time`){}.",
+                    left ? fmt::format(": at its pace the remaining steps take about {}",
+                                       FormatDuration(*left))
+                         : "")};
   }
   if (primary == "none" && a.decision.progress_unrecognised &&
       (r.status == JobStatus::kRunning || r.status == JobStatus::kUnknown)) {

@@ -40,6 +40,27 @@ def mismatches(expected, actual, path="$"):
     return [] if expected == actual else [f"{path}: expected {json.dumps(expected)}, got {json.dumps(actual)[:200]}"]
 
 
+def chain_problems(report):
+    """The causal chain (`--explain`, "chain" in JSON) the primary rests on:
+    its primary event is the report's primary, every other event is linked
+    to what explains it; without a primary event it says why."""
+    chain = report.get("chain")
+    if not isinstance(chain, dict):
+        return ["no chain"]
+    events, primary = chain["events"], chain["primary_event"]
+    if primary is None:
+        if events and not chain["no_primary_because"] and report["primary_failure"] not in ("subprocess-fail",):
+            return ["chain has events but neither a primary event nor a reason"]
+        return []
+    out = []
+    if events[primary]["class"] != report["primary_failure"]:
+        out.append(f"chain's primary {events[primary]['class']} != {report['primary_failure']}")
+    for i, event in enumerate(events):
+        if i != primary and event["explained_by"] is None:
+            out.append(f"chain event #{i + 1} ({event['kind']} {event['class']}) explained by nothing")
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobmon", required=True)
@@ -65,6 +86,7 @@ def main():
             problems.append(f"no JSON (exit {run.returncode}): {run.stderr.strip()[:300]}")
         if report is not None:
             problems += mismatches(expected, report)
+            problems += chain_problems(report)
             if run.returncode != report.get("exit_code"):
                 problems.append(f"process exit {run.returncode} != report exit_code {report.get('exit_code')}")
             if report.get("schema") != "jobmon.triage/v1":
@@ -94,6 +116,11 @@ def cli_checks(jobmon, corpus):
                 "### Evidence", "### Training progress projection", "### Additional findings",
                 "### Live dashboards", "### Recommended next steps"]
     md = run("triage", "--no-slurm", os.path.join(corpus, "oom-host-cascade.log")).stdout
+    explained = run("triage", "--no-slurm", "--explain", os.path.join(corpus, "oom-host-cascade.log")).stdout
+    yield "--explain adds the causal chain after the report, and only then", (
+        [] if "## Causal chain" not in md and explained.startswith(md)
+        and "**primary**" in explained[len(md):] and "Rules used:" in explained else
+        [f"chain missing or misplaced: {explained[len(md):][:300]!r}"])
     positions = [md.find(h) for h in headings]
     yield "markdown has the documented sections in order", (
         [] if -1 not in positions and positions == sorted(positions) else [f"positions {positions}"])
@@ -106,7 +133,7 @@ def cli_checks(jobmon, corpus):
     real = os.path.join(os.path.dirname(os.path.abspath(corpus)), "real", "pytorch")
     for name, status in (("srun-healthy", "completed"), ("srun-sigkill", "failed"),
                          ("srun-scancel", "cancelled"), ("srun-timelimit", "cancelled"),
-                         ("srun-node-fail", "failed")):
+                         ("srun-node-fail", "failed"), ("srun-usr1-checkpoint", "cancelled")):
         with open(os.path.join(real, name + ".slurm.txt")) as f:
             fields = dict(tok.split("=", 1) for tok in f.read().split() if "=" in tok)
         r = run("triage", "--json", "--slurm-state", fields["JobState"], "--slurm-exit-code",

@@ -44,6 +44,10 @@ const auto kStalledShort = [](StatusInputs& in) {
   in.seconds_silent = 7200;
 };
 const auto kSilentNoSteps = [](StatusInputs& in) { in.seconds_silent = 3600; };
+const auto kTimeLimitStop = [](StatusInputs& in) {
+  kStalledShort(in);
+  in.time_limit_signal = "its time-limit warning signal (line 9)";
+};
 
 std::vector<Row> Table() {
   const SlurmExitCode ok{0, 0}, sigterm_script{143, 0}, sig15{0, 15}, sig9{0, 9}, one{1, 0};
@@ -66,6 +70,26 @@ std::vector<Row> Table() {
        JobStatus::kCompleted, "", "Slurm COMPLETED 0:0"},
       {"COMPLETED without exit code", With(Slurm("COMPLETED"), kNothing), JobStatus::kCompleted, "",
        "Slurm COMPLETED"},
+      // Stopped short on its time-limit warning: a time-limit stop, whoever reports the end.
+      {"COMPLETED 0:0, stopped short on the time-limit warning",
+       With(Slurm("COMPLETED", ok), kTimeLimitStop), JobStatus::kCancelled, "train-timeout",
+       "Slurm COMPLETED 0:0, but training stopped short"},
+      {"summary 0, stopped short on the time-limit warning",
+       With(std::nullopt,
+            [](auto& in) {
+              kTimeLimitStop(in);
+              in.summary_exit = 0;
+            }),
+       JobStatus::kCancelled, "train-timeout", "JOB SUMMARY: exit 0, but training stopped short"},
+      {"no Slurm, stopped short on the time-limit warning", With(std::nullopt, kTimeLimitStop),
+       JobStatus::kCancelled, "train-timeout", "a time-limit stop with a checkpoint"},
+      {"COMPLETED 0:0, the warning handled but the plan reached",
+       With(Slurm("COMPLETED", ok),
+            [](auto& in) {
+              kTimeLimitStop(in);
+              in.stopped_short = false;
+            }),
+       JobStatus::kCompleted, "", "Slurm COMPLETED 0:0"},
 
       // Ended states: their status, the class Slurm implies, the log's root named.
       {"FAILED 143:0, log names the root",

@@ -32,6 +32,26 @@ TEST(LineFacts, CheckpointPeriod) {
 
 // log_lines.cc HeaderLines: "PASSTHROUGH_ARGS={}" with "steps={} ..." and
 // " enable_checkpointing=true".
+// The frameworks' own planned totals (sources in line_facts.cc).
+TEST(LineFacts, PlannedTotal) {
+  EXPECT_EQ(ParsePlannedTotal("[INFO|trainer.py:2128] >>   Total optimization steps = 1,000"),
+            1000);
+  EXPECT_EQ(
+      ParsePlannedTotal("11/28/2026 05:03:40 - INFO - __main__ -   Total optimization steps = 375"),
+      375);
+  EXPECT_EQ(ParsePlannedTotal("Config param steps: 5000"), 5000);
+  EXPECT_EQ(ParsePlannedTotal(" > setting training iterations to 2500"), 2500);
+  EXPECT_EQ(ParsePlannedTotal("Trainer is initialized with local batch size 8, global batch size "
+                              "64, gradient accumulation steps 1, sequence length 2048, total "
+                              "steps 1000 (warmup 200)"),
+            1000);
+  EXPECT_EQ(ParsePlannedTotal("total steps: 300(30), gradient accumulation steps 1"), 300);
+  EXPECT_FALSE(ParsePlannedTotal("Total optimization steps = "));
+  EXPECT_FALSE(ParsePlannedTotal("Total optimization steps = ,5"));
+  EXPECT_FALSE(ParsePlannedTotal("Total optimization steps = 99999999999999999999999"));
+  EXPECT_FALSE(ParsePlannedTotal("Config param steps_per_eval: 10"));
+}
+
 TEST(LineFacts, PassthroughArgs) {
   auto args = ParsePassthroughArgs(
       "PASSTHROUGH_ARGS=steps=1000 per_device_batch_size=2 max_target_length=2048 "

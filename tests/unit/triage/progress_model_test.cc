@@ -183,6 +183,32 @@ TEST(ProgressModelTest, TheLearnersMemoryIsBoundedWhateverTheOutput) {
   EXPECT_EQ(learner.kind(), LearnedKind::kCounter) << "room is made for a line that recurs";
 }
 
+// A first logged step within one logging interval is a fresh run's
+// (`iter 19` when every 20th is logged); one further in, or a log that
+// says it restored, is a restored run's.
+TEST(ProgressModelTest, TheFirstLoggedStepOfAFreshRunIsNoRestore) {
+  auto scanner = LogScanner::Create({});
+  ASSERT_TRUE(scanner.ok());
+  auto progress_of = [&](int64_t first, const std::string& header) {
+    std::string log = header;
+    for (int64_t step = first; step < first + 100; step += 20)
+      log += "iter " + std::to_string(step) + ": loss 1.25, time 10.00ms\n";
+    auto facts = scanner.value()->ScanText(log);
+    EXPECT_TRUE(facts.ok());
+    return Analyze(*facts, {}).progress;
+  };
+  Progress fresh = progress_of(19, "");
+  EXPECT_EQ(fresh.first_step, 19);
+  EXPECT_FALSE(fresh.restored);
+  EXPECT_FALSE(fresh.restored_from);
+  EXPECT_FALSE(progress_of(20, "").restored) << "a loop counting from 1";
+  Progress resumed = progress_of(1019, "");
+  EXPECT_TRUE(resumed.restored);
+  EXPECT_EQ(resumed.restored_from, 1018);
+  // MaxText's own word that it restored.
+  EXPECT_TRUE(progress_of(19, "restoring from this run's directory step 18\n").restored);
+}
+
 }  // namespace
 }  // namespace jobmon::triage
 

@@ -83,6 +83,10 @@ struct StatusInputs {
   bool has_steps = false;
   bool steps_stalled = false;
   bool stopped_short = false;  // the planned total is known and not reached
+  // The program's own word that it handled a time-limit warning signal
+  // (checkpoint, then a clean exit short of the plan), for the basis; empty
+  // when it said none.
+  std::string time_limit_signal;
   std::optional<double> seconds_since_last_step;
   // Seconds since the log last changed (its mtime or its last line's own
   // time, whichever is later), and how long a silence still counts as

@@ -39,6 +39,12 @@ struct PassthroughArgs {
 // "PASSTHROUGH_ARGS=...".
 std::optional<PassthroughArgs> ParsePassthroughArgs(std::string_view line);
 
+// The run's planned total of steps where a framework prints it before the
+// loop (HF Trainer's "Total optimization steps = 1,000", MaxText's "Config
+// param steps: N", Megatron's "setting training iterations to N",
+// torchtitan's "total steps N (warmup W)"); sources in line_facts.cc.
+std::optional<int64_t> ParsePlannedTotal(std::string_view line);
+
 // MaxText's "Config param checkpoint_period: N", N > 0.
 std::optional<int64_t> ParseCheckpointPeriod(std::string_view line);
 // "jax_distributed_heartbeat_timeout_seconds=S", S > 0.

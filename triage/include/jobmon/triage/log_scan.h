@@ -40,6 +40,10 @@ struct ClassHits {
   std::vector<LineRef> examples;  // first kEvidencePerClass
   // First line per weight (signatures.h Weight): what the primary rests on.
   std::optional<uint64_t> first_root, first_generic, first_consequence;
+  // Each profile's step lines counted when those first lines were read:
+  // the step lines after a failure tell whether training went on after it.
+  using StepCounts = std::array<uint64_t, kStepProfileCount>;
+  StepCounts steps_at_root{}, steps_at_generic{}, steps_at_consequence{};
 };
 
 struct NodeExit {
@@ -58,8 +62,10 @@ struct ScanFacts {
 
   // Header.
   std::optional<std::string> job_id;
-  std::optional<int64_t> total_steps;  // steps=N in PASSTHROUGH_ARGS
-  bool checkpointing = false;          // enable_checkpointing=true
+  // steps=N in PASSTHROUGH_ARGS, else a framework's planned total
+  // (ParsePlannedTotal), else a progress line's own total (N/M).
+  std::optional<int64_t> total_steps;
+  bool checkpointing = false;  // enable_checkpointing=true
   std::optional<int64_t> checkpoint_period;
   // jax_distributed_heartbeat_timeout_seconds= (for when heartbeats stopped).
   std::optional<double> heartbeat_timeout;
@@ -75,6 +81,9 @@ struct ScanFacts {
   // The last line where a framework says training finished (HF Trainer's
   // train_runtime metrics, Lightning's "`Trainer.fit` stopped: ...").
   std::optional<LineRef> completion;
+  // The last line where the program says it handled a time-limit warning
+  // signal (Lightning's auto-requeue, submitit, its own SIGUSR1 handler).
+  std::optional<LineRef> time_limit_signal;
 
   std::map<std::string, ClassHits> classes;  // by class id, harmless lines excluded
   std::vector<NodeExit> node_exits;          // first 4096

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "jobmon/triage/causal_chain.h"
 #include "jobmon/triage/job_status.h"
 #include "jobmon/triage/kernel_log.h"
 #include "jobmon/triage/log_scan.h"
@@ -99,6 +100,9 @@ struct TriageReport {
   std::string stage;
   std::string what_happened;
   std::vector<ClassFinding> classes;  // every class found, priority order
+  // The failure events and which explains which (causal_chain.h): the
+  // primary rests on it; `jobmon triage --explain` prints it.
+  CausalChain chain;
   std::vector<LineRef> evidence;
   Progress progress;
   std::optional<HeartbeatChecklist> heartbeat;
