@@ -37,6 +37,7 @@ enum class Fact {
   kLauncherField,
   kPlannedTotal,
   kTimeLimitSignal,
+  kLoaderFrame,
 };
 
 struct FactPattern {

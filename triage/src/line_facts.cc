@@ -97,6 +97,19 @@ const std::vector<FactPattern>& FactPatterns() {
       // timed out. Ran {} minutes out of requested {} minutes."; Megatron-LM
       // training.py "exiting program after receiving SIGTERM."; and a
       // program's own word that it received or handled SIGUSR1/SIGUSR2.
+      // A traceback frame inside a model or checkpoint loader: an exception
+      // raised there is a load failure whatever its wording (torch 1.13 words
+      // a truncated checkpoint only `OSError: [Errno 22] Invalid argument`).
+      // pytorch torch/serialization.py (load, _load, _legacy_load; not
+      // save, whose failures are the disk's), safetensors
+      // bindings/python/py_src/safetensors/torch.py (load_file, load),
+      // transformers src/transformers/modeling_utils.py load_state_dict.
+      {R"(File "[^"]*/torch/serialization\.py", line \d+, in (load|_load|_legacy_load)\b)", false,
+       Fact::kLoaderFrame},
+      {R"(File "[^"]*/safetensors/torch\.py", line \d+, in (load_file|load)\b)", false,
+       Fact::kLoaderFrame},
+      {R"(File "[^"]*/transformers/modeling_utils\.py", line \d+, in load_state_dict\b)", false,
+       Fact::kLoaderFrame},
       {R"([Hh]andling auto-requeue signal)", false, Fact::kTimeLimitSignal},
       {R"(Job has timed out\. Ran \d+ minutes out of requested \d+ minutes)", false,
        Fact::kTimeLimitSignal},

@@ -457,8 +457,16 @@ class ScanState : public ChunkSink {
       bool other = std::any_of(classes.begin(), classes.end(), [](int index) {
         return FailureClasses()[static_cast<size_t>(index)].id != "python-exception";
       });
+      // Raised inside a model or checkpoint loader (the traceback's frames,
+      // line_facts.cc): a load failure, whatever the exception says, unless
+      // it is an interruption or memory running out.
+      const bool raised_by_loader = !other && !open_tracebacks_.empty() && loader_frame_line_ &&
+                                    *loader_frame_line_ > open_tracebacks_.front() &&
+                                    !IsInterruptionOrMemory(text);
+      other |= raised_by_loader;
       if (!open_tracebacks_.empty())
         CloseTraceback(other ? Weight::kConsequence : Weight::kGeneric);
+      if (raised_by_loader) AddClassHit("model-not-found", line, text, Weight::kRoot);
       if (!other && !facts_.first_exception) facts_.first_exception = LineRef{line, Sanitize(text)};
     }
     for (int index : classes) {
@@ -623,6 +631,9 @@ class ScanState : public ChunkSink {
       case Fact::kTimeLimitSignal:
         facts_.time_limit_signal = LineRef{line, Sanitize(text)};
         break;
+      case Fact::kLoaderFrame:
+        loader_frame_line_ = line;
+        break;
       case Fact::kExceptionLine:  // handled in Line()
       case Fact::kTaskExit:
         break;
@@ -645,7 +656,16 @@ class ScanState : public ChunkSink {
   std::vector<Event> events_;
   std::vector<unsigned> ids_;
   std::vector<int> classes_;
-  std::deque<uint64_t> open_tracebacks_;  // first lines of tracebacks awaiting their exception
+  std::deque<uint64_t> open_tracebacks_;       // first lines of tracebacks awaiting their exception
+  std::optional<uint64_t> loader_frame_line_;  // the last traceback frame inside a loader
+
+  static bool IsInterruptionOrMemory(std::string_view text) {
+    for (std::string_view name : {"KeyboardInterrupt", "SystemExit", "SignalException",
+                                  "MemoryError", "OutOfMemoryError"}) {
+      if (text.find(name) != text.npos) return true;
+    }
+    return false;
+  }
   uint64_t next_line_ = 1;
   bool seen_passthrough_ = false;
   std::optional<double> anchor_;

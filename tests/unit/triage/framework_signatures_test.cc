@@ -46,6 +46,40 @@ class FrameworkSignaturesTest : public ::testing::Test {
   const LogScanner* scanner_ = nullptr;
 };
 
+// An exception raised inside a loader is a load failure, whatever it says
+// (line_facts.cc, the loader frames); a save's, an interruption's or one
+// raised after the loader returned is not.
+TEST_F(FrameworkSignaturesTest, AnExceptionRaisedInsideALoaderIsALoadFailure) {
+  auto traceback = [](const std::string& frame, const std::string& exception) {
+    return "Traceback (most recent call last):\n"
+           "  File \"/job/train.py\", line 225, in train\n"
+           "    state = torch.load(args.resume)\n" +
+           frame + "\n    return f(x)\n" + exception + "\n";
+  };
+  const std::string load =
+      "  File \"/usr/lib/python3/dist-packages/torch/serialization.py\", line 777, in load";
+  const std::string save =
+      "  File \"/usr/lib/python3/dist-packages/torch/serialization.py\", line 423, in save";
+  const std::string safetensors =
+      "  File \"/venv/lib/python3.11/site-packages/safetensors/torch.py\", line 313, in load_file";
+  EXPECT_EQ(Report(Scan(traceback(load, "OSError: [Errno 22] Invalid argument"))).primary,
+            "model-not-found");
+  EXPECT_EQ(Report(Scan(traceback(load, "EOFError: Ran out of input"))).primary, "model-not-found");
+  EXPECT_EQ(
+      Report(Scan(traceback(safetensors, "OSError: No such file or directory: 'x.bin'"))).primary,
+      "model-not-found");
+  EXPECT_EQ(Report(Scan(traceback(save, "RuntimeError: file write failed"))).primary,
+            "python-exception");
+  EXPECT_EQ(Report(Scan(traceback(load, "KeyboardInterrupt"))).primary, "python-exception");
+  // The loader's frame belongs to an earlier traceback: the later one is no load failure.
+  ScanFacts two = Scan(traceback(load, "OSError: x") + "step 1 loss 1.0\n" +
+                       "Traceback (most recent call last):\n  File \"/job/train.py\", line 9, "
+                       "in f\nValueError: bad batch\n");
+  ASSERT_TRUE(two.classes.count("model-not-found"));
+  EXPECT_EQ(two.classes.at("model-not-found").count, 1u);
+  EXPECT_TRUE(two.classes.at("python-exception").first_generic);
+}
+
 TEST_F(FrameworkSignaturesTest, DivergedTrainingStopsAreRoots) {
   // Megatron-LM rerun_state_machine.py full_message (fatal, rerun disabled)
   // around param_and_grad_buffer.py check_grads' message.
