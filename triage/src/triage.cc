@@ -410,6 +410,7 @@ struct Analysis {
   std::string primary;
   std::optional<uint64_t> primary_line;
   std::string kernel_root_over;  // the log's own primary a kernel OOM kill explains
+  std::optional<LineRef> watchdog;  // the job's own watchdog fired after the last step
 };
 
 // Read: what the scan read (size, lines set aside) and what went wrong reading it.
@@ -572,7 +573,7 @@ void DeriveClasses(const ScanFacts& facts, TriageReport& r, Analysis& a) {
   // A watchdog inside the job (faulthandler's dump_traceback_later) that
   // fired after the last step saw no progress, whatever the job did next
   // (the watchdog's own exit, a launcher's report of it).
-  std::optional<LineRef> watchdog;
+  std::optional<LineRef>& watchdog = a.watchdog;
   if (auto it = facts.classes.find("hang");
       it != facts.classes.end() && p.last_step_line && it->second.first.line > *p.last_step_line)
     watchdog = it->second.first;
@@ -807,6 +808,12 @@ void ChoosePrimary(const ScanFacts& facts, TriageReport& r, Analysis& a) {
     StatusDecision named = DecideJobStatus(a.in);
     r.status_basis = named.basis;
   }
+  if (a.primary == "hang" && a.watchdog && r.status == JobStatus::kFailed) {
+    // It ended by its watchdog's exit: the basis says so, not the traceback of the dump.
+    r.status_basis = fmt::format(
+        "{}; the program's own watchdog fired after the last step (line {}) and ended it",
+        r.status_basis.substr(0, r.status_basis.find(';')), a.watchdog->line);
+  }
   r.primary = a.primary;
   if (a.primary != "none") r.failure_time = FailureTime(facts, a.primary, a.primary_line);
   for (const std::string& finding : a.decision.findings) r.findings.push_back(finding);
@@ -856,6 +863,13 @@ void TellWhatHappened(const ScanFacts& facts, TriageReport& r, Analysis& a) {
       r.what_happened = fmt::format("Training is progressing{}.",
                                     p.last_step ? fmt::format(" (step {})", *p.last_step) : "");
     }
+  } else if (primary == "hang" && a.watchdog) {
+    r.what_happened = fmt::format(
+        "Training stopped after step {}: the program's own watchdog found no progress and fired "
+        "(line {}: \"{}\"), dumping every thread's stack; the dump shows where each rank waits. "
+        "{}",
+        p.last_step.value_or(-1), a.watchdog->line, WithoutTaskLabel(a.watchdog->text),
+        primary_class->what);
   } else if (primary == "hang") {
     r.what_happened = fmt::format(
         "Training stopped after step {} while the job stayed alive: no step for {} (threshold {}), "

@@ -140,6 +140,9 @@ TEST(RealCompletion, ProgressThatReachedItsPlanIsACompletion) {
 TEST(RealLogClock, AWatchdogThatFiredAfterTheLastStepIsAHang) {
   TriageReport r = Offline("spawn-watchdog-hang");
   EXPECT_EQ(r.primary, "hang");
+  // What ended it is the watchdog, not the traceback of its dump.
+  EXPECT_NE(r.status_basis.find("own watchdog fired"), std::string::npos) << r.status_basis;
+  EXPECT_NE(r.what_happened.find("Timeout (0:00:10)!"), std::string::npos) << r.what_happened;
   // Healthy runs print no watchdog line; a survived one is not a hang.
   EXPECT_NE(Offline("spawn-caught-exception").primary, "hang");
 }
