@@ -287,6 +287,12 @@ class ScanState : public ChunkSink {
                       : weight == Weight::kGeneric ? hits.steps_at_generic
                                                    : hits.steps_at_consequence);
       }
+      (weight == Weight::kRoot      ? hits.last_root
+       : weight == Weight::kGeneric ? hits.last_generic
+                                    : hits.last_consequence) = line;
+      StepCountsNow(weight == Weight::kRoot      ? hits.steps_at_last_root
+                    : weight == Weight::kGeneric ? hits.steps_at_last_generic
+                                                 : hits.steps_at_last_consequence);
     }
     if (hits.count == 0) hits.first = ref;
     if (hits.examples.size() < kEvidencePerClass) hits.examples.push_back(ref);
@@ -493,6 +499,12 @@ class ScanState : public ChunkSink {
     if (!first || start < *first) {
       first = start;
       StepCountsNow(weight == Weight::kGeneric ? hits.steps_at_generic : hits.steps_at_consequence);
+    }
+    auto& last = weight == Weight::kGeneric ? hits.last_generic : hits.last_consequence;
+    if (!last || start > *last) {
+      last = start;
+      StepCountsNow(weight == Weight::kGeneric ? hits.steps_at_last_generic
+                                               : hits.steps_at_last_consequence);
     }
   }
 

@@ -237,9 +237,43 @@ bool IsGenericTrainingClass(const FailureClass& c) {
 // The earliest class whose `weight` of signature matched and that
 // `predicate` accepts (ties by priority). What follows Slurm's cancel
 // banner is teardown: only a consequence may come from there.
+// A class's line of one weight that training did not go on after: the
+// first, else the last; nullopt when both were survived.
+struct FatalLine {
+  std::optional<uint64_t> line;
+  uint64_t step_lines_after = 0;
+  bool first_survived = false;
+};
+FatalLine FatalLineOf(const ScanFacts& facts, const ClassHits& hits, Weight weight,
+                      StepProfile profile) {
+  const size_t p = static_cast<size_t>(profile);
+  const bool root = weight == Weight::kRoot, generic = weight == Weight::kGeneric;
+  const std::optional<uint64_t>& first = root      ? hits.first_root
+                                         : generic ? hits.first_generic
+                                                   : hits.first_consequence;
+  const std::optional<uint64_t>& last = root      ? hits.last_root
+                                        : generic ? hits.last_generic
+                                                  : hits.last_consequence;
+  const ClassHits::StepCounts& at_first = root      ? hits.steps_at_root
+                                          : generic ? hits.steps_at_generic
+                                                    : hits.steps_at_consequence;
+  const ClassHits::StepCounts& at_last = root      ? hits.steps_at_last_root
+                                         : generic ? hits.steps_at_last_generic
+                                                   : hits.steps_at_last_consequence;
+  const uint64_t after_first = facts.steps[p].count() - at_first[p];
+  const uint64_t after_last = facts.steps[p].count() - at_last[p];
+  if (!first) return {};
+  if (after_first < kTrainedOnStepLines) return {first, after_first, false};
+  if (last && *last != *first && after_last < kTrainedOnStepLines) return {last, after_last, true};
+  return {std::nullopt, after_first, true};
+}
+
+// With `survivors_of` a profile, lines training went on after (causal_chain.h
+// kTrainedOnStepLines step lines of it) do not count: they were survived.
 template <typename Predicate>
-std::pair<std::string, std::optional<uint64_t>> EarliestOf(const ScanFacts& facts, Weight weight,
-                                                           Predicate&& predicate) {
+std::pair<std::string, std::optional<uint64_t>> EarliestOf(
+    const ScanFacts& facts, Weight weight, Predicate&& predicate,
+    std::optional<StepProfile> survivors_of = std::nullopt) {
   std::optional<uint64_t> end_line;
   if (facts.slurm_end) end_line = facts.slurm_end->line;
   std::string best;
@@ -247,10 +281,15 @@ std::pair<std::string, std::optional<uint64_t>> EarliestOf(const ScanFacts& fact
   for (const auto& [id, hits] : facts.classes) {
     const FailureClass* c = FindClass(id);
     if (!c || c->category == Category::kDerived || !predicate(*c)) continue;
-    const std::optional<uint64_t>& line = weight == Weight::kRoot      ? hits.first_root
-                                          : weight == Weight::kGeneric ? hits.first_generic
-                                                                       : hits.first_consequence;
+    std::optional<uint64_t> line = weight == Weight::kRoot      ? hits.first_root
+                                   : weight == Weight::kGeneric ? hits.first_generic
+                                                                : hits.first_consequence;
     if (!line || (weight != Weight::kConsequence && end_line && *line > *end_line)) continue;
+    if (survivors_of) {
+      // The first line unless it was survived, then the last unless that was.
+      line = FatalLineOf(facts, hits, weight, *survivors_of).line;
+      if (!line || (weight != Weight::kConsequence && end_line && *line > *end_line)) continue;
+    }
     if (best.empty() || *line < *best_line ||
         (*line == *best_line && PriorityOf(id) < PriorityOf(best))) {
       best = id;
@@ -266,8 +305,11 @@ bool AnyClass(const FailureClass&) { return true; }
 // primary is chosen in Analyze: the earliest root signature, else the
 // earliest generic training one, else a job-level class, else the earliest
 // consequence.
-std::pair<std::string, uint64_t> LogRootFailure(const ScanFacts& facts) {
-  auto root = EarliestOf(facts, Weight::kRoot, AnyClass);
+std::pair<std::string, uint64_t> LogRootFailure(const ScanFacts& facts, StepProfile profile) {
+  // A failure training went on after was survived: the one it did not is the root.
+  auto root = EarliestOf(facts, Weight::kRoot, AnyClass, profile);
+  if (root.first.empty()) root = EarliestOf(facts, Weight::kGeneric, IsTrainingClass, profile);
+  if (root.first.empty()) root = EarliestOf(facts, Weight::kRoot, AnyClass);
   if (root.first.empty()) root = EarliestOf(facts, Weight::kGeneric, IsTrainingClass);
   for (const char* job_level : {"stage-fail", "node-fail", "cancelled"}) {
     if (auto it = facts.classes.find(job_level); root.first.empty() && it != facts.classes.end())
@@ -409,7 +451,7 @@ struct Analysis {
   bool hang = false;
   std::string primary;
   std::optional<uint64_t> primary_line;
-  std::string kernel_root_over;  // the log's own primary a kernel OOM kill explains
+  std::string kernel_root_over;     // the log's own primary a kernel OOM kill explains
   std::optional<LineRef> watchdog;  // the job's own watchdog fired after the last step
 };
 
@@ -465,7 +507,7 @@ void DecideStatus(const ScanFacts& facts, const AnalysisContext& context, Triage
   StatusInputs& in = a.in;
   if (context.slurm_state) in.slurm = SlurmView{*context.slurm_state, context.slurm_exit_code};
   in.summary_exit = facts.exit_code;
-  auto [root, root_line] = LogRootFailure(facts);
+  auto [root, root_line] = LogRootFailure(facts, a.profile);
   in.failure_class = root;
   if (root.empty() && !a.oom_kills.empty()) in.failure_class = "oom-host";
   in.steps_after_failure = !root.empty() && p.last_step_line && *p.last_step_line > root_line;
@@ -675,27 +717,33 @@ std::vector<CausalEvent> EventsOf(const ScanFacts& facts, const Analysis& a) {
     auto before_end = [&](std::optional<uint64_t> line) {
       return line && !(end_line && *line > *end_line);
     };
-    // Training went on after it: the chosen profile's step lines since.
-    auto with_steps_after = [&](CausalEvent e, const ClassHits::StepCounts& at) {
+    // Each weight's first line, with the step lines training printed after
+    // it; when training went on after the first, also the last one it did
+    // not go on after (a caught exception, then a fatal one of its class).
+    auto add = [&](EventKind kind, Weight weight, const std::optional<uint64_t>& first,
+                   const ClassHits::StepCounts& at_first) {
+      if (!before_end(first) && !(kind == EventKind::kConsequence && first)) return false;
       const size_t p = static_cast<size_t>(a.profile);
-      e.step_lines_after = facts.steps[p].count() - at[p];
+      CausalEvent e = EventOf(facts, kind, id, first);
+      e.step_lines_after = facts.steps[p].count() - at_first[p];
       e.survived = e.step_lines_after >= kTrainedOnStepLines;
-      return e;
+      events.push_back(std::move(e));
+      if (!events.back().survived) return true;
+      FatalLine fatal = FatalLineOf(facts, hits, weight, a.profile);
+      if (fatal.line && *fatal.line != *first &&
+          (kind == EventKind::kConsequence || before_end(fatal.line))) {
+        CausalEvent last = EventOf(facts, kind, id, fatal.line);
+        last.step_lines_after = fatal.step_lines_after;
+        events.push_back(std::move(last));
+      }
+      return true;
     };
-    if (before_end(hits.first_root)) {
-      events.push_back(with_steps_after(
-          EventOf(facts, EventKind::kRootFailure, id, hits.first_root), hits.steps_at_root));
+    if (add(EventKind::kRootFailure, Weight::kRoot, hits.first_root, hits.steps_at_root))
       specific.insert(id);
-    }
-    if (before_end(hits.first_generic) && IsTrainingClass(*c)) {
-      events.push_back(with_steps_after(EventOf(facts, EventKind::kFailure, id, hits.first_generic),
-                                        hits.steps_at_generic));
-    }
-    if (hits.first_consequence) {
-      events.push_back(
-          with_steps_after(EventOf(facts, EventKind::kConsequence, id, hits.first_consequence),
-                           hits.steps_at_consequence));
-    }
+    if (IsTrainingClass(*c))
+      add(EventKind::kFailure, Weight::kGeneric, hits.first_generic, hits.steps_at_generic);
+    add(EventKind::kConsequence, Weight::kConsequence, hits.first_consequence,
+        hits.steps_at_consequence);
   }
   std::stable_sort(events.begin(), events.end(), [](const CausalEvent& x, const CausalEvent& y) {
     return std::pair{x.line, x.priority} < std::pair{y.line, y.priority};

@@ -263,5 +263,37 @@ TEST(CausalChain, RealLogsRestOnTheChain) {
   }
 }
 
+// Training went on after a failure: it was survived, and the failure it
+// did not go on after is the cause, even of the same class.
+TEST(CausalChain, ASurvivedFailureIsNotTheCause) {
+  const std::string dir = std::string(JOBMON_FIXTURES) + "/real/pytorch/";
+  auto analyze = [&](const char* name) {
+    auto facts = SharedScanner().ScanFile(dir + name + ".log");
+    EXPECT_TRUE(facts) << name;
+    AnalysisContext context;
+    context.now = 4102444800;
+    return facts ? Analyze(*facts, context) : TriageReport{};
+  };
+  TriageReport raise = analyze("spawn-caught-oom-then-raise");
+  EXPECT_EQ(raise.primary, "python-exception");
+  EXPECT_EQ(raise.status, JobStatus::kFailed) << raise.status_basis;
+  ASSERT_FALSE(raise.chain.events.empty());
+  EXPECT_EQ(raise.chain.events[0].class_id, "oom-host");
+  EXPECT_TRUE(raise.chain.events[0].survived);
+  EXPECT_GE(raise.chain.events[0].step_lines_after, 20u);
+  EXPECT_EQ(raise.chain.links[0].rule, "fatal-over-survived");
+
+  TriageReport hang = analyze("spawn-caught-then-watchdog-hang");
+  EXPECT_EQ(hang.primary, "hang");
+  EXPECT_EQ(hang.status, JobStatus::kFailed) << hang.status_basis;
+  int tracebacks = 0, survived = 0;
+  for (const CausalEvent& e : hang.chain.events) {
+    tracebacks += e.class_id == "python-exception";
+    survived += e.survived;
+  }
+  EXPECT_EQ(tracebacks, 2) << "the caught one and spawn's";
+  EXPECT_EQ(survived, 1);
+}
+
 }  // namespace
 }  // namespace jobmon::triage

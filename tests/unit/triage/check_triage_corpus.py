@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 
+from chain_check import chain_problems
+
 
 def mismatches(expected, actual, path="$"):
     if isinstance(expected, dict):
@@ -38,27 +40,6 @@ def mismatches(expected, actual, path="$"):
     if isinstance(expected, float) and isinstance(actual, (int, float)):
         return [] if abs(expected - actual) <= 1e-6 * max(1.0, abs(expected)) else [f"{path}: expected {expected}, got {actual}"]
     return [] if expected == actual else [f"{path}: expected {json.dumps(expected)}, got {json.dumps(actual)[:200]}"]
-
-
-def chain_problems(report):
-    """The causal chain (`--explain`, "chain" in JSON) the primary rests on:
-    its primary event is the report's primary, every other event is linked
-    to what explains it; without a primary event it says why."""
-    chain = report.get("chain")
-    if not isinstance(chain, dict):
-        return ["no chain"]
-    events, primary = chain["events"], chain["primary_event"]
-    if primary is None:
-        if events and not chain["no_primary_because"] and report["primary_failure"] not in ("subprocess-fail",):
-            return ["chain has events but neither a primary event nor a reason"]
-        return []
-    out = []
-    if events[primary]["class"] != report["primary_failure"]:
-        out.append(f"chain's primary {events[primary]['class']} != {report['primary_failure']}")
-    for i, event in enumerate(events):
-        if i != primary and event["explained_by"] is None:
-            out.append(f"chain event #{i + 1} ({event['kind']} {event['class']}) explained by nothing")
-    return out
 
 
 def main():

@@ -44,6 +44,10 @@ struct ClassHits {
   // the step lines after a failure tell whether training went on after it.
   using StepCounts = std::array<uint64_t, kStepProfileCount>;
   StepCounts steps_at_root{}, steps_at_generic{}, steps_at_consequence{};
+  // The last line per weight and the step lines counted then: a class
+  // survived once (a caught exception) can still end the run later.
+  std::optional<uint64_t> last_root, last_generic, last_consequence;
+  StepCounts steps_at_last_root{}, steps_at_last_generic{}, steps_at_last_consequence{};
 };
 
 struct NodeExit {
