@@ -711,7 +711,10 @@ std::vector<CausalEvent> EventsOf(const ScanFacts& facts, const Analysis& a) {
   std::optional<uint64_t> end_line;
   if (facts.slurm_end) end_line = facts.slurm_end->line;
   std::set<std::string> specific;
-  for (const auto& [id, hits] : facts.classes) {
+  for (const auto& entry : facts.classes) {
+    // Named, not bound: lambdas below capture them (clang 14 cannot capture bindings).
+    const std::string& id = entry.first;
+    const ClassHits& hits = entry.second;
     const FailureClass* c = FindClass(id);
     if (!c || c->category == Category::kDerived) continue;
     auto before_end = [&](std::optional<uint64_t> line) {
