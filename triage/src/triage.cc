@@ -237,35 +237,42 @@ bool IsGenericTrainingClass(const FailureClass& c) {
 // The earliest class whose `weight` of signature matched and that
 // `predicate` accepts (ties by priority). What follows Slurm's cancel
 // banner is teardown: only a consequence may come from there.
+// A class's first and last line of one weight, with the step lines each
+// profile had counted at each (log_scan.h ClassHits).
+struct WeightLines {
+  const std::optional<uint64_t>& first;
+  const std::optional<uint64_t>& last;
+  const ClassHits::StepCounts& at_first;
+  const ClassHits::StepCounts& at_last;
+};
+WeightLines LinesOf(const ClassHits& h, Weight weight) {
+  if (weight == Weight::kRoot)
+    return {h.first_root, h.last_root, h.steps_at_root, h.steps_at_last_root};
+  if (weight == Weight::kGeneric)
+    return {h.first_generic, h.last_generic, h.steps_at_generic, h.steps_at_last_generic};
+  return {h.first_consequence, h.last_consequence, h.steps_at_consequence,
+          h.steps_at_last_consequence};
+}
+
 // A class's line of one weight that training did not go on after: the
-// first, else the last; nullopt when both were survived.
+// first, else the last; nullopt when both were survived. Also the step
+// lines printed after the first.
 struct FatalLine {
   std::optional<uint64_t> line;
   uint64_t step_lines_after = 0;
-  bool first_survived = false;
+  uint64_t step_lines_after_first = 0;
 };
 FatalLine FatalLineOf(const ScanFacts& facts, const ClassHits& hits, Weight weight,
                       StepProfile profile) {
   const size_t p = static_cast<size_t>(profile);
-  const bool root = weight == Weight::kRoot, generic = weight == Weight::kGeneric;
-  const std::optional<uint64_t>& first = root      ? hits.first_root
-                                         : generic ? hits.first_generic
-                                                   : hits.first_consequence;
-  const std::optional<uint64_t>& last = root      ? hits.last_root
-                                        : generic ? hits.last_generic
-                                                  : hits.last_consequence;
-  const ClassHits::StepCounts& at_first = root      ? hits.steps_at_root
-                                          : generic ? hits.steps_at_generic
-                                                    : hits.steps_at_consequence;
-  const ClassHits::StepCounts& at_last = root      ? hits.steps_at_last_root
-                                         : generic ? hits.steps_at_last_generic
-                                                   : hits.steps_at_last_consequence;
-  const uint64_t after_first = facts.steps[p].count() - at_first[p];
-  const uint64_t after_last = facts.steps[p].count() - at_last[p];
-  if (!first) return {};
-  if (after_first < kTrainedOnStepLines) return {first, after_first, false};
-  if (last && *last != *first && after_last < kTrainedOnStepLines) return {last, after_last, true};
-  return {std::nullopt, after_first, true};
+  const WeightLines lines = LinesOf(hits, weight);
+  const uint64_t after_first = facts.steps[p].count() - lines.at_first[p];
+  const uint64_t after_last = facts.steps[p].count() - lines.at_last[p];
+  if (!lines.first) return {};
+  if (after_first < kTrainedOnStepLines) return {lines.first, after_first, after_first};
+  if (lines.last && *lines.last != *lines.first && after_last < kTrainedOnStepLines)
+    return {lines.last, after_last, after_first};
+  return {std::nullopt, 0, after_first};
 }
 
 // With `survivors_of` a profile, lines training went on after (causal_chain.h
@@ -281,9 +288,7 @@ std::pair<std::string, std::optional<uint64_t>> EarliestOf(
   for (const auto& [id, hits] : facts.classes) {
     const FailureClass* c = FindClass(id);
     if (!c || c->category == Category::kDerived || !predicate(*c)) continue;
-    std::optional<uint64_t> line = weight == Weight::kRoot      ? hits.first_root
-                                   : weight == Weight::kGeneric ? hits.first_generic
-                                                                : hits.first_consequence;
+    std::optional<uint64_t> line = LinesOf(hits, weight).first;
     if (!line || (weight != Weight::kConsequence && end_line && *line > *end_line)) continue;
     if (survivors_of) {
       // The first line unless it was survived, then the last unless that was.
@@ -723,30 +728,25 @@ std::vector<CausalEvent> EventsOf(const ScanFacts& facts, const Analysis& a) {
     // Each weight's first line, with the step lines training printed after
     // it; when training went on after the first, also the last one it did
     // not go on after (a caught exception, then a fatal one of its class).
-    auto add = [&](EventKind kind, Weight weight, const std::optional<uint64_t>& first,
-                   const ClassHits::StepCounts& at_first) {
+    auto add = [&](EventKind kind, Weight weight) {
+      const std::optional<uint64_t>& first = LinesOf(hits, weight).first;
       if (!before_end(first) && !(kind == EventKind::kConsequence && first)) return false;
-      const size_t p = static_cast<size_t>(a.profile);
+      const FatalLine fatal = FatalLineOf(facts, hits, weight, a.profile);
       CausalEvent e = EventOf(facts, kind, id, first);
-      e.step_lines_after = facts.steps[p].count() - at_first[p];
+      e.step_lines_after = fatal.step_lines_after_first;
       e.survived = e.step_lines_after >= kTrainedOnStepLines;
+      const bool survived = e.survived;
       events.push_back(std::move(e));
-      if (!events.back().survived) return true;
-      FatalLine fatal = FatalLineOf(facts, hits, weight, a.profile);
-      if (fatal.line && *fatal.line != *first &&
-          (kind == EventKind::kConsequence || before_end(fatal.line))) {
+      if (survived && fatal.line && (kind == EventKind::kConsequence || before_end(fatal.line))) {
         CausalEvent last = EventOf(facts, kind, id, fatal.line);
         last.step_lines_after = fatal.step_lines_after;
         events.push_back(std::move(last));
       }
       return true;
     };
-    if (add(EventKind::kRootFailure, Weight::kRoot, hits.first_root, hits.steps_at_root))
-      specific.insert(id);
-    if (IsTrainingClass(*c))
-      add(EventKind::kFailure, Weight::kGeneric, hits.first_generic, hits.steps_at_generic);
-    add(EventKind::kConsequence, Weight::kConsequence, hits.first_consequence,
-        hits.steps_at_consequence);
+    if (add(EventKind::kRootFailure, Weight::kRoot)) specific.insert(id);
+    if (IsTrainingClass(*c)) add(EventKind::kFailure, Weight::kGeneric);
+    add(EventKind::kConsequence, Weight::kConsequence);
   }
   std::stable_sort(events.begin(), events.end(), [](const CausalEvent& x, const CausalEvent& y) {
     return std::pair{x.line, x.priority} < std::pair{y.line, y.priority};
