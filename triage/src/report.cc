@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "jobmon/common/iso_time.h"
+#include "jobmon/common/valid_utf8.h"
 
 namespace jobmon::triage {
 namespace {
@@ -239,7 +240,8 @@ std::string RenderChain(const CausalChain& chain) {
     }
     out += "\n";
     if (!chain.events[i].text.empty())
-      out += fmt::format("  `{}`\n", chain.events[i].text.substr(0, 200));
+      out +=
+          fmt::format("  `{}`\n", ValidUtf8(std::string_view(chain.events[i].text).substr(0, 200)));
   }
   if (!chain.no_primary_because.empty()) out += "\nNo primary: " + chain.no_primary_because + ".\n";
   if (!used.empty()) {

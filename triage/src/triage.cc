@@ -10,6 +10,7 @@
 
 #include "jobmon/common/hostlist.h"
 #include "jobmon/common/iso_time.h"
+#include "jobmon/common/valid_utf8.h"
 #include "jobmon/triage/causal_chain.h"
 #include "jobmon/triage/rank_progress.h"
 #include "jobmon/triage/stall_rule.h"
@@ -531,9 +532,9 @@ void DecideStatus(const ScanFacts& facts, const AnalysisContext& context, Triage
       facts.time_limit_signal->line + kTrainedOnStepLines > *p.last_step_line) {
     // Said at the end of the steps, not long before them (a handler's
     // registration, an earlier attempt's requeue).
-    in.time_limit_signal =
-        fmt::format("its time-limit warning signal (line {}: \"{}\")",
-                    facts.time_limit_signal->line, facts.time_limit_signal->text.substr(0, 120));
+    in.time_limit_signal = fmt::format(
+        "its time-limit warning signal (line {}: \"{}\")", facts.time_limit_signal->line,
+        ValidUtf8(std::string_view(facts.time_limit_signal->text).substr(0, 120)));
   }
   in.seconds_since_last_step = p.seconds_since_last_step;
   const double now = context.now                  ? *context.now

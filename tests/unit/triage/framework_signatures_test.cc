@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "jobmon/common/valid_utf8.h"
 #include "jobmon/triage/line_facts.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/triage.h"
@@ -78,6 +79,21 @@ TEST_F(FrameworkSignaturesTest, AnExceptionRaisedInsideALoaderIsALoadFailure) {
   ASSERT_TRUE(two.classes.count("model-not-found"));
   EXPECT_EQ(two.classes.at("model-not-found").count, 1u);
   EXPECT_TRUE(two.classes.at("python-exception").first_generic);
+}
+
+// The handler's line is quoted in the basis cut short; a character the cut
+// splits becomes U+FFFD, never a stray byte.
+TEST_F(FrameworkSignaturesTest, ATimeLimitStopQuotesItsLineAsValidText) {
+  std::string log;
+  for (int step = 1; step <= 10; ++step)
+    log += "epoch 1/1 step " + std::to_string(step) + "/100 loss 0.5\n";
+  log += "received SIGUSR1 at step 9:";  // 27 bytes: byte 120 falls inside a character
+  for (int i = 0; i < 80; ++i) log += "\xc3\xa9";
+  log += "\n";
+  TriageReport r = Report(Scan(log));
+  EXPECT_EQ(r.primary, "train-timeout");
+  EXPECT_NE(r.status_basis.find("received SIGUSR1"), std::string::npos) << r.status_basis;
+  EXPECT_EQ(r.status_basis, ValidUtf8(r.status_basis));
 }
 
 TEST_F(FrameworkSignaturesTest, DivergedTrainingStopsAreRoots) {
