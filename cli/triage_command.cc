@@ -43,6 +43,8 @@ struct TriageArgs {
   double stall_factor = triage::StallRule{}.k;
   bool stall_min_seconds_given = false;  // the flag, which wins over the config
   std::vector<std::string> kernel_logs;
+  std::vector<unsigned> patterns_left_out;
+  std::vector<std::string> rules_left_out;
 };
 
 std::optional<double> ParseTime(const std::string& text) {
@@ -154,7 +156,23 @@ int Run(TriageArgs& args) {
       return Fail("--slurm-exit-code wants Slurm's ExitCode STATUS:SIGNAL (e.g. 0:0, 143:0, 0:9)");
     if (args.slurm_state.empty()) return Fail("--slurm-exit-code needs --slurm-state");
   }
-  auto scanner = triage::LogScanner::Create({args.step_regex});
+  const size_t pattern_count = triage::ScanPatterns().size();
+  for (unsigned id : args.patterns_left_out) {
+    if (id >= pattern_count)
+      return Fail(fmt::format("--leave-out-pattern {}: the patterns are numbered 0 to {}", id,
+                              pattern_count - 1));
+  }
+  for (const std::string& name : args.rules_left_out) {
+    const auto& rules = triage::CauseRules();
+    if (std::none_of(rules.begin(), rules.end(),
+                     [&](const triage::CauseRule& rule) { return rule.name == name; }))
+      return Fail("--leave-out-rule " + name + ": no such rule (docs/triage.md lists them)");
+  }
+  context.rules_left_out = args.rules_left_out;
+  triage::ScanOptions scan_options;
+  scan_options.custom_step_regex = args.step_regex;
+  scan_options.patterns_left_out = args.patterns_left_out;
+  auto scanner = triage::LogScanner::Create(scan_options);
   if (!scanner) return Fail(scanner.error().message);
   auto kernel_logs = ReadKernelLogs(args.kernel_logs);
   if (!kernel_logs) return Fail(kernel_logs.error().message);
@@ -317,6 +335,14 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       "names its pid, its time lies in the log's span (training process), or, with none of "
       "those to compare, the log shows a SIGKILL of a training process (weak); it is then the "
       "root (oom-host) and the SIGKILL its consequence. Xid/amdgpu lines become findings");
+  cmd->add_option("--leave-out-pattern", args->patterns_left_out,
+                  "Scan without this pattern (its line number, from 0, in --list-signatures; "
+                  "repeatable): for the leave-one-family-out evaluation")
+      ->group("Evaluation");
+  cmd->add_option("--leave-out-rule", args->rules_left_out,
+                  "Read the causal chain without this rule (repeatable): for the "
+                  "leave-one-family-out evaluation")
+      ->group("Evaluation");
   CLI::Option* stall_flag =
       cmd->add_option("--stall-min-seconds", args->stall_min_seconds,
                       "No step for max(k x p99 step time, this) means stalled (default: "

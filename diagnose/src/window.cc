@@ -84,7 +84,7 @@ std::vector<StepTime> StepMapFromLogLines(const std::vector<std::string_view>& l
       std::optional<double> time = accepted.sample.timestamp;
       std::string_view text = lines[accepted.line];
       if (!time) time = triage::FindIsoTimestamp(text);
-      if (!time) time = triage::ParseAbslTimestamp(text, year);
+      if (!time) time = triage::ParseYearlessTimestamp(text, year);
       if (time) AddIfLater(out, accepted.sample.step, *time);
     }
   }

@@ -1,5 +1,6 @@
 #include "jobmon/triage/causal_chain.h"
 
+#include <algorithm>
 #include <array>
 
 namespace jobmon::triage {
@@ -196,32 +197,37 @@ bool Holds(const CauseRule& rule, const CausalEvent& cause, const CausalEvent& e
   return rule.explains(cause, effect);
 }
 
-const CauseRule* ExplainingRule(const CausalEvent& cause, const CausalEvent& effect) {
+const CauseRule* ExplainingRule(const CausalEvent& cause, const CausalEvent& effect,
+                                const RulesLeftOut& left_out) {
   for (const CauseRule& rule : CauseRules()) {
+    if (std::find(left_out.begin(), left_out.end(), rule.name) != left_out.end()) continue;
     if (Holds(rule, cause, effect)) return &rule;
   }
   return nullptr;
 }
 
-CausalChain ReadChain(std::vector<CausalEvent> events) {
+CausalChain ReadChain(std::vector<CausalEvent> events, const RulesLeftOut& left_out) {
+  auto explaining = [&](const CausalEvent& cause, const CausalEvent& effect) {
+    return ExplainingRule(cause, effect, left_out);
+  };
   CausalChain chain;
   chain.events = std::move(events);
   const std::vector<CausalEvent>& e = chain.events;
   for (size_t i = 0; i < e.size(); ++i) {
-    if (!chain.primary || ExplainingRule(e[i], e[*chain.primary])) chain.primary = i;
+    if (!chain.primary || explaining(e[i], e[*chain.primary])) chain.primary = i;
   }
   if (!chain.primary) return chain;
   const size_t primary = *chain.primary;
   for (size_t i = 0; i < e.size(); ++i) {
     if (i == primary) continue;
     CausalLink link{i, std::nullopt, {}};
-    if (const CauseRule* rule = ExplainingRule(e[primary], e[i])) {
+    if (const CauseRule* rule = explaining(e[primary], e[i])) {
       link = {i, primary, rule->name};
     } else {
       // Through an event the primary explains.
       for (size_t j = 0; j < e.size() && !link.cause; ++j) {
-        if (j == i || j == primary || !ExplainingRule(e[primary], e[j])) continue;
-        if (const CauseRule* through = ExplainingRule(e[j], e[i])) link = {i, j, through->name};
+        if (j == i || j == primary || !explaining(e[primary], e[j])) continue;
+        if (const CauseRule* through = explaining(e[j], e[i])) link = {i, j, through->name};
       }
     }
     chain.links.push_back(link);

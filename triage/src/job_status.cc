@@ -273,6 +273,14 @@ void LogAlone(const StatusInputs& in, bool failure, StatusDecision& d) {
   } else if (!in.completion.empty()) {
     d.status = JobStatus::kCompleted;
     d.basis = fmt::format("no JOB SUMMARY; {} ({})", in.completion, no_slurm);
+  } else if (in.has_steps && !in.abrupt_exit.empty()) {
+    // After the last step the program ended without its own clean-up, and
+    // said nothing of why: it was killed or died, it did not finish.
+    d.status = JobStatus::kUnknownDeath;
+    d.basis = fmt::format(
+        "no JOB SUMMARY, no failure or completion; after the last step the runtime says the "
+        "program ended without its clean-up ({}) ({})",
+        in.abrupt_exit, no_slurm);
   } else if (in.has_steps && in.seconds_since_last_step && !in.steps_stalled) {
     d.status = JobStatus::kRunning;
     d.basis = fmt::format("no JOB SUMMARY, steps advancing ({})", no_slurm);

@@ -22,7 +22,7 @@ enum class Fact {
   kTaskHostJax,
   kSelfDeath,
   kIsoTimestamp,
-  kAbslTimestamp,
+  kYearlessTimestamp,
   kTunnel,
   kPrometheusPort,
   kRestore,
@@ -38,6 +38,7 @@ enum class Fact {
   kPlannedTotal,
   kTimeLimitSignal,
   kLoaderFrame,
+  kAbruptExit,
 };
 
 struct FactPattern {

@@ -33,7 +33,9 @@ const std::vector<FactPattern>& FactPatterns() {
       {R"(Terminating process because the JAX distributed service detected fatal errors)", false,
        Fact::kSelfDeath},
       {R"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)", false, Fact::kIsoTimestamp},
-      {R"(^(\d+: )?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} )", true, Fact::kAbslTimestamp},
+      {R"(^(\d+: )?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} )", true, Fact::kYearlessTimestamp},
+      {R"(^(\d+: )?(\x1b\[[0-9;]{1,6}m)?\[\d\d/\d\d \d\d:\d\d:\d\d[ \]])", true,
+       Fact::kYearlessTimestamp},
       {R"(ssh -[LJ] )", false, Fact::kTunnel},
       {R"(\[Prometheus\] Started on port \d)", false, Fact::kPrometheusPort},
       {R"(restoring from this run's directory step \d)", false, Fact::kRestore},
@@ -103,12 +105,16 @@ const std::vector<FactPattern>& FactPatterns() {
       // pytorch torch/serialization.py (load, _load, _legacy_load; not
       // save, whose failures are the disk's), safetensors
       // bindings/python/py_src/safetensors/torch.py (load_file, load),
-      // transformers src/transformers/modeling_utils.py load_state_dict.
+      // transformers src/transformers/modeling_utils.py load_state_dict,
+      // torch/nn/modules/module.py Module.load_state_dict (a checkpoint
+      // whose keys or shapes are not the model's).
       {R"(File "[^"]*/torch/serialization\.py", line \d+, in (load|_load|_legacy_load)\b)", false,
        Fact::kLoaderFrame},
       {R"(File "[^"]*/safetensors/torch\.py", line \d+, in (load_file|load)\b)", false,
        Fact::kLoaderFrame},
       {R"(File "[^"]*/transformers/modeling_utils\.py", line \d+, in load_state_dict\b)", false,
+       Fact::kLoaderFrame},
+      {R"(File "[^"]*/torch/nn/modules/module\.py", line \d+, in load_state_dict\b)", false,
        Fact::kLoaderFrame},
       {R"([Hh]andling auto-requeue signal)", false, Fact::kTimeLimitSignal},
       {R"(Job has timed out\. Ran \d+ minutes out of requested \d+ minutes)", false,
@@ -116,6 +122,10 @@ const std::vector<FactPattern>& FactPatterns() {
       {R"(exiting program after receiving SIGTERM)", false, Fact::kTimeLimitSignal},
       {R"((?i)\b(received|receiving|caught|got|handling|handled)\b[^\n]{0,40}\bSIGUSR[12]\b)",
        false, Fact::kTimeLimitSignal},
+      // The runtime's word, at the program's end, that it ended without its
+      // own clean-up (docs/signature-sources.md, "Abrupt ends").
+      {R"(resource_tracker: There appear to be \d+ leaked \w+ objects to clean up at shutdown)",
+       false, Fact::kAbruptExit},
   };
   return patterns;
 }
@@ -294,7 +304,7 @@ LineFacts RecogniseLine(std::string_view line, const LineContext& context) {
   std::string_view text = WithoutTaskLabel(line);
   if (IsHeartbeatAccusation(text)) {
     facts.heartbeat_accusation = true;
-    facts.line_time = ParseAbslTimestamp(text, context.year);
+    facts.line_time = ParseYearlessTimestamp(text, context.year);
   }
   facts.heartbeat_timeout = ParseHeartbeatTimeout(text);
   facts.checkpoint_period = ParseCheckpointPeriod(text);
@@ -315,7 +325,7 @@ LineFacts RecogniseLine(std::string_view line, const LineContext& context) {
   if (facts.step && !facts.step->sample.timestamp) {
     auto& stamp = facts.step->sample.timestamp;
     stamp = FindIsoTimestamp(text);
-    if (!stamp) stamp = ParseAbslTimestamp(text, context.year);
+    if (!stamp) stamp = ParseYearlessTimestamp(text, context.year);
   }
   return facts;
 }

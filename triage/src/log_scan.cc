@@ -57,6 +57,8 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
   std::vector<const char*> expressions;
   std::vector<unsigned> flags, ids;
   for (size_t i = 0; i < impl->patterns.size(); ++i) {
+    const auto& left_out = options.patterns_left_out;
+    if (std::find(left_out.begin(), left_out.end(), i) != left_out.end()) continue;
     expressions.push_back(impl->patterns[i].expression.c_str());
     flags.push_back(impl->patterns[i].flags);
     ids.push_back(static_cast<unsigned>(i));

@@ -397,7 +397,8 @@ nlohmann::json ToJson(const TriageReport& r) {
         {"bytes", r.bytes},
         {"harmless_lines", r.harmless_lines},
         {"long_lines", r.long_lines},
-        {"warnings", r.warnings}}},
+        {"warnings", r.warnings},
+        {"matched_patterns", r.matched_patterns}}},
   };
 }
 

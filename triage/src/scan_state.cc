@@ -77,7 +77,9 @@ int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, uns
 // The state of one scan; everything it keeps is bounded.
 class ScanState : public ChunkSink {
  public:
-  ScanState(const LogScanner::Impl& impl, ScanFacts& facts) : impl_(impl), facts_(facts) {}
+  ScanState(const LogScanner::Impl& impl, ScanFacts& facts) : impl_(impl), facts_(facts) {
+    facts_.matched_patterns.assign(impl_.patterns.size(), false);
+  }
 
   void Chunk(std::string_view data, hs_scratch_t* scratch) override {
     events_.clear();
@@ -218,7 +220,7 @@ class ScanState : public ChunkSink {
       if (end == data.npos) end = data.size();
       std::string_view text = StripCr(data.substr(pos, end - pos));
       std::optional<double> own_time = FindIsoTimestamp(text);
-      if (!own_time) own_time = AbslTime(text);
+      if (!own_time) own_time = YearlessTime(text);
       if (own_time) {
         custom_anchor_ = own_time;
         custom_since_anchor_ = 0;
@@ -272,6 +274,7 @@ class ScanState : public ChunkSink {
   void AddClassHit(const std::string& id, uint64_t line, std::string_view text,
                    Weight weight = Weight::kGeneric) {
     ClassHits& hits = facts_.classes[id];
+    latest_hit_line_ = std::max(latest_hit_line_, line);
     LineRef ref{line, Sanitize(text)};
     if (weight == Weight::kTraceback) {
       // Weighed when its exception line arrives (ExceptionLine), in order.
@@ -361,7 +364,8 @@ class ScanState : public ChunkSink {
     uint64_t before = facts_.steps[p].count();
     facts_.steps[p].Add(sample.step, sample.seconds, line, checkpoint);
     if (facts_.steps[p].count() == before) return;  // a repeat
-    if (profile == StepProfile::kCustom) return;    // CustomSteps keeps its own clock
+    if (line < latest_hit_line_) CountBeforeLaterHits(p, line);
+    if (profile == StepProfile::kCustom) return;  // CustomSteps keeps its own clock
     if (sample.timestamp) {
       facts_.last_step_time[p] = sample.timestamp;
       since_anchor_[p] = 0;
@@ -387,7 +391,7 @@ class ScanState : public ChunkSink {
     since_anchor_.fill(0);
   }
 
-  std::optional<double> AbslTime(std::string_view text) {
+  std::optional<double> YearlessTime(std::string_view text) {
     int year = facts_.timestamp_year.value_or(0);
     if (year == 0) {
       time_t now = time(nullptr);
@@ -395,12 +399,13 @@ class ScanState : public ChunkSink {
       gmtime_r(&now, &utc);
       year = utc.tm_year + 1900;
     }
-    return ParseAbslTimestamp(text, year);
+    return ParseYearlessTimestamp(text, year);
   }
 
   void Line(uint64_t line, std::string_view text) {
     std::sort(ids_.begin(), ids_.end());
     ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+    for (unsigned id : ids_) facts_.matched_patterns[id] = true;
     bool harmless = false;
     for (unsigned id : ids_) harmless |= impl_.patterns[id].kind == Kind::kHarmless;
     if (harmless) ++facts_.harmless_lines;
@@ -495,6 +500,7 @@ class ScanState : public ChunkSink {
     uint64_t start = open_tracebacks_.front();
     open_tracebacks_.pop_front();
     ClassHits& hits = facts_.classes["python-exception"];
+    latest_hit_line_ = std::max(latest_hit_line_, start);
     auto& first = weight == Weight::kGeneric ? hits.first_generic : hits.first_consequence;
     if (!first || start < *first) {
       first = start;
@@ -505,6 +511,24 @@ class ScanState : public ChunkSink {
       last = start;
       StepCountsNow(weight == Weight::kGeneric ? hits.steps_at_last_generic
                                                : hits.steps_at_last_consequence);
+    }
+  }
+
+  // The learned and custom step passes run after a chunk's lines: a step
+  // line they find before a failure line already weighed belongs to the
+  // step counts taken at that failure (else the failure looks survived).
+  void CountBeforeLaterHits(size_t p, uint64_t line) {
+    auto count_if_later = [&](const std::optional<uint64_t>& at, ClassHits::StepCounts& counts) {
+      if (at && *at > line) ++counts[p];
+    };
+    for (auto& entry : facts_.classes) {
+      ClassHits& hits = entry.second;
+      count_if_later(hits.first_root, hits.steps_at_root);
+      count_if_later(hits.first_generic, hits.steps_at_generic);
+      count_if_later(hits.first_consequence, hits.steps_at_consequence);
+      count_if_later(hits.last_root, hits.steps_at_last_root);
+      count_if_later(hits.last_generic, hits.steps_at_last_generic);
+      count_if_later(hits.last_consequence, hits.steps_at_last_consequence);
     }
   }
 
@@ -604,8 +628,8 @@ class ScanState : public ChunkSink {
           Timestamp(*t, line);
         }
         break;
-      case Fact::kAbslTimestamp:
-        if (auto t = AbslTime(text)) Timestamp(*t, line);
+      case Fact::kYearlessTimestamp:
+        if (auto t = YearlessTime(text)) Timestamp(*t, line);
         break;
       case Fact::kTunnel:
         if (!facts_.tunnel) facts_.tunnel = LineRef{line, Sanitize(text)};
@@ -646,6 +670,9 @@ class ScanState : public ChunkSink {
       case Fact::kLoaderFrame:
         loader_frame_line_ = line;
         break;
+      case Fact::kAbruptExit:
+        facts_.abrupt_exit = LineRef{line, Sanitize(text)};
+        break;
       case Fact::kExceptionLine:  // handled in Line()
       case Fact::kTaskExit:
         break;
@@ -679,6 +706,7 @@ class ScanState : public ChunkSink {
     return false;
   }
   uint64_t next_line_ = 1;
+  uint64_t latest_hit_line_ = 0;  // the latest line a class hit was counted at
   bool seen_passthrough_ = false;
   std::optional<double> anchor_;
   std::array<double, kStepProfileCount> since_anchor_{};

@@ -470,7 +470,13 @@ std::vector<FailureClass> BuildTable() {
         {R"((Out of memory|Memory cgroup out of memory): Killed process \d+)", kKernelOom},
         {R"(Detected \d+ oom[-_]kill event)", kSlurmOom},
         {R"(srun: error: \S+: tasks? [0-9,-]+: Out Of Memory)", kSrunTask},
-        {R"(DefaultCPUAllocator: can't allocate memory)", kCpuAlloc}},
+        {R"(DefaultCPUAllocator: can't allocate memory)", kCpuAlloc},
+        // Python's own allocation failure (an address-space limit, no
+        // overcommit), printed as a traceback's last line.
+        {R"((^|[^\w.])MemoryError(: |$))",
+         "CPython Objects/exceptions.c MemoryError, printed by Lib/traceback.py "
+         "format_exception_only ('MemoryError' alone when it has no message), 3.x (verified 3.11, "
+         "tests/fixtures/real/pytorch spawn-host-alloc-fail)"}},
        false,
        {"Reduce per_device_batch_size.", "Enable remat_policy=full.",
         "Check for a checkpoint memory spike (DP replica #0 pattern)."},
@@ -677,7 +683,14 @@ std::vector<FailureClass> BuildTable() {
         {R"(ChildFailedError)", kElasticErrors, W::kConsequence},
         {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO TASK FAILURE)", kSlurmStepd,
          W::kConsequence},
-        {R"(\*\*\* (JOB|STEP) \S+ ON \S+ FAILED \(non-zero exit code)", kSlurmStepd}},
+        {R"(\*\*\* (JOB|STEP) \S+ ON \S+ FAILED \(non-zero exit code)", kSlurmStepd},
+        // spawn's word for a rank that exited non-zero without a Python
+        // exception (one it raised is a ProcessRaisedException instead).
+        {R"(process \d+ terminated with exit code [1-9]\d*)",
+         "pytorch/pytorch torch/multiprocessing/spawn.py ProcessContext.join "
+         "ProcessExitedException "
+         "'process %d terminated with exit code %d' (f-string in 2.x), 1.x..HEAD (verified: Debian "
+         "1.13.1; tests/fixtures/real/pytorch spawn-exit-code)"}},
        true,
        {"Read the output preceding the exit (evidence below)."}},
       {"actor-fail",
@@ -696,6 +709,13 @@ std::vector<FailureClass> BuildTable() {
         {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT)", kSlurmStepd},
         {R"(\*\*\* (JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO PREEMPTION)", kSlurmStepd,
          W::kRoot},
+        // Ctrl-C (SIGINT from the terminal or a scheduler) left as Python's
+        // own exception: the interrupt is the mechanism, as for a SIGTERM.
+        {R"(^(\[(default|rank)\d+\]:|[ \t]*\d+: )?KeyboardInterrupt$)",
+         "CPython Modules/signalmodule.c default SIGINT handler raises KeyboardInterrupt, printed "
+         "alone by Lib/traceback.py, 3.x (verified 3.11, tests/fixtures/real/pytorch "
+         "spawn-keyboard-interrupt)",
+         W::kConsequence},
         {R"(Received \d+ death signal, shutting down workers)",
          "pytorch/pytorch torch/distributed/elastic/agent/server/api.py, 1.9..2.x (verified "
          "1.13.1)",

@@ -3,6 +3,24 @@
 #include <algorithm>
 
 namespace jobmon::triage {
+namespace {
+
+// The same line but for its numbers (each run of digits is one number).
+bool SameButNumbers(std::string_view a, std::string_view b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      while (i < a.size() && digit(a[i])) ++i;
+      while (j < b.size() && digit(b[j])) ++j;
+    } else if (a[i++] != b[j++]) {
+      return false;
+    }
+  }
+  return i == a.size() && j == b.size();
+}
+
+}  // namespace
 
 bool StepFilter::Globalize(StepSample& sample) {
   const int64_t raw = sample.step;
@@ -82,6 +100,12 @@ std::span<const StepFilter::Accepted> StepFilter::Offer(StepProfile profile, Ste
       return ready_;
     }
   }
+  if (profile == StepProfile::kLearned) {
+    // A learned counter whose first value is 1 counts from 1, as a plain
+    // loop's does (the generic profile's offset below).
+    if (!learned_offset_) learned_offset_ = sample.step == 1 && !sample.epoch ? 1 : 0;
+    sample.step -= *learned_offset_;
+  }
   if (profile != StepProfile::kGeneric) {
     emit(sample, line, text);
     return ready_;
@@ -101,7 +125,9 @@ std::span<const StepFilter::Accepted> StepFilter::Offer(StepProfile profile, Ste
     pending_.clear();  // not increasing: start over from here
   }
   pending_.push_back({sample, line, std::string(text.substr(0, 64))});
-  if (pending_.size() < static_cast<size_t>(kGenericMinSamples)) return {};
+  const bool one_template =
+      pending_.size() == 2 && SameButNumbers(pending_[0].text, pending_[1].text);
+  if (pending_.size() < static_cast<size_t>(kGenericMinSamples) && !one_template) return {};
   generic_confirmed_ = true;
   // A loop counting from 1 (with no epoch, which places the counter itself).
   generic_offset_ = pending_.front().sample.step == 1 && !pending_.front().sample.epoch ? 1 : 0;

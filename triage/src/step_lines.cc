@@ -222,19 +222,32 @@ std::optional<double> ParseIsoTimestamp(std::string_view s) {
   return seconds;
 }
 
-std::optional<double> ParseAbslTimestamp(std::string_view line, int year) {
+std::optional<double> ParseYearlessTimestamp(std::string_view line, int year) {
   std::string_view s = WithoutTaskLabel(line);
-  if (s.size() < 15 || (s[0] != 'I' && s[0] != 'W' && s[0] != 'E' && s[0] != 'F') || s[5] != ' ') {
+  // A colour before the bracket (termcolor's CSI "ESC[32m").
+  if (s.size() > 2 && s[0] == '\x1b' && s[1] == '[') {
+    size_t m = s.find('m', 2);
+    if (m == s.npos || m > 10) return std::nullopt;
+    s.remove_prefix(m + 1);
+  }
+  std::string_view month, day, clock;
+  if (s.size() >= 16 && s[0] == '[' && s[3] == '/' && s[6] == ' ' &&
+      (s[15] == ' ' || s[15] == ']')) {
+    month = s.substr(1, 2), day = s.substr(4, 2), clock = s.substr(7, 8);  // detectron2
+  } else if (s.size() >= 15 && (s[0] == 'I' || s[0] == 'W' || s[0] == 'E' || s[0] == 'F') &&
+             s[5] == ' ') {
+    month = s.substr(1, 2), day = s.substr(3, 2), clock = s.substr(6, 8);  // absl
+  } else {
     return std::nullopt;
   }
   std::string iso = std::to_string(year);
   iso.insert(0, 4 - std::min<size_t>(4, iso.size()), '0');
   iso += '-';
-  iso.append(s.substr(1, 2));
+  iso.append(month);
   iso += '-';
-  iso.append(s.substr(3, 2));
+  iso.append(day);
   iso += ' ';
-  iso.append(s.substr(6, 8));
+  iso.append(clock);
   return ParseIsoTimestamp(iso);
 }
 

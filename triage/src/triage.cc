@@ -66,7 +66,7 @@ StepProfile ChooseProfile(const ScanFacts& facts, const AnalysisContext& context
 // Timestamp of a line from its absl prefix or an ISO stamp.
 std::optional<double> LineTime(const std::string& text, std::optional<int> year) {
   if (auto iso = FindIsoTimestamp(text)) return iso;
-  return ParseAbslTimestamp(text, year.value_or(1970));
+  return ParseYearlessTimestamp(text, year.value_or(1970));
 }
 
 Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
@@ -276,6 +276,22 @@ FatalLine FatalLineOf(const ScanFacts& facts, const ClassHits& hits, Weight weig
   return {std::nullopt, 0, after_first};
 }
 
+// The step lines of `profile` printed after a class's line `line` (from the
+// counts taken when it was read); nullopt when the line is none of its
+// first or last lines.
+std::optional<uint64_t> StepLinesAfter(const ScanFacts& facts, const std::string& id, uint64_t line,
+                                       StepProfile profile) {
+  auto it = facts.classes.find(id);
+  if (it == facts.classes.end()) return std::nullopt;
+  const size_t p = static_cast<size_t>(profile);
+  for (Weight weight : {Weight::kRoot, Weight::kGeneric, Weight::kConsequence}) {
+    const WeightLines lines = LinesOf(it->second, weight);
+    if (lines.first == line) return facts.steps[p].count() - lines.at_first[p];
+    if (lines.last == line) return facts.steps[p].count() - lines.at_last[p];
+  }
+  return std::nullopt;
+}
+
 // With `survivors_of` a profile, lines training went on after (causal_chain.h
 // kTrainedOnStepLines step lines of it) do not count: they were survived.
 template <typename Predicate>
@@ -455,6 +471,7 @@ struct Analysis {
   std::optional<ClockStall> clock_stall;
   std::map<std::string, ClassFinding> found;  // classes seen and derived, by id
   bool hang = false;
+  uint64_t root_line = 0;  // the log's root failure's line (LogRootFailure), 0: none
   std::string primary;
   std::optional<uint64_t> primary_line;
   std::string kernel_root_over;     // the log's own primary a kernel OOM kill explains
@@ -469,6 +486,9 @@ TriageReport ReadFacts(const ScanFacts& facts, const AnalysisContext& context) {
   r.bytes = facts.bytes;
   r.harmless_lines = facts.harmless_lines;
   r.long_lines = facts.long_lines;
+  for (size_t id = 0; id < facts.matched_patterns.size(); ++id) {
+    if (facts.matched_patterns[id]) r.matched_patterns.push_back(static_cast<unsigned>(id));
+  }
   r.slurm_state = context.slurm_state;
   if (facts.shrank_while_reading)
     r.warnings.push_back("the file shrank while being read (truncated or rotated)");
@@ -514,9 +534,16 @@ void DecideStatus(const ScanFacts& facts, const AnalysisContext& context, Triage
   if (context.slurm_state) in.slurm = SlurmView{*context.slurm_state, context.slurm_exit_code};
   in.summary_exit = facts.exit_code;
   auto [root, root_line] = LogRootFailure(facts, a.profile);
+  a.root_line = root_line;
   in.failure_class = root;
   if (root.empty() && !a.oom_kills.empty()) in.failure_class = "oom-host";
-  in.steps_after_failure = !root.empty() && p.last_step_line && *p.last_step_line > root_line;
+  // Training went on after it as the chain counts survival (causal_chain.h
+  // kTrainedOnStepLines): the step a rank finishes while a stop reaches it
+  // is not training going on.
+  if (!root.empty() && p.last_step_line && *p.last_step_line > root_line) {
+    const auto after = StepLinesAfter(facts, root, root_line, a.profile);
+    in.steps_after_failure = !after || *after >= kTrainedOnStepLines;
+  }
   if (facts.completion) {
     in.completion =
         fmt::format("the framework's completion summary at line {}", facts.completion->line);
@@ -535,6 +562,13 @@ void DecideStatus(const ScanFacts& facts, const AnalysisContext& context, Triage
     in.time_limit_signal = fmt::format(
         "its time-limit warning signal (line {}: \"{}\")", facts.time_limit_signal->line,
         ValidUtf8(std::string_view(facts.time_limit_signal->text).substr(0, 120)));
+  }
+  // At or after the last step (a bar's line has no end: the warning follows
+  // its last update on the same line).
+  if (facts.abrupt_exit && p.last_step_line && facts.abrupt_exit->line >= *p.last_step_line) {
+    in.abrupt_exit =
+        fmt::format("line {}: \"{}\"", facts.abrupt_exit->line,
+                    ValidUtf8(std::string_view(facts.abrupt_exit->text).substr(0, 120)));
   }
   in.seconds_since_last_step = p.seconds_since_last_step;
   const double now = context.now                  ? *context.now
@@ -625,9 +659,13 @@ void DeriveClasses(const ScanFacts& facts, TriageReport& r, Analysis& a) {
   if (auto it = facts.classes.find("hang");
       it != facts.classes.end() && p.last_step_line && it->second.first.line > *p.last_step_line)
     watchdog = it->second.first;
+  // A cancelled run hung when its steps had stopped before the stop came,
+  // not when a rank still finished a step after it.
+  const bool stepped_after_the_stop =
+      a.root_line > 0 && p.last_step_line && *p.last_step_line > a.root_line;
   a.hang = r.status == JobStatus::kHanging || watchdog ||
            (r.status == JobStatus::kCancelled && (p.stalled || a.clock_stall) &&
-            p.last_step.has_value());
+            p.last_step.has_value() && !stepped_after_the_stop);
   std::vector<LineRef> hang_evidence = last_step_evidence;
   if (watchdog) hang_evidence.push_back(*watchdog);
   if (a.clock_stall && a.clock_stall->last_stamped) {
@@ -792,9 +830,10 @@ std::vector<CausalEvent> EventsOf(const ScanFacts& facts, const Analysis& a) {
 // The primary of a failed job from the log: the event of the causal chain
 // that explains the others (causal_chain.h's rules); subprocess-fail when
 // the job failed and the log shows nothing.
-void PrimaryFromTheLog(const ScanFacts& facts, TriageReport& r, Analysis& a) {
+void PrimaryFromTheLog(const ScanFacts& facts, const RulesLeftOut& rules_left_out, TriageReport& r,
+                       Analysis& a) {
   std::map<std::string, ClassFinding>& found = a.found;
-  r.chain = ReadChain(EventsOf(facts, a));
+  r.chain = ReadChain(EventsOf(facts, a), rules_left_out);
   if (!r.chain.primary) {
     a.primary = r.status == JobStatus::kFailed ? "subprocess-fail" : "none";
     return;
@@ -811,7 +850,8 @@ void PrimaryFromTheLog(const ScanFacts& facts, TriageReport& r, Analysis& a) {
   if (primary.kind == EventKind::kKernelOomKill) {
     // The log's own primary, the one the kill explains: what the chain
     // chooses without the kernel's word (weighed last).
-    CausalChain log_only = ReadChain({r.chain.events.begin(), r.chain.events.end() - 1});
+    CausalChain log_only =
+        ReadChain({r.chain.events.begin(), r.chain.events.end() - 1}, rules_left_out);
     if (log_only.primary) a.kernel_root_over = log_only.events[*log_only.primary].class_id;
     ClassFinding& f = found["oom-host"];
     f.id = "oom-host";
@@ -824,7 +864,8 @@ void PrimaryFromTheLog(const ScanFacts& facts, TriageReport& r, Analysis& a) {
 // tgs-degradation), none for a run that recovered from its failures, else
 // the log's (PrimaryFromTheLog); when it struck; then the classes in the
 // catalogue's order.
-void ChoosePrimary(const ScanFacts& facts, TriageReport& r, Analysis& a) {
+void ChoosePrimary(const ScanFacts& facts, const AnalysisContext& context, TriageReport& r,
+                   Analysis& a) {
   const Progress& p = r.progress;
   std::optional<uint64_t> recovered_after = RecoveredAfter(facts, p, a);
   if (recovered_after) {
@@ -850,7 +891,7 @@ void ChoosePrimary(const ScanFacts& facts, TriageReport& r, Analysis& a) {
     const bool ended_well = r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning;
     a.primary = ended_well && a.found.count("tgs-degradation") ? "tgs-degradation" : "none";
   } else {
-    PrimaryFromTheLog(facts, r, a);
+    PrimaryFromTheLog(facts, context.rules_left_out, r, a);
   }
   if (a.primary == "oom-host" && !a.oom_kills.empty()) {
     // The kill decides no status, but the basis names it (and the log's
@@ -1210,7 +1251,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   DecideStatus(facts, context, r, a);
   ReadTheLogsEnd(facts, context, r, a);
   DeriveClasses(facts, r, a);
-  ChoosePrimary(facts, r, a);
+  ChoosePrimary(facts, context, r, a);
   SetStage(r, a);
   TellWhatHappened(facts, r, a);
   AddCascade(r, a);

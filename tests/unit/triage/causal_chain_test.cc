@@ -214,6 +214,17 @@ TEST(CausalChain, TheKillWeighedLastTakesOverWhatItLeaves) {
   EXPECT_EQ(chain.links[0].rule, "specific-before-kill");
 }
 
+TEST(CausalChain, ARuleLeftOutExplainsNothing) {
+  // What the leave-one-family-out evaluation reads with (tests/eval/).
+  const std::vector<CausalEvent> events = {
+      Specific(Event(EventKind::kRootFailure, "config-error", 5), 900), kKill};
+  EXPECT_EQ(ReadChain(events).events[*ReadChain(events).primary].class_id, "config-error");
+  CausalChain without = ReadChain(events, {"specific-before-kill"});
+  ASSERT_EQ(without.links.size(), 1u);
+  EXPECT_FALSE(without.links[0].cause) << "without its rule nothing explains the later kill";
+  EXPECT_EQ(ExplainingRule(events[0], events[1], {"specific-before-kill"}), nullptr);
+}
+
 TEST(CausalChain, LinksThroughAnEventThePrimaryExplains) {
   // The kill explains the SIGKILL; the SIGKILL is the first of a cascade whose later root
   // signature is a specific, dated one the kill came after.

@@ -71,7 +71,8 @@ TEST_F(FrameworkSignaturesTest, AnExceptionRaisedInsideALoaderIsALoadFailure) {
       "model-not-found");
   EXPECT_EQ(Report(Scan(traceback(save, "RuntimeError: file write failed"))).primary,
             "python-exception");
-  EXPECT_EQ(Report(Scan(traceback(load, "KeyboardInterrupt"))).primary, "python-exception");
+  EXPECT_EQ(Report(Scan(traceback(load, "KeyboardInterrupt"))).primary, "cancelled")
+      << "an interrupt while loading is no load failure";
   // The loader's frame belongs to an earlier traceback: the later one is no load failure.
   ScanFacts two = Scan(traceback(load, "OSError: x") + "step 1 loss 1.0\n" +
                        "Traceback (most recent call last):\n  File \"/job/train.py\", line 9, "

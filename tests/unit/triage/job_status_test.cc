@@ -253,6 +253,22 @@ TEST(JobStatus, RunningWithoutStepsIsNeverAdvancing) {
   EXPECT_TRUE(d.progress_unrecognised);
 }
 
+TEST(JobStatus, AnAbruptExitAfterTheStepsIsAnUnknownDeath) {
+  // The runtime's word that the program ended without its clean-up, after
+  // the last step, with no failure and no completion: it was killed or died.
+  StatusInputs in;
+  in.has_steps = true;
+  in.abrupt_exit = "line 3: \"resource_tracker: There appear to be 4 leaked semaphore objects\"";
+  StatusDecision d = DecideJobStatus(in);
+  EXPECT_EQ(d.status, JobStatus::kUnknownDeath) << d.basis;
+  EXPECT_NE(d.basis.find("without its clean-up"), std::string::npos) << d.basis;
+  in.completion = "the last planned step reached";
+  EXPECT_EQ(DecideJobStatus(in).status, JobStatus::kCompleted) << "completion evidence wins";
+  in.completion.clear();
+  in.has_steps = false;
+  EXPECT_NE(DecideJobStatus(in).status, JobStatus::kUnknownDeath) << "no progress, no judgement";
+}
+
 TEST(JobStatus, ExitCodesAndSeverityAreDistinct) {
   const std::vector<JobStatus> all = {
       JobStatus::kCompleted, JobStatus::kFailed,       JobStatus::kCancelled, JobStatus::kRunning,

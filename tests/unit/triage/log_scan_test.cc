@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "jobmon/triage/report.h"
+#include "jobmon/triage/step_lines.h"
 #include "jobmon/triage/triage.h"
 #include "shared_scanner.h"
 
@@ -464,6 +465,43 @@ TEST_F(LogScanTest, StepTimeFromTheLinesOwnAbslTimestamp) {
   auto at = facts.last_step_time[static_cast<size_t>(StepProfile::kT5x)];
   ASSERT_TRUE(at);
   EXPECT_DOUBLE_EQ(std::fmod(*at, 86400.0), 10 * 3600 + 60.0) << "the line's stamp, not + 3 s";
+}
+
+TEST_F(LogScanTest, StepTimeFromADetectron2StyleStamp) {
+  // detectron2's logger: "[MM/DD HH:MM:SS name]: ", no year; maybe coloured.
+  ScanFacts facts = Scan(
+      "[11/20 10:00:00 d2.engine]: Starting training from iteration 0\n"
+      "[11/20 10:00:20 d2.utils.events]:  eta: 0:01:00  iter: 19  total_loss: 0.5\n"
+      "[11/20 10:00:40 d2.utils.events]:  eta: 0:00:40  iter: 39  total_loss: 0.4\n");
+  const StepSeries& series = facts.steps[static_cast<size_t>(StepProfile::kGeneric)];
+  ASSERT_TRUE(series.last()) << "two lines of one template are a progress line";
+  EXPECT_EQ(series.last()->step, 39);
+  auto at = facts.last_step_time[static_cast<size_t>(StepProfile::kGeneric)];
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(std::fmod(*at, 86400.0), 10 * 3600 + 40.0);
+  EXPECT_EQ(ParseYearlessTimestamp("\x1b[32m[11/20 10:00:40 d2]: \x1b[0m x", 2026),
+            ParseYearlessTimestamp("[11/20 10:00:40] d2 INFO: x", 2026))
+      << "coloured on a terminal, the file handler's own form";
+  EXPECT_TRUE(ParseYearlessTimestamp("[11/20 10:00:40] d2 INFO: x", 2026));
+  EXPECT_FALSE(ParseYearlessTimestamp("[13/20 10:00:40 x]: a", 2026)) << "no month 13";
+  EXPECT_FALSE(ParseYearlessTimestamp("[11/20 10:00 x]: a", 2026));
+}
+
+TEST_F(LogScanTest, StepsTheLearnedPassFindsBeforeAFailureAreBeforeIt) {
+  // The learned progress line is read after the chunk's failure lines: its
+  // steps before the traceback must not make the traceback look survived.
+  std::string log;
+  for (int step = 1; step <= 8; ++step)
+    log += fmt::format("{{\"step\": {}, \"loss\": 0.{}}}\n", step, 9 - step);
+  log += "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad\n";
+  TriageReport r = Analyze(Scan(log), {});
+  ASSERT_TRUE(r.progress.last_step) << "the learned line";
+  ASSERT_FALSE(r.chain.events.empty());
+  for (const CausalEvent& e : r.chain.events) {
+    EXPECT_EQ(e.step_lines_after, 0u) << e.text;
+    EXPECT_FALSE(e.survived) << e.text;
+  }
+  EXPECT_EQ(r.primary, "python-exception");
 }
 
 TEST_F(LogScanTest, FailureTimeAndHeartbeatTimeoutForTheTsdbWindow) {

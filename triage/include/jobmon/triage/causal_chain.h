@@ -59,8 +59,14 @@ struct CauseRule {
 // Every rule, each its own predicate; at most one holds for a pair.
 const std::vector<CauseRule>& CauseRules();
 bool Holds(const CauseRule& rule, const CausalEvent& cause, const CausalEvent& effect);
+// Rule names the reading leaves out: the leave-one-family-out evaluation
+// (tests/eval/leave_one_family_out.py) reads the corpus without the rules
+// only the held-out family needs.
+using RulesLeftOut = std::vector<std::string>;
+
 // The rule by which `cause` explains `effect`, or nullptr.
-const CauseRule* ExplainingRule(const CausalEvent& cause, const CausalEvent& effect);
+const CauseRule* ExplainingRule(const CausalEvent& cause, const CausalEvent& effect,
+                                const RulesLeftOut& left_out = {});
 
 struct CausalLink {
   size_t effect = 0;            // index into events
@@ -81,6 +87,6 @@ struct CausalChain {
 // log's end and Slurm say, the kernel last): the primary is the event that
 // explains the one before it explained everything so far; every other
 // event is then linked to the primary or to an event the primary explains.
-CausalChain ReadChain(std::vector<CausalEvent> events);
+CausalChain ReadChain(std::vector<CausalEvent> events, const RulesLeftOut& left_out = {});
 
 }  // namespace jobmon::triage

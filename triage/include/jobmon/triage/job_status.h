@@ -87,6 +87,9 @@ struct StatusInputs {
   // (checkpoint, then a clean exit short of the plan), for the basis; empty
   // when it said none.
   std::string time_limit_signal;
+  // The runtime's word after the last step that the program ended without
+  // its clean-up (killed or died, not finished), for the basis; "" for none.
+  std::string abrupt_exit;
   std::optional<double> seconds_since_last_step;
   // Seconds since the log last changed (its mtime or its last line's own
   // time, whichever is later), and how long a silence still counts as

@@ -88,6 +88,10 @@ struct ScanFacts {
   // The last line where the program says it handled a time-limit warning
   // signal (Lightning's auto-requeue, submitit, its own SIGUSR1 handler).
   std::optional<LineRef> time_limit_signal;
+  // The last line where the runtime says the program ended without its own
+  // clean-up (CPython's resource tracker finding leaked semaphores): it was
+  // killed, or died, rather than finished.
+  std::optional<LineRef> abrupt_exit;
 
   std::map<std::string, ClassHits> classes;  // by class id, harmless lines excluded
   std::vector<NodeExit> node_exits;          // first 4096
@@ -105,6 +109,9 @@ struct ScanFacts {
   };
   std::vector<LauncherRootCause> launcher_root_causes;
   uint64_t harmless_lines = 0;
+  // By pattern id: which matched some line (what the evaluation knows a
+  // log used; one flag per pattern, however long the log).
+  std::vector<bool> matched_patterns;
 
   // Steps, one series per profile; only the lead rank's lines count
   // (rank_progress.h, LeadRank: rank 0, else the lowest that prints).
@@ -147,6 +154,10 @@ struct ScanOptions {
   // RE2 with named groups `step` and optional `seconds`, `ms` or `milliseconds`.
   std::string custom_step_regex;
   size_t buffer_bytes = 1 << 20;
+  // Pattern ids (`jobmon triage --list-signatures` order) left out of the
+  // database: the leave-one-family-out evaluation only
+  // (tests/eval/leave_one_family_out.py).
+  std::vector<unsigned> patterns_left_out = {};
 };
 
 // Every expression in the scanner's database (for `jobmon triage

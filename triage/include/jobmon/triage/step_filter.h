@@ -4,9 +4,12 @@
 // through one StepFilter, so the same line gives the same step in both:
 //  - the generic profile (a plain loop's "step N") counts only after
 //    kGenericMinSamples increasing samples from task 0 or an unlabelled
-//    line; the held samples are then released in order. A loop whose first
+//    line, or two that differ only in their numbers (one template: a run
+//    that logged every 20th step and failed after its second such line);
+//    the held samples are then released in order. A loop whose first
 //    counter is 1 (like Megatron's iterations) is shifted to 0-based, so
-//    "step 1" first is no restore from a checkpoint;
+//    "step 1" first is no restore from a checkpoint; so is a learned
+//    progress line's (progress_template.h);
 //  - tqdm bars (kHuggingFace): the training bar is the first bar with a
 //    total (HF Trainer's is max_steps); a bar with another total (an
 //    evaluation loop's, an outer epoch bar's) is not a training step, but
@@ -66,6 +69,7 @@ class StepFilter {
   std::vector<Held> pending_, released_;  // pending: at most kGenericMinSamples
   bool generic_confirmed_ = false;
   int64_t generic_offset_ = 0;
+  std::optional<int64_t> learned_offset_;  // the learned profile's, from its first sample
   std::optional<int64_t> tqdm_total_;
   std::optional<std::pair<int64_t, int64_t>> other_bar_;  // last (done, total) of another bar
   // The composite position: the last raw (epoch, counter) and the global

@@ -127,9 +127,11 @@ std::optional<DetectedStep> DetectStep(std::string_view line);
 
 // "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" (optional ",mmm"/".frac", "Z"), as UTC.
 std::optional<double> ParseIsoTimestamp(std::string_view text);
-// absl's "E1122 16:22:04.700259 ..." prefix (after an srun label), which
-// carries no year: `year` supplies it.
-std::optional<double> ParseAbslTimestamp(std::string_view line, int year);
+// A line's leading stamp that carries no year (`year` supplies it), after
+// an srun label: absl's "E1122 16:22:04.700259 ..." and detectron2's logger
+// "[11/22 16:22:04 name]: ..." (datefmt "%m/%d %H:%M:%S", maybe coloured;
+// docs/signature-sources.md).
+std::optional<double> ParseYearlessTimestamp(std::string_view line, int year);
 // The first ISO timestamp anywhere in the line.
 std::optional<double> FindIsoTimestamp(std::string_view line);
 

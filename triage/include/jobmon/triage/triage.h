@@ -121,6 +121,8 @@ struct TriageReport {
   std::vector<std::string> next_steps;
   uint64_t lines = 0, bytes = 0, harmless_lines = 0, long_lines = 0;
   std::vector<std::string> warnings;
+  // Ids of the patterns that matched a line (`--list-signatures` order).
+  std::vector<unsigned> matched_patterns;
 };
 
 struct AnalysisContext {
@@ -146,6 +148,8 @@ struct AnalysisContext {
   // matching it by the job's memory cgroup.
   std::vector<KernelEvent> kernel_events;
   std::optional<std::string> job_id;
+  // The causal rules left out of the reading (causal_chain.h): evaluation only.
+  RulesLeftOut rules_left_out;
 };
 
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context);
