@@ -692,8 +692,10 @@ class CountingServer {
           if (n != 0) {
             const std::string answer =
                 "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nup 1\n\n";
-            (void)!write(it->fd, answer.data(), answer.size());
+            // Counted before it is sent: the client may read it and the
+            // test check the count before this thread runs again.
             ++answered_;
+            (void)!write(it->fd, answer.data(), answer.size());
           }
           close(it->fd);
           it = clients.erase(it);
