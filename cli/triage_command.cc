@@ -156,12 +156,6 @@ int Run(TriageArgs& args) {
       return Fail("--slurm-exit-code wants Slurm's ExitCode STATUS:SIGNAL (e.g. 0:0, 143:0, 0:9)");
     if (args.slurm_state.empty()) return Fail("--slurm-exit-code needs --slurm-state");
   }
-  const size_t pattern_count = triage::ScanPatterns().size();
-  for (unsigned id : args.patterns_left_out) {
-    if (id >= pattern_count)
-      return Fail(fmt::format("--leave-out-pattern {}: the patterns are numbered 0 to {}", id,
-                              pattern_count - 1));
-  }
   for (const std::string& name : args.rules_left_out) {
     const auto& rules = triage::CauseRules();
     if (std::none_of(rules.begin(), rules.end(),
@@ -172,7 +166,7 @@ int Run(TriageArgs& args) {
   triage::ScanOptions scan_options;
   scan_options.custom_step_regex = args.step_regex;
   scan_options.patterns_left_out = args.patterns_left_out;
-  auto scanner = triage::LogScanner::Create(scan_options);
+  auto scanner = triage::LogScanner::Create(scan_options);  // checks the pattern ids
   if (!scanner) return Fail(scanner.error().message);
   auto kernel_logs = ReadKernelLogs(args.kernel_logs);
   if (!kernel_logs) return Fail(kernel_logs.error().message);
@@ -338,10 +332,12 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
   cmd->add_option("--leave-out-pattern", args->patterns_left_out,
                   "Scan without this pattern (its line number, from 0, in --list-signatures; "
                   "repeatable): for the leave-one-family-out evaluation")
+      ->allow_extra_args(false)  // one value per flag: the log after it is no pattern id
       ->group("Evaluation");
   cmd->add_option("--leave-out-rule", args->rules_left_out,
                   "Read the causal chain without this rule (repeatable): for the "
                   "leave-one-family-out evaluation")
+      ->allow_extra_args(false)
       ->group("Evaluation");
   CLI::Option* stall_flag =
       cmd->add_option("--stall-min-seconds", args->stall_min_seconds,

@@ -54,6 +54,11 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->patterns = AllPatterns();
+  for (unsigned id : options.patterns_left_out) {
+    if (id >= impl->patterns.size())
+      return Error{"pattern " + std::to_string(id) + " left out: the patterns are numbered 0 to " +
+                   std::to_string(impl->patterns.size() - 1)};
+  }
   std::vector<const char*> expressions;
   std::vector<unsigned> flags, ids;
   for (size_t i = 0; i < impl->patterns.size(); ++i) {

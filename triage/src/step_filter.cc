@@ -2,22 +2,15 @@
 
 #include <algorithm>
 
+#include "jobmon/triage/progress_template.h"
+
 namespace jobmon::triage {
 namespace {
 
-// The same line but for its numbers (each run of digits is one number).
-bool SameButNumbers(std::string_view a, std::string_view b) {
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (digit(a[i]) && digit(b[j])) {
-      while (i < a.size() && digit(a[i])) ++i;
-      while (j < b.size() && digit(b[j])) ++j;
-    } else if (a[i++] != b[j++]) {
-      return false;
-    }
-  }
-  return i == a.size() && j == b.size();
+// One template, as the progress learner defines it (progress_template.h).
+bool OneTemplate(std::string_view a, std::string_view b) {
+  const auto first = MaskLine(a), second = MaskLine(b);
+  return first && second && first->shape == second->shape;
 }
 
 }  // namespace
@@ -125,8 +118,7 @@ std::span<const StepFilter::Accepted> StepFilter::Offer(StepProfile profile, Ste
     pending_.clear();  // not increasing: start over from here
   }
   pending_.push_back({sample, line, std::string(text.substr(0, 64))});
-  const bool one_template =
-      pending_.size() == 2 && SameButNumbers(pending_[0].text, pending_[1].text);
+  const bool one_template = pending_.size() == 2 && OneTemplate(pending_[0].text, pending_[1].text);
   if (pending_.size() < static_cast<size_t>(kGenericMinSamples) && !one_template) return {};
   generic_confirmed_ = true;
   // A loop counting from 1 (with no epoch, which places the counter itself).

@@ -309,6 +309,11 @@ TEST_F(LogScanTest, ErrorsAreClear) {
   auto no_group = LogScanner::Create({"step=(\\d+)"});
   ASSERT_FALSE(no_group.ok());
   EXPECT_NE(no_group.error().message.find("(?P<step>"), std::string::npos);
+  ScanOptions unknown_pattern;
+  unknown_pattern.patterns_left_out = {1u << 20};
+  auto left_out = LogScanner::Create(unknown_pattern);
+  ASSERT_FALSE(left_out.ok());
+  EXPECT_NE(left_out.error().message.find("numbered 0 to"), std::string::npos);
 }
 
 // Progress from real programs' output: the scanner and Analyze agree.
