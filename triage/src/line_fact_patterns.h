@@ -39,6 +39,11 @@ enum class Fact {
   kTimeLimitSignal,
   kLoaderFrame,
   kAbruptExit,
+  kRuntimeMark,
+  kEpochStamp,
+  kClockStamp,
+  kStackDump,
+  kFatalPythonError,
 };
 
 struct FactPattern {

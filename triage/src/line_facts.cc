@@ -2,8 +2,10 @@
 
 #include <re2/re2.h>
 
+#include <cctype>
 #include <charconv>
 
+#include "jobmon/triage/runtime.h"
 #include "jobmon/triage/signatures.h"
 #include "line_fact_patterns.h"
 
@@ -90,6 +92,13 @@ const std::vector<FactPattern>& FactPatterns() {
       {R"(Config param steps: \d)", false, Fact::kPlannedTotal},
       {R"(setting training iterations to \d)", false, Fact::kPlannedTotal},
       {R"(total steps:? \d+ ?\(\d*)", false, Fact::kPlannedTotal},
+      // A program's own name for its planned total, as an option, a config
+      // key or a JSON field: --max-steps 40, max_steps=40, "max_steps": 40
+      // (HF TrainingArguments max_steps, Lightning Trainer(max_steps=),
+      // nanoGPT max_iters, Megatron --train-iters, torchtitan training.steps
+      // as total_steps in some forks; the first one printed counts).
+      {R"((?i)\b(max|total|num|train)[_-](steps|iters)["']?(\s?[=:]\s?|\s)\d)", false,
+       Fact::kPlannedTotal},
       // A time-limit warning signal handled: the run checkpoints and stops
       // on purpose, short of its plan (Slurm's --signal=USR1@SECONDS).
       // Lightning trainer/connectors/signal_connector.py
@@ -116,6 +125,10 @@ const std::vector<FactPattern>& FactPatterns() {
        Fact::kLoaderFrame},
       {R"(File "[^"]*/torch/nn/modules/module\.py", line \d+, in load_state_dict\b)", false,
        Fact::kLoaderFrame},
+      // torch.hub's download of pretrained weights (torch/hub.py
+      // load_state_dict_from_url, download_url_to_file, load), 1.x..HEAD.
+      {R"(File "[^"]*/torch/hub\.py", line \d+, in (load_state_dict_from_url|download_url_to_file|load)\b)",
+       false, Fact::kLoaderFrame},
       {R"([Hh]andling auto-requeue signal)", false, Fact::kTimeLimitSignal},
       {R"(Job has timed out\. Ran \d+ minutes out of requested \d+ minutes)", false,
        Fact::kTimeLimitSignal},
@@ -126,6 +139,23 @@ const std::vector<FactPattern>& FactPatterns() {
       // own clean-up (docs/signature-sources.md, "Abrupt ends").
       {R"(resource_tracker: There appear to be \d+ leaked \w+ objects to clean up at shutdown)",
        false, Fact::kAbruptExit},
+      // Framework and launcher names (runtime.h, for next steps).
+      {kRuntimeMarkExpression, false, Fact::kRuntimeMark},
+      // Times printed as the program's clock gives them: unix seconds
+      // (time.time(), after a time key or first on the line) and the time
+      // of day alone (logging's datefmt "%H:%M:%S"), dated by an earlier
+      // line's date (step_lines.h ParseEpochStamp, ParseClockStamp).
+      {R"((^(\d+: )?|\b(ts|time|timestamp|wall|wall_time|unix_time|time_unix)["']?\s?[=:]\s?)1[5-9]\d{8}(\.\d+)?\b)",
+       true, Fact::kEpochStamp},
+      {R"(^(\d+: )?\[?\d\d:\d\d:\d\d([.,]\d{1,6})?\]?\s)", true, Fact::kClockStamp},
+      // faulthandler's dump of every thread (cpython Python/traceback.c
+      // _Py_DumpTracebackThreads: "Current thread 0x%016lx (most recent call
+      // first):" / "Thread 0x..."), 3.x: after "Fatal Python error: " it is
+      // a crash's; alone, a dump asked of a live process (faulthandler.register
+      // on a signal) or its watchdog's.
+      {R"(^(\d+: )?(Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):)", true,
+       Fact::kStackDump},
+      {R"(Fatal Python error: )", false, Fact::kFatalPythonError},
   };
   return patterns;
 }
@@ -285,6 +315,30 @@ std::optional<int64_t> ParsePlannedTotal(std::string_view line) {
     }
     if (digits && total > 0) return total;
   }
+  // max_steps=N and its kin (FactPatterns()): the key, then a quote, `=`
+  // or `:`, spaces, the number.
+  std::string lower(line);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view first : {"max", "total", "num", "train"}) {
+    for (size_t pos = lower.find(first); pos != lower.npos; pos = lower.find(first, pos + 1)) {
+      if (pos > 0 &&
+          (std::isalnum(static_cast<unsigned char>(lower[pos - 1])) || lower[pos - 1] == '_'))
+        continue;
+      size_t i = pos + first.size();
+      if (i >= lower.size() || (lower[i] != '_' && lower[i] != '-')) continue;
+      std::string_view rest = std::string_view(lower).substr(i + 1);
+      size_t key = rest.starts_with("steps") ? 5 : rest.starts_with("iters") ? 5 : 0;
+      if (key == 0) continue;
+      i += 1 + key;
+      if (i < lower.size() && (lower[i] == '"' || lower[i] == '\'')) ++i;
+      while (i < lower.size() && lower[i] == ' ') ++i;
+      if (i < lower.size() && (lower[i] == '=' || lower[i] == ':')) ++i;
+      while (i < lower.size() && lower[i] == ' ') ++i;
+      int64_t total = 0;
+      auto [end, ec] = std::from_chars(lower.data() + i, lower.data() + lower.size(), total);
+      if (ec == std::errc() && end != lower.data() + i && total > 0) return total;
+    }
+  }
   return std::nullopt;
 }
 
@@ -326,6 +380,7 @@ LineFacts RecogniseLine(std::string_view line, const LineContext& context) {
     auto& stamp = facts.step->sample.timestamp;
     stamp = FindIsoTimestamp(text);
     if (!stamp) stamp = ParseYearlessTimestamp(text, context.year);
+    if (!stamp) stamp = ParseEpochStamp(text);
   }
   return facts;
 }

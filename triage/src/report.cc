@@ -391,6 +391,7 @@ nlohmann::json ToJson(const TriageReport& r) {
        {{"tunnel_command", Opt(r.tunnel_command)},
         {"head_node", Opt(r.head_node)},
         {"prometheus_port", Opt(r.prometheus_port)}}},
+      {"runtimes", r.runtimes},
       {"next_steps", r.next_steps},
       {"scan",
        {{"lines", r.lines},

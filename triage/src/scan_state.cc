@@ -631,6 +631,31 @@ class ScanState : public ChunkSink {
       case Fact::kYearlessTimestamp:
         if (auto t = YearlessTime(text)) Timestamp(*t, line);
         break;
+      case Fact::kEpochStamp:
+        if (auto t = ParseEpochStamp(text)) Timestamp(*t, line);
+        break;
+      case Fact::kClockStamp:
+        // Dated by the last full time seen: the first clock within an
+        // hour of it, each next within half a day of the one before.
+        if (auto clock = ParseClockStamp(text); clock && facts_.last_timestamp) {
+          if (auto t = DateClock(*clock, *facts_.last_timestamp, clock_dated_ ? 43200 : 3600)) {
+            clock_dated_ = true;
+            Timestamp(*t, line);
+          }
+        }
+        break;
+      case Fact::kRuntimeMark:
+        facts_.runtimes |= RuntimesNamedBy(text);
+        break;
+      case Fact::kFatalPythonError:
+        fatal_python_error_line_ = line;
+        break;
+      case Fact::kStackDump:
+        // A crash's dump follows its "Fatal Python error" within a few lines.
+        if (!facts_.stack_dump &&
+            (!fatal_python_error_line_ || line > *fatal_python_error_line_ + 4))
+          facts_.stack_dump = LineRef{line, Sanitize(text)};
+        break;
       case Fact::kTunnel:
         if (!facts_.tunnel) facts_.tunnel = LineRef{line, Sanitize(text)};
         break;
@@ -713,6 +738,8 @@ class ScanState : public ChunkSink {
   std::array<std::optional<double>, kStepProfileCount> prev_ts_{};
   std::array<std::optional<int64_t>, kStepProfileCount> prev_step_{};
   std::optional<std::pair<uint64_t, double>> line_time_;  // the last stamped line, its time
+  bool clock_dated_ = false;                         // a time-of-day stamp was dated (kClockStamp)
+  std::optional<uint64_t> fatal_python_error_line_;  // the last "Fatal Python error: "
   StepFilter filter_;
   LeadRank lead_;  // whose step lines are the progress
   TemplateLearner learner_;

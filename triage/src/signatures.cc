@@ -635,7 +635,12 @@ std::vector<FailureClass> BuildTable() {
          W::kRoot},
         // A DataLoader worker's death, reported by the process that owns
         // it (the worker's own handler prints the second line first).
-        {R"(DataLoader worker \(pid \d+\) is killed by signal: )", kDataLoaderWorker, W::kRoot},
+        {R"(DataLoader worker \(pid \d+\) is killed by signal: (Killed|Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction|CPU time limit exceeded|File size limit exceeded))",
+         kDataLoaderWorker, W::kRoot},
+        // SIGTERM, SIGINT or SIGHUP: the worker was being shut down (its
+        // DataLoader's owner failed or is exiting), not a death of its own.
+        {R"(DataLoader worker \(pid \d+\) is killed by signal: (Terminated|Interrupt|Hangup))",
+         kDataLoaderWorker, W::kConsequence},
         {R"(ERROR: Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker)",
          kDataLoaderHandler, W::kRoot},
         {R"(Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction))",
@@ -766,7 +771,13 @@ std::vector<FailureClass> BuildTable() {
        // no progress says so itself, before it dumps every thread and exits.
        {{R"(^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$)",
          "python/cpython Modules/faulthandler.c format_timeout (dump_traceback_later), 3.x "
-         "(verified; tests/fixtures/real/pytorch/spawn-watchdog-hang.log, 3.11)"}},
+         "(verified; tests/fixtures/real/pytorch/spawn-watchdog-hang.log, 3.11)"},
+        // The DataLoader's own watchdog: no batch from its workers within
+        // its `timeout` (a stalled read, a stuck worker).
+        {R"(DataLoader timed out after [0-9.]+ seconds)",
+         "pytorch/pytorch torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter."
+         "_try_get_data 'DataLoader timed out after {} seconds', 1.x..HEAD (verified: Debian "
+         "1.13.1; tests/fixtures/real/pytorch/spawn-loader-timeout.log)"}},
        false,
        {"Confirm with the TSDB at the hang time: `jobmon diagnose <job> --playbook hang` "
         "(GPU util 100% at idle power = busy-wait in a collective).",

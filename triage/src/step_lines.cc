@@ -251,6 +251,73 @@ std::optional<double> ParseYearlessTimestamp(std::string_view line, int year) {
   return ParseIsoTimestamp(iso);
 }
 
+std::optional<double> ParseEpochStamp(std::string_view line) {
+  std::string_view s = WithoutTaskLabel(line);
+  auto read = [](std::string_view at) -> std::optional<double> {
+    // 1[5-9] and eight more digits, then not a digit.
+    if (at.size() < 10 || at[0] != '1' || at[1] < '5' || at[1] > '9') return std::nullopt;
+    for (size_t i = 2; i < 10; ++i)
+      if (!IsDigit(at[i])) return std::nullopt;
+    double value = 0;
+    size_t end = 10;
+    if (end < at.size() && at[end] == '.') {
+      ++end;
+      while (end < at.size() && IsDigit(at[end])) ++end;
+    }
+    if (end < at.size() && IsAlnum(at[end])) return std::nullopt;
+    std::from_chars(at.data(), at.data() + end, value);
+    return value;
+  };
+  if (auto first = read(s)) return first;
+  for (std::string_view key :
+       {"ts", "time", "timestamp", "wall", "wall_time", "unix_time", "time_unix"}) {
+    for (size_t at = s.find(key); at != s.npos; at = s.find(key, at + 1)) {
+      if (at > 0 && IsAlnum(s[at - 1])) continue;
+      size_t i = at + key.size();
+      if (i < s.size() && (s[i] == '"' || s[i] == '\'')) ++i;
+      if (i < s.size() && s[i] == ' ') ++i;
+      if (i >= s.size() || (s[i] != '=' && s[i] != ':')) continue;
+      ++i;
+      if (i < s.size() && s[i] == ' ') ++i;
+      if (auto value = read(s.substr(i))) return value;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> ParseClockStamp(std::string_view line) {
+  std::string_view s = WithoutTaskLabel(line);
+  bool bracket = !s.empty() && s[0] == '[';
+  if (bracket) s.remove_prefix(1);
+  if (s.size() < 9 || s[2] != ':' || s[5] != ':') return std::nullopt;
+  for (size_t i : {0, 1, 3, 4, 6, 7}) {
+    if (!IsDigit(s[i])) return std::nullopt;
+  }
+  int h = TwoDigits(s, 0), m = TwoDigits(s, 3), sec = TwoDigits(s, 6);
+  if (h > 23 || m > 59 || sec > 60) return std::nullopt;
+  double value = h * 3600.0 + m * 60.0 + sec;
+  size_t i = 8;
+  if (i + 1 < s.size() && (s[i] == '.' || s[i] == ',') && IsDigit(s[i + 1])) {
+    double scale = 0.1;
+    for (++i; i < s.size() && IsDigit(s[i]) && scale > 1e-7; ++i, scale /= 10)
+      value += (s[i] - '0') * scale;
+  }
+  if (bracket) {
+    if (i >= s.size() || s[i] != ']') return std::nullopt;
+    ++i;
+  }
+  if (i >= s.size() || (s[i] != ' ' && s[i] != '\t')) return std::nullopt;
+  return value;
+}
+
+std::optional<double> DateClock(double clock, double reference, double max_ahead) {
+  constexpr double kDay = 86400;
+  double t = std::floor(reference / kDay) * kDay + clock;
+  if (t < reference - 3600) t += kDay;  // past midnight
+  if (t - reference > max_ahead) return std::nullopt;
+  return t;
+}
+
 std::optional<double> FindIsoTimestamp(std::string_view line) {
   // Look for "YYYY-" with a plausible century, then validate the rest; the
   // dashes are found with find (memchr), as most lines have none.

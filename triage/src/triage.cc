@@ -13,7 +13,9 @@
 #include "jobmon/common/valid_utf8.h"
 #include "jobmon/triage/causal_chain.h"
 #include "jobmon/triage/rank_progress.h"
+#include "jobmon/triage/runtime.h"
 #include "jobmon/triage/stall_rule.h"
+#include "next_steps.h"
 
 namespace jobmon::triage {
 
@@ -476,6 +478,7 @@ struct Analysis {
   std::optional<uint64_t> primary_line;
   std::string kernel_root_over;     // the log's own primary a kernel OOM kill explains
   std::optional<LineRef> watchdog;  // the job's own watchdog fired after the last step
+  RuntimeSet runtimes = 0;          // the frameworks and launchers the log names
 };
 
 // Read: what the scan read (size, lines set aside) and what went wrong reading it.
@@ -656,9 +659,14 @@ void DeriveClasses(const ScanFacts& facts, TriageReport& r, Analysis& a) {
   // fired after the last step saw no progress, whatever the job did next
   // (the watchdog's own exit, a launcher's report of it).
   std::optional<LineRef>& watchdog = a.watchdog;
+  // With no step line at all, it fired in the first step. A dump of every
+  // thread's stack asked of the live process (faulthandler on a signal)
+  // after the last step shows the same: it was there, not stepping.
   if (auto it = facts.classes.find("hang");
-      it != facts.classes.end() && p.last_step_line && it->second.first.line > *p.last_step_line)
+      it != facts.classes.end() && (!p.last_step_line || it->second.first.line > *p.last_step_line))
     watchdog = it->second.first;
+  else if (facts.stack_dump && p.last_step_line && facts.stack_dump->line > *p.last_step_line)
+    watchdog = facts.stack_dump;
   // A cancelled run hung when its steps had stopped before the stop came,
   // not when a rank still finished a step after it.
   const bool stepped_after_the_stop =
@@ -903,9 +911,10 @@ void ChoosePrimary(const ScanFacts& facts, const AnalysisContext& context, Triag
   }
   if (a.primary == "hang" && a.watchdog && r.status == JobStatus::kFailed) {
     // It ended by its watchdog's exit: the basis says so, not the traceback of the dump.
-    r.status_basis = fmt::format(
-        "{}; the program's own watchdog fired after the last step (line {}) and ended it",
-        r.status_basis.substr(0, r.status_basis.find(';')), a.watchdog->line);
+    r.status_basis = fmt::format("{}; the program's own watchdog fired {} (line {}) and ended it",
+                                 r.status_basis.substr(0, r.status_basis.find(';')),
+                                 r.progress.last_step ? "after the last step" : "before any step",
+                                 a.watchdog->line);
   }
   r.primary = a.primary;
   if (a.primary != "none") r.failure_time = FailureTime(facts, a.primary, a.primary_line);
@@ -958,11 +967,12 @@ void TellWhatHappened(const ScanFacts& facts, TriageReport& r, Analysis& a) {
     }
   } else if (primary == "hang" && a.watchdog) {
     r.what_happened = fmt::format(
-        "Training stopped after step {}: the program's own watchdog found no progress and fired "
-        "(line {}: \"{}\"), dumping every thread's stack; the dump shows where each rank waits. "
-        "{}",
-        p.last_step.value_or(-1), a.watchdog->line, WithoutTaskLabel(a.watchdog->text),
-        primary_class->what);
+        "Training stopped {}: the program itself shows it waiting, not stepping (line {}: "
+        "\"{}\": its watchdog firing, or a dump of every thread's stack that shows where each "
+        "rank waits). {}",
+        p.last_step ? fmt::format("after step {}", *p.last_step)
+                    : std::string("before its first step"),
+        a.watchdog->line, WithoutTaskLabel(a.watchdog->text), primary_class->what);
   } else if (primary == "hang") {
     r.what_happened = fmt::format(
         "Training stopped after step {} while the job stayed alive: no step for {} (threshold {}), "
@@ -1194,6 +1204,28 @@ void SuggestNextSteps(TriageReport& r, const Analysis& a) {
   const std::string& primary = a.primary;
   if (const FailureClass* primary_class = FindClass(primary))
     r.next_steps = primary_class->next_steps;
+  if (std::vector<std::string> fitted = RuntimeNextSteps(primary, a.runtimes); !fitted.empty())
+    r.next_steps = std::move(fitted);
+  // The rank whose failure explains the others' (the chain's primary), when
+  // its line names one and something else followed from it.
+  // A traceback names no rank; the launcher's end of the same process
+  // (srun's task exit, a failure the primary explains) does.
+  if (r.chain.primary && r.chain.links.size() > 0) {
+    const CausalEvent& first = r.chain.events[*r.chain.primary];
+    std::string rank = first.rank, host = first.host;
+    bool explains_another = false;
+    for (const CausalLink& link : r.chain.links) {
+      if (link.cause != r.chain.primary) continue;
+      explains_another = true;
+      const CausalEvent& effect = r.chain.events[link.effect];
+      if (rank.empty() && effect.kind != EventKind::kConsequence && !effect.rank.empty()) {
+        rank = effect.rank;
+        if (host.empty()) host = effect.host;
+      }
+    }
+    if (first.line && !rank.empty() && explains_another)
+      r.next_steps.insert(r.next_steps.begin(), FirstFailureStep(rank, host, *first.line));
+  }
   if (primary == "none" && r.status == JobStatus::kCompleted) r.next_steps = {"No action needed."};
   if (primary == "none" && r.status == JobStatus::kRunning) {
     r.next_steps = {"Keep watching: `jobmon watch <job>` or let slurm_job_monitor follow it."};
@@ -1247,6 +1279,8 @@ void SuggestNextSteps(TriageReport& r, const Analysis& a) {
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   TriageReport r = ReadFacts(facts, context);
   Analysis a;
+  a.runtimes = facts.runtimes;
+  r.runtimes = Names(facts.runtimes);
   MatchKernel(facts, context, r, a);
   DecideStatus(facts, context, r, a);
   ReadTheLogsEnd(facts, context, r, a);

@@ -46,6 +46,13 @@ TEST(LineFacts, PlannedTotal) {
                               "steps 1000 (warmup 200)"),
             1000);
   EXPECT_EQ(ParsePlannedTotal("total steps: 300(30), gradient accumulation steps 1"), 300);
+  // A program's own key for it, as option, config key or JSON field.
+  EXPECT_EQ(ParsePlannedTotal(R"({"event": "start", "max_steps": 40})"), 40);
+  EXPECT_EQ(ParsePlannedTotal("args: --max-steps 1200 --lr 3e-4"), 1200);
+  EXPECT_EQ(ParsePlannedTotal("config: max_iters=5000 eval_interval=250"), 5000);
+  EXPECT_EQ(ParsePlannedTotal("Namespace(lr=0.1, train_iters=300)"), 300);
+  EXPECT_FALSE(ParsePlannedTotal("maxi_steps=40"));
+  EXPECT_FALSE(ParsePlannedTotal("climax_steps=40")) << "max inside a word";
   EXPECT_FALSE(ParsePlannedTotal("Total optimization steps = "));
   EXPECT_FALSE(ParsePlannedTotal("Total optimization steps = ,5"));
   EXPECT_FALSE(ParsePlannedTotal("Total optimization steps = 99999999999999999999999"));

@@ -492,6 +492,47 @@ TEST_F(LogScanTest, StepTimeFromADetectron2StyleStamp) {
   EXPECT_FALSE(ParseYearlessTimestamp("[11/20 10:00 x]: a", 2026));
 }
 
+TEST_F(LogScanTest, StepTimeFromUnixSecondsOnTheLine) {
+  // time.time() as a script prints it, after a time key or first on the line.
+  ScanFacts facts = Scan(
+      "ts=1795896380.500 step=1 loss=0.9\n"
+      "ts=1795896381.500 step=2 loss=0.8\n"
+      "ts=1795896383.500 step=4 loss=0.7\n");
+  const StepSeries& series = facts.steps[static_cast<size_t>(StepProfile::kGeneric)];
+  ASSERT_TRUE(series.last());
+  EXPECT_EQ(series.last()->step, 3) << "a counter from 1, kept from 0 (step_filter.h)";
+  auto at = facts.last_step_time[static_cast<size_t>(StepProfile::kGeneric)];
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, 1795896383.5);
+  EXPECT_EQ(ParseEpochStamp("1795896383.25 step 4"), 1795896383.25);
+  EXPECT_EQ(ParseEpochStamp(R"({"time": 1795896383, "step": 4})"), 1795896383.0);
+  EXPECT_FALSE(ParseEpochStamp("tried to allocate 1795896383 bytes")) << "no time key";
+  EXPECT_FALSE(ParseEpochStamp("ts=17958963831 step 4")) << "eleven digits";
+  EXPECT_FALSE(ParseEpochStamp("wts=1795896383 step 4")) << "not the key ts";
+}
+
+TEST_F(LogScanTest, StepTimeFromATimeOfDayDatedByAnEarlierLine) {
+  // logging's datefmt "%H:%M:%S": the date is in the run's first line; the
+  // clock wraps past midnight into the next day.
+  ScanFacts facts = Scan(
+      "run started 2026-11-28T23:59:50 on 2 ranks\n"
+      "23:59:58 INFO step 1/9 loss=0.9\n"
+      "00:00:02 INFO step 2/9 loss=0.8\n");
+  auto at = facts.last_step_time[static_cast<size_t>(StepProfile::kGeneric)];
+  ASSERT_TRUE(at);
+  EXPECT_DOUBLE_EQ(*at, *ParseIsoTimestamp("2026-11-29T00:00:02"));
+  EXPECT_EQ(ParseClockStamp("[12:03:40] x"), 12 * 3600 + 3 * 60 + 40.0);
+  EXPECT_EQ(ParseClockStamp("0: 12:03:40.5 INFO x"), 12 * 3600 + 3 * 60 + 40.5);
+  EXPECT_FALSE(ParseClockStamp("12:03:40x"));
+  EXPECT_FALSE(ParseClockStamp("25:03:40 x"));
+  double evening = *ParseIsoTimestamp("2026-11-28T20:00:00");
+  EXPECT_FALSE(DateClock(12.0, evening, 3600)) << "00:00:12 four hours on: a duration";
+  EXPECT_EQ(DateClock(72000 + 60, evening, 3600), evening + 60);
+  // Without a date before it, a time of day dates nothing.
+  ScanFacts undated = Scan("12:00:00 INFO step 1 loss=1\n12:00:01 INFO step 2 loss=1\n");
+  EXPECT_FALSE(undated.last_timestamp);
+}
+
 TEST_F(LogScanTest, StepsTheLearnedPassFindsBeforeAFailureAreBeforeIt) {
   // The learned progress line is read after the chunk's failure lines: its
   // steps before the traceback must not make the traceback look survived.

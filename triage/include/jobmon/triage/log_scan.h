@@ -17,6 +17,7 @@
 
 #include "jobmon/common/expected.h"
 #include "jobmon/triage/rank_progress.h"
+#include "jobmon/triage/runtime.h"
 #include "jobmon/triage/signatures.h"
 #include "jobmon/triage/step_lines.h"
 #include "jobmon/triage/step_series.h"
@@ -92,6 +93,11 @@ struct ScanFacts {
   // clean-up (CPython's resource tracker finding leaked semaphores): it was
   // killed, or died, rather than finished.
   std::optional<LineRef> abrupt_exit;
+  // The first stack dump of every thread that no fatal error asked for
+  // (faulthandler on a signal, or its watchdog): the process was alive.
+  std::optional<LineRef> stack_dump;
+  // The frameworks and launchers the log names (runtime.h).
+  RuntimeSet runtimes = 0;
 
   std::map<std::string, ClassHits> classes;  // by class id, harmless lines excluded
   std::vector<NodeExit> node_exits;          // first 4096

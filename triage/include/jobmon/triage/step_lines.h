@@ -134,6 +134,18 @@ std::optional<double> ParseIsoTimestamp(std::string_view text);
 std::optional<double> ParseYearlessTimestamp(std::string_view line, int year);
 // The first ISO timestamp anywhere in the line.
 std::optional<double> FindIsoTimestamp(std::string_view line);
+// Unix seconds as time.time() prints them (2017..2033, optional fraction),
+// first on the line (after an srun label) or after a time key (`ts=`,
+// `"time": `, `timestamp=`, ...).
+std::optional<double> ParseEpochStamp(std::string_view line);
+// A leading time of day alone, `HH:MM:SS[.frac]` (maybe bracketed, after an
+// srun label): seconds since midnight. The date comes from an earlier line.
+std::optional<double> ParseClockStamp(std::string_view line);
+// `clock` (seconds since midnight) dated by `reference` (unix s: an earlier
+// line's time): the first such moment not before `reference` minus an hour
+// (a clock past midnight is on the next day); nullopt when that is more
+// than `max_ahead` seconds after `reference` (a duration, not a clock).
+std::optional<double> DateClock(double clock, double reference, double max_ahead);
 
 // srun --label prefix "N: " -> N.
 std::optional<int> TaskLabel(std::string_view line);

@@ -119,6 +119,7 @@ struct TriageReport {
   std::optional<std::string> head_node;
   std::optional<int> prometheus_port;
   std::vector<std::string> next_steps;
+  std::vector<std::string> runtimes;  // frameworks and launchers the log names (runtime.h)
   uint64_t lines = 0, bytes = 0, harmless_lines = 0, long_lines = 0;
   std::vector<std::string> warnings;
   // Ids of the patterns that matched a line (`--list-signatures` order).
