@@ -71,11 +71,14 @@ std::string RenderProjectionTable(const Progress& p) {
     md += ".\n\n";
   } else {
     md += "| Metric | Value |\n|--------|-------|\n";
-    md += fmt::format(
-        "| Start | {} |\n",
-        p.restored ? fmt::format("restored from ckpt {}", *p.restored_from) : std::string("fresh"));
+    md += fmt::format("| Start | {} |\n",
+                      p.restored ? fmt::format("restored from ckpt {}", p.Printed(*p.restored_from))
+                                 : std::string("fresh"));
+    // As the program printed them (a loop from 1 shows 1, not 0).
     md += fmt::format("| Steps completed (this run) | {} steps (step {} through {}) |\n",
-                      p.steps_this_run, *p.first_step, *p.last_step);
+                      p.steps_this_run,
+                      p.Printed(*p.last_step + 1 - static_cast<int64_t>(p.steps_this_run)),
+                      p.Printed(*p.last_step));
     md += fmt::format("| Overall progress | {} / {}{} |\n", *p.last_step + 1,
                       p.total_steps ? std::to_string(*p.total_steps) : "?",
                       p.percent ? fmt::format(" ({:.1f}%)", *p.percent) : "");
@@ -91,8 +94,8 @@ std::string RenderProjectionTable(const Progress& p) {
                                        : "unknown (no timestamps)");
     md += fmt::format("| Expected step by now | {} |\n",
                       p.expected_step_now
-                          ? fmt::format("{} (at {}; last step {} ago)", *p.expected_step_now,
-                                        FormatIsoUtc(*p.now),
+                          ? fmt::format("{} (at {}; last step {} ago)",
+                                        p.Printed(*p.expected_step_now), FormatIsoUtc(*p.now),
                                         FormatDuration(p.seconds_since_last_step.value_or(0)))
                           : std::string("n/a"));
     std::string ckpt = !p.checkpointing ? "none — checkpointing off"
@@ -361,6 +364,7 @@ nlohmann::json ToJson(const TriageReport& r) {
         {"start",
          p.last_step ? nlohmann::json(p.restored ? "restored" : "fresh") : nlohmann::json(nullptr)},
         {"restored_from_checkpoint", Opt(p.restored_from)},
+        {"printed_offset", p.printed_offset},
         {"first_step", Opt(p.first_step)},
         {"last_step", Opt(p.last_step)},
         {"total_steps", Opt(p.total_steps)},
@@ -406,7 +410,7 @@ nlohmann::json ToJson(const TriageReport& r) {
 std::string SummaryLine(const TriageReport& r) {
   const Progress& p = r.progress;
   std::string progress = p.last_step
-                             ? fmt::format("step {}/{}", *p.last_step,
+                             ? fmt::format("step {}/{}", p.Printed(*p.last_step),
                                            p.total_steps ? std::to_string(*p.total_steps) : "?")
                              : "no steps";
   return fmt::format("{:<14} {:<20} {:<16} {}", ToString(r.status), r.primary, progress,

@@ -339,6 +339,7 @@ class ScanState : public ChunkSink {
   void RecordStep(StepProfile profile, size_t p, StepSample sample, uint64_t line,
                   std::string_view text) {
     RecordTask(text, sample.step);
+    facts_.printed_offset[p] = filter_.printed_offset(profile);
     // A step time from the line itself; else from the line timestamps.
     if (!sample.seconds && sample.timestamp && prev_step_[p] && prev_ts_[p] &&
         sample.step > *prev_step_[p]) {

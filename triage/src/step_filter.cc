@@ -134,6 +134,29 @@ std::span<const StepFilter::Accepted> StepFilter::Offer(StepProfile profile, Ste
   return ready_;
 }
 
+int64_t StepFilter::printed_offset(StepProfile profile) const {
+  // Globalize's own shift: a position's counter from 1 ("epoch 1/1 step
+  // 1/40"), a counter up to its total ("40 of 40"); then the profile's.
+  const int64_t position = last_epoch_ ? counter_base_ : one_based_ ? 1 : 0;
+  switch (profile) {
+    case StepProfile::kGeneric:
+      return position + generic_offset_;
+    case StepProfile::kLearned:
+      return position + learned_offset_.value_or(0);
+    // Their parsers keep the count done less one (step_lines.cc: Megatron's
+    // iteration, a bar's "60/400", DeepSpeed's steps); Lightning's with an
+    // epoch field leaves the shift to the position.
+    case StepProfile::kMegatron:
+    case StepProfile::kHuggingFace:
+    case StepProfile::kDeepSpeed:
+      return position + 1;
+    case StepProfile::kLightning:
+      return last_epoch_ ? position : position + 1;
+    default:
+      return position;
+  }
+}
+
 void StepFilter::RestoreGeneric(int64_t offset) {
   generic_confirmed_ = true;
   generic_offset_ = offset;

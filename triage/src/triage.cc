@@ -81,6 +81,7 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
   if (series.count() == 0) return p;
   p.profile = ToString(profile);
   if (profile == StepProfile::kLearned) p.profile += ": " + facts.learned_template;
+  p.printed_offset = facts.printed_offset[static_cast<size_t>(profile)];
   p.first_step = series.first()->step;
   p.last_step = series.last()->step;
   p.last_step_line = series.last()->line;
@@ -89,12 +90,15 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
   // says nothing of a restore. Nor does a first step within one logging
   // interval (`iter 19` when every 20th is logged) unless the log says it
   // restored: a fresh run's first logged step.
+  // Two lines give the interval: iter 19 then 39 is every 20th from 0.
   const bool first_logged_of_fresh_run =
-      !facts.restore_step && series.count() >= 3 &&
+      !facts.restore_step && series.count() >= 2 &&
       static_cast<double>(*p.first_step) <= series.StepsPerLine();
   if (*p.first_step > 0 && profile != StepProfile::kLearned && !first_logged_of_fresh_run) {
     p.restored = true;
     p.restored_from = *p.first_step - 1;
+  } else if (first_logged_of_fresh_run) {
+    p.steps_this_run = static_cast<uint64_t>(*p.last_step + 1);  // from step 0, unlogged
   }
   if (p.total_steps && *p.total_steps > 0) {
     p.percent = 100.0 * static_cast<double>(*p.last_step + 1) / static_cast<double>(*p.total_steps);
@@ -551,9 +555,8 @@ void DecideStatus(const ScanFacts& facts, const AnalysisContext& context, Triage
     in.completion =
         fmt::format("the framework's completion summary at line {}", facts.completion->line);
   } else if (a.reached_end) {
-    in.completion =
-        fmt::format("the last planned step reached (step {}, the last of {} counted from 0)",
-                    *p.last_step, *p.total_steps);
+    in.completion = fmt::format("the last planned step reached (step {}, the last of {})",
+                                p.Printed(*p.last_step), *p.total_steps);
   }
   in.has_steps = p.last_step.has_value();
   in.steps_stalled = p.stalled;
@@ -623,13 +626,13 @@ void ReadTheLogsEnd(const ScanFacts& facts, const AnalysisContext& context, Tria
         *p.last_step_line, own_end->line);
     a.decision.findings.push_back(fmt::format(
         "Completion inferred from the log's end (step {} then \"{}\"), not from a summary line",
-        *p.last_step, own_end->text));
+        p.Printed(*p.last_step), own_end->text));
     // (A run that restarted within the log says so itself: RecoveredAfter.)
     if (facts.steps[static_cast<size_t>(a.profile)].repeats() == 0) {
       for (const auto& [id, hits] : facts.classes) {
         a.decision.findings.push_back(fmt::format(
             "{} at line {} was survived: training went on to step {} (line {}) after it", id,
-            hits.last.line, *p.last_step, *p.last_step_line));
+            hits.last.line, p.Printed(*p.last_step), *p.last_step_line));
       }
     }
   }
@@ -881,7 +884,7 @@ void ChoosePrimary(const ScanFacts& facts, const AnalysisContext& context, Triag
         "The steps restarted within the log and went on to step {} (line {}) after the last "
         "failure line ({}): an earlier attempt failed and the run recovered (elastic restart or "
         "requeue); its failures are listed below",
-        *p.last_step, *p.last_step_line, *recovered_after));
+        p.Printed(*p.last_step), *p.last_step_line, *recovered_after));
   }
   if (r.status == JobStatus::kCompleted || r.status == JobStatus::kRunning || recovered_after) {
     // No event was fatal: the chain lists them without a primary.
@@ -891,7 +894,7 @@ void ChoosePrimary(const ScanFacts& facts, const AnalysisContext& context, Triag
           recovered_after ? fmt::format(
                                 "the steps went on to step {} (line {}) after every "
                                 "failure line: the run recovered from them",
-                                *p.last_step, *p.last_step_line)
+                                p.Printed(*p.last_step), *p.last_step_line)
           : r.status == JobStatus::kCompleted
               ? "the job completed (" + r.status_basis + "): none of them was fatal"
               : "the job is still running: none of them has stopped it";
@@ -937,7 +940,7 @@ void SetStage(TriageReport& r, const Analysis& a) {
                   ? primary_class->stage
                   : "before the first training step (startup or compilation)";
   } else if (p.last_step && (primary_class && primary_class->stage == "Training")) {
-    r.stage = fmt::format("Training (after step {})", *p.last_step);
+    r.stage = fmt::format("Training (after step {})", p.Printed(*p.last_step));
   }
 }
 
@@ -950,8 +953,9 @@ void TellWhatHappened(const ScanFacts& facts, TriageReport& r, Analysis& a) {
   const FailureClass* primary_class = FindClass(primary);
   if (primary == "none") {
     if (r.status == JobStatus::kCompleted) {
-      r.what_happened = fmt::format("The job completed{}.",
-                                    p.last_step ? fmt::format(" at step {}", *p.last_step) : "");
+      r.what_happened =
+          fmt::format("The job completed{}.",
+                      p.last_step ? fmt::format(" at step {}", p.Printed(*p.last_step)) : "");
     } else if (r.status == JobStatus::kUnknown) {
       r.what_happened =
           "The log stopped without a JOB SUMMARY, a failure or a completion line, and Slurm's "
@@ -962,24 +966,27 @@ void TellWhatHappened(const ScanFacts& facts, TriageReport& r, Analysis& a) {
           "tell progress from a hang (" +
           r.status_basis + ").";
     } else {
-      r.what_happened = fmt::format("Training is progressing{}.",
-                                    p.last_step ? fmt::format(" (step {})", *p.last_step) : "");
+      r.what_happened =
+          fmt::format("Training is progressing{}.",
+                      p.last_step ? fmt::format(" (step {})", p.Printed(*p.last_step)) : "");
     }
   } else if (primary == "hang" && a.watchdog) {
     r.what_happened = fmt::format(
         "Training stopped {}: the program itself shows it waiting, not stepping (line {}: "
         "\"{}\": its watchdog firing, or a dump of every thread's stack that shows where each "
         "rank waits). {}",
-        p.last_step ? fmt::format("after step {}", *p.last_step)
+        p.last_step ? fmt::format("after step {}", p.Printed(*p.last_step))
                     : std::string("before its first step"),
         a.watchdog->line, WithoutTaskLabel(a.watchdog->text), primary_class->what);
   } else if (primary == "hang") {
     r.what_happened = fmt::format(
         "Training stopped after step {} while the job stayed alive: no step for {} (threshold {}), "
         "expected step by now {}. {}",
-        p.last_step.value_or(-1), FormatDuration(p.seconds_since_last_step.value_or(0)),
+        p.last_step ? p.Printed(*p.last_step) : -1,
+        FormatDuration(p.seconds_since_last_step.value_or(0)),
         FormatDuration(p.stall_threshold_seconds.value_or(0)),
-        p.expected_step_now ? std::to_string(*p.expected_step_now) : "n/a", primary_class->what);
+        p.expected_step_now ? std::to_string(p.Printed(*p.expected_step_now)) : "n/a",
+        primary_class->what);
   } else if (primary == "train-timeout" && !a.in.time_limit_signal.empty() &&
              a.decision.implied_class == "train-timeout" && p.last_step && p.total_steps) {
     // It stopped itself on the warning: no cancel, a resubmission to finish.
@@ -987,7 +994,7 @@ void TellWhatHappened(const ScanFacts& facts, TriageReport& r, Analysis& a) {
         "Training stopped on its time-limit warning signal at step {} of {} ({:.1f}%), with a "
         "checkpoint, and exited cleanly: {} steps are left, so the run needs a resubmission (or "
         "a requeue) to finish.",
-        *p.last_step, *p.total_steps, p.percent.value_or(0),
+        p.Printed(*p.last_step), *p.total_steps, p.percent.value_or(0),
         std::max<int64_t>(0, *p.total_steps - 1 - *p.last_step));
     return;
   } else if (primary == "oom-host" && !a.oom_kills.empty()) {

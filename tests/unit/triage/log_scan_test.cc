@@ -533,6 +533,21 @@ TEST_F(LogScanTest, StepTimeFromATimeOfDayDatedByAnEarlierLine) {
   EXPECT_FALSE(undated.last_timestamp);
 }
 
+TEST_F(LogScanTest, StepsKeptFromZeroRememberHowTheProgramPrintedThem) {
+  // A loop from 1 is kept from 0; the report adds the offset back.
+  ScanFacts from_one = Scan("step 1 loss 0.9\nstep 2 loss 0.8\nstep 3 loss 0.7\n");
+  const size_t generic = static_cast<size_t>(StepProfile::kGeneric);
+  EXPECT_EQ(from_one.steps[generic].last()->step, 2);
+  EXPECT_EQ(from_one.printed_offset[generic], 1);
+  ScanFacts from_zero = Scan("step 0 loss 0.9\nstep 1 loss 0.8\nstep 2 loss 0.7\n");
+  EXPECT_EQ(from_zero.steps[generic].last()->step, 2);
+  EXPECT_EQ(from_zero.printed_offset[generic], 0);
+  ScanFacts fraction = Scan(
+      "epoch 1/1 step 1/3 loss 1\nepoch 1/1 step 2/3 loss 1\n"
+      "epoch 1/1 step 3/3 loss 1\n");
+  EXPECT_EQ(fraction.steps[generic].last()->step + fraction.printed_offset[generic], 3);
+}
+
 TEST_F(LogScanTest, StepsTheLearnedPassFindsBeforeAFailureAreBeforeIt) {
   // The learned progress line is read after the chunk's failure lines: its
   // steps before the traceback must not make the traceback look survived.

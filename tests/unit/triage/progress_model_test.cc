@@ -189,9 +189,9 @@ TEST(ProgressModelTest, TheLearnersMemoryIsBoundedWhateverTheOutput) {
 TEST(ProgressModelTest, TheFirstLoggedStepOfAFreshRunIsNoRestore) {
   auto scanner = LogScanner::Create({});
   ASSERT_TRUE(scanner.ok());
-  auto progress_of = [&](int64_t first, const std::string& header) {
+  auto progress_of = [&](int64_t first, const std::string& header, int lines = 5) {
     std::string log = header;
-    for (int64_t step = first; step < first + 100; step += 20)
+    for (int64_t step = first; step < first + 20 * lines; step += 20)
       log += "iter " + std::to_string(step) + ": loss 1.25, time 10.00ms\n";
     auto facts = scanner.value()->ScanText(log);
     EXPECT_TRUE(facts.ok());
@@ -201,6 +201,8 @@ TEST(ProgressModelTest, TheFirstLoggedStepOfAFreshRunIsNoRestore) {
   EXPECT_EQ(fresh.first_step, 19);
   EXPECT_FALSE(fresh.restored);
   EXPECT_FALSE(fresh.restored_from);
+  EXPECT_EQ(fresh.steps_this_run, 100u) << "from step 0, whose lines were not logged";
+  EXPECT_FALSE(progress_of(19, "", 2).restored) << "two lines give the interval";
   EXPECT_FALSE(progress_of(20, "").restored) << "a loop counting from 1";
   Progress resumed = progress_of(1019, "");
   EXPECT_TRUE(resumed.restored);

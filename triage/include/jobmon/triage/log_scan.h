@@ -123,6 +123,9 @@ struct ScanFacts {
   // (rank_progress.h, LeadRank: rank 0, else the lowest that prints).
   std::array<StepSeries, kStepProfileCount> steps;
   std::array<std::optional<double>, kStepProfileCount> last_step_time;  // estimated, unix s
+  // What each profile's steps were shifted by (StepFilter::printed_offset):
+  // 1 for a loop that counted from 1; the report shows the printed numbers.
+  std::array<int64_t, kStepProfileCount> printed_offset{};
   std::map<int, int64_t> last_step_by_task;  // srun -l labels, first 4096 tasks
   RankProgress rank_progress;                // every rank that printed its own steps
   // The job's own progress line when no known format was found in the

@@ -53,6 +53,9 @@ class StepFilter {
   bool generic_confirmed() const { return generic_confirmed_; }
   // 1 when the loop counted from 1 (its printed numbers are shifted), else 0.
   int64_t generic_offset() const { return generic_offset_; }
+  // What `profile`'s kept steps were shifted by (a loop counting from 1):
+  // add it to show a step as the program printed it.
+  int64_t printed_offset(StepProfile profile) const;
   // A restarted follower on a log whose loop was confirmed before.
   void RestoreGeneric(int64_t offset);
 

@@ -39,6 +39,10 @@ struct Progress {
   std::optional<double> seconds_lost;
   std::optional<double> eta_seconds;
   std::optional<double> tail_slowdown;  // last 10 steps over the steady state
+  // Steps are kept from 0; a loop that printed from 1 is shifted by 1. The
+  // report shows steps as printed (Printed), the JSON as kept.
+  int64_t printed_offset = 0;
+  int64_t Printed(int64_t step) const { return step + printed_offset; }
 };
 
 struct HeartbeatChecklist {
