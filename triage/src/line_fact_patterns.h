@@ -44,6 +44,7 @@ enum class Fact {
   kClockStamp,
   kStackDump,
   kFatalPythonError,
+  kCheckpointWord,
 };
 
 struct FactPattern {

@@ -156,6 +156,9 @@ const std::vector<FactPattern>& FactPatterns() {
       {R"(^(\d+: )?(Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):)", true,
        Fact::kStackDump},
       {R"(Fatal Python error: )", false, Fact::kFatalPythonError},
+      // A checkpoint save in the frameworks' words (phase_lines.h
+      // CheckpointSaveOf decides; docs/signature-sources.md, "Phases").
+      {R"((?i)checkpoint|ckpt|\bsav(e|ed|ing)\b)", false, Fact::kCheckpointWord},
   };
   return patterns;
 }

@@ -98,6 +98,20 @@ bool PhaseEnded(std::string_view line) {
   return RE2::PartialMatch(line, ended);
 }
 
+CheckpointSave CheckpointSaveOf(std::string_view line) {
+  if (line.size() > kMaxPhaseLine) line = line.substr(line.size() - kMaxPhaseLine);
+  if (!HasAnyKeyword(line)) return CheckpointSave::kNone;
+  static const RE2 saved(
+      R"(\b(?:saved|wrote|written|stored)\b.{0,48}\b(?:checkpoints?|ckpts?|model|state[ _]dict|weights)\b|)"
+      R"(\b(?:checkpoints?|ckpts?)\b.{0,80}\b(?:saved|written|stored)\b|)"
+      R"(\bfinished\s+saving\b)",
+      Caseless());
+  // Announcements first: "Checkpoint <tag> is about to be saved!" holds "saved".
+  if (AnnouncedPhase(line) == PhaseKind::kCheckpointSave) return CheckpointSave::kAnnounced;
+  if (RE2::PartialMatch(line, saved)) return CheckpointSave::kDone;
+  return CheckpointSave::kNone;
+}
+
 bool PhaseBarDone(std::string_view line) {
   // tqdm redraws with '\r': the last update is the bar as it stands.
   if (size_t cr = line.rfind('\r'); cr != std::string_view::npos) line.remove_prefix(cr + 1);

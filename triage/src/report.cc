@@ -98,11 +98,15 @@ std::string RenderProjectionTable(const Progress& p) {
                                         p.Printed(*p.expected_step_now), FormatIsoUtc(*p.now),
                                         FormatDuration(p.seconds_since_last_step.value_or(0)))
                           : std::string("n/a"));
-    std::string ckpt = !p.checkpointing ? "none — checkpointing off"
-                       : p.last_periodic_checkpoint
-                           ? fmt::format("step {}", *p.last_periodic_checkpoint)
-                           : fmt::format("none — didn't reach checkpoint_period ({})",
-                                         p.checkpoint_period.value_or(0));
+    std::string ckpt =
+        !p.checkpointing ? "none — checkpointing off"
+        : p.last_periodic_checkpoint
+            ? fmt::format("step {}{}", p.Printed(*p.last_periodic_checkpoint),
+                          p.checkpoint_save_line
+                              ? fmt::format(" (saved, line {})", *p.checkpoint_save_line)
+                              : std::string())
+            : fmt::format("none — didn't reach checkpoint_period ({})",
+                          p.checkpoint_period.value_or(0));
     md += fmt::format("| Last periodic ckpt this run | {} |\n", ckpt);
     md += fmt::format(
         "| Progress lost | {} |\n",
@@ -382,6 +386,7 @@ nlohmann::json ToJson(const TriageReport& r) {
         {"checkpointing", p.checkpointing},
         {"checkpoint_period", Opt(p.checkpoint_period)},
         {"last_periodic_checkpoint", Opt(p.last_periodic_checkpoint)},
+        {"checkpoint_save_line", Opt(p.checkpoint_save_line)},
         {"steps_lost", Opt(p.steps_lost)},
         {"seconds_lost", Opt(p.seconds_lost)},
         {"eta_seconds", Opt(p.eta_seconds)},

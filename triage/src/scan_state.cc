@@ -8,6 +8,7 @@
 
 #include "jobmon/common/terminal_text.h"
 #include "jobmon/triage/line_facts.h"
+#include "jobmon/triage/phase_lines.h"
 #include "jobmon/triage/progress_template.h"
 #include "jobmon/triage/signatures.h"
 #include "jobmon/triage/stall_rule.h"
@@ -336,8 +337,27 @@ class ScanState : public ChunkSink {
     }
   }
 
+  // Each profile's last step now (a checkpoint save holds them).
+  std::array<std::optional<int64_t>, kStepProfileCount> StepsNow() const {
+    std::array<std::optional<int64_t>, kStepProfileCount> steps;
+    for (size_t p = 0; p < kStepProfileCount; ++p) {
+      if (auto last = facts_.steps[p].last()) steps[p] = last->step;
+    }
+    return steps;
+  }
+
+  void CommitSave(uint64_t line) {
+    for (size_t p = 0; p < kStepProfileCount; ++p) {
+      if ((*pending_save_)[p]) facts_.step_at_last_save[p] = (*pending_save_)[p];
+    }
+    facts_.last_save_line = line;
+    pending_save_.reset();
+  }
+
   void RecordStep(StepProfile profile, size_t p, StepSample sample, uint64_t line,
                   std::string_view text) {
+    // An announced save that training stepped on after was written.
+    if (pending_save_ && line > pending_save_line_) CommitSave(pending_save_line_);
     RecordTask(text, sample.step);
     facts_.printed_offset[p] = filter_.printed_offset(profile);
     // A step time from the line itself; else from the line timestamps.
@@ -648,6 +668,21 @@ class ScanState : public ChunkSink {
       case Fact::kRuntimeMark:
         facts_.runtimes |= RuntimesNamedBy(text);
         break;
+      case Fact::kCheckpointWord:
+        switch (CheckpointSaveOf(WithoutTaskLabel(text))) {
+          case CheckpointSave::kDone:
+            // "saved": what was announced, or the steps so far.
+            if (!pending_save_) pending_save_ = StepsNow();
+            CommitSave(line);
+            break;
+          case CheckpointSave::kAnnounced:
+            pending_save_ = StepsNow();
+            pending_save_line_ = line;
+            break;
+          case CheckpointSave::kNone:
+            break;
+        }
+        break;
       case Fact::kFatalPythonError:
         fatal_python_error_line_ = line;
         break;
@@ -741,6 +776,9 @@ class ScanState : public ChunkSink {
   std::optional<std::pair<uint64_t, double>> line_time_;  // the last stamped line, its time
   bool clock_dated_ = false;                         // a time-of-day stamp was dated (kClockStamp)
   std::optional<uint64_t> fatal_python_error_line_;  // the last "Fatal Python error: "
+  // A save announced, not yet known to be done: the steps it holds.
+  std::optional<std::array<std::optional<int64_t>, kStepProfileCount>> pending_save_;
+  uint64_t pending_save_line_ = 0;
   StepFilter filter_;
   LeadRank lead_;  // whose step lines are the progress
   TemplateLearner learner_;

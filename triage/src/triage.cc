@@ -146,6 +146,14 @@ Progress Project(const ScanFacts& facts, StepProfile profile, bool ended,
     int64_t period = *p.checkpoint_period;
     if (*p.last_step >= period) p.last_periodic_checkpoint = (*p.last_step / period) * period;
   }
+  // A save the log reports in the frameworks' words holds the step before
+  // it, whatever the configured period says.
+  if (auto saved = facts.step_at_last_save[static_cast<size_t>(profile)];
+      saved && (!p.last_periodic_checkpoint || *saved > *p.last_periodic_checkpoint)) {
+    p.checkpointing = true;
+    p.last_periodic_checkpoint = saved;
+    p.checkpoint_save_line = facts.last_save_line;
+  }
   // Reference step 5: lost = last_step - last periodic checkpoint; without
   // one, every training step is lost.
   p.steps_lost =

@@ -548,6 +548,24 @@ TEST_F(LogScanTest, StepsKeptFromZeroRememberHowTheProgramPrintedThem) {
   EXPECT_EQ(fraction.steps[generic].last()->step + fraction.printed_offset[generic], 3);
 }
 
+TEST_F(LogScanTest, ACheckpointSaveInTheLogsWordsHoldsTheStepBeforeIt) {
+  const size_t generic = static_cast<size_t>(StepProfile::kGeneric);
+  // Announced, then training stepped on: written.
+  ScanFacts on = Scan(
+      "step 0 loss 1\nstep 1 loss 1\nstep 2 loss 1\nSaving model checkpoint to out/c-2\n"
+      "step 3 loss 1\nstep 4 loss 1\n");
+  EXPECT_EQ(on.step_at_last_save[generic], 2);
+  EXPECT_EQ(on.last_save_line, 4u);
+  // Announced, then the run failed: not known to be written.
+  ScanFacts failed = Scan(
+      "step 0 loss 1\nstep 1 loss 1\nstep 2 loss 1\nSaving model checkpoint to out/c-2\n"
+      "OSError: [Errno 28] No space left on device\n");
+  EXPECT_FALSE(failed.step_at_last_save[generic]);
+  // Reported done.
+  ScanFacts done = Scan("step 0 loss 1\nstep 1 loss 1\nstep 2 loss 1\ncheckpoint saved in 3 s\n");
+  EXPECT_EQ(done.step_at_last_save[generic], 2);
+}
+
 TEST_F(LogScanTest, StepsTheLearnedPassFindsBeforeAFailureAreBeforeIt) {
   // The learned progress line is read after the chunk's failure lines: its
   // steps before the traceback must not make the traceback look survived.

@@ -78,6 +78,22 @@ TEST(PhaseEnded, ReportsOfAFinishedPhase) {
   EXPECT_TRUE(PhaseBarDone("V: 10%|#| 1/10 [00:00<00:01]\rV: 100%|#| 10/10 [00:01<00:00]"));
 }
 
+// Checkpoint saves as the projection counts them (phase_lines.h).
+TEST(CheckpointSaveOf, AnnouncedOrDoneInTheFrameworksWords) {
+  using S = CheckpointSave;
+  EXPECT_EQ(CheckpointSaveOf("Saving model checkpoint to out/checkpoint-500"), S::kAnnounced);
+  EXPECT_EQ(CheckpointSaveOf(" saving checkpoint at iteration     500 to /ckpt"), S::kAnnounced);
+  EXPECT_EQ(CheckpointSaveOf("[Torch] Checkpoint global_step10 is about to be saved!"),
+            S::kAnnounced);
+  EXPECT_EQ(CheckpointSaveOf("  successfully saved checkpoint from iteration      30 to /ck"),
+            S::kDone);
+  EXPECT_EQ(CheckpointSaveOf("checkpoint saved in 8.0 s"), S::kDone);
+  EXPECT_EQ(CheckpointSaveOf("Loaded model weights from the checkpoint at /ck/last.ckpt"),
+            S::kNone);
+  EXPECT_EQ(CheckpointSaveOf("Restoring states from the checkpoint path at /ck"), S::kNone);
+  EXPECT_EQ(CheckpointSaveOf("step 3 loss 2"), S::kNone);
+}
+
 TEST(AnnouncedPhase, ALongBarLineIsReadByItsEndOnly) {
   std::string line(100000, 'x');
   line += " Running evaluation";

@@ -126,6 +126,11 @@ struct ScanFacts {
   // What each profile's steps were shifted by (StepFilter::printed_offset):
   // 1 for a loop that counted from 1; the report shows the printed numbers.
   std::array<int64_t, kStepProfileCount> printed_offset{};
+  // The last checkpoint save the log reports in the frameworks' words
+  // (phase_lines.h CheckpointSaveOf), done or stepped on after: each
+  // profile's step it holds, and its line.
+  std::array<std::optional<int64_t>, kStepProfileCount> step_at_last_save;
+  std::optional<uint64_t> last_save_line;
   std::map<int, int64_t> last_step_by_task;  // srun -l labels, first 4096 tasks
   RankProgress rank_progress;                // every rank that printed its own steps
   // The job's own progress line when no known format was found in the

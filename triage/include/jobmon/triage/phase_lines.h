@@ -28,4 +28,10 @@ bool PhaseBarDone(std::string_view line);
 // cited in docs/signature-sources.md, "Phases").
 bool PhaseEnded(std::string_view line);
 
+// A checkpoint save in the frameworks' words: announced ("Saving model
+// checkpoint to ...", "saving checkpoint at iteration N"), or reported
+// done ("Saved checkpoint ...", "checkpoint saved in 8.0 s").
+enum class CheckpointSave { kNone, kAnnounced, kDone };
+CheckpointSave CheckpointSaveOf(std::string_view line);
+
 }  // namespace jobmon::triage

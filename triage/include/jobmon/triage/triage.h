@@ -35,6 +35,8 @@ struct Progress {
   bool checkpointing = false;
   std::optional<int64_t> checkpoint_period;
   std::optional<int64_t> last_periodic_checkpoint;  // nullopt: none
+  // The log's own last checkpoint save (its step is last_periodic_checkpoint).
+  std::optional<uint64_t> checkpoint_save_line;
   std::optional<int64_t> steps_lost;
   std::optional<double> seconds_lost;
   std::optional<double> eta_seconds;
