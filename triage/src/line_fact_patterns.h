@@ -45,6 +45,7 @@ enum class Fact {
   kStackDump,
   kFatalPythonError,
   kCheckpointWord,
+  kSpawnFailedProcess,
 };
 
 struct FactPattern {

@@ -156,6 +156,12 @@ const std::vector<FactPattern>& FactPatterns() {
       {R"(^(\d+: )?(Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):)", true,
        Fact::kStackDump},
       {R"(Fatal Python error: )", false, Fact::kFatalPythonError},
+      // pytorch torch/multiprocessing/spawn.py ProcessContext.join, 1.x..HEAD:
+      // "-- Process %d terminated with the following error:\n" and
+      // ProcessExitedException's "process %d terminated with exit code %d" /
+      // "... with signal %s" (verified 1.13.1: tests/fixtures/real/pytorch).
+      {R"(-- Process \d+ terminated with the following error:|process \d+ terminated with (exit code|signal) )",
+       false, Fact::kSpawnFailedProcess},
       // A checkpoint save in the frameworks' words (phase_lines.h
       // CheckpointSaveOf decides; docs/signature-sources.md, "Phases").
       {R"((?i)checkpoint|ckpt|\bsav(e|ed|ing)\b)", false, Fact::kCheckpointWord},
@@ -349,6 +355,13 @@ std::optional<int> ParseKilledTask(std::string_view line) {
   size_t at = line.find("srun: error: ");
   if (at == line.npos) return std::nullopt;
   return IntAfter<int>(line.substr(at), ": task ");
+}
+
+std::optional<int> ParseSpawnFailedProcess(std::string_view line) {
+  if (auto n = IntAfter<int>(line, "-- Process ")) return n;
+  size_t at = line.find("process ");
+  if (at == line.npos || line.find(" terminated with ", at) == line.npos) return std::nullopt;
+  return IntAfter<int>(line.substr(at), "process ");
 }
 
 std::optional<int> ParseTaskExit(std::string_view line) {

@@ -101,15 +101,16 @@ std::vector<std::string> RuntimeNextSteps(std::string_view class_id, RuntimeSet 
   return NeutralSteps(class_id);
 }
 
-std::string FirstFailureStep(std::string_view rank, std::string_view host, uint64_t line) {
+std::string FirstFailureStep(std::string_view rank, std::string_view host, uint64_t line,
+                             bool others) {
   // "1" is a rank; "task 1" (srun's word) names itself.
   std::string who = rank.empty()                         ? std::string("the failing process")
                     : (rank[0] >= '0' && rank[0] <= '9') ? fmt::format("rank {}", rank)
                                                          : std::string(rank);
   if (!host.empty()) who += fmt::format(" on {}", host);
-  return fmt::format(
-      "Start with {}, line {}: it failed first; the other ranks' errors follow from it.", who,
-      line);
+  return fmt::format("Start with {}, line {}: {}", who, line,
+                     others ? "it failed first; the other ranks' errors follow from it."
+                            : "the failure is its own.");
 }
 
 }  // namespace jobmon::triage

@@ -18,6 +18,8 @@ std::vector<std::string> RuntimeNextSteps(std::string_view class_id, RuntimeSet 
 // Where to start reading when one rank failed first: rank ("1", or a
 // launcher's "task 1"), host and line as the chain names them (empty ones
 // left out).
-std::string FirstFailureStep(std::string_view rank, std::string_view host, uint64_t line);
+// `others`: the chain has other ranks' errors that follow from it.
+std::string FirstFailureStep(std::string_view rank, std::string_view host, uint64_t line,
+                             bool others);
 
 }  // namespace jobmon::triage

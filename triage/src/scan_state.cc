@@ -683,6 +683,10 @@ class ScanState : public ChunkSink {
             break;
         }
         break;
+      case Fact::kSpawnFailedProcess:
+        if (!facts_.spawn_failed_process)
+          facts_.spawn_failed_process = ParseSpawnFailedProcess(text);
+        break;
       case Fact::kFatalPythonError:
         fatal_python_error_line_ = line;
         break;

@@ -488,9 +488,10 @@ struct Analysis {
   uint64_t root_line = 0;  // the log's root failure's line (LogRootFailure), 0: none
   std::string primary;
   std::optional<uint64_t> primary_line;
-  std::string kernel_root_over;     // the log's own primary a kernel OOM kill explains
-  std::optional<LineRef> watchdog;  // the job's own watchdog fired after the last step
-  RuntimeSet runtimes = 0;          // the frameworks and launchers the log names
+  std::string kernel_root_over;             // the log's own primary a kernel OOM kill explains
+  std::optional<LineRef> watchdog;          // the job's own watchdog fired after the last step
+  RuntimeSet runtimes = 0;                  // the frameworks and launchers the log names
+  std::optional<int> spawn_failed_process;  // ScanFacts::spawn_failed_process
 };
 
 // Read: what the scan read (size, lines set aside) and what went wrong reading it.
@@ -1225,7 +1226,7 @@ void SuggestNextSteps(TriageReport& r, const Analysis& a) {
   // its line names one and something else followed from it.
   // A traceback names no rank; the launcher's end of the same process
   // (srun's task exit, a failure the primary explains) does.
-  if (r.chain.primary && r.chain.links.size() > 0) {
+  if (r.chain.primary) {
     const CausalEvent& first = r.chain.events[*r.chain.primary];
     std::string rank = first.rank, host = first.host;
     bool explains_another = false;
@@ -1238,8 +1239,12 @@ void SuggestNextSteps(TriageReport& r, const Analysis& a) {
         if (host.empty()) host = effect.host;
       }
     }
-    if (first.line && !rank.empty() && explains_another)
-      r.next_steps.insert(r.next_steps.begin(), FirstFailureStep(rank, host, *first.line));
+    // torch.multiprocessing.spawn reports the process that failed first by
+    // its index, which scripts pass as the rank.
+    if (rank.empty() && a.spawn_failed_process) rank = std::to_string(*a.spawn_failed_process);
+    if (first.line && !rank.empty())
+      r.next_steps.insert(r.next_steps.begin(),
+                          FirstFailureStep(rank, host, *first.line, explains_another));
   }
   if (primary == "none" && r.status == JobStatus::kCompleted) r.next_steps = {"No action needed."};
   if (primary == "none" && r.status == JobStatus::kRunning) {
@@ -1295,6 +1300,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   TriageReport r = ReadFacts(facts, context);
   Analysis a;
   a.runtimes = facts.runtimes;
+  a.spawn_failed_process = facts.spawn_failed_process;
   r.runtimes = Names(facts.runtimes);
   MatchKernel(facts, context, r, a);
   DecideStatus(facts, context, r, a);

@@ -195,3 +195,21 @@ TEST(LineFacts, HeartbeatAccusationsAreTheClassesWordings) {
 
 }  // namespace
 }  // namespace jobmon::triage
+
+namespace jobmon::triage {
+namespace {
+
+// torch/multiprocessing/spawn.py's words for the process that failed first.
+TEST(LineFacts, SpawnFailedProcess) {
+  EXPECT_EQ(ParseSpawnFailedProcess("-- Process 1 terminated with the following error:"), 1);
+  EXPECT_EQ(ParseSpawnFailedProcess("torch.multiprocessing.spawn.ProcessExitedException: process "
+                                    "0 terminated with exit code 1"),
+            0);
+  EXPECT_EQ(ParseSpawnFailedProcess("ProcessExitedException: process 3 terminated with signal "
+                                    "SIGSEGV"),
+            3);
+  EXPECT_FALSE(ParseSpawnFailedProcess("process 3 started"));
+}
+
+}  // namespace
+}  // namespace jobmon::triage

@@ -57,11 +57,12 @@ TEST(RuntimeTest, APyTorchJobGetsNoMaxTextAdvice) {
 }
 
 TEST(RuntimeTest, TheFirstFailureStepNamesRankHostAndLine) {
-  EXPECT_EQ(FirstFailureStep("1", "node2", 42),
+  EXPECT_EQ(FirstFailureStep("1", "node2", 42, true),
             "Start with rank 1 on node2, line 42: it failed first; the other ranks' errors "
             "follow from it.");
-  EXPECT_EQ(FirstFailureStep("", "", 7).find("the failing process, line 7"), 11u);
-  EXPECT_EQ(FirstFailureStep("task 1", "", 9).find("Start with task 1, line 9"), 0u);
+  EXPECT_EQ(FirstFailureStep("", "", 7, true).find("the failing process, line 7"), 11u);
+  EXPECT_EQ(FirstFailureStep("task 1", "", 9, false),
+            "Start with task 1, line 9: the failure is its own.");
 }
 
 }  // namespace

@@ -77,6 +77,11 @@ std::optional<int> ParsePrometheusPort(std::string_view line);
 std::optional<int64_t> ParseRestoreStep(std::string_view line);
 // "srun: error: H: task N: Killed|Segmentation fault|Aborted" -> N.
 std::optional<int> ParseKilledTask(std::string_view line);
+// torch.multiprocessing.spawn's word for the process that failed first
+// ("-- Process N terminated with the following error:", "process N
+// terminated with exit code|signal ..."): N, its index (the rank, as
+// scripts pass it).
+std::optional<int> ParseSpawnFailedProcess(std::string_view line);
 // srun's end of one task, "srun: error: H: task N: <reason>" -> N (nullopt
 // for a range, "tasks 0-3: ...").
 std::optional<int> ParseTaskExit(std::string_view line);

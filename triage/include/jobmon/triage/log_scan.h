@@ -96,6 +96,8 @@ struct ScanFacts {
   // The first stack dump of every thread that no fatal error asked for
   // (faulthandler on a signal, or its watchdog): the process was alive.
   std::optional<LineRef> stack_dump;
+  // The process torch.multiprocessing.spawn reports failed first (its index).
+  std::optional<int> spawn_failed_process;
   // The frameworks and launchers the log names (runtime.h).
   RuntimeSet runtimes = 0;
 
