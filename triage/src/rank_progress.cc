@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "jobmon/common/whole_number.h"
 #include "jobmon/triage/step_lines.h"
@@ -65,9 +66,57 @@ std::optional<int> RankField(std::string_view text) {
   return std::nullopt;
 }
 
+// ANSI SGR sequences ("ESC[2m", "ESC[36m", "ESC[0m") at the start.
+std::string_view SkipSgr(std::string_view s) {
+  while (s.size() > 2 && s[0] == '\x1b' && s[1] == '[') {
+    size_t m = 2;
+    while (m < s.size() && m < 12 && (IsDigit(s[m]) || s[m] == ';')) ++m;
+    if (m >= s.size() || s[m] != 'm') break;
+    s.remove_prefix(m + 1);
+  }
+  return s;
+}
+
 }  // namespace
 
+std::optional<RayPrefix> ParseRayPrefix(std::string_view line) {
+  std::string_view s = SkipSgr(line);
+  if (s.empty() || s[0] != '(') return std::nullopt;
+  // The name may hold parentheses of its own (a Ray Data operator's
+  // "MapBatches(fn)"): " pid=" ends it.
+  size_t pid_at = s.find("pid=");
+  if (pid_at == s.npos || pid_at > 200) return std::nullopt;
+  if (pid_at > 1 && s[pid_at - 1] != ' ') return std::nullopt;
+  RayPrefix p;
+  if (pid_at > 1) p.actor = std::string(s.substr(1, pid_at - 2));
+  size_t i = pid_at + 4, digits = i;
+  while (i < s.size() && IsDigit(s[i]) && i - digits < 9) ++i;
+  auto pid = Number(s.substr(digits, i - digits));
+  if (!pid) return std::nullopt;
+  p.pid = *pid;
+  if (s.substr(i).starts_with(", ip=")) {
+    size_t start = i + 5, end = start;
+    while (end < s.size() && (IsDigit(s[end]) || s[end] == '.' || s[end] == ':' ||
+                              (s[end] >= 'a' && s[end] <= 'f') || (s[end] >= 'A' && s[end] <= 'F')))
+      ++end;
+    if (end == start) return std::nullopt;
+    p.ip = std::string(s.substr(start, end - start));
+    i = end;
+  }
+  if (i >= s.size() || s[i] != ')') return std::nullopt;
+  std::string_view rest = SkipSgr(s.substr(i + 1));
+  if (!rest.empty() && rest[0] == ' ') rest.remove_prefix(1);
+  p.rest = rest;
+  return p;
+}
+
 std::string ToString(const RankId& id) {
+  if (id.pid >= 0) {
+    std::string who = id.actor.empty() ? fmt::format("pid={}", id.pid)
+                                       : fmt::format("{} pid={}", id.actor, id.pid);
+    if (id.rank >= 0) who = fmt::format("rank {} ({})", id.rank, who);
+    return id.ip.empty() ? who : fmt::format("{} on {}", who, id.ip);
+  }
   if (id.rank >= 0) return fmt::format("rank {}", id.rank);
   if (id.task >= 0 && id.local >= 0) return fmt::format("task {} local {}", id.task, id.local);
   if (id.task >= 0) return fmt::format("task {}", id.task);
@@ -84,8 +133,14 @@ std::optional<RankId> LineRank(std::string_view line) {
     id.local = prefix->first;
     line = prefix->second;
   }
+  if (auto ray = ParseRayPrefix(line)) {
+    id.pid = ray->pid;
+    id.actor = std::move(ray->actor);
+    id.ip = std::move(ray->ip);
+    line = ray->rest;
+  }
   if (auto rank = RankField(line)) id.rank = *rank;
-  if (id.task < 0 && id.local < 0 && id.rank < 0) return std::nullopt;
+  if (id.task < 0 && id.local < 0 && id.rank < 0 && id.pid < 0) return std::nullopt;
   return id;
 }
 
@@ -93,8 +148,14 @@ bool LeadRank::Admit(const std::optional<RankId>& line_rank) {
   // "no label" and "0" are the same rank: DeepSpeed's "[Rank 0] step=" and
   // its unlabelled timer lines are one view.
   const RankId named = line_rank.value_or(RankId{});
-  const RankId id{std::max(named.task, 0), std::max(named.local, 0), std::max(named.rank, 0)};
-  if (!lead_ || id < *lead_) lead_ = id;
+  RankId id = named;
+  id.task = std::max(named.task, 0);
+  id.local = std::max(named.local, 0);
+  id.rank = std::max(named.rank, 0);
+  // Ray's actors carry no order of their own (a pid is no rank): among
+  // those alike in the numbered fields the first seen leads.
+  auto order = [](const RankId& r) { return std::tuple(r.task, r.local, r.rank, r.pid >= 0); };
+  if (!lead_ || order(id) < order(*lead_)) lead_ = id;
   return id == *lead_;
 }
 

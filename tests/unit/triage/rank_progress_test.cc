@@ -160,3 +160,54 @@ TEST(LeadRank, RankZeroWhereItPrintsElseTheLowestThatDoes) {
 
 }  // namespace
 }  // namespace jobmon::triage
+
+namespace jobmon::triage {
+namespace {
+
+// Ray's prefix on a worker's forwarded line (python/ray/_private/worker.py
+// print_worker_logs): the actor, its pid and its node's ip, maybe coloured.
+TEST(RayPrefix, ActorPidAndIpAreTheRank) {
+  auto p = ParseRayPrefix("(TrainWorker pid=1234, ip=10.0.0.12) step 25 loss 0.1");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->actor, "TrainWorker");
+  EXPECT_EQ(p->pid, 1234);
+  EXPECT_EQ(p->ip, "10.0.0.12");
+  EXPECT_EQ(p->rest, "step 25 loss 0.1");
+  auto local = ParseRayPrefix("\x1b[2m\x1b[36m(pid=77)\x1b[0m hello");
+  ASSERT_TRUE(local) << "a task without a name, on the driver's node";
+  EXPECT_EQ(local->actor, "");
+  EXPECT_EQ(local->ip, "");
+  EXPECT_EQ(local->rest, "hello");
+  auto nested = ParseRayPrefix("(MapWorker(MapBatches(f)) pid=9, ip=10.0.0.2) x");
+  ASSERT_TRUE(nested);
+  EXPECT_EQ(nested->actor, "MapWorker(MapBatches(f))");
+  EXPECT_FALSE(ParseRayPrefix("(see pid=12 above) x")) << "no closing after the pid";
+  EXPECT_FALSE(ParseRayPrefix("(x) pid=12"));
+
+  auto id = LineRank("(TrainWorker pid=1234, ip=10.0.0.12) step 25 loss 0.1");
+  ASSERT_TRUE(id);
+  EXPECT_EQ(ToString(*id), "TrainWorker pid=1234 on 10.0.0.12");
+  auto with_rank = LineRank("(TrainWorker pid=1234, ip=10.0.0.12) [rank 3] step 25");
+  ASSERT_TRUE(with_rank);
+  EXPECT_EQ(ToString(*with_rank), "rank 3 (TrainWorker pid=1234) on 10.0.0.12");
+}
+
+TEST(RayPrefix, TheFirstActorToPrintLeadsAndAStoppedOneIsNamedWithItsHost) {
+  LeadRank lead;
+  auto a = LineRank("(TrainWorker pid=900, ip=10.0.0.12) step 1");
+  auto b = LineRank("(TrainWorker pid=100, ip=10.0.0.13) step 1");
+  EXPECT_TRUE(lead.Admit(a));
+  EXPECT_FALSE(lead.Admit(b)) << "a lower pid is no lower rank";
+  EXPECT_TRUE(lead.Admit(a));
+  RankProgress ranks;
+  ranks.Offer(*a, 30, std::nullopt, 100.0, 1);
+  ranks.Offer(*b, 24, std::nullopt, 90.0, 2);
+  auto stopped = ranks.Stopped();
+  ASSERT_TRUE(stopped);
+  EXPECT_NE(RankProgress::Describe(*stopped).find("TrainWorker pid=100 on 10.0.0.13"),
+            std::string::npos)
+      << RankProgress::Describe(*stopped);
+}
+
+}  // namespace
+}  // namespace jobmon::triage

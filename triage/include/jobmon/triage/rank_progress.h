@@ -12,7 +12,11 @@
 //    multiprocessing/tail_log.py: "[{name}{local_rank}]:"), the rank on its
 //    node, so "[default0]:" repeats on every node;
 //  - the program's own "rank N" / "[Rank N]" / "rank=N" field (DeepSpeed's
-//    "[Rank 0] step=..."), the global rank.
+//    "[Rank 0] step=..."), the global rank;
+//  - Ray's prefix on a worker's line forwarded to the driver,
+//    "(<actor or task name> pid=<pid>, ip=<ip>) " (ip left out on the
+//    driver's own node; python/ray/_private/worker.py print_worker_logs,
+//    docs/signature-sources.md "Ray"): the actor, its process and host.
 
 #include <compare>
 #include <cstddef>
@@ -26,18 +30,30 @@
 namespace jobmon::triage {
 
 struct RankId {
-  int task = -1;   // srun -l label; -1: none
-  int local = -1;  // torchrun prefix (rank on its node); -1: none
-  int rank = -1;   // the program's own global rank; -1: none
+  int task = -1;           // srun -l label; -1: none
+  int local = -1;          // torchrun prefix (rank on its node); -1: none
+  int rank = -1;           // the program's own global rank; -1: none
+  int pid = -1;            // Ray's prefix: the worker process; -1: none
+  std::string actor = {};  // Ray's prefix: the actor or task name ("" for a bare pid)
+  std::string ip = {};     // Ray's prefix: the worker's node ("" on the driver's node)
   auto operator<=>(const RankId&) const = default;
 };
-// "rank 3", "task 1 local 0", "task 2", "local 1"
+// "rank 3", "task 1 local 0", "task 2", "local 1", "TrainWorker pid=1234 on
+// 10.0.0.12"
 std::string ToString(const RankId& id);
 
 // The rank `line` names; nullopt when it names none. A "rank N" field counts
 // only as a word ("ranks 8" and "world_rank" do not) within the line's first
 // kRankFieldWindow bytes after the prefixes (where loggers put it).
 std::optional<RankId> LineRank(std::string_view line);
+// Ray's "(name pid=N, ip=A) " prefix: the id and the text after it.
+struct RayPrefix {
+  std::string actor;
+  int pid = -1;
+  std::string ip;
+  std::string_view rest;
+};
+std::optional<RayPrefix> ParseRayPrefix(std::string_view line);
 inline constexpr size_t kRankFieldWindow = 96;
 
 // Which rank's step lines are the job's progress: the lowest rank seen
