@@ -16,11 +16,14 @@
 #include "jobmon/common/duration.h"
 #include "jobmon/common/job_history.h"
 #include "jobmon/common/metrics_server.h"
+#include "jobmon/common/private_ip.h"
+#include "jobmon/common/ray_targets.h"
 #include "jobmon/exporter/collector_pool.h"
 #include "jobmon/exporter/gpu_selection.h"
 #include "jobmon/exporter/history_proxy.h"
 #include "jobmon/exporter/kmsg_source.h"
 #include "jobmon/exporter/listen_address.h"
+#include "jobmon/exporter/ray_discovery.h"
 
 namespace ex = jobmon::exporter;
 
@@ -93,6 +96,16 @@ int main(int argc, char** argv) {
                      std::string(jobmon::job_history::kPath) +
                      " answers a selector of metric families from it, for a monitor restarted "
                      "while the job ran");
+  std::string ray_discovery;
+  std::optional<uint32_t> ray_owner;
+  app.add_option(
+      "--ray-discovery", ray_discovery,
+      "Ray's Prometheus service-discovery file (the head node's prolog passes it): GET " +
+          std::string(jobmon::ray_targets::kPath) +
+          " answers its targets in the cluster's private ranges as http_sd JSON, for "
+          "the job's Prometheus to scrape Ray's own metrics");
+  app.add_option("--ray-owner", ray_owner,
+                 "uid that must own --ray-discovery (the job's user); required with it");
   std::optional<int> kmsg_fd;
   app.add_option("--kmsg-fd", kmsg_fd,
                  "Read the kernel log from this inherited descriptor (the root prolog's "
@@ -168,6 +181,14 @@ int main(int argc, char** argv) {
     }
     history.emplace(std::move(made).value());
   }
+  std::optional<ex::RayDiscovery> ray;
+  if (!ray_discovery.empty()) {
+    if (!ray_owner) {
+      std::cerr << "jobmon-exporter: error: --ray-discovery needs --ray-owner\n";
+      return 2;
+    }
+    ray.emplace(ray_discovery, static_cast<uid_t>(*ray_owner), jobmon::Rfc1918Cidrs());
+  }
   bool dmesg_on =
       collectors_list.empty() || ("," + collectors_list + ",").find(",dmesg,") != std::string::npos;
   std::shared_ptr<ex::KmsgSource> kmsg;
@@ -231,12 +252,14 @@ int main(int argc, char** argv) {
     server.value()->RegisterCollectable(startup);
   }
   if (history) history->ServeOn(*server.value());
+  if (ray) ray->ServeOn(*server.value());
   std::string names;
   for (const auto& f : collectors) names += (names.empty() ? "" : ",") + f.name;
   std::cerr << "jobmon-exporter: serving http://" << address->ToBindString() << "/metrics for host "
             << host << " (collectors: " << names << "; GPUs: "
             << (paths.gpus.only ? "the job's " + gpus_text + " from " + gpus_source : "all") << ")"
-            << (history ? "; the job's history at " + prometheus_text : std::string()) << "\n";
+            << (history ? "; the job's history at " + prometheus_text : std::string())
+            << (ray ? "; Ray's targets from " + ray_discovery : std::string()) << "\n";
   int sig = 0;
   sigwait(&stop_signals, &sig);
   std::cerr << "jobmon-exporter: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping\n";

@@ -166,6 +166,14 @@ const std::map<std::string, Setter>& Setters() {
        }},
       {"epilog_wait", Duration(&PluginConfig::epilog_wait, std::chrono::milliseconds(0))},
       {"run_dir", Path(&PluginConfig::run_dir)},
+      {"ray_discovery",
+       [](PluginConfig& c, const std::string& v) -> Expected<void> {
+         if (v == "off") {
+           c.ray_discovery.clear();
+           return {};
+         }
+         return AbsolutePath(c.ray_discovery, v);
+       }},
       {"tfevents_dir",
        [](PluginConfig& c, const std::string& v) -> Expected<void> {
          if (v.empty()) return Error{"expected a path pattern"};

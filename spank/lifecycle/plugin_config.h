@@ -12,6 +12,7 @@
 #include "jobmon/common/diag_dir.h"
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
+#include "jobmon/common/ray_targets.h"
 
 namespace jobmon::lifecycle {
 
@@ -67,6 +68,10 @@ struct PluginConfig {
   // diag dir, %n the node); the job writes there through $JOBMON_DIAG_DIR.
   std::string tfevents_dir = "%d/tensorboard/%n";
   std::vector<std::string> exporter_args;  // extra exporter flags (%d, %n, %j expand)
+  // Ray's service-discovery file on the head node (common/ray_targets.h):
+  // the head's exporter serves its targets to the job's Prometheus. "":
+  // Ray's metrics are not scraped.
+  std::string ray_discovery = std::string(ray_targets::kDefaultDiscoveryFile);
 };
 
 Expected<PluginConfig> ParsePluginConfig(const std::vector<std::string>& args);

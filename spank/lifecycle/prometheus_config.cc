@@ -1,5 +1,7 @@
 #include "lifecycle/prometheus_config.h"
 
+#include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "jobmon/common/store_labels.h"
@@ -18,7 +20,7 @@ std::string Seconds(std::chrono::milliseconds d) {
 }  // namespace
 
 std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job,
-                                   const DiagLayout& layout) {
+                                   const DiagLayout& layout, const std::string& ray_sd) {
   // A scrape that outlives the interval would overlap the next one.
   auto timeout = std::min(config.scrape_interval, std::chrono::milliseconds(10000));
   std::string out;
@@ -48,6 +50,16 @@ std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job
   out += "    file_sd_configs:\n";
   out += "      - files: [" + Quoted(layout.targets_dir() + "/*.json") + "]\n";
   out += "        refresh_interval: " + Seconds(config.scrape_interval) + "\n";
+  if (!ray_sd.empty()) {
+    // Ray's own metrics, wherever the job starts Ray: the head's exporter
+    // answers its discovery file's targets, labelled host and
+    // jobmon_source=ray (ray_targets.h); nothing while the job runs no Ray.
+    out += "  - job_name: ray\n";
+    out += "    http_sd_configs:\n";
+    out += "      - url: " + Quoted(ray_sd) + "\n";
+    out += "        refresh_interval: " +
+           Seconds(std::max(config.scrape_interval, std::chrono::milliseconds(5000))) + "\n";
+  }
   if (!config.remote_write.empty()) {
     out += "remote_write:\n";
     out += "  - url: " + Quoted(config.remote_write) + "\n";

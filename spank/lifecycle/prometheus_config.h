@@ -10,7 +10,9 @@
 
 namespace jobmon::lifecycle {
 
+// `ray_sd`: the head exporter's Ray-targets URL (common/ray_targets.h);
+// "": no Ray scrape job.
 std::string RenderPrometheusConfig(const PluginConfig& config, const JobEnv& job,
-                                   const DiagLayout& layout);
+                                   const DiagLayout& layout, const std::string& ray_sd = "");
 
 }  // namespace jobmon::lifecycle

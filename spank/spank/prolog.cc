@@ -15,6 +15,7 @@
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/manifest.h"
 #include "jobmon/common/private_ip.h"
+#include "jobmon/common/ray_targets.h"
 #include "jobmon/common/target_file.h"
 #include "jobmon/common/tunnel.h"
 #include "lifecycle/diag_paths.h"
@@ -80,30 +81,49 @@ struct Prolog {
     return lc::ExporterGpuArgs(allocation);
   }
 
-  // `prometheus_port`: the job's Prometheus on this node (the head's), 0: none.
-  void StartExporter(int prometheus_port) {
+  // This node's exporter address (a cluster-private IP, a reserved port),
+  // chosen once: the head's prometheus.yml names it for Ray's targets
+  // before the exporter starts. nullopt (and degraded): no exporter.
+  struct ExporterAddress {
+    IpAddress ip;
+    std::string host_port;
+  };
+  const std::optional<ExporterAddress>& ChooseExporterAddress() {
+    if (exporter_address_chosen_) return exporter_address_;
+    exporter_address_chosen_ = true;
     auto interfaces = ListInterfaceAddresses();
     if (!interfaces) {
       Degrade("no exporter: cannot list addresses: " + interfaces.error().message);
-      return;
+      return exporter_address_;
     }
     PrivateIpPolicy policy = PrivateIpPolicy::Defaults();
     policy.cluster_cidrs = config.private_cidrs;
     auto choice = SelectPrivateAddress(*interfaces, policy);
     if (!choice) {
       Degrade("no exporter: " + choice.error().message);
-      return;
+      return exporter_address_;
     }
     const IpAddress& address = choice->chosen.address;
     auto port = lc::ReservePort(run, "exporter", address, config.exporter_port, config.port_tries);
     if (!port) {
       Degrade("no exporter: " + port.error().message);
-      return;
+      return exporter_address_;
     }
-    std::string host_port =
-        (address.family == IpAddress::Family::kV6 ? "[" + address.ToString() + "]"
-                                                  : address.ToString()) +
-        ":" + std::to_string(*port);
+    exporter_address_ = ExporterAddress{
+        address, (address.family == IpAddress::Family::kV6 ? "[" + address.ToString() + "]"
+                                                           : address.ToString()) +
+                     ":" + std::to_string(*port)};
+    return exporter_address_;
+  }
+  std::optional<ExporterAddress> exporter_address_ = {};
+  bool exporter_address_chosen_ = false;
+
+  // `prometheus_port`: the job's Prometheus on this node (the head's), 0: none.
+  void StartExporter(int prometheus_port) {
+    const std::optional<ExporterAddress>& chosen = ChooseExporterAddress();
+    if (!chosen) return;
+    const IpAddress& address = chosen->ip;
+    const std::string& host_port = chosen->host_port;
     auto tfevents = lc::ExpandNodePattern(config.tfevents_dir, layout, job);
     std::vector<std::string> argv = {config.supervisor,
                                      "--max-restarts",
@@ -129,6 +149,10 @@ struct Prolog {
     argv.insert(argv.end(), gpus.begin(), gpus.end());
     if (prometheus_port != 0) {
       argv.insert(argv.end(), {"--prometheus", "127.0.0.1:" + std::to_string(prometheus_port)});
+      // The head's exporter hands the job's Prometheus Ray's targets (ray_targets.h).
+      if (!config.ray_discovery.empty())
+        argv.insert(argv.end(), {"--ray-discovery", config.ray_discovery, "--ray-owner",
+                                 std::to_string(job.uid)});
     }
     auto allow = lc::ExporterAllowArgs(config, address);
     argv.insert(argv.end(), allow.begin(), allow.end());
@@ -260,10 +284,15 @@ struct Prolog {
         rendered.rule_file.clear();
       }
     }
+    // Ray's targets from this node's exporter, when it will have one (its
+    // port reserved here, as root, before the user's identity below).
+    std::string ray_sd;
+    if (const auto& exporter = ChooseExporterAddress(); exporter && !config.ray_discovery.empty())
+      ray_sd = "http://" + exporter->host_port + std::string(ray_targets::kPath);
     Expected<void> written = [&] {
       FsIdentity as_user(job.uid, job_gid);
       return WriteFileAtomically(layout.prometheus_config(),
-                                 lc::RenderPrometheusConfig(rendered, job, layout));
+                                 lc::RenderPrometheusConfig(rendered, job, layout, ray_sd));
     }();
     if (!written) {
       Degrade("no Prometheus: " + written.error().message);

@@ -282,6 +282,30 @@ TEST(PrometheusConfig, RemoteWriteCarriesClusterUserAndCredentialFilesAndPromtoo
   }
 }
 
+// Ray's own metrics: a scrape job over the head exporter's Ray targets
+// (common/ray_targets.h), which promtool accepts; none without the URL.
+TEST(PrometheusConfig, RaysTargetsComeFromTheHeadExporter) {
+  JobEnv job = TwoNodeJob();
+  TempDir dir("ray");
+  DiagLayout layout{dir.path.string()};
+  fs::create_directories(layout.targets_dir());
+  auto config = ParsePluginConfig({"scrape_interval=2s"}).value();
+  EXPECT_EQ(config.ray_discovery, "/tmp/ray/prom_metrics_service_discovery.json");
+  EXPECT_EQ(RenderPrometheusConfig(config, job, layout).find("job_name: ray"), std::string::npos);
+  std::string yml = RenderPrometheusConfig(config, job, layout, "http://10.0.0.5:9400/ray/sd");
+  EXPECT_NE(yml.find("  - job_name: ray\n    http_sd_configs:\n      - url: "
+                     "\"http://10.0.0.5:9400/ray/sd\"\n        refresh_interval: 5s\n"),
+            std::string::npos)
+      << yml;
+  EXPECT_TRUE(ParsePluginConfig({"ray_discovery=off"}).value().ray_discovery.empty());
+  EXPECT_FALSE(ParsePluginConfig({"ray_discovery=relative/file.json"}).ok());
+  if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "no promtool";
+  std::ofstream(layout.prometheus_config()) << yml;
+  std::string cmd = "/usr/bin/promtool check config " + layout.prometheus_config() + " >" +
+                    (dir.path / "promtool.out").string() + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << yml << Read(dir.path / "promtool.out");
+}
+
 // The exporter took connections from any host that reached its address
 // (64 half-open ones made every scrape fail): it now takes only the
 // scrapers, by default the cluster's own blocks.
