@@ -14,6 +14,7 @@
 #include "cli_common.h"
 #include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/triage/job_input.h"
+#include "jobmon/triage/ray_logs.h"
 #include "jobmon/triage/report.h"
 #include "jobmon/triage/triage.h"
 #include "jobmon/triage/triage_job.h"
@@ -43,6 +44,7 @@ struct TriageArgs {
   double stall_factor = triage::StallRule{}.k;
   bool stall_min_seconds_given = false;  // the flag, which wins over the config
   std::vector<std::string> kernel_logs;
+  std::string ray_logs;
   std::vector<unsigned> patterns_left_out;
   std::vector<std::string> rules_left_out;
 };
@@ -170,6 +172,14 @@ int Run(TriageArgs& args) {
   if (!scanner) return Fail(scanner.error().message);
   auto kernel_logs = ReadKernelLogs(args.kernel_logs);
   if (!kernel_logs) return Fail(kernel_logs.error().message);
+  std::string ray_lines;
+  if (!args.ray_logs.empty()) {
+    if (!args.all_dir.empty() || args.status_only)
+      return Fail("--ray-logs reads one job's Ray session: not with --all or --status-only");
+    auto read = triage::ReadRayWorkerLogs(args.ray_logs);
+    if (!read) return Fail(read.error().message);
+    ray_lines = std::move(read).value();
+  }
 
   std::vector<JobInput> jobs;
   if (!args.all_dir.empty()) {
@@ -190,8 +200,9 @@ int Run(TriageArgs& args) {
     if (progress)
       std::cerr << fmt::format("\r[{}/{}] {}\x1b[K", i + 1, jobs.size(), job.log_path)
                 << std::flush;
-    auto facts = args.status_only ? (*scanner)->ScanHeadAndTail(job.log_path)
-                                  : (*scanner)->ScanFile(job.log_path);
+    auto facts = args.status_only     ? (*scanner)->ScanHeadAndTail(job.log_path)
+                 : !ray_lines.empty() ? (*scanner)->ScanFileThenText(job.log_path, ray_lines)
+                                      : (*scanner)->ScanFile(job.log_path);
     if (!facts) {
       if (jobs.size() == 1) return Fail(facts.error().message);
       std::cerr << "jobmon triage: skipping " << job.log_path << ": " << facts.error().message
@@ -329,6 +340,12 @@ std::function<int()> AddTriageCommand(CLI::App& app) {
       "names its pid, its time lies in the log's span (training process), or, with none of "
       "those to compare, the log shows a SIGKILL of a training process (weak); it is then the "
       "root (oom-host) and the SIGKILL its consequence. Xid/amdgpu lines become findings");
+  cmd->add_option("--ray-logs", args->ray_logs,
+                  "A Ray session's logs directory (…/session_latest/logs): every worker's "
+                  "worker-*.out|.err is read after the log, each line as Ray forwards it to the "
+                  "driver, \"(<actor> pid=<pid>) \", so its steps and failures are that actor's "
+                  "(docs/ray.md)")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--leave-out-pattern", args->patterns_left_out,
                   "Scan without this pattern (its line number, from 0, in --list-signatures; "
                   "repeatable): for the leave-one-family-out evaluation")

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 
+#include "jobmon/common/unique_fd.h"
 #include "scan_patterns.h"
 #include "scan_state.h"
 
@@ -102,14 +103,13 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
   return std::unique_ptr<LogScanner>(new LogScanner(std::move(impl)));
 }
 
-Expected<ScanFacts> LogScanner::ScanFd(int fd) const {
-  ScanFacts facts;
-  std::unique_ptr<ChunkSink> sink = NewScanState(*impl_, facts);
-  ChunkSink& state = *sink;
-  Scratch scratch(impl_->prototype_scratch);
-  if (!scratch.get()) return Error{"cannot clone Hyperscan scratch space"};
-  const size_t capacity = std::max<size_t>(impl_->options.buffer_bytes, 4096);
-  std::vector<char> buffer(capacity + 1);  // +1: a newline for an unterminated last line
+namespace {
+
+// One file (from its current offset to EOF) into `state`, in line-aligned
+// chunks of `buffer` (its last byte kept for a closing newline).
+Expected<void> ScanOneFd(int fd, ChunkSink& state, hs_scratch_t* scratch, std::vector<char>& buffer,
+                         ScanFacts& facts) {
+  const size_t capacity = buffer.size() - 1;
   size_t filled = 0;
   struct stat st {};
   uint64_t size_at_start = fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
@@ -123,14 +123,14 @@ Expected<ScanFacts> LogScanner::ScanFd(int fd) const {
     if (n == 0) {
       if (filled > 0) {
         buffer[filled++] = '\n';
-        state.Chunk({buffer.data(), filled}, scratch.get());
+        state.Chunk({buffer.data(), filled}, scratch);
       }
       break;
     }
     const void* last_nl = memrchr(buffer.data(), '\n', filled);
     if (last_nl) {
       size_t upto = static_cast<const char*>(last_nl) - buffer.data() + 1;
-      state.Chunk({buffer.data(), upto}, scratch.get());
+      state.Chunk({buffer.data(), upto}, scratch);
       std::memmove(buffer.data(), buffer.data() + upto, filled - upto);
       filled -= upto;
       in_long_line = false;
@@ -138,7 +138,7 @@ Expected<ScanFacts> LogScanner::ScanFd(int fd) const {
       // A line longer than the buffer: scan it piecewise, memory stays bounded.
       if (!in_long_line) ++facts.long_lines;
       in_long_line = true;
-      state.Chunk({buffer.data(), filled}, scratch.get());
+      state.Chunk({buffer.data(), filled}, scratch);
       filled = 0;
     }
   }
@@ -148,6 +148,24 @@ Expected<ScanFacts> LogScanner::ScanFd(int fd) const {
   if (fstat(fd, &st) == 0 &&
       (static_cast<uint64_t>(st.st_size) < size_at_start || (offset >= 0 && st.st_size < offset))) {
     facts.shrank_while_reading = true;
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<ScanFacts> LogScanner::ScanFd(int fd) const { return ScanFds({fd}); }
+
+Expected<ScanFacts> LogScanner::ScanFds(const std::vector<int>& fds) const {
+  ScanFacts facts;
+  std::unique_ptr<ChunkSink> sink = NewScanState(*impl_, facts);
+  ChunkSink& state = *sink;
+  Scratch scratch(impl_->prototype_scratch);
+  if (!scratch.get()) return Error{"cannot clone Hyperscan scratch space"};
+  const size_t capacity = std::max<size_t>(impl_->options.buffer_bytes, 4096);
+  std::vector<char> buffer(capacity + 1);  // +1: a newline for an unterminated last line
+  for (int fd : fds) {
+    if (auto read = ScanOneFd(fd, state, scratch.get(), buffer, facts); !read) return read.error();
   }
   state.Finish();
   return facts;
@@ -167,23 +185,40 @@ Expected<ScanFacts> LogScanner::ScanFile(const std::string& path) const {
   return facts;
 }
 
-Expected<ScanFacts> LogScanner::ScanText(std::string_view text) const {
-  // A memfd behaves like a file (a pipe would block on large texts).
-  int fd = memfd_create("jobmon-scan", MFD_CLOEXEC);
-  if (fd < 0) return Error{std::string("memfd_create: ") + std::strerror(errno)};
+namespace {
+
+// A memfd holding `text`, at its start: it behaves like a file (a pipe
+// would block on large texts).
+Expected<UniqueFd> TextFd(std::string_view text) {
+  UniqueFd fd(memfd_create("jobmon-scan", MFD_CLOEXEC));
+  if (!fd.valid()) return Error{std::string("memfd_create: ") + std::strerror(errno)};
   size_t written = 0;
   while (written < text.size()) {
-    ssize_t n = write(fd, text.data() + written, text.size() - written);
-    if (n <= 0) {
-      close(fd);
-      return Error{"memfd write failed"};
-    }
+    ssize_t n = write(fd.get(), text.data() + written, text.size() - written);
+    if (n <= 0) return Error{"memfd write failed"};
     written += static_cast<size_t>(n);
   }
-  lseek(fd, 0, SEEK_SET);
-  auto facts = ScanFd(fd);
-  close(fd);
-  return facts;
+  lseek(fd.get(), 0, SEEK_SET);
+  return fd;
+}
+
+}  // namespace
+
+Expected<ScanFacts> LogScanner::ScanText(std::string_view text) const {
+  auto fd = TextFd(text);
+  if (!fd) return fd.error();
+  return ScanFd(fd->get());
+}
+
+Expected<ScanFacts> LogScanner::ScanFileThenText(const std::string& path,
+                                                 std::string_view more) const {
+  UniqueFd file(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file.valid()) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  struct stat st {};
+  if (fstat(file.get(), &st) == 0 && S_ISDIR(st.st_mode)) return Error{path + " is a directory"};
+  auto text = TextFd(more);
+  if (!text) return text.error();
+  return ScanFds({file.get(), text->get()});
 }
 
 }  // namespace jobmon::triage

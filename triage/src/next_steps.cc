@@ -87,9 +87,42 @@ std::vector<std::string> TorchSteps(std::string_view class_id, RuntimeSet runtim
   return NeutralSteps(class_id);
 }
 
+// Ray's own tools, for the classes its failures fall in (docs/ray.md).
+std::vector<std::string> RaySteps(std::string_view class_id) {
+  if (class_id == "ray-start-fail")
+    return {
+        "The driver could not reach Ray's head (GCS): check that `ray start --head` ran and "
+        "succeeded on the head node (its gcs_server.out and raylet.out in the session's logs "
+        "directory) and that this node reaches that address and port.",
+        "A port already in use on the head: start it with another `--port`."};
+  if (class_id == "actor-fail")
+    return {
+        "Read the actor's exit cause in the ActorDiedError (`Worker exit type`, `Worker exit "
+        "detail`) and the dead worker's own log: `ray logs worker-<id>*`, or the session's "
+        "logs/worker-*.out and .err.",
+        "SYSTEM_ERROR with no error of its own: a SIGKILL (the kernel's OOM killer: dmesg on "
+        "its node) or a native crash."};
+  if (class_id == "oom-host")
+    return {
+        "Ray's memory monitor or the object store ran out of host memory: lower the memory "
+        "each worker needs, request more CPUs or memory per task/actor to run fewer per node, "
+        "or give the object store more (`ray start --object-store-memory`).",
+        "The kill threshold is RAY_memory_usage_threshold (0.95 by default), set when Ray "
+        "starts; `ray memory` lists what holds the object store."};
+  if (class_id == "node-fail")
+    return {
+        "Ray's head stopped hearing from a node (its raylet crashed or was too busy): read "
+        "that node's raylet.out and dmesg (an OOM kill of the raylet is common).",
+        "Identify which nodes failed (below) and read their task output."};
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::string> RuntimeNextSteps(std::string_view class_id, RuntimeSet runtimes) {
+  if (Has(runtimes, Runtime::kRay)) {
+    if (std::vector<std::string> ray = RaySteps(class_id); !ray.empty()) return ray;
+  }
   switch (EcosystemOf(runtimes)) {
     case Ecosystem::kJax:
       return {};

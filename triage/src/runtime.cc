@@ -48,18 +48,26 @@ constexpr std::array kMarks = {
     Mark{"huggingface_hub", Runtime::kHuggingFace},
     Mark{"/megatron/", Runtime::kMegatron},
     Mark{"Megatron", Runtime::kMegatron},
+    // ray-project/ray: its exception module, raylet lines forwarded to the
+    // driver, a task's proctitle, its package path (docs/ray.md).
+    Mark{"ray.exceptions.", Runtime::kRay},
+    Mark{"(raylet)", Runtime::kRay},
+    Mark{"ray::", Runtime::kRay},
+    Mark{"/ray/", Runtime::kRay},
+    Mark{"Ray cluster", Runtime::kRay},
 };
 
 constexpr std::array<std::string_view, kRuntimeCount> kNames = {
-    "pytorch", "torchrun",  "torch-spawn", "srun",        "jax",
-    "maxtext", "deepspeed", "lightning",   "huggingface", "megatron"};
+    "pytorch",   "torchrun",  "torch-spawn", "srun",     "jax", "maxtext",
+    "deepspeed", "lightning", "huggingface", "megatron", "ray"};
 
 }  // namespace
 
 const char* const kRuntimeMarkExpression =
     R"(/torch/|torch\.(distributed|multiprocessing)|torchrun|ChildFailedError|Process(Raised|Exited)Exception|)"
     R"(srun: |slurmstepd: |/jax/|jaxlib|XlaRuntimeError|MaxText|maxtext|Config param |deepspeed|DeepSpeed|)"
-    R"(pytorch_lightning|lightning/|lightning\.pytorch|/transformers/|huggingface_hub|/megatron/|Megatron)";
+    R"(pytorch_lightning|lightning/|lightning\.pytorch|/transformers/|huggingface_hub|/megatron/|Megatron|)"
+    R"(ray\.exceptions\.|\(raylet\)|ray::|/ray/|Ray cluster)";
 
 std::string_view ToString(Runtime runtime) { return kNames[static_cast<size_t>(runtime)]; }
 

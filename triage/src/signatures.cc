@@ -180,6 +180,31 @@ constexpr const char* kC10dLibuvListen =
 constexpr const char* kErrno98 =
     "CPython Modules/socketmodule.c OSError '[Errno 98] Address already in use' (strerror of "
     "EADDRINUSE, glibc), 3.x (a Python server's bind)";
+// Ray 2.32.0 (ray-project/ray tag ray-2.32.0, git; every wording also
+// unchanged at master 2024-11-18, the 2.40 branch point): docs/ray.md and
+// docs/signature-sources.md "Ray".
+constexpr const char* kRayExceptions =
+    "ray-project/ray python/ray/exceptions.py (ActorDiedError.BASE_ERROR_MSG, "
+    "WorkerCrashedError, OutOfMemoryError, ObjectStoreFullError, RayTaskError's dual type "
+    "'RayTaskError(<Cause>)'), ray-2.32.0 (git)";
+constexpr const char* kRayGcsActor =
+    "ray-project/ray src/ray/gcs/gcs_server/gcs_actor_manager.cc GenWorkerDiedCause, "
+    "GenNodeDiedCause, ray-2.32.0 (git)";
+constexpr const char* kRayGcsNode =
+    "ray-project/ray src/ray/gcs/gcs_server/gcs_node_manager.cc GcsNodeManager::RemoveNode, "
+    "ray-2.32.0 (git)";
+constexpr const char* kRayRaylet =
+    "ray-project/ray src/ray/raylet/node_manager.cc (CreateMemoryUsageRefreshCallback, "
+    "CreateOomKillMessageDetails, DisconnectClient), ray-2.32.0 (git)";
+constexpr const char* kRayPlasma =
+    "ray-project/ray src/ray/core_worker/store_provider/plasma_store_provider.cc "
+    "CoreWorkerPlasmaStoreProvider::Create; python/ray/_raylet.pyx spill_objects_handler, "
+    "ray-2.32.0 (git)";
+constexpr const char* kRayStart =
+    "ray-project/ray python/ray/_private/utils.py (connect_error), services.py "
+    "(canonicalize_bootstrap_address_or_die), node.py Node.__init__, "
+    "src/ray/rpc/gcs_server/gcs_rpc_client.h, src/ray/raylet/agent_manager.cc, "
+    "src/ray/rpc/grpc_server.cc, ray-2.32.0 (git)";
 constexpr const char* kDataLoaderWorker =
     "pytorch/pytorch torch/csrc/DataLoader.cpp THPModule_errorIfAnyWorkerFails 'DataLoader worker "
     "(pid N) is killed by signal: <strsignal>. ' (the SIGCHLD handler of "
@@ -403,7 +428,16 @@ std::vector<FailureClass> BuildTable() {
        "Ray cluster bootstrap failed (training falls back to non-Ray).",
        {{R"(\[Ray\] HEAD failed to start)", kRef},
         {R"(\[Ray\] HEAD timeout)", kRef},
-        {R"(\[Ray\] WORKER failed)", kRef}},
+        {R"(\[Ray\] WORKER failed)", kRef},
+        // Ray's own words when its head (GCS) or a raylet cannot start or
+        // be reached.
+        {R"(Unable to connect to GCS \(ray head\) at )", kRayStart},
+        {R"(Failed to connect to GCS (at address \S+ )?within \d+ seconds)", kRayStart, W::kRoot},
+        {R"(Could not find any running Ray instance)", kRayStart, W::kRoot},
+        {R"(Could not read '\S+' from GCS\. Did GCS start successfully\?)", kRayStart, W::kRoot},
+        {R"(The current node timed out during startup)", kRayStart, W::kRoot},
+        {R"(The raylet exited immediately because)", kRayStart, W::kRoot},
+        {R"(Failed to start the grpc server\. The specified port is \d+)", kRayStart, W::kRoot}},
        false,
        {"Non-critical: training falls back to non-Ray mode.", "Check port conflicts.",
         "Check the Ray logs in the job dir."}},
@@ -471,6 +505,18 @@ std::vector<FailureClass> BuildTable() {
         {R"(Detected \d+ oom[-_]kill event)", kSlurmOom},
         {R"(srun: error: \S+: tasks? [0-9,-]+: Out Of Memory)", kSrunTask},
         {R"(DefaultCPUAllocator: can't allocate memory)", kCpuAlloc},
+        // Ray's memory monitor killed a task or actor on a node short of
+        // memory (before the kernel would); and the object store, host
+        // shared memory, full.
+        {R"(Task was killed due to the node running low on memory)", kRayRaylet, W::kRoot},
+        {R"(which exceeds the memory usage threshold of [0-9.]+\. Ray killed this worker)",
+         kRayRaylet, W::kRoot},
+        {R"(Worker exit type: NODE_OUT_OF_MEMORY)", kRayGcsActor, W::kRoot},
+        {R"(ray\.exceptions\.OutOfMemoryError)", kRayExceptions, W::kRoot},
+        {R"(in object store because it is full\. Object size is \d+ bytes)", kRayPlasma, W::kRoot},
+        {R"(ray\.exceptions\.ObjectStoreFullError)", kRayExceptions, W::kRoot},
+        {R"(An unexpected internal error occurred while the IO worker was spilling objects)",
+         kRayPlasma, W::kRoot},
         // Python's own allocation failure (an address-space limit, no
         // overcommit), printed as a traceback's last line.
         {R"((^|[^\w.])MemoryError(: |$))",
@@ -702,7 +748,17 @@ std::vector<FailureClass> BuildTable() {
        C::kTraining,
        "Training",
        "Ray actor exception.",
-       {{R"(Actor failed:)", kRef}},
+       {{R"(Actor failed:)", kRef},
+        // Ray's report of an actor or task worker that died: a mechanism,
+        // whose cause (the memory monitor, the node's death, the worker's
+        // own crash) explains it when the log shows one.
+        {R"(The actor died unexpectedly before finishing this task)", kRayExceptions},
+        {R"(The actor is dead because its worker process has died\. Worker exit type: (SYSTEM_ERROR|USER_ERROR))",
+         kRayGcsActor},
+        {R"(The worker died unexpectedly while executing this task)", kRayExceptions},
+        {R"(A worker died or was killed while executing a task by an unexpected system error)",
+         kRayRaylet},
+        {R"(ray\.exceptions\.(ActorDiedError|RayActorError|WorkerCrashedError))", kRayExceptions}},
        true,
        {"Read the actor traceback (evidence below).", "Check the Ray logs in the job dir."}},
       // Job-level status.
@@ -750,7 +806,20 @@ std::vector<FailureClass> BuildTable() {
          W::kRoot},
         {R"(\*\*\* (JOB|STEP) \S+ ON \S+ UNCORRECTABLE MEMORY ERROR AT)",
          "SchedMD/slurm slurmstepd req.c, 22.05..25.05", W::kRoot},
-        {R"(Incarnation ID mismatch: expecting \d+ but got \d+)", kXlaIncarnation, W::kRoot}},
+        {R"(Incarnation ID mismatch: expecting \d+ but got \d+)", kXlaIncarnation, W::kRoot},
+        // Ray's GCS marked a node dead after missed heartbeats (the raylet
+        // crashed, or was too busy to answer); its tasks and actors die of it.
+        {R"(has been marked dead because the detector has missed too many heartbeats from it)",
+         kRayGcsNode, W::kRoot},
+        {R"(Raylet is terminated\. Termination is unexpected)",
+         "ray-project/ray python/ray/_private/process_watcher.py report_raylet_error_logs, "
+         "ray-2.32.0 (git)",
+         W::kRoot},
+        {R"(The actor died because its node has died)", kRayGcsActor, W::kConsequence},
+        {R"(Task failed due to the node \(where this task was running\)\s+was dead or unavailable)",
+         "ray-project/ray src/ray/core_worker/transport/direct_task_transport.cc "
+         "HandleGetTaskFailureCause, ray-2.32.0 (git)",
+         W::kConsequence}},
        true,
        {"Identify which nodes failed (below) and read their task output.",
         "Exit 137: likely OOM. Exit 134/139: check core dumps."}},

@@ -11,7 +11,9 @@ reported, not failed.
 A log with a `<name>.dmesg.txt` beside it (the kernel's OOM-killer report
 for the job) is triaged with `--kernel-log <name>.dmesg.txt`: its `primary`
 is the answer with that evidence, and its `log_alone` (when given) the
-answer from the log alone, which is checked too.
+answer from the log alone, which is checked too. So is a log with a
+`<name>.ray-logs/` folder beside it (a Ray session's worker logs), with
+`--ray-logs`.
 """
 import argparse
 import collections
@@ -61,8 +63,11 @@ def main():
 
     # Every run up front, in parallel (each is a process of its own).
     def dmesg_args(log):
-        dmesg = log[:-4] + ".dmesg.txt"
-        return ["--kernel-log", dmesg] if os.path.exists(dmesg) else []
+        # Evidence beside the log: the kernel's report (<name>.dmesg.txt),
+        # a Ray session's worker logs (<name>.ray-logs/).
+        dmesg, ray = log[:-4] + ".dmesg.txt", log[:-4] + ".ray-logs"
+        extra = ["--kernel-log", dmesg] if os.path.exists(dmesg) else []
+        return extra + (["--ray-logs", ray] if os.path.isdir(ray) else [])
 
     runs = [(log, tuple(dmesg_args(log))) for log in logs]
     runs += [(log, ()) for log in logs if dmesg_args(log)]

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "jobmon/triage/report.h"
@@ -564,6 +565,22 @@ TEST_F(LogScanTest, ACheckpointSaveInTheLogsWordsHoldsTheStepBeforeIt) {
   // Reported done.
   ScanFacts done = Scan("step 0 loss 1\nstep 1 loss 1\nstep 2 loss 1\ncheckpoint saved in 3 s\n");
   EXPECT_EQ(done.step_at_last_save[generic], 2);
+}
+
+// The Ray stand-in's hang (tests/fixtures/ray): the actor on the second
+// node stopped first, named with its host, from Ray's own line prefixes.
+TEST_F(LogScanTest, ARayActorThatStoppedFirstIsNamedWithItsHost) {
+  std::ifstream in(std::string(JOBMON_FIXTURES) + "/ray/ray-actor-hang.log");
+  std::stringstream text;
+  text << in.rdbuf();
+  ScanFacts facts = Scan(text.str());
+  auto stopped = facts.rank_progress.Stopped();
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(RankProgress::Describe(*stopped).rfind("RayTrainWorker pid=3907 on 10.213.0.12 stopped "
+                                                   "first: at step 24",
+                                                   0),
+            0u)
+      << RankProgress::Describe(*stopped);
 }
 
 TEST_F(LogScanTest, StepsTheLearnedPassFindsBeforeAFailureAreBeforeIt) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "jobmon/triage/ray_logs.h"
 #include "jobmon/triage/triage.h"
 #include "shared_scanner.h"
 
@@ -207,6 +208,28 @@ TEST(RayPrefix, TheFirstActorToPrintLeadsAndAStoppedOneIsNamedWithItsHost) {
   EXPECT_NE(RankProgress::Describe(*stopped).find("TrainWorker pid=100 on 10.0.0.13"),
             std::string::npos)
       << RankProgress::Describe(*stopped);
+}
+
+}  // namespace
+}  // namespace jobmon::triage
+
+namespace jobmon::triage {
+namespace {
+
+// A Ray session's worker files (Ray 2.32 ray_logging get_worker_log_file_name)
+// read as the driver shows them (ray_logs.h).
+TEST(RayLogs, WorkerFilesAreTheirActorsLines) {
+  EXPECT_EQ(RayWorkerLogPid("worker-e1d8-01000000-3907.err"), 3907);
+  EXPECT_EQ(RayWorkerLogPid("worker-e1d8-3907.out"), 3907) << "no job id";
+  EXPECT_FALSE(RayWorkerLogPid("raylet.out"));
+  EXPECT_FALSE(RayWorkerLogPid("python-core-worker-e1d8_3907.log"));
+  EXPECT_FALSE(RayWorkerLogPid("worker-e1d8-01000000-x.out"));
+  std::string lines = PrefixRayWorkerLines(
+      ":job_id:01000000\n:actor_name:RayTrainWorker\nstep 1 loss 1\n:task_name:f\nboom\n", 3907);
+  EXPECT_EQ(lines, "(RayTrainWorker pid=3907) step 1 loss 1\n(f pid=3907) boom\n");
+  auto id = LineRank("(RayTrainWorker pid=3907) step 1 loss 1");
+  ASSERT_TRUE(id);
+  EXPECT_EQ(ToString(*id), "RayTrainWorker pid=3907");
 }
 
 }  // namespace

@@ -20,6 +20,8 @@ TEST(RuntimeTest, TracebackFramesAndLauncherWordsNameTheRuntime) {
   EXPECT_TRUE(Has(RuntimesNamedBy(R"(  File "/opt/MaxText/train.py", line 9)"), Runtime::kMaxText));
   EXPECT_TRUE(
       Has(RuntimesNamedBy("jaxlib.xla_extension.XlaRuntimeError: INTERNAL"), Runtime::kJax));
+  EXPECT_TRUE(Has(RuntimesNamedBy("ray.exceptions.ActorDiedError: The actor died"), Runtime::kRay));
+  EXPECT_TRUE(Has(RuntimesNamedBy("\x1b[33m(raylet)\x1b[0m Task was killed"), Runtime::kRay));
   EXPECT_EQ(RuntimesNamedBy("step 25 loss 0.12"), 0u);
 }
 
@@ -48,6 +50,9 @@ TEST(RuntimeTest, APyTorchJobGetsNoMaxTextAdvice) {
   EXPECT_FALSE(
       Mentions(RuntimeNextSteps("oom-host", Bit(Runtime::kPyTorch)), "per_device_batch_size"));
   EXPECT_TRUE(Mentions(RuntimeNextSteps("hang", Bit(Runtime::kPyTorch)), "py-spy"));
+  EXPECT_TRUE(Mentions(RuntimeNextSteps("oom-host", Bit(Runtime::kRay) | Bit(Runtime::kPyTorch)),
+                       "RAY_memory_usage_threshold"))
+      << "Ray's memory monitor, not the DataLoader";
   EXPECT_TRUE(RuntimeNextSteps("python-exception", Bit(Runtime::kMaxText)).empty())
       << "the catalogue's steps are MaxText's";
   auto unknown = RuntimeNextSteps("oom-host", 0);

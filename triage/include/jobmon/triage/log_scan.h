@@ -204,6 +204,10 @@ class LogScanner {
   Expected<ScanFacts> ScanFd(int fd) const;
   Expected<ScanFacts> ScanFile(const std::string& path) const;
   Expected<ScanFacts> ScanText(std::string_view text) const;  // tests
+  // The file, then `more` as if the file went on with it (its lines numbered
+  // after the file's): a Ray session's worker lines after the driver's log
+  // (ray_logs.h).
+  Expected<ScanFacts> ScanFileThenText(const std::string& path, std::string_view more) const;
 
   // The fast path for status alone (docs/triage.md, step 2): the header facts
   // from the first `head_bytes`, everything else from the last `tail_bytes`,
@@ -232,6 +236,8 @@ class LogScanner {
   Expected<ScanFacts> MergeHeadAndTail(const std::string& head, const std::string& tail,
                                        uint64_t size) const;
   explicit LogScanner(std::unique_ptr<Impl> impl);
+  // The files one after another into one scan state.
+  Expected<ScanFacts> ScanFds(const std::vector<int>& fds) const;
   std::unique_ptr<Impl> impl_;
 };
 

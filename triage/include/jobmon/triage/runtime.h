@@ -21,8 +21,9 @@ enum class Runtime : uint8_t {
   kLightning,
   kHuggingFace,
   kMegatron,
+  kRay,
 };
-inline constexpr size_t kRuntimeCount = 10;
+inline constexpr size_t kRuntimeCount = 11;
 
 // One bit per Runtime.
 using RuntimeSet = uint32_t;
