@@ -33,6 +33,8 @@ PACKAGES=(
   systemd
   # dev cluster plumbing
   iproute2 util-linux procps
+  # HTTP checks in the integration tests (kmsg_restrict, ray_metrics_live)
+  curl
   # the independent TensorBoard event decoder, tests and benchmarks
   python3 python3-protobuf python3-crc32c time
   # unpacks tsdb.tar.zst independently of libarchive in the tests
