@@ -6,6 +6,20 @@
 
 namespace jobmon::ray_targets {
 
+namespace {
+
+// A Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, bounded) that is not
+// one of Prometheus's reserved "__" labels (__address__ would retarget).
+bool IsRayLabelName(std::string_view name) {
+  if (name.empty() || name.size() >= 128 || name.starts_with("__")) return false;
+  if (name[0] >= '0' && name[0] <= '9') return false;
+  return name.find_first_not_of(
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+         std::string_view::npos;
+}
+
+}  // namespace
+
 Expected<std::string> RenderHttpSd(std::string_view ray_file_sd, const std::vector<Cidr>& allowed) {
   auto json = nlohmann::json::parse(ray_file_sd, nullptr, false);
   if (json.is_discarded() || !json.is_array())
@@ -17,12 +31,8 @@ Expected<std::string> RenderHttpSd(std::string_view ray_file_sd, const std::vect
     nlohmann::json labels = nlohmann::json::object();
     if (group.contains("labels") && group["labels"].is_object()) {
       for (const auto& [name, value] : group["labels"].items()) {
-        // Prometheus's label names; ours are set below.
-        if (value.is_string() && !name.empty() && name.size() < 128 && name != "host" &&
-            name != kSourceLabel &&
-            name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos &&
-            !(name[0] >= '0' && name[0] <= '9') && !name.starts_with("__"))
+        // Ray's own labels; host and the source label are ours (set below).
+        if (value.is_string() && IsRayLabelName(name) && name != "host" && name != kSourceLabel)
           labels[name] = value;
       }
     }

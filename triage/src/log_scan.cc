@@ -171,21 +171,17 @@ Expected<ScanFacts> LogScanner::ScanFds(const std::vector<int>& fds) const {
   return facts;
 }
 
-Expected<ScanFacts> LogScanner::ScanFile(const std::string& path) const {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    close(fd);
-    return Error{path + " is a directory"};
-  }
-  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  auto facts = ScanFd(fd);
-  close(fd);
-  return facts;
-}
-
 namespace {
+
+// A log to scan from its start: never a directory, read ahead.
+Expected<UniqueFd> OpenLog(const std::string& path) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  struct stat st {};
+  if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) return Error{path + " is a directory"};
+  posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  return fd;
+}
 
 // A memfd holding `text`, at its start: it behaves like a file (a pipe
 // would block on large texts).
@@ -204,6 +200,12 @@ Expected<UniqueFd> TextFd(std::string_view text) {
 
 }  // namespace
 
+Expected<ScanFacts> LogScanner::ScanFile(const std::string& path) const {
+  auto fd = OpenLog(path);
+  if (!fd) return fd.error();
+  return ScanFd(fd->get());
+}
+
 Expected<ScanFacts> LogScanner::ScanText(std::string_view text) const {
   auto fd = TextFd(text);
   if (!fd) return fd.error();
@@ -212,13 +214,11 @@ Expected<ScanFacts> LogScanner::ScanText(std::string_view text) const {
 
 Expected<ScanFacts> LogScanner::ScanFileThenText(const std::string& path,
                                                  std::string_view more) const {
-  UniqueFd file(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!file.valid()) return Error{"cannot open " + path + ": " + std::strerror(errno)};
-  struct stat st {};
-  if (fstat(file.get(), &st) == 0 && S_ISDIR(st.st_mode)) return Error{path + " is a directory"};
+  auto file = OpenLog(path);
+  if (!file) return file.error();
   auto text = TextFd(more);
   if (!text) return text.error();
-  return ScanFds({file.get(), text->get()});
+  return ScanFds({file->get(), text->get()});
 }
 
 }  // namespace jobmon::triage

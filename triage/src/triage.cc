@@ -488,10 +488,8 @@ struct Analysis {
   uint64_t root_line = 0;  // the log's root failure's line (LogRootFailure), 0: none
   std::string primary;
   std::optional<uint64_t> primary_line;
-  std::string kernel_root_over;             // the log's own primary a kernel OOM kill explains
-  std::optional<LineRef> watchdog;          // the job's own watchdog fired after the last step
-  RuntimeSet runtimes = 0;                  // the frameworks and launchers the log names
-  std::optional<int> spawn_failed_process;  // ScanFacts::spawn_failed_process
+  std::string kernel_root_over;     // the log's own primary a kernel OOM kill explains
+  std::optional<LineRef> watchdog;  // the job's own watchdog fired after the last step
 };
 
 // Read: what the scan read (size, lines set aside) and what went wrong reading it.
@@ -1216,16 +1214,15 @@ void ReadDashboards(const ScanFacts& facts, TriageReport& r) {
 
 // Next steps: the primary class's from docs/triage.md's templates, or those
 // of a finished, running or unknown job, with the job id filled in.
-void SuggestNextSteps(TriageReport& r, const Analysis& a) {
+void SuggestNextSteps(const ScanFacts& facts, TriageReport& r, const Analysis& a) {
   const std::string& primary = a.primary;
   if (const FailureClass* primary_class = FindClass(primary))
     r.next_steps = primary_class->next_steps;
-  if (std::vector<std::string> fitted = RuntimeNextSteps(primary, a.runtimes); !fitted.empty())
+  if (std::vector<std::string> fitted = RuntimeNextSteps(primary, facts.runtimes); !fitted.empty())
     r.next_steps = std::move(fitted);
-  // The rank whose failure explains the others' (the chain's primary), when
-  // its line names one and something else followed from it.
-  // A traceback names no rank; the launcher's end of the same process
-  // (srun's task exit, a failure the primary explains) does.
+  // Where to start: the rank of the chain's primary. A traceback names no
+  // rank; the launcher's end of the same process (srun's task exit, a
+  // failure the primary explains) does.
   if (r.chain.primary) {
     const CausalEvent& first = r.chain.events[*r.chain.primary];
     std::string rank = first.rank, host = first.host;
@@ -1241,7 +1238,8 @@ void SuggestNextSteps(TriageReport& r, const Analysis& a) {
     }
     // torch.multiprocessing.spawn reports the process that failed first by
     // its index, which scripts pass as the rank.
-    if (rank.empty() && a.spawn_failed_process) rank = std::to_string(*a.spawn_failed_process);
+    if (rank.empty() && facts.spawn_failed_process)
+      rank = std::to_string(*facts.spawn_failed_process);
     if (first.line && !rank.empty())
       r.next_steps.insert(r.next_steps.begin(),
                           FirstFailureStep(rank, host, *first.line, explains_another));
@@ -1299,8 +1297,6 @@ void SuggestNextSteps(TriageReport& r, const Analysis& a) {
 TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   TriageReport r = ReadFacts(facts, context);
   Analysis a;
-  a.runtimes = facts.runtimes;
-  a.spawn_failed_process = facts.spawn_failed_process;
   r.runtimes = Names(facts.runtimes);
   MatchKernel(facts, context, r, a);
   DecideStatus(facts, context, r, a);
@@ -1316,7 +1312,7 @@ TriageReport Analyze(const ScanFacts& facts, const AnalysisContext& context) {
   CompareRanks(facts, r);
   AddFindings(facts, r, a);
   ReadDashboards(facts, r);
-  SuggestNextSteps(r, a);
+  SuggestNextSteps(facts, r, a);
   return r;
 }
 
