@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "cli_common.h"
+#include "jobmon/common/diag_dir.h"
+#include "jobmon/diagnose/tsdb_access.h"
 #include "jobmon/monitor/jobmon_config.h"
 #include "jobmon/triage/job_input.h"
 #include "jobmon/triage/ray_logs.h"
@@ -48,6 +51,17 @@ struct TriageArgs {
   std::vector<unsigned> patterns_left_out;
   std::vector<std::string> rules_left_out;
 };
+
+// <diag dir>/ray-logs (diag_dir.h), the diag dir the plugin's default
+// beside the job's log; "" when there is none.
+std::string RayLogsInDiagDir(const triage::JobInput& job) {
+  auto id = job.job_id ? job.job_id : diagnose::JobIdOfLog(job.log_path);
+  if (!id) return "";
+  const std::string dir =
+      DiagLayout{diagnose::DefaultDiagDirBeside(job.log_path, *id)}.ray_logs_dir();
+  std::error_code ec;
+  return std::filesystem::is_directory(dir, ec) ? dir : "";
+}
 
 std::optional<double> ParseTime(const std::string& text) {
   if (auto iso = triage::ParseIsoTimestamp(text)) return iso;
@@ -172,14 +186,8 @@ int Run(TriageArgs& args) {
   if (!scanner) return Fail(scanner.error().message);
   auto kernel_logs = ReadKernelLogs(args.kernel_logs);
   if (!kernel_logs) return Fail(kernel_logs.error().message);
-  std::string ray_lines;
-  if (!args.ray_logs.empty()) {
-    if (!args.all_dir.empty() || args.status_only)
-      return Fail("--ray-logs reads one job's Ray session: not with --all or --status-only");
-    auto read = triage::ReadRayWorkerLogs(args.ray_logs);
-    if (!read) return Fail(read.error().message);
-    ray_lines = std::move(read).value();
-  }
+  if (!args.ray_logs.empty() && (!args.all_dir.empty() || args.status_only))
+    return Fail("--ray-logs reads one job's Ray session: not with --all or --status-only");
 
   std::vector<JobInput> jobs;
   if (!args.all_dir.empty()) {
@@ -191,6 +199,19 @@ int Run(TriageArgs& args) {
     auto resolved = triage::ResolveJobInput(args.input, args.outputs_dir);
     if (!resolved) return Fail(resolved.error().message);
     jobs.push_back(*resolved);
+  }
+
+  // Ray's worker logs: named, or those the job left in its diag dir.
+  std::string ray_lines;
+  std::string ray_dir = args.ray_logs;
+  if (ray_dir.empty() && jobs.size() == 1 && args.all_dir.empty() && !args.status_only)
+    ray_dir = RayLogsInDiagDir(jobs.front());
+  if (!ray_dir.empty()) {
+    auto read = triage::ReadRayWorkerLogs(ray_dir);
+    if (!read) return Fail(read.error().message);
+    ray_lines = std::move(read).value();
+    if (args.ray_logs.empty() && !ray_lines.empty())
+      std::cerr << "jobmon triage: with Ray's worker logs in " << ray_dir << "\n";
   }
 
   std::vector<triage::TriageReport> reports;

@@ -18,9 +18,18 @@ bool IsRayLabelName(std::string_view name) {
          std::string_view::npos;
 }
 
+// A Slurm node name as a label value: the target files are the user's.
+bool IsNodeName(std::string_view name) {
+  return !name.empty() && name.size() <= 64 &&
+         name.find_first_not_of(
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") ==
+             std::string_view::npos;
+}
+
 }  // namespace
 
-Expected<std::string> RenderHttpSd(std::string_view ray_file_sd, const std::vector<Cidr>& allowed) {
+Expected<std::string> RenderHttpSd(std::string_view ray_file_sd, const std::vector<Cidr>& allowed,
+                                   const std::map<std::string, std::string>& host_of_ip) {
   auto json = nlohmann::json::parse(ray_file_sd, nullptr, false);
   if (json.is_discarded() || !json.is_array())
     return Error{"Ray's service discovery file is not a JSON array"};
@@ -44,13 +53,26 @@ Expected<std::string> RenderHttpSd(std::string_view ray_file_sd, const std::vect
       for (const Cidr& cidr : allowed) inside |= cidr.Contains(address->address);
       if (!inside) continue;
       nlohmann::json one = labels;
-      one["host"] = address->address.ToString();
+      const std::string ip = address->address.ToString();
+      auto named = host_of_ip.find(ip);
+      one["host"] = named == host_of_ip.end() ? ip : named->second;
       one[std::string(kSourceLabel)] = "ray";
       out.push_back({{"targets", {address->ToBindString()}}, {"labels", one}});
       ++kept;
     }
   }
   return out.dump() + "\n";
+}
+
+std::map<std::string, std::string> HostsByIp(const std::vector<ScrapeTarget>& targets) {
+  std::map<std::string, std::string> out;
+  for (const ScrapeTarget& target : targets) {
+    auto address = ParseSocketAddress(target.address);
+    // A name only: the address is the target file's, the host label its node.
+    if (address && target.host != target.address && IsNodeName(target.host))
+      out.emplace(address->address.ToString(), target.host);
+  }
+  return out;
 }
 
 }  // namespace jobmon::ray_targets

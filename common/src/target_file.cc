@@ -1,6 +1,12 @@
 #include "jobmon/common/target_file.h"
 
+#include <dirent.h>
+
+#include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
+
+#include "jobmon/common/diag_dir.h"
 
 namespace jobmon {
 
@@ -27,6 +33,57 @@ Expected<std::vector<ScrapeTarget>> ParseFileSdTargets(std::string_view text) {
       if (!target.is_string()) continue;
       std::string address = target;
       out.push_back({host.empty() ? address : host, address});
+    }
+  }
+  return out;
+}
+
+DiagTargets ReadDiagTargets(const std::string& diag_dir, const std::optional<JobUser>& user) {
+  DiagTargets out;
+  const std::string dir = DiagLayout{diag_dir}.targets_dir();
+  auto opened = OpenUserFile(dir, {.user = user, .kind = UserFileKind::kDirectory});
+  if (!opened) {
+    // Not there yet (the prolog has not run): not a problem worth a warning.
+    if (opened.error().message.find("No such file") == std::string::npos) {
+      out.problems.push_back(opened.error().message);
+    }
+    return out;
+  }
+  // The listing comes from the checked directory itself, not the path again.
+  std::unique_ptr<DIR, int (*)(DIR*)> listing(fdopendir(opened.value().fd.release()), closedir);
+  if (!listing) {
+    out.problems.push_back(dir + ": cannot list");
+    return out;
+  }
+  std::vector<std::string> names;
+  size_t seen = 0;
+  while (dirent* entry = readdir(listing.get())) {
+    std::string name = entry->d_name;
+    if (name.size() <= kTargetFileSuffix.size() || !name.ends_with(kTargetFileSuffix)) continue;
+    // A directory with millions of names costs a bounded walk, not memory.
+    if (++seen > kMaxTargetFiles * 4) break;
+    names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  if (names.size() > kMaxTargetFiles) {
+    out.problems.push_back(dir + ": more than " + std::to_string(kMaxTargetFiles) +
+                           " target files; only the first are read");
+    names.resize(kMaxTargetFiles);
+  }
+  for (const std::string& name : names) {
+    auto text = ReadUserFile(dir + "/" + name, kMaxTargetFileBytes, {.user = user});
+    if (!text) {
+      out.problems.push_back(text.error().message);
+      continue;
+    }
+    auto targets = ParseFileSdTargets(*text);
+    if (!targets) {
+      out.problems.push_back(dir + "/" + name + ": " + targets.error().message);
+      continue;
+    }
+    for (auto& t : *targets) {
+      if (out.targets.size() >= kMaxTargetFiles * 4) break;  // a reader caps further
+      out.targets.push_back(std::move(t));
     }
   }
   return out;

@@ -10,6 +10,7 @@ line forwarded) and colours on (Ray forces ANSI codes; colorama.init(strip=False
 in python/ray/autoscaler/_private/cli_logger.py).
 
   fake_ray_driver.py --scenario NAME [--steps N] [--fault-at S] [--step-sleep SEC]
+                     [--head-ip A --worker-ip B]
 
 Scenarios: healthy, actor-died, node-died, memory-monitor-oom,
 object-store-full, task-error, gcs-unreachable, actor-hang (the worker on
@@ -77,6 +78,7 @@ def actor_died_message(pid, ip, cause):
 
 
 def main():
+    global HEAD_IP, WORKER_IP
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scenario", required=True,
                    choices=["healthy", "actor-died", "node-died", "memory-monitor-oom",
@@ -85,9 +87,12 @@ def main():
     p.add_argument("--fault-at", type=int, default=25)
     p.add_argument("--step-sleep", type=float, default=0.05)
     p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--head-ip", default=HEAD_IP, help="the driver's node (its workers' lines carry no ip)")
+    p.add_argument("--worker-ip", default=WORKER_IP, help="the second worker's node")
     p.add_argument("--session-logs", help="also write the workers' own log files here, as Ray's "
                    "session logs directory holds them (worker-<id>-<job id>-<pid>.out|.err)")
     args = p.parse_args()
+    HEAD_IP, WORKER_IP = args.head_ip, args.worker_ip
     random.seed(args.seed)
     s = args.scenario
     # ray.init's banner (python/ray/_private/worker.py init: "Connecting to existing Ray

@@ -39,11 +39,13 @@ def metrics(ip, gpus, started):
     gauge("node_cpu_utilization", "Total CPU usage on a ray node", 40 + 10 * (int(t) % 3))
     gauge("node_cpu_count", "Total CPUs available on a ray node", 16)
     gauge("node_mem_used", "Memory usage on a ray node", 8 << 30)
+    gauge("node_mem_available", "Memory available on a ray node", 120 << 30)
     gauge("node_mem_total", "Total memory on a ray node", 128 << 30)
     for index in range(gpus):
         gpu = f'{tags},GpuDeviceName="NVIDIA H100 80GB HBM3",GpuIndex="{index}"'
         gauge("node_gpus_utilization", "Total GPUs usage on a ray node", 97, gpu)
         gauge("node_gram_used", "Total GPU RAM usage on a ray node", 61440, gpu)
+        gauge("node_gram_available", "Total GPU RAM available on a ray node", 81559 - 61440, gpu)
     return "\n".join(lines) + "\n"
 
 

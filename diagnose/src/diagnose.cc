@@ -10,6 +10,7 @@
 #include "jobmon/diagnose/picture.h"
 #include "observability.h"
 #include "playbooks/kit.h"
+#include "ray_stand_ins.h"
 #include "scrape_interval.h"
 #include "window.h"
 
@@ -103,12 +104,12 @@ Expected<std::vector<const PlaybookSpec*>> SelectPlaybooks(
   return out;
 }
 
-Diagnosis Diagnose(PromSource& source, const DiagnoseInputs& inputs, const ProgressFn& progress) {
+Diagnosis Diagnose(PromSource& tsdb, const DiagnoseInputs& inputs, const ProgressFn& progress) {
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
   Diagnosis d;
-  d.source = source.Describe();
+  d.source = tsdb.Describe();
   DiagnoseContext& context = d.context;
   context.job = inputs.job;
   if (inputs.triage) context.triage = FactsFromTriage(*inputs.triage);
@@ -119,11 +120,25 @@ Diagnosis Diagnose(PromSource& source, const DiagnoseInputs& inputs, const Progr
   // The scrape interval first: discovery's query step and every threshold
   // counted in scrapes follow from it.
   discovery_inputs.scrape_interval_seconds = inputs.scrape_interval_seconds;
-  FoundInterval interval = DiscoverScrapeInterval(source, inputs.tsdb_range);
+  FoundInterval interval = DiscoverScrapeInterval(tsdb, inputs.tsdb_range);
   if (interval.seconds) discovery_inputs.scrape_interval_seconds = *interval.seconds;
   if (inputs.manifest) discovery_inputs.expected_hosts = inputs.manifest->nodes;
-  Discovery discovery = Discover(source, discovery_inputs);
+  Discovery discovery = Discover(tsdb, discovery_inputs);
   ApplyDiscovery(discovery, discovery_inputs, context);
+  // Where the exporter's GPU or memory families are absent and Ray's are
+  // there, the playbooks read Ray's (ray_stand_ins.h).
+  const std::vector<StandIn> stand_ins = StandInsFor(context.families);
+  StandInPromSource source(tsdb, stand_ins);
+  if (!stand_ins.empty()) {
+    std::string which;
+    for (const StandIn& s : stand_ins) {
+      which += fmt::format("{}{} from {}", which.empty() ? "" : ", ", s.family, s.ray);
+      context.families.emplace_back(s.family);
+    }
+    std::sort(context.families.begin(), context.families.end());
+    d.warnings.push_back("the exporter's series are absent; Ray's stand in: " + which);
+    say("Ray's series stand in: " + which);
+  }
   for (const std::string& e : discovery.errors) d.warnings.push_back("discovery: " + e);
   say("discovery: " + DescribeDiscovery(discovery));
   if (interval.seconds) {

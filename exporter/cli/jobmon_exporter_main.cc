@@ -106,6 +106,10 @@ int main(int argc, char** argv) {
           "the job's Prometheus to scrape Ray's own metrics");
   app.add_option("--ray-owner", ray_owner,
                  "uid that must own --ray-discovery (the job's user); required with it");
+  std::string ray_hosts;
+  app.add_option("--ray-hosts", ray_hosts,
+                 "the job's diag dir: its targets/<node>.json name each node's address, and "
+                 "Ray's targets are labelled host=<node> as the exporters' are (else the IP)");
   std::optional<int> kmsg_fd;
   app.add_option("--kmsg-fd", kmsg_fd,
                  "Read the kernel log from this inherited descriptor (the root prolog's "
@@ -187,7 +191,7 @@ int main(int argc, char** argv) {
       std::cerr << "jobmon-exporter: error: --ray-discovery needs --ray-owner\n";
       return 2;
     }
-    ray.emplace(ray_discovery, static_cast<uid_t>(*ray_owner), jobmon::Rfc1918Cidrs());
+    ray.emplace(ray_discovery, static_cast<uid_t>(*ray_owner), jobmon::Rfc1918Cidrs(), ray_hosts);
   }
   bool dmesg_on =
       collectors_list.empty() || ("," + collectors_list + ",").find(",dmesg,") != std::string::npos;

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "jobmon/common/ray_targets.h"
+#include "jobmon/common/target_file.h"
 #include "jobmon/common/user_file.h"
 
 namespace jobmon::exporter {
@@ -26,7 +27,11 @@ HttpAnswer RayDiscovery::Answer() const {
   auto text = ReadFdRange(file->fd.get(), 0, ray_targets::kMaxFileBytes + 1);
   if (!text) return refuse(text.error().message);
   if (text->size() > ray_targets::kMaxFileBytes) return refuse(path_ + " grew past the limit");
-  auto rendered = ray_targets::RenderHttpSd(*text, allowed_);
+  // Read as this process (the job's user or the service user): a target
+  // file it cannot read costs the node's name, not the answer.
+  std::map<std::string, std::string> hosts;
+  if (!diag_dir_.empty()) hosts = ray_targets::HostsByIp(ReadDiagTargets(diag_dir_, {}).targets);
+  auto rendered = ray_targets::RenderHttpSd(*text, allowed_, hosts);
   if (!rendered) return refuse(rendered.error().message);
   return HttpAnswer{200, "application/json", std::move(rendered).value()};
 }

@@ -69,8 +69,9 @@ struct PluginConfig {
   std::string tfevents_dir = "%d/tensorboard/%n";
   std::vector<std::string> exporter_args;  // extra exporter flags (%d, %n, %j expand)
   // Ray's service-discovery file on the head node (common/ray_targets.h):
-  // the head's exporter serves its targets to the job's Prometheus. "":
-  // Ray's metrics are not scraped.
+  // the head's exporter serves its targets to the job's Prometheus (%j,
+  // %n, %d expand: a job that starts Ray with --temp-dir=/tmp/ray-$SLURM_JOB_ID
+  // on a shared node). "": Ray's metrics are not scraped.
   std::string ray_discovery = std::string(ray_targets::kDefaultDiscoveryFile);
 };
 

@@ -150,9 +150,10 @@ struct Prolog {
     if (prometheus_port != 0) {
       argv.insert(argv.end(), {"--prometheus", "127.0.0.1:" + std::to_string(prometheus_port)});
       // The head's exporter hands the job's Prometheus Ray's targets (ray_targets.h).
-      if (!config.ray_discovery.empty())
-        argv.insert(argv.end(), {"--ray-discovery", config.ray_discovery, "--ray-owner",
-                                 std::to_string(job.uid)});
+      auto ray = lc::ExpandNodePattern(config.ray_discovery, layout, job);
+      if (!config.ray_discovery.empty() && ray)
+        argv.insert(argv.end(), {"--ray-discovery", *ray, "--ray-owner", std::to_string(job.uid),
+                                 "--ray-hosts", layout.dir});
     }
     auto allow = lc::ExporterAllowArgs(config, address);
     argv.insert(argv.end(), allow.begin(), allow.end());

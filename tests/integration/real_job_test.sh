@@ -13,7 +13,14 @@
 #   rank waits on in the kernel, from the exporters' job_processes collector
 #   (scontrol listpids: the dev cluster has no job cgroup);
 # - the healthy twin (no --diag), COMPLETED with exit code 0, gets no
-#   firing alert.
+#   firing alert;
+# - a --diag job that starts (the stand-in of) Ray (docs/ray.md): Ray's
+#   nodes on both hosts (contrib/fake-ray/fake_ray_node.py, Ray 2.32's
+#   gauges and discovery file, in a per-job temp dir named by the plugin's
+#   ray_discovery=%j pattern), its driver printing the actors' steps as Ray
+#   forwards them; the second actor stops: Ray's series are in the job's
+#   Prometheus labelled with each node, the hang alert names that actor and
+#   its host, and after scancel the archive holds Ray's series.
 # Needs root. Everything it started is stopped even on failure.
 set -uo pipefail
 
@@ -36,6 +43,9 @@ source "$HERE/lib.sh"
 DEVCLUSTER=$(realpath "$DEVCLUSTER") PLUGIN=$(realpath "$PLUGIN")
 MONITOR=$(realpath "$MONITOR") JOBMON=$(realpath "$JOBMON")
 TRAIN=$(realpath "$HERE/../fixtures/real/pytorch/train_ddp.py")
+RAY_NODE=$(realpath "$HERE/../../contrib/fake-ray/fake_ray_node.py")
+RAY_DRIVER=$(realpath "$HERE/../../contrib/fake-ray/fake_ray_driver.py")
+PROMQ=$HERE/promq.py
 PY=/usr/bin/python3
 "$PY" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||
   { echo "FAIL - $PY has torch with gloo (scripts/install-deps.sh installs python3-torch)"; echo "0 passed, 1 failed"; exit 1; }
@@ -57,14 +67,18 @@ teardown() {
   [[ -n "$FIFO" && -p "$FIFO" ]] && timeout 2 bash -c 'exec 3>"$1"' _ "$FIFO" 2>/dev/null
   # Our jobs, by id, so no rank outlives the cluster.
   local id
-  for id in ${hang:-} ${healthy:-}; do scancel "$id" 2>/dev/null; done
-  [[ -n "${hang:-}${healthy:-}" ]] && wait_for 30 bash -c "! squeue -h 2>/dev/null | grep -q ."
+  for id in ${hang:-} ${healthy:-} ${ray:-}; do scancel "$id" 2>/dev/null; done
+  [[ -n "${hang:-}${healthy:-}${ray:-}" ]] && wait_for 30 bash -c "! squeue -h 2>/dev/null | grep -q ."
+  [[ -n "${RPORT_PID:-}" ]] && stop_pid "$RPORT_PID"
   teardown_cluster jobmon-real
 }
 trap teardown EXIT
 
-echo "# devcluster up: 2 nodes on $SUBNET.0/24, the plugin for the --diag job"
-if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$PLUGIN" --timeout 90; then
+echo "# devcluster up: 2 nodes on $SUBNET.0/24, the plugin for the --diag jobs"
+# Ray's temp dir per job, as a user on a shared node would start it
+# (ray start --temp-dir); the head's exporter reads its discovery file.
+if ! "$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet "$SUBNET" --plugin "$PLUGIN" --timeout 90 \
+  --plugin-args "scrape_interval=1s ray_discovery=$STATE/jobs/ray-%j/prom_metrics_service_discovery.json"; then
   echo "FAIL - devcluster up"
   echo "0 passed, 1 failed"
   exit 1
@@ -126,7 +140,31 @@ hang=$(submit hang 29611 "-N 2 -n 3 --ntasks-per-node=2 --diag=on" "-l" --steps 
   --step-sleep 0.3 --print-rank all --hang-at 30 --hang-rank 2 --hang-after-reduce \
   --block-fifo-at 31 --block-fifo-rank 1 --block-fifo "$FIFO" --pg-timeout 900)
 healthy=$(submit healthy 29612 "-N 2 --ntasks-per-node=1" "" --steps 30 --step-sleep 0.2)
-echo "# jobs: hang=$hang healthy=$healthy"
+
+# The Ray job: a Ray node on each host (the head's also writes Ray's
+# discovery file into the job's Ray temp dir), then the driver on the head,
+# whose second actor (on node2) stops at step 30.
+cat >"$JOBS/ray-node.sh" <<EOS
+#!/bin/bash
+me=\$(scontrol show node "\$SLURMD_NODENAME" | sed -n 's/.*NodeAddr=\([^ ]*\).*/\1/p')
+args=()
+[[ \$SLURM_NODEID == 0 ]] && args=(--discovery-file "\$RAY_TEMP_DIR/prom_metrics_service_discovery.json" --targets "\$1")
+exec $PY $RAY_NODE --listen "\$me:44211" --gpus 2 --seconds 300 "\${args[@]}"
+EOS
+cat >"$JOBS/ray.sbatch" <<EOS
+#!/bin/bash
+addr() { scontrol show node "\$1" | sed -n 's/.*NodeAddr=\([^ ]*\).*/\1/p'; }
+mapfile -t nodes < <(scontrol show hostnames "\$SLURM_JOB_NODELIST")
+head_ip=\$(addr "\${nodes[0]}") worker_ip=\$(addr "\${nodes[1]}")
+export RAY_TEMP_DIR=$JOBS/ray-\$SLURM_JOB_ID
+mkdir -p "\$RAY_TEMP_DIR"
+srun --overlap -N 2 --ntasks-per-node=1 bash $JOBS/ray-node.sh "\$head_ip:44211,\$worker_ip:44211" &
+$PY $RAY_DRIVER --scenario actor-hang --head-ip "\$head_ip" --worker-ip "\$worker_ip" \\
+  --steps 400 --fault-at 30 --step-sleep 0.3
+EOS
+ray=$(sbatch --parsable --no-requeue -N 2 --diag=on -t 10 -J realjob-ray -o "$JOBS/ray.log" \
+  -D "$JOBS" "$JOBS/ray.sbatch" | tr -cd 0-9)
+echo "# jobs: hang=$hang healthy=$healthy ray=$ray"
 
 check "the selected jobs are tracked" wait_for 60 bash -c \
   "$(declare -f sql sqlite_rows checks); [[ -n \"\$(sql 'SELECT job_id FROM jobs WHERE job_id=$hang')\" && -n \"\$(sql 'SELECT job_id FROM jobs WHERE job_id=$healthy')\" ]]"
@@ -201,6 +239,56 @@ check "the daemon runs 5 cycles after the end" \
   counter_grows 30 "http://127.0.0.1:$MPORT/metrics" jobmon_monitor_polls_total 5
 check "the healthy twin got no firing alert" test -z "$(alerts "$healthy" firing)"
 check "the healthy twin got no incident" test -z "$(sql "SELECT class FROM incidents WHERE job_id=$healthy")"
+
+echo "# the Ray job"
+RAY_DIAG=$JOBS/jobmon-diag-$ray
+check "Ray job: its manifest is written" wait_for 30 test -s "$RAY_DIAG/manifest.json"
+RAY_PORT=$(checks field "$RAY_DIAG/manifest.json" prometheus.port 2>/dev/null || echo 0)
+ray_query() { ip netns exec "$DEVCLUSTER_TAG-node1" "$PROMQ" "http://127.0.0.1:$RAY_PORT" "$1" 2>/dev/null; }
+ray_on_both() {
+  [[ "$(ray_query 'count by (host, jobmon_source) (ray_node_gpus_utilization)')" == \
+    $'{host="node1",jobmon_source="ray"} 2\n{host="node2",jobmon_source="ray"} 2' ]]
+}
+check "Ray job: Ray's GPU series in the job's Prometheus, 2 GPUs on node1 and on node2" \
+  wait_for 60 ray_on_both
+ray_query 'ray_node_gpus_utilization' | sed 's/^/# /'
+check "Ray job: a hang incident opens" wait_for 120 has_incident "$ray" 'hang%'
+check "Ray job: its alert fires" wait_for 20 bash -c "$(declare -f alerts checks); alerts $ray firing | grep -q '^hang'"
+summary=$(checks first-value "$ALERTS" summary "job_id == $ray" "status == firing" "class startswith hang")
+echo "# Ray alert summary: $summary"
+worker_ip=$(scontrol show node node2 | sed -n 's/.*NodeAddr=\([^ ]*\).*/\1/p')
+check "Ray job: the alert names the actor that stopped first and its host" \
+  grep -qE "RayTrainWorker pid=3907 on (node2|$worker_ip)[ ,(].*stopped first: at step [0-9]+, 1 step behind" <<<"$summary"
+check "jobmon status names the Ray actor" bash -c \
+  "'$JOBMON' status $ray --config '$SCRATCH/jobmon.toml' | grep -q 'RayTrainWorker pid=3907'"
+scancel "$ray"
+check "Ray job: ends after scancel" wait_for 60 job_done "$ray"
+ray_archived() { [[ "$(checks field "$RAY_DIAG/manifest.json" state 2>/dev/null)" == archived ]]; }
+check "Ray job: its TSDB is archived" wait_for 60 ray_archived
+mkdir -p "$SCRATCH/ray-restore"
+tar --zstd -xf "$RAY_DIAG/tsdb.tar.zst" -C "$SCRATCH/ray-restore"
+printf 'global:\n  scrape_interval: 1h\n' >"$SCRATCH/empty.yml"
+RPORT=$(free_loopback_port)
+prometheus --config.file="$SCRATCH/empty.yml" --storage.tsdb.path="$SCRATCH/ray-restore/prometheus" \
+  --web.listen-address="127.0.0.1:$RPORT" >"$SCRATCH/ray-restore.log" 2>&1 &
+RPORT_PID=$!
+archived_ray() {
+  "$PROMQ" "http://127.0.0.1:$RPORT" 'count by (host) (last_over_time(ray_node_gpus_utilization[1h]))' |
+    grep -c '^{host="node[12]"} 2$' | grep -qx 2
+}
+check "Ray job: the archive holds Ray's series of both nodes" wait_for 30 archived_ray
+stop_pid "$RPORT_PID"
+RPORT_PID=""
+# The exporters here have no GPU collector (no GPU on the dev cluster):
+# jobmon diagnose reads the GPUs' state from Ray's series instead.
+"$JOBMON" diagnose "$RAY_DIAG" --playbook gpu --json >"$SCRATCH/ray-diagnose.json" 2>"$SCRATCH/ray-diagnose.err"
+check "Ray job: jobmon diagnose says Ray's series stand in for the exporter's GPU series" \
+  grep -q "Ray's stand in: .*hw_gpu_utilization_percent from ray_node_gpus_utilization" \
+  <(checks field "$SCRATCH/ray-diagnose.json" warnings)
+gpu_summary=$(checks field "$SCRATCH/ray-diagnose.json" playbooks.0.summary)
+echo "# Ray job, diagnose's gpu playbook: ${gpu_summary//$'\n'/; }"
+check "Ray job: the gpu playbook sees both nodes' GPUs, their utilisation and memory from Ray" \
+  grep -qz 'GPU Health Summary (2 nodes, 4 GPUs).*VRAM: 75% used.*Utilization: min 97% max 97%' <<<"$gpu_summary"
 
 scancel "$hang"
 check "the hang job ends after scancel" wait_for 60 job_done "$hang"

@@ -48,20 +48,41 @@ std::string PrefixRayWorkerLines(std::string_view text, int pid) {
   return out;
 }
 
+namespace {
+
+constexpr size_t kMaxWorkerFiles = 100000;
+
+// Worker files of dir + sub into `files` ("/<sub>/<name>", pid); from the
+// top, each subdirectory once (no deeper, no symlink followed).
+void ListWorkerFiles(const std::string& dir, const std::string& sub,
+                     std::vector<std::pair<std::string, int>>& files, std::error_code& error) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir + sub, error)) {
+    if (files.size() >= kMaxWorkerFiles) break;
+    const std::string name = entry.path().filename().string();
+    std::error_code type_error;
+    if (sub.empty() && entry.is_directory(type_error) && !entry.is_symlink(type_error)) {
+      std::error_code ignored;  // an unreadable subdir costs its files only
+      ListWorkerFiles(dir, "/" + name, files, ignored);
+    } else if (auto pid = RayWorkerLogPid(name)) {
+      files.emplace_back(sub + "/" + name, *pid);
+    }
+  }
+}
+
+}  // namespace
+
 Expected<std::string> ReadRayWorkerLogs(const std::string& dir, size_t per_file, size_t total) {
   std::error_code ec;
+  // (path relative to dir, pid): the dir's own worker files and those one
+  // level down (a node's copy under ray-logs/<node>/, Ray's logs/old/).
   std::vector<std::pair<std::string, int>> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (auto pid = RayWorkerLogPid(name)) files.emplace_back(name, *pid);
-    if (files.size() >= 100000) break;
-  }
+  ListWorkerFiles(dir, "", files, ec);
   if (ec) return Error{"--ray-logs " + dir + ": " + ec.message()};
   std::sort(files.begin(), files.end());
   std::string out;
   for (const auto& [name, pid] : files) {
     if (out.size() >= total) break;
-    auto file = OpenUserFile(dir + "/" + name);  // regular files only, never blocking
+    auto file = OpenUserFile(dir + name);  // regular files only, never blocking
     if (!file) continue;
     const size_t size = static_cast<size_t>(file->st.st_size);
     const size_t want = std::min({size, per_file, total - out.size()});

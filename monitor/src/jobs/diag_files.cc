@@ -1,11 +1,9 @@
 #include "jobmon/monitor/diag_files.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 
 #include <algorithm>
 #include <cctype>
-#include <memory>
 #include <set>
 
 #include "jobmon/common/diag_dir.h"
@@ -85,57 +83,6 @@ Expected<ManifestView> ReadDiagManifest(const std::string& diag_dir,
 
 bool HasReadableManifest(const std::string& diag_dir, const JobUser& user) {
   return OpenUserFile(DiagLayout{diag_dir}.manifest(), {.user = user}).ok();
-}
-
-DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user) {
-  DiagTargets out;
-  const std::string dir = DiagLayout{diag_dir}.targets_dir();
-  auto opened = OpenUserFile(dir, {.user = user, .kind = UserFileKind::kDirectory});
-  if (!opened) {
-    // Not there yet (the prolog has not run): not a problem worth a warning.
-    if (opened.error().message.find("No such file") == std::string::npos) {
-      out.problems.push_back(opened.error().message);
-    }
-    return out;
-  }
-  // The listing comes from the checked directory itself, not the path again.
-  std::unique_ptr<DIR, int (*)(DIR*)> listing(fdopendir(opened.value().fd.release()), closedir);
-  if (!listing) {
-    out.problems.push_back(dir + ": cannot list");
-    return out;
-  }
-  std::vector<std::string> names;
-  size_t seen = 0;
-  while (dirent* entry = readdir(listing.get())) {
-    std::string name = entry->d_name;
-    if (name.size() <= kTargetFileSuffix.size() || !name.ends_with(kTargetFileSuffix)) continue;
-    // A directory with millions of names costs a bounded walk, not memory.
-    if (++seen > kMaxTargetFiles * 4) break;
-    names.push_back(std::move(name));
-  }
-  std::sort(names.begin(), names.end());
-  if (names.size() > kMaxTargetFiles) {
-    out.problems.push_back(dir + ": more than " + std::to_string(kMaxTargetFiles) +
-                           " target files; only the first are read");
-    names.resize(kMaxTargetFiles);
-  }
-  for (const std::string& name : names) {
-    auto text = ReadUserFile(dir + "/" + name, kMaxTargetFileBytes, {.user = user});
-    if (!text) {
-      out.problems.push_back(text.error().message);
-      continue;
-    }
-    auto targets = ParseFileSdTargets(*text);
-    if (!targets) {
-      out.problems.push_back(dir + "/" + name + ": " + targets.error().message);
-      continue;
-    }
-    for (auto& t : *targets) {
-      if (out.targets.size() >= kMaxTargetsPerJob * 4) break;  // CheckTargets caps further
-      out.targets.push_back(std::move(t));
-    }
-  }
-  return out;
 }
 
 TargetPolicy MakeTargetPolicy(const std::vector<Cidr>& cluster_cidrs, const std::string& node_list,

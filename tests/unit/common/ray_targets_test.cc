@@ -45,5 +45,28 @@ TEST(RayTargets, AFileTheJobsUserWroteSendsPrometheusNowhereElse) {
   EXPECT_EQ(*RenderHttpSd("[]", Rfc1918Cidrs()), "[]\n");
 }
 
+// Labelled as the exporters' targets are: host=<node>, from the job's
+// target files; the IP where no file names it, and never a name that is
+// not a plain node name (the files are the user's).
+TEST(RayTargets, EachTargetIsLabelledWithTheNodeTheJobsTargetFilesName) {
+  const std::vector<ScrapeTarget> exporters = {{"node1", "10.213.0.11:9400"},
+                                               {"node2", "10.213.0.12:9400"},
+                                               {"bad name\"}", "10.213.0.13:9400"},
+                                               {"10.213.0.14:9400", "10.213.0.14:9400"}};
+  auto hosts = HostsByIp(exporters);
+  EXPECT_EQ(hosts.size(), 2u);
+  const std::string ray =
+      R"([{"labels": {"job": "ray"}, "targets": ["10.213.0.11:44211", "10.213.0.12:51023",)"
+      R"( "10.213.0.13:1", "10.213.0.14:2"]}])";
+  auto answer = RenderHttpSd(ray, Rfc1918Cidrs(), hosts);
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  auto json = nlohmann::json::parse(*answer);
+  ASSERT_EQ(json.size(), 4u);
+  EXPECT_EQ(json[0]["labels"]["host"], "node1");
+  EXPECT_EQ(json[1]["labels"]["host"], "node2");
+  EXPECT_EQ(json[2]["labels"]["host"], "10.213.0.13");
+  EXPECT_EQ(json[3]["labels"]["host"], "10.213.0.14");
+}
+
 }  // namespace
 }  // namespace jobmon::ray_targets

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "jobmon/common/private_ip.h"
+#include "jobmon/common/target_file.h"
 
 namespace jobmon::exporter {
 namespace {
@@ -43,6 +44,21 @@ TEST(RayDiscovery, AnswersTheJobsUsersRayTargetsAndNothingBeforeRayStarts) {
   HttpAnswer refused = someone_elses.Answer();
   EXPECT_EQ(refused.status, 503) << "another user's Ray is not the job's";
   EXPECT_EQ(refused.body.find("10.0.0.2"), std::string::npos);
+}
+
+TEST(RayDiscovery, NamesEachTargetsNodeFromTheJobsTargetFiles) {
+  TempDir dir;
+  const std::string file = (dir.path / "prom_metrics_service_discovery.json").string();
+  std::ofstream(file) << R"([{"targets": ["10.0.0.2:44211", "10.0.0.3:44211"]}])";
+  const fs::path diag = dir.path / "jobmon-diag-7";
+  fs::create_directories(diag / "targets");
+  std::ofstream(diag / "targets" / "node2.json") << RenderTargetFile("10.0.0.2:9400", "node2");
+  // A FIFO among them is skipped, not waited on.
+  ASSERT_EQ(mkfifo((diag / "targets" / "node3.json").c_str(), 0600), 0);
+  HttpAnswer answer = RayDiscovery(file, getuid(), Rfc1918Cidrs(), diag.string()).Answer();
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_NE(answer.body.find(R"("host":"node2")"), std::string::npos) << answer.body;
+  EXPECT_NE(answer.body.find(R"("host":"10.0.0.3")"), std::string::npos) << answer.body;
 }
 
 TEST(RayDiscovery, NeitherAFifoNorASymlinkNorAHugeFileIsRead) {

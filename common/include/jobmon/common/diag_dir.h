@@ -9,6 +9,8 @@
 //             /prometheus/          its TSDB
 //             /logs/                the plugin's daemons' logs and notes
 //             /tsdb.tar.zst         the TSDB archived at the job's end
+//             /ray-logs/[<node>/]   Ray's session logs, where the job copies
+//                                   them (`jobmon triage` reads them; docs/ray.md)
 
 #include <string>
 #include <string_view>
@@ -26,6 +28,7 @@ inline constexpr std::string_view kPrometheusConfigFileName = "prometheus.yml";
 inline constexpr std::string_view kTsdbDirName = "prometheus";
 inline constexpr std::string_view kLogsDirName = "logs";
 inline constexpr std::string_view kArchiveFileName = "tsdb.tar.zst";
+inline constexpr std::string_view kRayLogsDirName = "ray-logs";
 
 struct DiagLayout {
   std::string dir;  // absolute
@@ -38,6 +41,7 @@ struct DiagLayout {
   std::string tsdb_dir() const { return In(kTsdbDirName); }
   std::string logs_dir() const { return In(kLogsDirName); }
   std::string archive() const { return In(kArchiveFileName); }
+  std::string ray_logs_dir() const { return In(kRayLogsDirName); }
 
  private:
   std::string In(std::string_view name) const { return dir + "/" + std::string(name); }

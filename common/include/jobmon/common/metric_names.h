@@ -98,4 +98,12 @@ inline constexpr char kScrapeDurationSeconds[] = "hw_scrape_duration_seconds";
 // Training (training collector): the last step in the job's TensorBoard files.
 inline constexpr char kTbStep[] = "tb_step";
 
+// Ray's own node gauges (Ray 2.32 dashboard/modules/reporter/reporter_agent.py,
+// scraped where the job starts Ray: docs/ray.md); labels ip, SessionName,
+// Version, the GPU ones GpuIndex and GpuDeviceName; our host and jobmon_source.
+inline constexpr char kRayGpuUtilization[] = "ray_node_gpus_utilization";  // busy %
+inline constexpr char kRayGramUsed[] = "ray_node_gram_used";  // MiB, whatever its unit string says
+inline constexpr char kRayGramAvailable[] = "ray_node_gram_available";  // MiB
+inline constexpr char kRayMemAvailable[] = "ray_node_mem_available";    // bytes
+
 }  // namespace jobmon::metric_names

@@ -7,12 +7,14 @@
 // home of that route, the file's default place and the answer's shape.
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
+#include "jobmon/common/target_file.h"
 
 namespace jobmon::ray_targets {
 
@@ -31,9 +33,15 @@ inline constexpr size_t kMaxTargets = 4096;
 // Ray's file_sd text (a JSON array of {"targets": [...], "labels": {...}})
 // as the job's http_sd answer: only "A.B.C.D:PORT" targets inside
 // `allowed` (the cluster's private ranges: a file the job's user wrote
-// sends Prometheus nowhere else), each labelled host=<its IP> and
-// jobmon_source=ray; Ray's own labels are kept. An unreadable file is an
-// error; no usable target is an empty list.
-Expected<std::string> RenderHttpSd(std::string_view ray_file_sd, const std::vector<Cidr>& allowed);
+// sends Prometheus nowhere else), each labelled host=<the node> as the
+// exporters' targets are (`host_of_ip`: IP -> node name, from the job's
+// target files; the IP itself where none names it) and jobmon_source=ray;
+// Ray's own labels are kept. An unreadable file is an error; no usable
+// target is an empty list.
+Expected<std::string> RenderHttpSd(std::string_view ray_file_sd, const std::vector<Cidr>& allowed,
+                                   const std::map<std::string, std::string>& host_of_ip = {});
+
+// IP -> node name from the exporters' targets ("10.0.0.12:9400", "node2").
+std::map<std::string, std::string> HostsByIp(const std::vector<ScrapeTarget>& targets);
 
 }  // namespace jobmon::ray_targets

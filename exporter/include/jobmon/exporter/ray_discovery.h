@@ -18,9 +18,14 @@ namespace jobmon::exporter {
 class RayDiscovery {
  public:
   // `path`: Ray's file; `owner`: the job's uid; `allowed`: where targets
-  // may be (the cluster's private ranges).
-  RayDiscovery(std::string path, uid_t owner, std::vector<Cidr> allowed)
-      : path_(std::move(path)), owner_(owner), allowed_(std::move(allowed)) {}
+  // may be (the cluster's private ranges); `diag_dir`: the job's, whose
+  // target files name each node's address (Ray's targets are labelled with
+  // the node, as the exporters' are; "": with the IP).
+  RayDiscovery(std::string path, uid_t owner, std::vector<Cidr> allowed, std::string diag_dir = "")
+      : path_(std::move(path)),
+        owner_(owner),
+        allowed_(std::move(allowed)),
+        diag_dir_(std::move(diag_dir)) {}
 
   // 200 with the targets; 200 with [] while Ray has written nothing (the job
   // has not started Ray, or never will); 503 for a file that is not the
@@ -32,6 +37,7 @@ class RayDiscovery {
   std::string path_;
   uid_t owner_;
   std::vector<Cidr> allowed_;
+  std::string diag_dir_;
 };
 
 }  // namespace jobmon::exporter

@@ -17,14 +17,13 @@
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
 #include "jobmon/common/manifest.h"
+#include "jobmon/common/target_file.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/monitor/scrape.h"
 #include "jobmon/slurm/nodes.h"
 
 namespace jobmon::monitor {
 
-inline constexpr size_t kMaxTargetFileBytes = size_t{64} << 10;
-inline constexpr size_t kMaxTargetFiles = 256;
 inline constexpr size_t kMaxTargetsPerJob = 256;
 
 // The parts of manifest.json the daemon uses, each checked or rebuilt.
@@ -55,13 +54,6 @@ Expected<ManifestView> ReadDiagManifest(const std::string& diag_dir,
 
 // True when diag_dir/manifest.json is a regular file `user` may read.
 bool HasReadableManifest(const std::string& diag_dir, const JobUser& user);
-
-struct DiagTargets {
-  std::vector<ScrapeTarget> targets;  // as the files say: not validated yet
-  std::vector<std::string> problems;  // a file refused, malformed, over a cap
-};
-// Every targets/<node>.json of a diag dir (sorted, at most kMaxTargetFiles), as `user`.
-DiagTargets ReadDiagTargets(const std::string& diag_dir, const JobUser& user);
 
 struct TargetPolicy {
   std::vector<Cidr> allowed;            // cluster CIDRs (RFC1918 when none configured)
