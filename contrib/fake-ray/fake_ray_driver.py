@@ -6,11 +6,12 @@ Faithful to Ray 2.32.0 (ray-project/ray tag ray-2.32.0): every line Ray
 itself would print is built from the format in Ray's source, named beside
 it; the training lines are the job's own (`step N loss X`). It prints what
 the driver's stdout/stderr would hold with RAY_DEDUP_LOGS=0 (every worker
-line forwarded) and colours on (Ray forces ANSI codes; colorama.init(strip=False)
-in python/ray/autoscaler/_private/cli_logger.py).
+line forwarded; --dedup folds them as Ray's default does) and colours on
+(Ray forces ANSI codes; colorama.init(strip=False) in
+python/ray/autoscaler/_private/cli_logger.py).
 
   fake_ray_driver.py --scenario NAME [--steps N] [--fault-at S] [--step-sleep SEC]
-                     [--head-ip A --worker-ip B]
+                     [--head-ip A --worker-ip B] [--dedup]
 
 Scenarios: healthy, actor-died, node-died, memory-monitor-oom,
 object-store-full, task-error, gcs-unreachable, actor-hang (the worker on
@@ -20,10 +21,11 @@ the second node stops at --fault-at; the driver waits until killed).
 import argparse
 import os
 import random
+import re
 import sys
 import time
 
-CYAN, YELLOW, RESET = "\x1b[36m", "\x1b[33m", "\x1b[0m"
+CYAN, YELLOW, GREEN, RESET = "\x1b[36m", "\x1b[33m", "\x1b[32m", "\x1b[0m"
 HEAD_IP, WORKER_IP = "10.213.0.11", "10.213.0.12"
 
 
@@ -32,6 +34,83 @@ def prefix(name, pid, ip):
     # {ip_prefix}){color_post} {message}", ip left out on the driver's own node.
     ip_part = "" if ip == HEAD_IP else f", ip={ip}"
     return f"{CYAN}({name} pid={pid}{ip_part}){RESET} "
+
+
+class Deduplicator:
+    """Ray's LogDeduplicator (python/ray/_private/ray_logging/__init__.py,
+    Ray 2.32; on by default: RAY_DEDUP_LOGS, a 5 s window): a worker line
+    whose words without digits were already seen from another (ip, pid) is
+    held and counted; when a later line arrives and the oldest held pattern
+    is older than the window, its latest line is printed with the latest
+    source's prefix and " [repeated Nx across cluster]" in green (the
+    first time with the notice of _warn_once). Held lines are printed at
+    the driver's clean exit (worker.py disconnect's flush), never on a kill."""
+
+    NUMBERS = re.compile(r"(\d+|0x[0-9a-fA-F]+)")
+    NOTICE = (" (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log "
+              "deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/"
+              "configure-logging.html#log-deduplication for more options.)")
+
+    def __init__(self, window_s=5):
+        self.window_s = window_s
+        self.recent = {}  # key -> [timestamp, count, line, (name, pid, ip), sources]
+        self.warned = False
+
+    def formatted(self, state):
+        notice = "" if self.warned else self.NOTICE
+        self.warned = True
+        return state[2] + f"{GREEN} [repeated {state[1]}x across cluster]{notice}{RESET}"
+
+    def emit(self, name, pid, ip, line, err=False):
+        now = time.time()
+        printed = []
+        key = " ".join(w for w in line.split() if not self.NUMBERS.search(w))
+        if key == "":
+            printed.append(((name, pid, ip), line))
+        elif key in self.recent:
+            state = self.recent[key]
+            state[4].add((ip, pid))
+            if len(state[4]) > 1:
+                state[1] += 1
+                state[2], state[3] = line, (name, pid, ip)
+            else:
+                printed.append(((name, pid, ip), line))
+        else:
+            self.recent[key] = [now, 0, line, (name, pid, ip), {(ip, pid)}]
+            printed.append(((name, pid, ip), line))
+        while self.recent:
+            oldest = next(iter(self.recent))
+            state = self.recent[oldest]
+            if now - state[0] < self.window_s:
+                break
+            del self.recent[oldest]
+            if state[1] > 1:
+                printed.append((state[3], self.formatted(state)))
+                state[0], state[1] = now, 0
+                self.recent[oldest] = state
+            elif state[1] > 0:
+                printed.append((state[3], state[2]))
+        for meta, text in printed:
+            out(prefix(*meta) + text, err)
+
+    def flush(self):
+        for state in self.recent.values():
+            if state[1] > 1:
+                out(prefix(*state[3]) + self.formatted(state))
+            elif state[1] > 0:
+                out(prefix(*state[3]) + state[2])
+        self.recent.clear()
+
+
+DEDUP = None  # a Deduplicator with --dedup
+
+
+def worker(name, pid, ip, line, err=False):
+    # A worker's line as the driver prints it (print_to_stdstream).
+    if DEDUP:
+        DEDUP.emit(name, pid, ip, line, err)
+    else:
+        out(prefix(name, pid, ip) + line, err)
 
 
 def raylet(line):
@@ -78,7 +157,7 @@ def actor_died_message(pid, ip, cause):
 
 
 def main():
-    global HEAD_IP, WORKER_IP
+    global HEAD_IP, WORKER_IP, DEDUP
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scenario", required=True,
                    choices=["healthy", "actor-died", "node-died", "memory-monitor-oom",
@@ -89,10 +168,14 @@ def main():
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--head-ip", default=HEAD_IP, help="the driver's node (its workers' lines carry no ip)")
     p.add_argument("--worker-ip", default=WORKER_IP, help="the second worker's node")
+    p.add_argument("--dedup", action="store_true",
+                   help="fold the workers' repeated lines as Ray does by default (RAY_DEDUP_LOGS=1); "
+                   "without it the driver prints every line, as with RAY_DEDUP_LOGS=0")
     p.add_argument("--session-logs", help="also write the workers' own log files here, as Ray's "
                    "session logs directory holds them (worker-<id>-<job id>-<pid>.out|.err)")
     args = p.parse_args()
     HEAD_IP, WORKER_IP = args.head_ip, args.worker_ip
+    DEDUP = Deduplicator() if args.dedup else None
     random.seed(args.seed)
     s = args.scenario
     # ray.init's banner (python/ray/_private/worker.py init: "Connecting to existing Ray
@@ -114,10 +197,10 @@ def main():
         err=True)
     trainer_pid, workers = 4100, [(4211, HEAD_IP), (3907, WORKER_IP)]
     logs = WorkerLogs(args.session_logs, workers)
-    out(prefix("TorchTrainer", trainer_pid, HEAD_IP) + f"Started distributed worker processes: ")
+    worker("TorchTrainer", trainer_pid, HEAD_IP, "Started distributed worker processes: ")
     for rank, (pid, ip) in enumerate(workers):
-        out(prefix("TorchTrainer", trainer_pid, HEAD_IP) +
-            f"- (node_id={hexid(56)}, ip={ip}, pid={pid}) world_rank={rank}, local_rank=0, node_rank={rank}")
+        worker("TorchTrainer", trainer_pid, HEAD_IP,
+               f"- (node_id={hexid(56)}, ip={ip}, pid={pid}) world_rank={rank}, local_rank=0, node_rank={rank}")
     for step in range(1, args.steps + 1):
         for rank, (pid, ip) in enumerate(workers):
             faulty = rank == 1 and step == args.fault_at
@@ -138,9 +221,11 @@ def main():
                 sys.exit(1)
             line = f"step {step} loss {1.0 / step:.4f}"
             logs.write(pid, line + "\n")
-            out(prefix("RayTrainWorker", pid, ip) + line)
+            worker("RayTrainWorker", pid, ip, line)
         time.sleep(args.step_sleep)
-    out(prefix("RayTrainWorker", workers[0][0], HEAD_IP) + f"training finished after {args.steps} steps")
+    worker("RayTrainWorker", workers[0][0], HEAD_IP, f"training finished after {args.steps} steps")
+    if DEDUP:
+        DEDUP.flush()
     out("Training finished.")
 
 

@@ -596,6 +596,8 @@ Monitor::NewIncident Monitor::StallIncident(Tracked& t, const ProgressState& sta
   if (!waits.stopped.empty()) {
     incident.summary += "; " + waits.stopped;
     rank_lines.push_back("ranks: " + waits.stopped);
+  } else if (ranks.folded()) {
+    rank_lines.push_back("ranks: " + std::string(triage::RankProgress::kFoldedNote));
   } else if (ranks.ranks().size() > 1) {
     rank_lines.push_back(fmt::format("ranks: all {} ranks printing steps stopped at step {}",
                                      ranks.ranks().size(), ranks.ranks().begin()->second.step));

@@ -170,7 +170,18 @@ void RankProgress::Offer(const RankId& id, int64_t step, std::optional<int64_t> 
   found->second = Last{step, epoch, at, line};
 }
 
+bool IsRayFolded(std::string_view line) {
+  // The marker, then perhaps the notice and the colour's reset, at the end.
+  static constexpr std::string_view kMarker = "x across cluster]";
+  size_t at = line.rfind(kMarker);
+  if (at == std::string_view::npos || line.size() - at > kMarker.size() + 400) return false;
+  size_t digits = at;
+  while (digits > 0 && line[digits - 1] >= '0' && line[digits - 1] <= '9') --digits;
+  return digits < at && line.substr(0, digits).ends_with(" [repeated ");
+}
+
 std::optional<RankProgress::StoppedFirst> RankProgress::Stopped() const {
+  if (folded_) return std::nullopt;
   if (ranks_.size() < 2) return std::nullopt;
   auto position = [](const Last& l) { return std::pair{l.epoch.value_or(0), l.step}; };
   auto lowest = ranks_.begin(), highest = ranks_.begin();

@@ -311,9 +311,12 @@ class ScanState : public ChunkSink {
     }
     // Every rank's own position as printed, before the filter keeps one
     // rank's view of the run (rank_progress.h).
-    const std::optional<RankId> rank = LineRank(text);
+    // A line Ray folded is the job's progress, no actor's own (IsRayFolded).
+    const bool folded = IsRayFolded(text);
+    const std::optional<RankId> rank = folded ? std::nullopt : LineRank(text);
+    if (folded) facts_.rank_progress.Fold();
     if (rank) facts_.rank_progress.Offer(*rank, sample.step, sample.epoch, sample.timestamp, line);
-    if (!lead_.Admit(rank)) {
+    if (!folded && !lead_.Admit(rank)) {
       // One rank's view of progress is enough (rank_progress.h, LeadRank);
       // the others' tasks are still counted.
       RecordTask(text, sample.step);

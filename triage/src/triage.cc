@@ -1132,7 +1132,7 @@ void AddLauncherDisagreement(const ScanFacts& facts, TriageReport& r, const Anal
 // Each rank's last step where two or more print their own (rank_progress.h).
 void CompareRanks(const ScanFacts& facts, TriageReport& r) {
   const RankProgress& progress = facts.rank_progress;
-  if (progress.ranks().size() < 2) return;
+  if (progress.ranks().size() < 2 && !(progress.folded() && !progress.ranks().empty())) return;
   RankReport ranks;
   ranks.seen = progress.ranks().size();
   for (const auto& [id, last] : progress.ranks()) ranks.lowest.push_back({ToString(id), last});
@@ -1142,7 +1142,8 @@ void CompareRanks(const ScanFacts& facts, TriageReport& r) {
   });
   if (ranks.lowest.size() > RankReport::kShown) ranks.lowest.resize(RankReport::kShown);
   ranks.stopped_first = progress.Stopped();
-  ranks.summary = ranks.stopped_first
+  ranks.summary = progress.folded() ? std::string(RankProgress::kFoldedNote)
+                  : ranks.stopped_first
                       ? RankProgress::Describe(*ranks.stopped_first)
                       : fmt::format(
                             "All {} ranks stopped at the same step {}: a collective "

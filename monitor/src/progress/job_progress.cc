@@ -135,12 +135,15 @@ void JobProgress::OnLine(const std::string& line, double now) {
   if (line.find('\r') != std::string::npos) {
     if (auto burst = triage::TqdmBurstSeconds(line)) tracker_.OnBurst(*burst);
   }
-  const std::optional<triage::RankId> rank = triage::LineRank(line);
+  // A line Ray folded is the job's progress, no actor's own (IsRayFolded).
+  const bool folded = triage::IsRayFolded(line);
+  const std::optional<triage::RankId> rank = folded ? std::nullopt : triage::LineRank(line);
+  if (folded) ranks_.Fold();
   if (rank) {
     ranks_.Offer(*rank, facts.step->sample.step, facts.step->sample.epoch, now, ++rank_lines_);
   }
   // One rank's lines are the progress, as in `jobmon triage` (LeadRank).
-  if (!lead_.Admit(rank)) return;
+  if (!folded && !lead_.Admit(rank)) return;
   // The scanner's rules for which lines are steps (step_filter.h): the same
   // line gives the same step in `jobmon triage` and here. A profile is kept
   // once a sample of it counts (a plain loop's after its third step line).

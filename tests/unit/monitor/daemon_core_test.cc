@@ -1430,6 +1430,30 @@ TEST_F(MonitorTest, AStallNamesTheRankThatStoppedFirst) {
   EXPECT_EQ(incidents[0].evidence[0].rfind("ranks: " + named, 0), 0u) << incidents[0].evidence[0];
 }
 
+// Ray's folded lines (triage/rank_progress.h IsRayFolded) are the job's
+// progress whichever actor printed last, and the alert names no actor: it
+// says why instead.
+TEST_F(MonitorTest, RaysFoldedLinesAreProgressAndTheAlertNamesNoActor) {
+  Append(log_path, "(RayTrainWorker pid=4211) step 1 loss 1.0\n");
+  monitor->Cycle(now += 1);
+  for (int64_t s = 2; s <= 20; ++s) {
+    // The latest source alternates, as Ray's 5 s windows take it.
+    Append(log_path, "(RayTrainWorker pid=" + std::string(s % 2 ? "3907" : "4211") + ") step " +
+                         std::to_string(s) +
+                         " loss 0.1\x1b[32m [repeated 2x across cluster]\x1b[0m\n");
+    monitor->Cycle(now += 1);
+  }
+  for (int i = 0; i < 40; ++i) monitor->Cycle(now += 1);
+  auto incidents = Incidents();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].summary.find("stopped first"), std::string::npos) << incidents[0].summary;
+  EXPECT_NE(incidents[0].summary.find("last step 19"), std::string::npos)
+      << "every folded line counts: " << incidents[0].summary;
+  ASSERT_FALSE(incidents[0].evidence.empty());
+  EXPECT_EQ(incidents[0].evidence[0].rfind("ranks: Ray folded its actors' alike lines", 0), 0u)
+      << incidents[0].evidence[0];
+}
+
 // A firing carries the incident's chart (gnuplot, chart/gnuplot_chart.h),
 // the store keeps it for `jobmon status --html`, and the resolve carries
 // none. Without gnuplot the alert still goes, chartless, and it is counted.

@@ -232,5 +232,33 @@ TEST(RayLogs, WorkerFilesAreTheirActorsLines) {
   EXPECT_EQ(ToString(*id), "RayTrainWorker pid=3907");
 }
 
+// Ray's log deduplication (DedupState.formatted, Ray 2.32): the marker in
+// green, the first time with its notice; a folded line names no actor's
+// own progress, and then no actor is said to have stopped first.
+TEST(RayFolded, AFoldedLineIsTheJobsProgressNoActorsOwn) {
+  const std::string first =
+      "\x1b[36m(RayTrainWorker pid=4211)\x1b[0m step 51 loss 0.0196\x1b[32m [repeated 100x across "
+      "cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log "
+      "deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/"
+      "configure-logging.html#log-deduplication for more options.)\x1b[0m";
+  EXPECT_TRUE(IsRayFolded(first));
+  EXPECT_TRUE(
+      IsRayFolded("(RayTrainWorker pid=3907, ip=10.0.0.12) step 120 loss 0.0083\x1b[32m "
+                  "[repeated 39x across cluster]\x1b[0m"));
+  EXPECT_FALSE(IsRayFolded("(RayTrainWorker pid=3907) step 120 loss 0.0083"));
+  EXPECT_FALSE(IsRayFolded("the value [repeated x across cluster]")) << "no count";
+  EXPECT_FALSE(IsRayFolded("[repeated 3x across cluster] " + std::string(500, 'a')))
+      << "not at the end";
+
+  RankProgress ranks;
+  ranks.Offer(RankId{.pid = 4211, .actor = "RayTrainWorker"}, 30, std::nullopt, 10.0, 1);
+  ranks.Offer(RankId{.pid = 3907, .actor = "RayTrainWorker", .ip = "10.0.0.12"}, 29, std::nullopt,
+              10.0, 2);
+  ASSERT_TRUE(ranks.Stopped());
+  ranks.Fold();
+  EXPECT_TRUE(ranks.folded());
+  EXPECT_FALSE(ranks.Stopped()) << "the actors' lines are a sample: no one is named";
+}
+
 }  // namespace
 }  // namespace jobmon::triage

@@ -56,6 +56,14 @@ struct RayPrefix {
 std::optional<RayPrefix> ParseRayPrefix(std::string_view line);
 inline constexpr size_t kRankFieldWindow = 96;
 
+// Ray's log deduplication (on by default, RAY_DEDUP_LOGS) folds a line that
+// several actors printed, alike but for their numbers, into its latest
+// instance with " [repeated Nx across cluster]" appended (green, the first
+// time with a notice; python/ray/_private/ray_logging/__init__.py,
+// DedupState.formatted): that line is the job's progress, but no actor's
+// own, and the actors' lines in the log are a sample.
+bool IsRayFolded(std::string_view line);
+
 // Which rank's step lines are the job's progress: the lowest rank seen
 // printing them, an id that names none (or 0) counting as rank 0. That is
 // rank 0 where it prints, and the printing rank where only one does
@@ -84,6 +92,14 @@ class RankProgress {
   // than the rank's last (a restart) replaces it.
   void Offer(const RankId& id, int64_t step, std::optional<int64_t> epoch, std::optional<double> at,
              uint64_t line);
+  // A step line Ray folded (IsRayFolded): from then on the log does not
+  // tell which actor stopped first, and Stopped() says nothing.
+  void Fold() { folded_ = true; }
+  bool folded() const { return folded_; }
+  static constexpr std::string_view kFoldedNote =
+      "Ray folded its actors' alike lines into \"[repeated Nx across cluster]\" "
+      "(RAY_DEDUP_LOGS, on by default): the log does not say which actor stopped first; "
+      "RAY_DEDUP_LOGS=0 keeps each actor's lines";
   const std::map<RankId, Last>& ranks() const { return ranks_; }
   bool full() const { return ranks_.size() >= kMaxRanks; }
 
@@ -115,6 +131,7 @@ class RankProgress {
 
  private:
   std::map<RankId, Last> ranks_;
+  bool folded_ = false;
 };
 
 }  // namespace jobmon::triage
