@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   std::vector<std::function<int()>> commands = {
       jobmon::cli::AddTriageCommand(app), jobmon::cli::AddDiagnoseCommand(app),
       jobmon::cli::AddStatusCommand(app), jobmon::cli::AddListCommand(app),
-      jobmon::cli::AddWatchCommand(app),  jobmon::cli::AddAlertCommand(app),
-      jobmon::cli::AddCheckCommand(app)};
+      jobmon::cli::AddWatchCommand(app),  jobmon::cli::AddHoldCommand(app),
+      jobmon::cli::AddAlertCommand(app),  jobmon::cli::AddCheckCommand(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -165,7 +165,58 @@ int RunWatch(const WatchArgs& args) {
   return kOk;
 }
 
+// ------------------------------------------------------------------ hold
+
+int RunHold(const WatchArgs& args) {
+  auto config = Config(args);
+  if (!config) return Fail("hold", config.error().message);
+  std::string source = "database";
+  if (auto answer = AskDaemon(args, *config, {.op = "hold", .job_id = args.job_id})) {
+    if (*answer && (**answer).value("ok", false)) {
+      source = "api";
+    } else if (*answer) {
+      return Fail("hold", (**answer).value("error", "refused"), kFailed);
+    } else {
+      std::cerr << "jobmon hold: the daemon's API: " << answer->error().message
+                << "; writing into its database\n";
+    }
+  }
+  if (source == "database") {
+    const std::string db = DbPath(args, *config);
+    if (!PathExists(db)) {
+      return Fail("hold",
+                  "no API socket at " + SocketPath(args, *config) + " and no state database at " +
+                      db + " (start slurm_job_monitor first, or --socket / --db)",
+                  kFailed);
+    }
+    auto store = monitor::StateStore::Open(db);
+    if (!store) return Fail("hold", store.error().message, kFailed);
+    if (auto held = (*store)->HoldRecovery(args.job_id, NowSeconds(), getuid()); !held) {
+      return Fail("hold", held.error().message, kFailed);
+    }
+  }
+  if (args.json) {
+    std::cout << JsonText({{"job_id", args.job_id}, {"hold", "requested"}, {"source", source}}, -1);
+  } else {
+    std::cout << "job " << args.job_id
+              << ": held: the monitor takes no recovery step for it (alerts still go out)\n";
+  }
+  return kOk;
+}
+
 }  // namespace
+
+std::function<int()> AddHoldCommand(CLI::App& app) {
+  auto args = std::make_shared<WatchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "hold",
+      "Hold the recovery of a job (its --diag-on-hang signal, requeue or cancel): the monitor "
+      "takes no step for it any more; alerts still go out. The job's owner, root and "
+      "monitor.admin_group may hold it (docs/recovery.md).");
+  cmd->add_option("job", args->job_id, "Slurm job id")->required();
+  AddCommon(cmd, *args);
+  return Runner(cmd, args, RunHold);
+}
 
 std::function<int()> AddStatusCommand(CLI::App& app) {
   auto args = std::make_shared<StatusArgs>();

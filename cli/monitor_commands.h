@@ -11,5 +11,6 @@ namespace jobmon::cli {
 std::function<int()> AddStatusCommand(CLI::App& app);
 std::function<int()> AddListCommand(CLI::App& app);
 std::function<int()> AddWatchCommand(CLI::App& app);
+std::function<int()> AddHoldCommand(CLI::App& app);
 
 }  // namespace jobmon::cli

@@ -22,6 +22,7 @@ std::string Title(const Alert& a) {
   std::string title = "Job " + std::to_string(a.job_id);
   if (!a.job_name.empty()) title += " (" + a.job_name + ")";
   if (!a.diagnosis.empty()) return title + ": " + a.klass + " diagnosis";
+  if (!a.recovery.empty()) return title + ": " + a.klass + " recovery (" + a.recovery_step + ")";
   return title + ": " + a.klass + (a.status == "resolved" ? " resolved" : "");
 }
 
@@ -60,7 +61,9 @@ nlohmann::json ToJson(const Alert& a) {
                         {"tunnel_command", a.tunnel_command},
                         {"report", a.report},
                         {"diagnosis", a.diagnosis},
-                        {"diagnosis_report", a.diagnosis_report}};
+                        {"diagnosis_report", a.diagnosis_report},
+                        {"recovery_step", a.recovery_step},
+                        {"recovery", a.recovery}};
   if (!a.chart_png.empty()) {
     out["chart"] = {{"content_type", "image/png"},
                     {"encoding", "base64"},
@@ -96,6 +99,8 @@ Alert AlertFromJson(const nlohmann::json& j) {
   a.report = j.value("report", "");
   a.diagnosis = j.value("diagnosis", "");
   a.diagnosis_report = j.value("diagnosis_report", "");
+  a.recovery_step = j.value("recovery_step", "");
+  a.recovery = j.value("recovery", "");
   if (auto chart = j.find("chart"); chart != j.end() && chart->is_object()) {
     if (auto data = chart->find("data"); data != chart->end() && data->is_string()) {
       a.chart_png = Base64Decode(data->get<std::string>()).value_or("");

@@ -66,6 +66,8 @@ class AlertmanagerReceiver : public Receiver {
     if (!alert.tunnel_command.empty()) annotations["tunnel_command"] = alert.tunnel_command;
     if (!alert.diag_dir.empty()) annotations["diag_dir"] = alert.diag_dir;
     if (!alert.diagnosis.empty()) annotations["diagnosis"] = alert.diagnosis;
+    if (!alert.recovery.empty())
+      annotations["recovery"] = alert.recovery_step + ": " + alert.recovery;
     nlohmann::json entry = {
         {"labels", labels},
         {"annotations", annotations},

@@ -51,10 +51,11 @@ Expected<void> Outbox::EnsureSchema(sqlite3* db) {
 }
 
 std::string Outbox::IdempotencyKey(const Alert& alert) {
-  // A diagnosis follow-up is an event of its own, not a repeat of the
-  // incident's last one.
+  // A follow-up (a diagnosis, each recovery step) is an event of its own,
+  // not a repeat of the incident's last one.
   return alert.key + "/" + std::to_string(alert.incident_id) + "/" + alert.status +
-         (alert.diagnosis.empty() ? "" : "/diagnosis");
+         (alert.diagnosis.empty() ? "" : "/diagnosis") +
+         (alert.recovery.empty() ? "" : "/recovery/" + alert.recovery_step);
 }
 
 Expected<int> Outbox::Enqueue(const Alert& alert, const std::vector<std::string>& receivers,

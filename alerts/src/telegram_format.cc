@@ -99,15 +99,17 @@ std::vector<std::string> SplitHtmlLines(const std::vector<std::string>& lines, s
 
 std::vector<std::string> FormatTelegramMessages(const Alert& a, size_t limit) {
   const bool firing = a.status == "firing";
-  const bool follow_up = !a.diagnosis.empty();
+  const bool recovery = !a.recovery.empty();
+  const bool follow_up = !a.diagnosis.empty() || recovery;
   std::vector<std::string> lines;
   lines.push_back(fmt::format("<b>{} {}</b> <code>{}</code>",
-                              follow_up ? "🩺 DIAGNOSIS"
-                              : firing  ? "🔴 FIRING"
-                                        : "✅ RESOLVED",
+                              recovery    ? "🛠 RECOVERY"
+                              : follow_up ? "🩺 DIAGNOSIS"
+                              : firing    ? "🔴 FIRING"
+                                          : "✅ RESOLVED",
                               EscapeHtml(Title(a)), EscapeHtml(a.klass)));
-  lines.push_back(EscapeHtml(a.summary));
-  if (follow_up) {
+  lines.push_back(recovery ? Line("Done:", EscapeHtml(a.recovery)) : EscapeHtml(a.summary));
+  if (!a.diagnosis.empty()) {
     lines.push_back("<b>Diagnosis:</b>");
     size_t from = 0;
     while (from < a.diagnosis.size()) {

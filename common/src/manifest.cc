@@ -109,6 +109,7 @@ std::string ToJson(const Manifest& m) {
               {"job_log", m.job_log},
               {"versions", {{"jobmon", m.jobmon_version}, {"prometheus", m.prometheus_version}}},
               {"remote_write", m.remote_write},
+              {"on_hang", m.on_hang},
               {"state", m.state},
               {"degraded", m.degraded},
               {"started_at", m.started_at},
@@ -160,6 +161,7 @@ Expected<ManifestFields> ParseManifestFields(std::string_view text) {
     versions.Take("prometheus", m.prometheus_version);
   }
   top.Take("remote_write", m.remote_write);
+  top.Take("on_hang", m.on_hang);
   top.Take("state", m.state);
   top.Take("degraded", m.degraded);
   top.Take("started_at", m.started_at);

@@ -105,6 +105,11 @@ DaemonMetrics::DaemonMetrics(const std::string& listen)
                     .Name("jobmon_monitor_incidents_total")
                     .Help("Incidents opened, by class")
                     .Register(r);
+  recovery_steps_ =
+      &BuildCounter()
+           .Name("jobmon_monitor_recovery_steps_total")
+           .Help("Recovery steps taken (or refused, held, failed) for hang incidents, by step")
+           .Register(r);
   deliveries_ = &BuildCounter()
                      .Name("jobmon_monitor_alert_deliveries_total")
                      .Help("Alert deliveries by result (delivered, retried, failed)")
@@ -136,6 +141,9 @@ void DaemonMetrics::Update(const monitor::MonitorStats& s) {
   Advance(*chart_failures_, s.chart_failures);
   for (const auto& [klass, count] : s.incidents_opened) {
     Advance(incidents_->Add({{"class", klass}}), count);
+  }
+  for (const auto& [step, count] : s.recovery_steps) {
+    Advance(recovery_steps_->Add({{"step", step}}), count);
   }
 }
 

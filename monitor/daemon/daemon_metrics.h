@@ -46,6 +46,7 @@ class DaemonMetrics {
   prometheus::Counter* notify_failures_ = nullptr;
   prometheus::Counter* chart_failures_ = nullptr;
   prometheus::Family<prometheus::Counter>* incidents_ = nullptr;
+  prometheus::Family<prometheus::Counter>* recovery_steps_ = nullptr;
   prometheus::Family<prometheus::Counter>* deliveries_ = nullptr;
   std::map<prometheus::Counter*, uint64_t> seen_;
 };

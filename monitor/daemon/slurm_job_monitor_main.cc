@@ -310,6 +310,14 @@ int main(int argc, char** argv) {
     if (api) {
       // Users' watch requests: written by this thread, the store's only writer.
       for (const auto& w : api->TakeWatches()) {
+        if (w.hold) {
+          auto held = (*store)->HoldRecovery(w.job_id, started, w.uid.value_or(0));
+          log->Info(held ? "recovery_held" : "hold_not_recorded",
+                    {{"job", std::to_string(w.job_id)},
+                     {"by_uid", std::to_string(w.uid.value_or(0))},
+                     {"error", held ? "" : held.error().message}});
+          continue;
+        }
         if (auto added = (*store)->AddWatch(w.job_id, started, w.uid); !added) {
           log->Warn("watch_not_recorded",
                     {{"job", std::to_string(w.job_id)}, {"error", added.error().message}});

@@ -54,6 +54,42 @@ Expected<std::string> Client::Run(const std::vector<std::string>& argv) const {
   return std::move(result->output);
 }
 
+Expected<void> Client::SignalJobSteps(uint32_t job_id, const std::string& signal) const {
+  auto out = Run({commands_.scancel, "--signal=" + signal, std::to_string(job_id)});
+  if (!out) return out.error();
+  return {};
+}
+
+Expected<void> Client::RequeueExcluding(uint32_t job_id, const std::string& node) const {
+  const std::string id = std::to_string(job_id);
+  if (auto held = Run({commands_.scontrol, "requeuehold", id}); !held) return held.error();
+  if (!node.empty()) {
+    if (auto excluded = Run({commands_.scontrol, "update", "JobId=" + id, "ExcNodeList=" + node});
+        !excluded) {
+      // Released anyway: held, the job would wait for a person.
+      (void)Run({commands_.scontrol, "release", id});
+      return Error{"excluding " + node + ": " + excluded.error().message};
+    }
+  }
+  if (auto released = Run({commands_.scontrol, "release", id}); !released) return released.error();
+  return {};
+}
+
+Expected<void> Client::CancelJob(uint32_t job_id, const std::string& reason) const {
+  const std::string id = std::to_string(job_id);
+  // The comment is the reason's record; a failure to set it does not stop the cancel.
+  (void)Run({commands_.scontrol, "update", "JobId=" + id, "Comment=" + reason});
+  if (auto out = Run({commands_.scancel, id}); !out) return out.error();
+  return {};
+}
+
+Expected<void> Client::DrainNode(const std::string& node, const std::string& reason) const {
+  auto out =
+      Run({commands_.scontrol, "update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason});
+  if (!out) return out.error();
+  return {};
+}
+
 int Client::Series() const {
   if (series_) return *series_;
   auto out = Run({commands_.scontrol, "--version"});

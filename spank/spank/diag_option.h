@@ -1,5 +1,5 @@
 #pragma once
-// The --diag[=on|off] option of sbatch, salloc and srun.
+// The --diag[=on|off] and --diag-on-hang=... options of sbatch, salloc and srun.
 
 #include <optional>
 
@@ -17,5 +17,8 @@ int RegisterDiagOption(spank_t sp);
 // The mode this job asked for, read in prolog/epilog (job_script) context;
 // nullopt when the option was not given (the cluster default applies).
 std::optional<DiagMode> RequestedDiagMode(spank_t sp);
+
+// --diag-on-hang's value in prolog/epilog context; notify when not given.
+OnHang RequestedOnHang(spank_t sp);
 
 }  // namespace jobmon::spank

@@ -43,6 +43,7 @@ struct Prolog {
   DiagLayout layout;
   lc::RunDir run;
   gid_t job_gid;
+  OnHang on_hang = OnHang::kNotify;
   std::vector<std::string> degraded;
 
   void Degrade(const std::string& what) {
@@ -368,6 +369,7 @@ struct Prolog {
         manifest.diag_dir = layout.dir;
         manifest.targets_dir = layout.targets_dir();
         manifest.job_log = StdoutPath(job);
+        manifest.on_hang = std::string(ToString(on_hang));
         manifest.jobmon_version = JOBMON_VERSION;
         manifest.started_at = IsoNow();
         StartPrometheus(manifest);
@@ -426,8 +428,13 @@ int JobProlog(spank_t sp, const std::vector<std::string>& args) {
                 layout.error().message.c_str());
     return 0;
   }
-  Prolog prolog{*config,        *job, *layout, lc::RunDirFor(*config, job->node, job->job_id),
-                JobGroup(*job), {}};
+  Prolog prolog{*config,
+                *job,
+                *layout,
+                lc::RunDirFor(*config, job->node, job->job_id),
+                JobGroup(*job),
+                RequestedOnHang(sp),
+                {}};
   prolog.Run();
   return 0;
 }

@@ -88,14 +88,17 @@ for i in \$(seq 1 600); do [[ -e $JOBS/release-\$SLURM_JOB_ID ]] && break; sleep
 EOS
 chmod +x "$JOBS/train.sh"
 
-echo "# a 2-node --diag=on job with the fake trainer"
-out=$(cd "$JOBS" && sbatch --parsable -N2 --diag=on -o "$JOBS/main-%j.log" "$JOBS/train.sh" 2>&1)
+echo "# a 2-node --diag=on job with the fake trainer, its owner letting a hang be requeued"
+out=$(cd "$JOBS" && sbatch --parsable -N2 --diag=on --diag-on-hang=requeue -o "$JOBS/main-%j.log" "$JOBS/train.sh" 2>&1)
 main=$(job_id "$out")
 DIAG=$JOBS/jobmon-diag-$main
 check "manifest.json appears in the diag dir beside the job's output" wait_for 20 test -s "$DIAG/manifest.json"
 PORT=$(manifest "$DIAG/manifest.json" prometheus.port 2>/dev/null || echo 0)
 echo "# job $main: Prometheus on node1 127.0.0.1:$PORT"
 check "Prometheus port from 9190 upwards" test "$PORT" -ge 9190
+check "manifest: the owner's --diag-on-hang (requeue)" test "$(manifest "$DIAG/manifest.json" on_hang)" == requeue
+check "sbatch refuses a --diag-on-hang it does not know, before the job exists" bash -c \
+  "! (cd $JOBS && sbatch --diag=on --diag-on-hang=reboot --wrap true) 2>$SCRATCH/bad-on-hang.err && grep -q 'invalid --diag-on-hang value' $SCRATCH/bad-on-hang.err"
 check "manifest: head node, nodes, tunnel command" test \
   "$(manifest "$DIAG/manifest.json" head_node nodes tunnel_command state)" == \
   "node1 [\"node1\", \"node2\"] ssh -N -L $PORT:127.0.0.1:$PORT node1 running"

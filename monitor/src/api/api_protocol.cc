@@ -52,8 +52,8 @@ Expected<Request> ParseRequest(std::string_view line) {
   auto op = j.find("op");
   if (op == j.end() || !op->is_string()) return Error{"the request has no \"op\""};
   r.op = op->get<std::string>();
-  if (r.op != "status" && r.op != "list" && r.op != "watch") {
-    return Error{"unknown op \"" + r.op + "\" (status, list, watch)"};
+  if (r.op != "status" && r.op != "list" && r.op != "watch" && r.op != "hold") {
+    return Error{"unknown op \"" + r.op + "\" (status, list, watch, hold)"};
   }
   if (auto id = j.find("job_id"); id != j.end()) {
     if (!id->is_number_unsigned() || id->get<uint64_t>() == 0 ||
@@ -70,7 +70,7 @@ Expected<Request> ParseRequest(std::string_view line) {
     if (!chart->is_boolean()) return Error{"chart must be true or false"};
     r.chart = chart->get<bool>();
   }
-  if ((r.op == "status" || r.op == "watch") && !r.job_id) {
+  if ((r.op == "status" || r.op == "watch" || r.op == "hold") && !r.job_id) {
     return Error{r.op + " needs a job_id"};
   }
   return r;
@@ -297,6 +297,24 @@ json Watch(StateStore& store, const Caller& caller, uint32_t job_id, const Watch
                                        "job is yours"}};
 }
 
+// `jobmon hold`: a job the monitor follows, held by its owner or an admin.
+json Hold(StateStore& store, const Caller& caller, uint32_t job_id, const WatchSink& queue) {
+  auto job = store.GetJob(job_id);
+  if (!job || !*job) {
+    return Refusal("not_found",
+                   "job " + std::to_string(job_id) + " is not followed by the monitor");
+  }
+  if (!MaySee(caller, **job)) return NotYours(job_id, caller);
+  if (!queue(WatchRequest{.job_id = job_id, .uid = caller.uid, .hold = true})) {
+    return Refusal("too_many_watches", "too many of your requests are pending; ask again shortly");
+  }
+  return {{"schema", kSchema},
+          {"ok", true},
+          {"job_id", job_id},
+          {"hold", "requested"},
+          {"note", "no recovery step is taken for this job from the monitor's next cycle"}};
+}
+
 }  // namespace
 
 json Answer(StateStore& store, const Caller& caller, const Request& request,
@@ -304,6 +322,7 @@ json Answer(StateStore& store, const Caller& caller, const Request& request,
   if (request.op == "status") return Status(store, caller, *request.job_id, request.chart);
   if (request.op == "list") return List(store, caller, request.all);
   if (request.op == "watch") return Watch(store, caller, *request.job_id, watch);
+  if (request.op == "hold") return Hold(store, caller, *request.job_id, watch);
   return Refusal("bad_request", "unknown op");
 }
 

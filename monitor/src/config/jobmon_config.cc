@@ -52,8 +52,9 @@ Expected<DiagnoseConfig> ParseDiagnoseSection(const toml::table& root, const std
 Expected<JobmonConfig> ParseJobmonConfig(std::string_view text, const std::string& path) {
   auto root = ParseTomlConfig(text, path);
   if (!root) return root.error();
-  if (auto known = RejectUnknownKeys(*root, {"monitor", "stall", "alerts", "triage", "diagnose"},
-                                     path, "top level");
+  if (auto known =
+          RejectUnknownKeys(*root, {"monitor", "stall", "alerts", "triage", "diagnose", "recovery"},
+                            path, "top level");
       !known) {
     return Error{known.error().message +
                  " (sections: [monitor], [stall], [alerts], [triage], [diagnose])"};

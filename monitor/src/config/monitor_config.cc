@@ -59,6 +59,36 @@ Expected<void> ReadStallRule(const toml::table& table, const std::string& path,
   return {};
 }
 
+// [recovery]: what the admins allow the monitor to do about a hang.
+Expected<void> ReadRecoveryPolicy(const toml::table& table, const std::string& path,
+                                  RecoveryPolicy& policy) {
+  TomlSection s(table, path, "recovery");
+  std::vector<std::string> allowed;
+  s.Strings("allowed", allowed);
+  s.Strings("classes", policy.classes);
+  s.Seconds("grace", policy.grace_seconds, 0);
+  s.String("signal", policy.signal);
+  s.Seconds("checkpoint_wait", policy.checkpoint_wait_seconds, 0);
+  s.Integer("max_requeues", policy.max_requeues, 0, 100);
+  s.Bool("drain", policy.drain);
+  s.Bool("dry_run", policy.dry_run);
+  s.RejectUnknown();
+  if (s.error()) return Error{*s.error()};
+  for (const std::string& word : allowed) {
+    auto choice = ParseOnHang(word);
+    if (!choice || *choice == OnHang::kNotify)
+      return Error{path + ": recovery.allowed: '" + word + "': expected signal, requeue or cancel"};
+    policy.allowed.push_back(*choice);
+  }
+  // A name scancel --signal takes (USR1, SIGUSR1, TERM, ...), nothing a shell would read.
+  const std::string& sig = policy.signal;
+  if (sig.empty() || sig.size() > 12 ||
+      sig.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != std::string::npos)
+    return Error{path + ": recovery.signal: expected a signal name such as USR1"};
+  if (policy.signal.starts_with("SIG")) policy.signal = policy.signal.substr(3);
+  return {};
+}
+
 }  // namespace
 
 Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::string& path) {
@@ -72,6 +102,12 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
     return Error{path + ": stall must be a table ([stall])"};
   if (const toml::table* stall = root["stall"].as_table()) {
     if (auto read = ReadStallRule(*stall, path, "stall", config.stall); !read) return read.error();
+  }
+  if (root.contains("recovery") && !root["recovery"].is_table())
+    return Error{path + ": recovery must be a table ([recovery])"};
+  if (const toml::table* recovery = root["recovery"].as_table()) {
+    if (auto read = ReadRecoveryPolicy(*recovery, path, config.recovery); !read)
+      return read.error();
   }
   const toml::table* section = root["monitor"].as_table();
   if (!section) return config;  // every default
@@ -88,6 +124,7 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.String("squeue", config.squeue);
   r.String("scontrol", config.scontrol);
   r.String("sinfo", config.sinfo);
+  r.String("scancel", config.scancel);
   r.String("diag_dir", config.diag_dir_pattern);
   r.Seconds("scrape_timeout", config.scrape_timeout, 0.1);
   r.Integer("scrape_concurrency", config.scrape_concurrency, 1, 100000);

@@ -62,6 +62,7 @@ ManifestView CheckManifest(const Manifest& fields, const std::string& node_list,
   if (fields.archive && PlainPathIn(fields.archive->path, diag_dir)) {
     view.archive_path = fields.archive->path;
   }
+  if (auto choice = ParseOnHang(fields.on_hang)) view.on_hang = *choice;
   return view;
 }
 

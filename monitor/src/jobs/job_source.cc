@@ -14,6 +14,18 @@ class SlurmJobSource : public JobSource {
     if (!nodes) return nodes.error();
     return slurm::ResolveNodeAddresses(*nodes, slurm::ResolveHost);
   }
+  Expected<void> SignalJobSteps(uint32_t job_id, const std::string& signal) override {
+    return client_.SignalJobSteps(job_id, signal);
+  }
+  Expected<void> RequeueExcluding(uint32_t job_id, const std::string& node) override {
+    return client_.RequeueExcluding(job_id, node);
+  }
+  Expected<void> CancelJob(uint32_t job_id, const std::string& reason) override {
+    return client_.CancelJob(job_id, reason);
+  }
+  Expected<void> DrainNode(const std::string& node, const std::string& reason) override {
+    return client_.DrainNode(node, reason);
+  }
 
  private:
   slurm::Client client_;

@@ -60,6 +60,16 @@ CREATE TABLE IF NOT EXISTS host_baselines (
 -- StateStore::kKeptCharts kept.
 CREATE TABLE IF NOT EXISTS incident_charts (
   incident_id INTEGER PRIMARY KEY REFERENCES incidents(id), png BLOB NOT NULL);
+-- Version 11: recovery (recovery.h): the steps taken per incident, recorded
+-- after each ran, so a restarted daemon neither repeats nor skips one; and
+-- the holds people put on a job's recovery.
+CREATE TABLE IF NOT EXISTS recovery_steps (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  incident_id INTEGER NOT NULL REFERENCES incidents(id), job_id INTEGER NOT NULL,
+  step TEXT NOT NULL, at REAL NOT NULL, detail TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS recovery_steps_by_incident ON recovery_steps(incident_id);
+CREATE TABLE IF NOT EXISTS recovery_holds (job_id INTEGER PRIMARY KEY, at REAL NOT NULL,
+  by_uid INTEGER NOT NULL);
 )sql";
 
 // Version 1 (issue 6's first cut) lacked these columns and the watches table.
@@ -757,6 +767,65 @@ Expected<void> StateStore::SaveIncidentChart(int64_t incident_id, const std::str
   sqlite3_bind_int(trim->stmt, 1, kKeptCharts);
   if (sqlite3_step(trim->stmt) != SQLITE_DONE) return SqlError(db_, "trim incident charts");
   return {};
+}
+
+Expected<void> StateStore::AddRecoveryStep(int64_t incident_id, uint32_t job_id,
+                                           const RecoveryStep& step) {
+  auto s = Prepare(db_,
+                   "INSERT INTO recovery_steps (incident_id, job_id, step, at, detail) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5)");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, incident_id);
+  sqlite3_bind_int64(s->stmt, 2, job_id);
+  BindText(s->stmt, 3, step.step);
+  sqlite3_bind_double(s->stmt, 4, step.at);
+  BindText(s->stmt, 5, step.detail);
+  if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "add recovery step");
+  return {};
+}
+
+Expected<std::vector<RecoveryStep>> StateStore::RecoverySteps(int64_t incident_id) {
+  auto s = Prepare(
+      db_, "SELECT step, at, detail FROM recovery_steps WHERE incident_id = ?1 ORDER BY id");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, incident_id);
+  std::vector<RecoveryStep> out;
+  int rc;
+  while ((rc = sqlite3_step(s->stmt)) == SQLITE_ROW) {
+    out.push_back({Text(s->stmt, 0), sqlite3_column_double(s->stmt, 1), Text(s->stmt, 2)});
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "recovery steps");
+  return out;
+}
+
+Expected<int> StateStore::RecoveryRequeues(uint32_t job_id) {
+  auto s = Prepare(db_, "SELECT count(*) FROM recovery_steps WHERE job_id = ?1 AND step = ?2");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  BindText(s->stmt, 2, std::string(kStepRequeue));
+  if (sqlite3_step(s->stmt) != SQLITE_ROW) return SqlError(db_, "recovery requeues");
+  return sqlite3_column_int(s->stmt, 0);
+}
+
+Expected<void> StateStore::HoldRecovery(uint32_t job_id, double at, uint32_t by_uid) {
+  auto s = Prepare(
+      db_, "INSERT OR REPLACE INTO recovery_holds (job_id, at, by_uid) VALUES (?1, ?2, ?3)");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  sqlite3_bind_double(s->stmt, 2, at);
+  sqlite3_bind_int64(s->stmt, 3, by_uid);
+  if (sqlite3_step(s->stmt) != SQLITE_DONE) return SqlError(db_, "hold recovery");
+  return {};
+}
+
+Expected<bool> StateStore::RecoveryHeld(uint32_t job_id) {
+  auto s = Prepare(db_, "SELECT 1 FROM recovery_holds WHERE job_id = ?1");
+  if (!s) return s.error();
+  sqlite3_bind_int64(s->stmt, 1, job_id);
+  const int rc = sqlite3_step(s->stmt);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return SqlError(db_, "recovery hold");
 }
 
 Expected<std::optional<std::pair<int64_t, std::string>>> StateStore::LatestIncidentChart(

@@ -109,6 +109,8 @@ void JobProgress::OnLine(const std::string& line, double now) {
     }
   }
   if (facts.heartbeat_timeout) heartbeat_timeout_ = *facts.heartbeat_timeout;
+  if (triage::CheckpointSaveOf(triage::WithoutTaskLabel(line)) == triage::CheckpointSave::kDone)
+    checkpoint_saved_at_ = now;
   if (facts.checkpoint_period) tracker_.SetCheckpointPeriod(*facts.checkpoint_period);
   if (!facts.step) {
     const std::string_view text = triage::WithoutTaskLabel(line);

@@ -586,7 +586,8 @@ TEST(MonitorConfig, TheShippedExampleParsesToTheDefaults) {
   bool in_monitor = false;
   while (std::getline(in, line)) {
     if (line.starts_with("["))
-      in_monitor = line.starts_with("[monitor") || line.starts_with("[stall]");
+      in_monitor = line.starts_with("[monitor") || line.starts_with("[stall]") ||
+                   line.starts_with("[recovery]");
     if (in_monitor && line.starts_with("# ") && line.find(" = ") != std::string::npos &&
         line.find(' ', 2) > line.find(" = ") - 1) {
       line = line.substr(2);
@@ -600,6 +601,26 @@ TEST(MonitorConfig, TheShippedExampleParsesToTheDefaults) {
   EXPECT_EQ(uncommented->stall.first_phase_grace_seconds, defaults.stall.first_phase_grace_seconds);
   EXPECT_EQ(uncommented->slowdown.window_seconds, defaults.slowdown.window_seconds);
   EXPECT_EQ(uncommented->window_seconds, defaults.window_seconds);
+  EXPECT_TRUE(uncommented->recovery.allowed.empty()) << "nothing allowed unless an admin says so";
+  EXPECT_EQ(uncommented->recovery.classes, defaults.recovery.classes);
+  EXPECT_EQ(uncommented->recovery.grace_seconds, defaults.recovery.grace_seconds);
+  EXPECT_EQ(uncommented->recovery.checkpoint_wait_seconds,
+            defaults.recovery.checkpoint_wait_seconds);
+  EXPECT_EQ(uncommented->recovery.signal, defaults.recovery.signal);
+  EXPECT_EQ(uncommented->recovery.max_requeues, defaults.recovery.max_requeues);
+}
+
+TEST(MonitorConfig, RecoveryBoundsAreCheckedAsAdminsWriteThem) {
+  auto ok = ParseMonitorConfig(
+      "[recovery]\nallowed = [\"requeue\", \"signal\"]\nsignal = \"SIGUSR2\"\ngrace = \"2m\"\n");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->recovery.allowed, (std::vector<OnHang>{OnHang::kRequeue, OnHang::kSignal}));
+  EXPECT_EQ(ok->recovery.signal, "USR2");
+  EXPECT_EQ(ok->recovery.grace_seconds, 120);
+  EXPECT_FALSE(ParseMonitorConfig("[recovery]\nallowed = [\"notify\"]\n").ok());
+  EXPECT_FALSE(ParseMonitorConfig("[recovery]\nallowed = [\"reboot\"]\n").ok());
+  EXPECT_FALSE(ParseMonitorConfig("[recovery]\nsignal = \"USR1; rm -rf /\"\n").ok());
+  EXPECT_FALSE(ParseMonitorConfig("[recovery]\nmystery = 1\n").ok());
 }
 
 TEST(Discovery, DiagDirPatternSelectionAndPrecedence) {
@@ -1428,6 +1449,69 @@ TEST_F(MonitorTest, AStallNamesTheRankThatStoppedFirst) {
   EXPECT_NE(incidents[0].summary.find(named), std::string::npos) << incidents[0].summary;
   ASSERT_FALSE(incidents[0].evidence.empty());
   EXPECT_EQ(incidents[0].evidence[0].rfind("ranks: " + named, 0), 0u) << incidents[0].evidence[0];
+}
+
+// From alert to recovery (recovery.h): a --diag job whose owner chose
+// requeue, on a cluster that allows it, is signalled after the grace period,
+// requeued once the checkpoint wait runs out, and a daemon killed between
+// the two neither repeats the signal nor skips the requeue; each step goes
+// out as a follow-up of the incident. The same job choosing nothing (notify)
+// gets nothing done.
+class RecoveryTest : public MonitorTest {
+ protected:
+  void Diag(const std::string& on_hang) {
+    const std::string diag = dir.path() + "/jobmon-diag-7";
+    fs::create_directories(diag);
+    std::ofstream(diag + "/manifest.json", std::ios::trunc)
+        << R"({"prometheus": {"port": 9190}, "on_hang": ")" + on_hang + R"("})";
+    source.jobs[0].user = "root";  // uid 0's name: the job's files are readable at once
+    config.recovery.allowed = {OnHang::kSignal, OnHang::kRequeue};
+    config.recovery.classes = {"hang"};
+    config.recovery.grace_seconds = 10;
+    config.recovery.checkpoint_wait_seconds = 20;
+    Reopen();
+  }
+  std::vector<std::string> RecoverySent() {
+    std::vector<std::string> out;
+    for (const alerts::Alert& a : notifier.sent) {
+      if (!a.recovery.empty()) out.push_back(a.recovery_step);
+    }
+    return out;
+  }
+};
+
+TEST_F(RecoveryTest, SignalledAfterTheGraceRequeuedOnceAcrossADaemonRestart) {
+  Diag("requeue");
+  Train(0, 40);
+  for (int i = 0; i < 35; ++i) monitor->Cycle(now += 1);
+  ASSERT_EQ(Incidents().size(), 1u);
+  EXPECT_TRUE(source.actions.empty()) << "within the grace period";
+  for (int i = 0; i < 12; ++i) monitor->Cycle(now += 1);
+  ASSERT_EQ(source.actions, std::vector<std::string>{"signal 7 USR1"});
+  Reopen();  // the daemon killed while the job should be checkpointing
+  for (int i = 0; i < 25; ++i) monitor->Cycle(now += 1);
+  ASSERT_EQ(source.actions.size(), 2u) << "the signal is not sent again";
+  EXPECT_EQ(source.actions[1].rfind("requeue 7 without", 0), 0u) << source.actions[1];
+  for (int i = 0; i < 10; ++i) monitor->Cycle(now += 1);
+  EXPECT_EQ(source.actions.size(), 2u) << "never twice";
+  EXPECT_EQ(RecoverySent(),
+            (std::vector<std::string>{"signal", "checkpoint-timeout", "requeue", "done"}));
+  EXPECT_EQ(monitor->stats().recovery_steps.at("done"), 1u);
+}
+
+TEST_F(RecoveryTest, NothingIsDoneForAJobWhoseOwnerChoseNothingOrThatIsHeld) {
+  Diag("notify");
+  Train(0, 40);
+  for (int i = 0; i < 80; ++i) monitor->Cycle(now += 1);
+  ASSERT_EQ(Incidents().size(), 1u);
+  EXPECT_TRUE(source.actions.empty());
+  EXPECT_TRUE(RecoverySent().empty());
+
+  Diag("signal");
+  ASSERT_TRUE(store->HoldRecovery(7, now, 1000).ok());
+  for (int i = 0; i < 40; ++i) monitor->Cycle(now += 1);
+  EXPECT_TRUE(source.actions.empty()) << "held by its owner";
+  EXPECT_EQ(RecoverySent(), std::vector<std::string>{"held"});
 }
 
 // Ray's folded lines (triage/rank_progress.h IsRayFolded) are the job's

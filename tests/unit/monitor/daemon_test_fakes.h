@@ -26,6 +26,25 @@ class ScriptedSource : public JobSource {
     if (down || nodes_down) return Error{"sinfo exited with 1 (controller unreachable?)"};
     return nodes;
   }
+  // Recovery's actions, as "signal 7 USR1", "requeue 7 without node2", ...
+  Expected<void> SignalJobSteps(uint32_t job_id, const std::string& signal) override {
+    return Act("signal " + std::to_string(job_id) + " " + signal);
+  }
+  Expected<void> RequeueExcluding(uint32_t job_id, const std::string& node) override {
+    return Act("requeue " + std::to_string(job_id) + " without " + node);
+  }
+  Expected<void> CancelJob(uint32_t job_id, const std::string& reason) override {
+    return Act("cancel " + std::to_string(job_id) + ": " + reason);
+  }
+  Expected<void> DrainNode(const std::string& node, const std::string& reason) override {
+    return Act("drain " + node + ": " + reason);
+  }
+  Expected<void> Act(std::string what) {
+    if (down) return Error{"scontrol exited with 1 (controller unreachable?)"};
+    actions.push_back(std::move(what));
+    return {};
+  }
+  std::vector<std::string> actions;
   std::vector<SlurmJob> jobs;
   NodeAddresses nodes = {{"node1", {IpAddress::Parse("10.0.0.11").value()}},
                          {"node2", {IpAddress::Parse("10.0.0.12").value()}},

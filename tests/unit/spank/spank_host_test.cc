@@ -167,8 +167,9 @@ TEST_F(SpankHost, UnderAnotherSlurmSlurmdLogsOneErrorLineNamingBothVersions) {
                              ".02: disabled"),
             std::string::npos)
       << host.log[0];
-  // --diag stays known, so scripts that pass it still submit.
-  EXPECT_EQ(host.calls, std::vector<std::string>{"spank_option_register diag"});
+  // --diag and --diag-on-hang stay known, so scripts that pass them still submit.
+  EXPECT_EQ(host.calls, (std::vector<std::string>{"spank_option_register diag",
+                                                  "spank_option_register diag-on-hang"}));
 }
 
 TEST_F(SpankHost, UnderAnotherSlurmTheJobIsLeftAlone) {

@@ -1,7 +1,8 @@
 #pragma once
 // One alert event as the monitor hands it to the outbox: an incident that
 // opened (firing) or closed (resolved), or a follow-up of either carrying
-// the end-of-job diagnosis (`diagnosis` set; the status is the incident's).
+// the end-of-job diagnosis (`diagnosis` set) or a recovery step (`recovery`
+// set); a follow-up's status is the incident's.
 // The key is stable per incident (cluster, job, class), so receivers
 // deduplicate and pair a resolve with its firing.
 
@@ -33,6 +34,9 @@ struct Alert {
   // The follow-up's TSDB diagnosis: one verdict line per playbook, and the
   // report (Markdown) Telegram gets as a document.
   std::string diagnosis, diagnosis_report;
+  // A recovery follow-up (monitor/include/jobmon/monitor/recovery.h): the
+  // step taken ("signal", "requeue", ...) and what was done, in words.
+  std::string recovery_step, recovery;
   // The incident's chart (PNG bytes; firing only, when one was drawn): in
   // JSON as "chart": {content_type, encoding: base64, filename, data}
   // (docs/alerts.md), to Telegram as a photo.

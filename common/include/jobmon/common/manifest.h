@@ -51,6 +51,8 @@ struct Manifest {
   std::string jobmon_version;
   std::string prometheus_version;
   std::string remote_write;
+  // --diag-on-hang (diag_option.h): "notify" unless the owner chose more.
+  std::string on_hang = "notify";
   // starting -> running -> stopping -> archiving -> archived | archive_failed
   // (or ended when archiving is off or there is no TSDB)
   std::string state;

@@ -5,7 +5,7 @@
 // store. The socket, peer credentials and timeouts are api_server.h's.
 //
 // Request:  {"op":"status","job_id":N[,"chart":true]} | {"op":"list","all":bool} |
-//           {"op":"watch","job_id":N}
+//           {"op":"watch","job_id":N} | {"op":"hold","job_id":N}
 // Response: {"ok":true, ...} or {"ok":false,"code":"forbidden|not_found|bad_request|
 //           too_many_watches|busy|...",
 //           "error":"<sentence>"}
@@ -34,7 +34,7 @@ struct Caller {
 };
 
 struct Request {
-  std::string op;  // status | list | watch
+  std::string op;  // status | list | watch | hold
   std::optional<uint32_t> job_id;
   bool all = false;  // list: ended jobs too
   // status: with the newest incident chart, "chart": {incident_id,

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobmon/common/diag_option.h"
 #include "jobmon/common/expected.h"
 #include "jobmon/common/ip_address.h"
 #include "jobmon/common/manifest.h"
@@ -35,6 +36,7 @@ struct ManifestView {
   std::string state;                   // a plain word ("running", "archived", ...), else ""
   std::string archive_path;            // only a plain path inside the diag dir, else ""
   std::string tsdb_dir;                // the live TSDB on the head node: a plain absolute path
+  OnHang on_hang = OnHang::kNotify;    // the owner's --diag-on-hang; notify when not a known word
 };
 
 // Pure: what the daemon takes from the manifest's fields (ParseManifestFields:

@@ -44,6 +44,9 @@ class JobProgress {
   std::optional<double> first_step_time() const { return first_step_time_; }
   // A JAX coordination-service heartbeat accusation, when it was read.
   std::optional<double> heartbeat_seen_at() const { return heartbeat_seen_at_; }
+  // When the job last said a checkpoint was saved (triage/phase_lines.h
+  // CheckpointSaveOf: done), as read: what recovery waits for after its signal.
+  std::optional<double> checkpoint_saved_at() const { return checkpoint_saved_at_; }
   // jax_distributed_heartbeat_timeout_seconds from the log's header.
   std::optional<double> heartbeat_timeout() const { return heartbeat_timeout_; }
   const std::deque<std::string>& tail() const { return tail_; }
@@ -107,6 +110,7 @@ class JobProgress {
   int64_t pulse_base_ = 0;  // a restored pulse's count continues from here
   std::deque<std::string> tail_;
   std::optional<double> first_step_time_, heartbeat_seen_at_, heartbeat_timeout_;
+  std::optional<double> checkpoint_saved_at_;
   int year_ = 1970;  // of the poll's clock
 };
 

@@ -26,6 +26,11 @@ class JobSource {
   virtual Expected<std::vector<slurm::SlurmJob>> ListJobs() = 0;
   // Every node's address as Slurm has it; an error when it did not answer.
   virtual Expected<NodeAddresses> ListNodeAddresses() = 0;
+  // Recovery's actions on a job (recovery.h), as slurm::Client does them.
+  virtual Expected<void> SignalJobSteps(uint32_t job_id, const std::string& signal) = 0;
+  virtual Expected<void> RequeueExcluding(uint32_t job_id, const std::string& node) = 0;
+  virtual Expected<void> CancelJob(uint32_t job_id, const std::string& reason) = 0;
+  virtual Expected<void> DrainNode(const std::string& node, const std::string& reason) = 0;
 };
 
 std::unique_ptr<JobSource> MakeSlurmJobSource(slurm::Commands commands);

@@ -52,6 +52,7 @@ struct MonitorStats {
   uint64_t chart_failures = 0;   // firing incidents whose chart gnuplot did not draw
   size_t diagnoses_pending = 0;  // end-of-job diagnoses waiting or running
   std::map<std::string, uint64_t> incidents_opened;  // by class, since start
+  std::map<std::string, uint64_t> recovery_steps;    // by step (recovery.h), since start
 };
 
 class Monitor {
@@ -96,6 +97,9 @@ class Monitor {
     std::set<std::string> warned;  // per-job warnings already logged once
     std::optional<IncidentRecord> open;
     bool heartbeat_handled = false;
+    // The owner's --diag-on-hang, from the manifest (read once, at the first
+    // open incident); nullopt until read.
+    std::optional<OnHang> on_hang;
     bool ended = false;
     ProgressRecord saved;  // what the store has, to skip unchanged writes
   };
@@ -142,6 +146,10 @@ class Monitor {
   std::pair<double, double> TrainingSpan(const Tracked& job, const ProgressState& state,
                                          double fallback_until) const;
   void PollJob(Tracked& job, double now);
+  // Recovery (recovery.h): after the cycle's transaction, since its steps
+  // wait on Slurm's commands; each step recorded as it ran, and announced.
+  void RecoverJobs(double now);
+  void Recover(Tracked& job, double now);
   // A heartbeat accusation not judged yet: judged once, and the policy decides.
   void OnHeartbeat(Tracked& job, double now);
   void OnEnded(Tracked& job, const std::string& slurm_state, double now);

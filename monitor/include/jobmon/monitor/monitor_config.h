@@ -14,6 +14,7 @@
 #include "jobmon/common/ip_address.h"
 #include "jobmon/common/socket_address.h"
 #include "jobmon/monitor/progress_tracker.h"
+#include "jobmon/monitor/recovery.h"
 #include "jobmon/slurm/client.h"
 
 namespace re2 {
@@ -51,7 +52,10 @@ struct MonitorConfig {
   std::string squeue = "squeue";
   std::string scontrol = "scontrol";
   std::string sinfo = "sinfo";
-  slurm::Commands SlurmCommands() const { return {squeue, scontrol, sinfo, slurm_timeout}; }
+  std::string scancel = "scancel";  // recovery's signal and cancel
+  slurm::Commands SlurmCommands() const {
+    return {squeue, scontrol, sinfo, slurm_timeout, scancel};
+  }
   std::string diag_dir_pattern{kDefaultDiagDirPattern};  // as the plugin's diag_dir
   JobSelection select;
   double scrape_timeout = 2;
@@ -101,6 +105,7 @@ struct MonitorConfig {
   // none). Users see their own jobs; root and admin_group's members all.
   std::string api_socket = "/run/jobmon/monitor.sock";
   std::string admin_group;  // empty: only root sees every job
+  RecoveryPolicy recovery;  // [recovery]: what may be done about a hang (recovery.h)
 };
 
 // metrics_listen: exactly one loopback IP and port ("127.0.0.1:9188",

@@ -15,12 +15,13 @@
 
 #include "jobmon/common/expected.h"
 #include "jobmon/monitor/metric_window.h"
+#include "jobmon/monitor/recovery.h"
 
 namespace jobmon::monitor {
 
 // 3: the alerts outbox; 4: owners' uids; 5: the end-of-job diagnosis;
 // 6: the first step's time; 7: a watch per (job, asker).
-inline constexpr int kStateSchemaVersion = 10;
+inline constexpr int kStateSchemaVersion = 11;
 
 struct JobRecord {
   uint32_t job_id = 0;
@@ -48,6 +49,9 @@ struct JobRecord {
 struct WatchRequest {
   uint32_t job_id = 0;
   std::optional<uint32_t> uid;
+  // `jobmon hold`: the job's recovery held (recovery.h), not a watch; uid
+  // is then the asker's, whoever it is.
+  bool hold = false;
   bool operator==(const WatchRequest&) const = default;
 };
 
@@ -142,6 +146,15 @@ class StateStore {
   Expected<void> SaveIncidentChart(int64_t incident_id, const std::string& png);
   // The newest chart of the job's incidents: (incident id, PNG), if any.
   Expected<std::optional<std::pair<int64_t, std::string>>> LatestIncidentChart(uint32_t job_id);
+
+  // Recovery (recovery.h): each step taken for an incident, in order, and
+  // the holds people put on a job's recovery (`jobmon hold`).
+  Expected<void> AddRecoveryStep(int64_t incident_id, uint32_t job_id, const RecoveryStep& step);
+  Expected<std::vector<RecoveryStep>> RecoverySteps(int64_t incident_id);
+  // The job's requeues by recovery, over all its incidents.
+  Expected<int> RecoveryRequeues(uint32_t job_id);
+  Expected<void> HoldRecovery(uint32_t job_id, double at, uint32_t by_uid);
+  Expected<bool> RecoveryHeld(uint32_t job_id);
 
   // The connection, for the alerts outbox: its rows are written in the same
   // transaction as the incidents they report.

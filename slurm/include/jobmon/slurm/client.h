@@ -23,6 +23,7 @@ struct Commands {
   std::string scontrol = "scontrol";
   std::string sinfo = "sinfo";  // node records where scontrol has no --json (22.05)
   double timeout_seconds = 10;
+  std::string scancel = "scancel";  // recovery's signal and cancel (monitor/recovery.h)
 };
 
 // Slurm's version line ("slurm 25.11.7", "slurm-wlm 22.05.8", from
@@ -47,6 +48,18 @@ class Client {
   // The series of the Slurm commands found (2511 for 25.11), asked once;
   // 0 when `scontrol --version` did not answer.
   int Series() const;
+
+  // Acting on a job, for recovery (monitor/include/jobmon/monitor/recovery.h),
+  // by Slurm's own commands; each an error when the command did not succeed.
+  // `scancel --signal=SIG JOB`: the job's steps, not its batch shell (whose
+  // default for USR1 is to die).
+  Expected<void> SignalJobSteps(uint32_t job_id, const std::string& signal) const;
+  // Requeued held, the node excluded (when one is named), then released: a
+  // running job's ExcNodeList can only change while it is pending.
+  Expected<void> RequeueExcluding(uint32_t job_id, const std::string& node) const;
+  // The reason in the job's Comment, then `scancel JOB`.
+  Expected<void> CancelJob(uint32_t job_id, const std::string& reason) const;
+  Expected<void> DrainNode(const std::string& node, const std::string& reason) const;
 
   const Commands& commands() const { return commands_; }
 
