@@ -671,6 +671,9 @@ Monitor::NewIncident Monitor::StallIncident(Tracked& t, const ProgressState& sta
   if (!waits.stopped.empty()) {
     incident.summary += "; " + waits.stopped;
     rank_lines.push_back("ranks: " + waits.stopped);
+    // Where the class names no host, the node of the rank that stopped
+    // first is the one the incident is about (recovery excludes it).
+    if (incident.hosts.empty()) incident.hosts = waits.stopped_hosts;
   } else if (ranks.folded()) {
     rank_lines.push_back("ranks: " + std::string(triage::RankProgress::kFoldedNote));
   } else if (ranks.ranks().size() > 1) {

@@ -88,7 +88,13 @@ RankWaits DescribeRankWaits(const triage::RankProgress& ranks,
       // "rank 1" says nothing of the task; "task 1" already does.
       places[id] =
           (id.rank >= 0 ? fmt::format("task {} on ", id.task) : "on ") + HostsOf(f->second);
+      for (const std::string& host : f->second.hosts) {
+        if (std::find(out.stopped_hosts.begin(), out.stopped_hosts.end(), host) ==
+            out.stopped_hosts.end())
+          out.stopped_hosts.push_back(host);
+      }
     }
+    std::sort(out.stopped_hosts.begin(), out.stopped_hosts.end());
     out.stopped = triage::RankProgress::Describe(*stopped, places);
   }
   for (const auto& [id, last] : ranks.ranks()) add(id.task);

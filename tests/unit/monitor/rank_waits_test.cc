@@ -70,6 +70,7 @@ TEST(RankWaits, TheRankThatStoppedFirstIsNamedWithItsTaskAndNode) {
       "pt_data_worker pid 130 S in pipe_read (2 threads: 2 S)",
       "task 1 on node1: python3 pid 121 S in wait_for_partner (14 threads: 14 S)"};
   EXPECT_EQ(w.waits, expected);
+  EXPECT_EQ(w.stopped_hosts, std::vector<std::string>{"node2"}) << "recovery's node to exclude";
 }
 
 TEST(RankWaits, ATaskLabelAloneSaysOnlyTheNode) {
@@ -87,6 +88,7 @@ TEST(RankWaits, WithoutTaskLabelsTheSentenceIsTriagesOwn) {
   const RankWaits w = DescribeRankWaits(ranks, unlabelled);
   EXPECT_EQ(w.stopped, RankProgress::Describe(*ranks.Stopped()));
   EXPECT_TRUE(w.waits.empty());
+  EXPECT_TRUE(w.stopped_hosts.empty()) << "no task label: no node known";
   EXPECT_EQ(DescribeRankWaits(ranks, {}).stopped, RankProgress::Describe(*ranks.Stopped()));
 }
 

@@ -19,6 +19,9 @@ struct RankWaits {
   // step 29, 1 step behind the other 2 ranks (at step 30)"; "" when no rank
   // stopped first.
   std::string stopped;
+  // The hosts the ranks that stopped first run on (by their task labels),
+  // sorted; empty where none is known.
+  std::vector<std::string> stopped_hosts;
   // One line per task found on a host, those that stopped first first, then
   // by task: "task 1 on node2: python3 pid 4242 S in hrtimer_nanosleep
   // (...)", its processes with the most threads first; at most
