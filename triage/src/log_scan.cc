@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 
+#include "database_cache.h"
 #include "jobmon/common/unique_fd.h"
 #include "scan_patterns.h"
 #include "scan_state.h"
@@ -69,16 +70,25 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
     flags.push_back(impl->patterns[i].flags);
     ids.push_back(static_cast<unsigned>(i));
   }
+  // Compiled once per pattern set and machine (database_cache.h).
+  std::string key = std::string(hs_version()) + "\n";
+  for (size_t i = 0; i < expressions.size(); ++i) {
+    key += std::to_string(ids[i]) + " " + std::to_string(flags[i]) + " " + expressions[i] + "\n";
+  }
+  const std::string cache = DatabaseCacheDir();
+  impl->database = LoadCachedDatabase(cache, key);
+  const bool compiled = impl->database == nullptr;
   hs_compile_error_t* error = nullptr;
-  if (hs_compile_multi(expressions.data(), flags.data(), ids.data(),
-                       static_cast<unsigned>(expressions.size()), HS_MODE_BLOCK, nullptr,
-                       &impl->database, &error) != HS_SUCCESS) {
+  if (!impl->database && hs_compile_multi(expressions.data(), flags.data(), ids.data(),
+                                          static_cast<unsigned>(expressions.size()), HS_MODE_BLOCK,
+                                          nullptr, &impl->database, &error) != HS_SUCCESS) {
     std::string message = error && error->message ? error->message : "unknown";
     int index = error ? error->expression : -1;
     hs_free_compile_error(error);
     return Error{"signature database: " + message + " (pattern " +
                  (index >= 0 ? impl->patterns[static_cast<size_t>(index)].expression : "?") + ")"};
   }
+  if (compiled) StoreCachedDatabase(cache, key, impl->database);
   if (hs_alloc_scratch(impl->database, &impl->prototype_scratch) != HS_SUCCESS) {
     return Error{"cannot allocate Hyperscan scratch space"};
   }
