@@ -63,22 +63,16 @@ std::vector<std::string> SplitHtmlLines(const std::vector<std::string>& lines, s
     size_t length = VisibleLength(line);
     if (length > limit) {
       // Only plain lines get this long (evidence); tagged lines are short.
-      std::string plain;
+      std::string untagged;
       for (size_t i = 0; i < line.size();) {  // back to text, then cut and escape again
         if (line[i] == '<') {
           size_t close = line.find('>', i);
           i = close == std::string::npos ? line.size() : close + 1;
-        } else if (line.compare(i, 5, "&amp;") == 0) {
-          plain += '&', i += 5;
-        } else if (line.compare(i, 4, "&lt;") == 0) {
-          plain += '<', i += 4;
-        } else if (line.compare(i, 4, "&gt;") == 0) {
-          plain += '>', i += 4;
         } else {
-          plain += line[i++];
+          untagged += line[i++];
         }
       }
-      line = EscapeHtml(CutPlain(plain, limit - 1)) + "…";
+      line = EscapeHtml(CutPlain(UnescapeHtml(untagged), limit - 1)) + "…";
       length = VisibleLength(line);
     }
     if (current.empty()) {

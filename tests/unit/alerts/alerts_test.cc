@@ -649,5 +649,22 @@ TEST(TelegramFormat, EscapesSplitsAndKeepsEveryMessageValid) {
   EXPECT_TRUE(cut) << "the over-long line is cut, not dropped";
 }
 
+// An over-long line is cut as text and escaped again: quotes and
+// apostrophes once, not twice (&amp;quot;).
+TEST(TelegramFormat, ACutLineIsEscapedOnce) {
+  EXPECT_EQ(UnescapeHtml(EscapeHtml("a \"b\" & 'c' <d>")), "a \"b\" & 'c' <d>");
+  EXPECT_EQ(UnescapeHtml("&nbsp;&amp;"), "&nbsp;&") << "another entity stays as it is";
+  Alert a;
+  a.status = "firing";
+  a.job_id = 42;
+  a.klass = "hang";
+  a.evidence.push_back("log: \"rank 3's step\" " + std::string(9000, 'q'));
+  std::string all;
+  for (const auto& m : FormatTelegramMessages(a)) all += m;
+  EXPECT_NE(all.find("&quot;rank 3&#39;s step&quot;"), std::string::npos);
+  EXPECT_EQ(all.find("&amp;quot;"), std::string::npos) << "escaped twice";
+  EXPECT_EQ(all.find("&amp;#39;"), std::string::npos) << "escaped twice";
+}
+
 }  // namespace
 }  // namespace jobmon::alerts

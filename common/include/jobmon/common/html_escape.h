@@ -1,5 +1,5 @@
 #pragma once
-// Text into HTML: & < > " ' as entities. The one escaper for Telegram's
+// Text into HTML: & < > " ' as entities, and back. The one escaper for Telegram's
 // HTML messages (which accept exactly these named and numeric entities)
 // and the HTML reports (chart/html_report.h), in text and attributes.
 
@@ -9,5 +9,8 @@
 namespace jobmon {
 
 std::string EscapeHtml(std::string_view text);
+// The inverse of EscapeHtml: the five entities it writes back to their
+// characters; any other text (other entities among it) as it is.
+std::string UnescapeHtml(std::string_view html);
 
 }  // namespace jobmon
