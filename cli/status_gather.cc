@@ -71,8 +71,16 @@ int GatherStatus(const StatusArgs& args, StatusInputs& in) {
           if (auto p = monitor::api::ProgressFromJson(a["progress"])) in.progress = *p;
         }
         for (const json& i : a.value("incidents", json::array())) {
-          if (auto r = monitor::api::IncidentFromJson(i)) in.incidents.push_back(*r);
+          auto r = monitor::api::IncidentFromJson(i);
+          if (!r) continue;
+          in.incidents.push_back(*r);
+          for (const json& step : i.value("recovery", json::array())) {
+            if (!step.is_object()) continue;
+            in.recovery[r->id].push_back(
+                {step.value("step", ""), step.value("at", 0.0), step.value("detail", "")});
+          }
         }
+        in.recovery_held = a.value("recovery_held", false);
         if (a.contains("slurm_unreachable_since") && a["slurm_unreachable_since"].is_number())
           in.slurm_unreachable_since = a["slurm_unreachable_since"].get<double>();
         if (const json chart = a.value("chart", json()); chart.is_object()) {
@@ -99,6 +107,11 @@ int GatherStatus(const StatusArgs& args, StatusInputs& in) {
         in.record = **r;
         if (auto p = (*store)->GetProgress(*in.job_id); p && *p) in.progress = **p;
         if (auto i = (*store)->Incidents(*in.job_id)) in.incidents = *i;
+        for (const auto& incident : in.incidents) {
+          if (auto steps = (*store)->RecoverySteps(incident.id); steps && !steps->empty())
+            in.recovery[incident.id] = *steps;
+        }
+        if (auto held = (*store)->RecoveryHeld(*in.job_id)) in.recovery_held = *held;
         if (!args.html.empty()) {
           if (auto chart = (*store)->LatestIncidentChart(*in.job_id); chart && *chart) {
             in.chart = **chart;

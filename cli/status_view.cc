@@ -101,6 +101,12 @@ json ProgressJson(const StatusProgress& p) {
   return out;
 }
 
+json RecoveryJson(const std::vector<monitor::RecoveryStep>& steps) {
+  json out = json::array();
+  for (const auto& s : steps) out.push_back({{"step", s.step}, {"at", s.at}, {"detail", s.detail}});
+  return out;
+}
+
 json IncidentJson(const StatusIncident& i) {
   return {{"id", i.id},
           {"class", i.klass},
@@ -110,7 +116,8 @@ json IncidentJson(const StatusIncident& i) {
           {"close_reason", i.close_reason},
           {"summary", i.summary},
           {"evidence", i.evidence},
-          {"hosts", i.hosts}};
+          {"hosts", i.hosts},
+          {"recovery", RecoveryJson(i.recovery)}};
 }
 
 }  // namespace
@@ -170,9 +177,15 @@ StatusView BuildStatusView(const StatusInputs& in) {
     view.progress = ProjectedProgress(in.report->progress);
   }
   view.report = in.report;
-  for (const auto& i : in.incidents) view.incidents.push_back(IncidentOf(i));
+  for (const auto& i : in.incidents) {
+    view.incidents.push_back(IncidentOf(i));
+    if (auto steps = in.recovery.find(i.id); steps != in.recovery.end())
+      view.incidents.back().recovery = steps->second;
+  }
   if (!in.diag_dir.empty()) view.diag_dir = in.diag_dir;
   view.prometheus = in.manifest;
+  if (in.manifest) view.on_hang = std::string(ToString(in.manifest->on_hang));
+  view.recovery_held = in.recovery_held;
   return view;
 }
 
@@ -202,6 +215,8 @@ json StatusJson(const StatusView& v) {
   if (v.final_class) out["final_class"] = *v.final_class;
   if (v.diagnosis) out["diagnosis"] = *v.diagnosis;
   if (v.stall_seconds) out["stall_seconds"] = *v.stall_seconds;
+  out["on_hang"] = OrNull(v.on_hang.empty() ? std::optional<std::string>{} : v.on_hang);
+  out["recovery_held"] = v.recovery_held;
   for (const auto& i : v.incidents) out["incidents"].push_back(IncidentJson(i));
   if (v.prometheus) {
     const monitor::ManifestView& m = *v.prometheus;
@@ -270,6 +285,10 @@ std::string StatusText(const StatusView& v) {
       from = end + 1;
     }
   }
+  if (!v.on_hang.empty() && v.on_hang != "notify") {
+    text += fmt::format("  on a hang: {} (the owner's --diag-on-hang){}\n", T(v.on_hang),
+                        v.recovery_held ? "; held: nothing more is done" : "");
+  }
   if (v.incidents.empty()) {
     text += "  incidents: none\n";
   } else {
@@ -287,6 +306,10 @@ std::string StatusText(const StatusView& v) {
                 T(line.is_string() ? line.get<std::string>()
                                    : line.dump(-1, ' ', false, json::error_handler_t::replace)) +
                 "\n";
+      }
+      for (const auto& step : i.recovery) {
+        text += fmt::format("      recovery {} at {}: {}\n", T(step.step), FormatIsoUtc(step.at),
+                            T(step.detail));
       }
     }
   }

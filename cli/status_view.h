@@ -5,12 +5,14 @@
 // command does the reading.
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "jobmon/monitor/diag_files.h"
+#include "jobmon/monitor/recovery.h"
 #include "jobmon/monitor/state_store.h"
 #include "jobmon/slurm/jobs.h"
 #include "jobmon/triage/stall_rule.h"
@@ -40,6 +42,10 @@ struct StatusInputs {
   // The newest incident chart the daemon drew (`--html` only): its
   // incident and the PNG.
   std::optional<std::pair<int64_t, std::string>> chart;
+  // Recovery (monitor/recovery.h): the steps taken, by incident id, and
+  // whether someone held the job's recovery.
+  std::map<int64_t, std::vector<monitor::RecoveryStep>> recovery;
+  bool recovery_held = false;
 };
 
 struct StatusIncident {
@@ -50,6 +56,7 @@ struct StatusIncident {
   // As the daemon recorded them (evidence: one line each; hosts: those the class names).
   nlohmann::json evidence = nlohmann::json::array();
   nlohmann::json hosts = nlohmann::json::array();
+  std::vector<monitor::RecoveryStep> recovery = {};  // the steps taken about it
 };
 
 // Last and expected step: from the daemon's tracker, else the log's projection.
@@ -88,6 +95,10 @@ struct StatusView {
   std::vector<StatusIncident> incidents;
   std::optional<std::string> diag_dir;
   std::optional<monitor::ManifestView> prometheus;
+  // The owner's --diag-on-hang (from the manifest) and whether the job's
+  // recovery is held; "" when the job has no manifest.
+  std::string on_hang;
+  bool recovery_held = false;
   std::optional<double> slurm_unreachable_since;  // the daemon's, see StatusInputs
   double now = 0;
 };

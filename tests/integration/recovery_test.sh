@@ -183,6 +183,11 @@ check "held twin: its hang alerted" bash -c \
   "[[ -n \"\$(sql \"SELECT id FROM incidents WHERE job_id=$held AND class LIKE 'hang%'\")\" ]]"
 check "held twin: held, nothing done" bash -c \
   "[[ \"\$(steps_of $held)\" == 'held ' ]] && scontrol -o show job $held | grep -q 'JobState=RUNNING.*Restarts=0'"
+"$JOBMON" status "$requeue" --config "$SCRATCH/jobmon.toml" --json >"$SCRATCH/status-requeue.json"
+check "jobmon status: the owner's choice and each step taken" bash -c \
+  "[[ \"\$(checks field '$SCRATCH/status-requeue.json' on_hang incidents.0.recovery.0.step incidents.0.recovery.2.step)\" == 'requeue signal requeue' ]]"
+"$JOBMON" status "$held" --config "$SCRATCH/jobmon.toml" >"$SCRATCH/status-held.txt"
+check "jobmon status: the held job says so" grep -q 'on a hang: requeue (the owner.s --diag-on-hang); held' "$SCRATCH/status-held.txt"
 check "the daemon is still running" kill -0 "$MONITOR_PID"
 echo "# recovery_live took ${SECONDS}s up to its teardown"
 finish

@@ -245,9 +245,20 @@ json Status(StateStore& store, const Caller& caller, uint32_t job_id, bool with_
   out["progress"] = progress && *progress ? ProgressJson(**progress) : json(nullptr);
   json incidents = json::array();
   if (auto list = store.Incidents(job_id)) {
-    for (const IncidentRecord& i : *list) incidents.push_back(IncidentJson(i));
+    for (const IncidentRecord& i : *list) {
+      json one = IncidentJson(i);
+      json steps = json::array();
+      if (auto taken = store.RecoverySteps(i.id)) {
+        for (const RecoveryStep& s : *taken)
+          steps.push_back({{"step", s.step}, {"at", s.at}, {"detail", s.detail}});
+      }
+      one["recovery"] = steps;
+      incidents.push_back(one);
+    }
   }
   out["incidents"] = incidents;
+  auto held = store.RecoveryHeld(job_id);
+  out["recovery_held"] = held && *held;
   if (with_chart) {
     auto chart = store.LatestIncidentChart(job_id);
     out["chart"] = chart && *chart ? json{{"incident_id", (*chart)->first},

@@ -151,6 +151,31 @@ TEST(StatusViewTest, AnOpenIncidentSetsStateClassAndStallTime) {
   EXPECT_EQ(text.find("      - line 8\n"), std::string::npos) << "text shows at most 8 lines";
 }
 
+// Recovery (monitor/recovery.h): the owner's choice, each step taken about
+// an incident, and a hold, in the text and the JSON.
+TEST(StatusViewTest, TheOwnersChoiceAndTheRecoveryStepsAreShown) {
+  StatusInputs in = DaemonInputs();
+  in.incidents = {Incident(2, "open", kNow - 300, 1)};
+  in.recovery[2] = {{"signal", kNow - 200, "send SIGUSR1 to the job's steps"},
+                    {"requeue", kNow - 100, "requeue the job without n3"}};
+  in.manifest = monitor::ManifestView{};
+  in.manifest->on_hang = OnHang::kRequeue;
+  in.recovery_held = true;
+  const StatusView view = BuildStatusView(in);
+  const json j = StatusJson(view);
+  EXPECT_EQ(j["on_hang"], "requeue");
+  EXPECT_EQ(j["recovery_held"], true);
+  ASSERT_EQ(j["incidents"][0]["recovery"].size(), 2u);
+  EXPECT_EQ(j["incidents"][0]["recovery"][1]["detail"], "requeue the job without n3");
+  const std::string text = StatusText(view);
+  EXPECT_NE(text.find("  on a hang: requeue (the owner's --diag-on-hang); held"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      recovery requeue at "), std::string::npos) << text;
+  in.manifest->on_hang = OnHang::kNotify;
+  EXPECT_EQ(StatusText(BuildStatusView(in)).find("on a hang"), std::string::npos)
+      << "notify, the default, is not worth a line";
+}
+
 TEST(StatusViewTest, AnEndedJobHasNoThresholdNorExpectedStep) {
   StatusInputs in = DaemonInputs();
   in.record->ended_at = kNow - 60;
