@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -123,39 +125,62 @@ struct WatchArgs : CommonArgs {
   uint32_t job_id = 0;
 };
 
-int RunWatch(const WatchArgs& args) {
+// How a request reached the daemon: "api", or "database" (written into
+// its state database, root's way when no daemon answers); else the reason,
+// already said.
+struct Delivered {
+  std::string source, db;
+  int exit_code = kOk;
+};
+
+// `op` through the daemon's API; where it does not answer, `write` into its
+// database. A refusal in `fatal` (any, when `fatal` is empty) ends it.
+Delivered AskOrWrite(const char* command, const WatchArgs& args, const std::string& op,
+                     const std::vector<std::string>& fatal,
+                     const std::function<Expected<void>(monitor::StateStore&)>& write) {
   auto config = Config(args);
-  if (!config) return Fail("watch", config.error().message);
-  const std::string db = DbPath(args, *config);
-  std::string source = "database";
-  if (auto answer = AskDaemon(args, *config, {.op = "watch", .job_id = args.job_id})) {
+  if (!config) return {"", "", Fail(command, config.error().message)};
+  Delivered out{"database", DbPath(args, *config)};
+  if (auto answer = AskDaemon(args, *config, {.op = op, .job_id = args.job_id})) {
+    const bool refused_for_good =
+        *answer && (fatal.empty() || std::any_of(fatal.begin(), fatal.end(), [&](const auto& code) {
+                      return Refused(**answer, code);
+                    }));
     if (*answer && (**answer).value("ok", false)) {
-      source = "api";
-    } else if (*answer &&
-               (Refused(**answer, "forbidden") || Refused(**answer, "too_many_watches"))) {
-      return Fail("watch", (**answer).value("error", "refused"), kFailed);
+      out.source = "api";
+    } else if (refused_for_good) {
+      return {"", "", Fail(command, (**answer).value("error", "refused"), kFailed)};
     } else {
-      std::cerr << "jobmon watch: the daemon's API: "
+      std::cerr << "jobmon " << command << ": the daemon's API: "
                 << (*answer ? (**answer).value("error", "refused") : answer->error().message)
                 << "; writing into its database\n";
     }
   }
-  if (source == "database") {
-    if (!PathExists(db)) {
-      return Fail("watch",
-                  "no API socket at " + SocketPath(args, *config) + " and no state database at " +
-                      db + " (start slurm_job_monitor first, or --socket / --db)",
-                  kFailed);
+  if (out.source == "database") {
+    if (!PathExists(out.db)) {
+      return {"", "",
+              Fail(command,
+                   "no API socket at " + SocketPath(args, *config) + " and no state database at " +
+                       out.db + " (start slurm_job_monitor first, or --socket / --db)",
+                   kFailed)};
     }
-    auto store = monitor::StateStore::Open(db);
-    if (!store) return Fail("watch", store.error().message, kFailed);
-    if (auto added = (*store)->AddWatch(args.job_id, NowSeconds()); !added) {
-      return Fail("watch", added.error().message, kFailed);
+    auto store = monitor::StateStore::Open(out.db);
+    if (!store) return {"", "", Fail(command, store.error().message, kFailed)};
+    if (auto written = write(**store); !written) {
+      return {"", "", Fail(command, written.error().message, kFailed)};
     }
   }
+  return out;
+}
+
+int RunWatch(const WatchArgs& args) {
+  const Delivered d = AskOrWrite(
+      "watch", args, "watch", {"forbidden", "too_many_watches"},
+      [&](monitor::StateStore& store) { return store.AddWatch(args.job_id, NowSeconds()); });
+  if (d.exit_code != kOk) return d.exit_code;
   if (args.json) {
-    json out = {{"job_id", args.job_id}, {"watch", "requested"}, {"source", source}};
-    if (source == "database") out["db"] = db;
+    json out = {{"job_id", args.job_id}, {"watch", "requested"}, {"source", d.source}};
+    if (d.source == "database") out["db"] = d.db;
     std::cout << JsonText(out, -1);
   } else {
     std::cout << "job " << args.job_id
@@ -168,35 +193,13 @@ int RunWatch(const WatchArgs& args) {
 // ------------------------------------------------------------------ hold
 
 int RunHold(const WatchArgs& args) {
-  auto config = Config(args);
-  if (!config) return Fail("hold", config.error().message);
-  std::string source = "database";
-  if (auto answer = AskDaemon(args, *config, {.op = "hold", .job_id = args.job_id})) {
-    if (*answer && (**answer).value("ok", false)) {
-      source = "api";
-    } else if (*answer) {
-      return Fail("hold", (**answer).value("error", "refused"), kFailed);
-    } else {
-      std::cerr << "jobmon hold: the daemon's API: " << answer->error().message
-                << "; writing into its database\n";
-    }
-  }
-  if (source == "database") {
-    const std::string db = DbPath(args, *config);
-    if (!PathExists(db)) {
-      return Fail("hold",
-                  "no API socket at " + SocketPath(args, *config) + " and no state database at " +
-                      db + " (start slurm_job_monitor first, or --socket / --db)",
-                  kFailed);
-    }
-    auto store = monitor::StateStore::Open(db);
-    if (!store) return Fail("hold", store.error().message, kFailed);
-    if (auto held = (*store)->HoldRecovery(args.job_id, NowSeconds(), getuid()); !held) {
-      return Fail("hold", held.error().message, kFailed);
-    }
-  }
+  const Delivered d = AskOrWrite("hold", args, "hold", {}, [&](monitor::StateStore& store) {
+    return store.HoldRecovery(args.job_id, NowSeconds(), getuid());
+  });
+  if (d.exit_code != kOk) return d.exit_code;
   if (args.json) {
-    std::cout << JsonText({{"job_id", args.job_id}, {"hold", "requested"}, {"source", source}}, -1);
+    std::cout << JsonText({{"job_id", args.job_id}, {"hold", "requested"}, {"source", d.source}},
+                          -1);
   } else {
     std::cout << "job " << args.job_id
               << ": held: the monitor takes no recovery step for it (alerts still go out)\n";
