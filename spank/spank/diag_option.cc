@@ -8,15 +8,18 @@ namespace jobmon::spank {
 namespace {
 
 constexpr int kDiagOptionValue = 1;
+constexpr int kOnHangOptionValue = 2;
 
-// Runs in sbatch/salloc/srun when the user gives --diag (and again in
+// Runs in sbatch/salloc/srun when the user gives the option (and again in
 // remote contexts): rejecting a bad value here stops the submission with a
-// clear message, before the job exists.
-int OnDiagOption(int /*val*/, const char* optarg, int /*remote*/) noexcept {
+// clear message, before the job exists. `Parse`: the option's parser
+// (common/include/jobmon/common/diag_option.h).
+template <auto Parse>
+int CheckValue(int /*val*/, const char* optarg, int /*remote*/) noexcept {
   try {
-    auto mode = ParseDiagOption(optarg ? optarg : "");
-    if (!mode) {
-      slurm_error("[diag] %s", mode.error().message.c_str());
+    auto value = Parse(optarg ? optarg : "");
+    if (!value) {
+      slurm_error("[diag] %s", value.error().message.c_str());
       return -1;
     }
     return 0;
@@ -31,22 +34,7 @@ spank_option MakeDiagOption() {
   static char usage[] =
       "Per-job observability: start a job-local Prometheus and per-node exporters "
       "at job start and archive the TSDB at job end (on|off; --diag alone means on).";
-  return spank_option{name, arginfo, usage, 2, kDiagOptionValue, OnDiagOption};
-}
-
-constexpr int kOnHangOptionValue = 2;
-
-int OnOnHangOption(int /*val*/, const char* optarg, int /*remote*/) noexcept {
-  try {
-    auto choice = ParseOnHang(optarg ? optarg : "");
-    if (!choice) {
-      slurm_error("[diag] %s", choice.error().message.c_str());
-      return -1;
-    }
-    return 0;
-  } catch (...) {
-    return -1;
-  }
+  return spank_option{name, arginfo, usage, 2, kDiagOptionValue, CheckValue<ParseDiagOption>};
 }
 
 spank_option MakeOnHangOption() {
@@ -57,7 +45,7 @@ spank_option MakeOnHangOption() {
       "admins allow: notify (the default: an alert only), signal (send the job's steps the "
       "checkpoint signal), requeue (signal, wait for the checkpoint, requeue without the node "
       "that stopped first), cancel (signal, wait, cancel).";
-  return spank_option{name, arginfo, usage, 1, kOnHangOptionValue, OnOnHangOption};
+  return spank_option{name, arginfo, usage, 1, kOnHangOptionValue, CheckValue<ParseOnHang>};
 }
 
 // The option's value in prolog/epilog context, as RequestedDiagMode reads --diag.
