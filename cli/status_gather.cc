@@ -74,11 +74,8 @@ int GatherStatus(const StatusArgs& args, StatusInputs& in) {
           auto r = monitor::api::IncidentFromJson(i);
           if (!r) continue;
           in.incidents.push_back(*r);
-          for (const json& step : i.value("recovery", json::array())) {
-            if (!step.is_object()) continue;
-            in.recovery[r->id].push_back(
-                {step.value("step", ""), step.value("at", 0.0), step.value("detail", "")});
-          }
+          auto steps = monitor::api::RecoveryStepsFromJson(i.value("recovery", json::array()));
+          if (!steps.empty()) in.recovery[r->id] = std::move(steps);
         }
         in.recovery_held = a.value("recovery_held", false);
         if (a.contains("slurm_unreachable_since") && a["slurm_unreachable_since"].is_number())

@@ -4,6 +4,7 @@
 
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/terminal_text.h"
+#include "jobmon/monitor/api_protocol.h"
 #include "jobmon/triage/report.h"
 
 namespace jobmon::cli {
@@ -101,12 +102,6 @@ json ProgressJson(const StatusProgress& p) {
   return out;
 }
 
-json RecoveryJson(const std::vector<monitor::RecoveryStep>& steps) {
-  json out = json::array();
-  for (const auto& s : steps) out.push_back({{"step", s.step}, {"at", s.at}, {"detail", s.detail}});
-  return out;
-}
-
 json IncidentJson(const StatusIncident& i) {
   return {{"id", i.id},
           {"class", i.klass},
@@ -117,7 +112,7 @@ json IncidentJson(const StatusIncident& i) {
           {"summary", i.summary},
           {"evidence", i.evidence},
           {"hosts", i.hosts},
-          {"recovery", RecoveryJson(i.recovery)}};
+          {"recovery", monitor::api::RecoveryStepsJson(i.recovery)}};
 }
 
 }  // namespace

@@ -84,6 +84,23 @@ json RequestJson(const Request& request) {
   return j;
 }
 
+json RecoveryStepsJson(const std::vector<RecoveryStep>& steps) {
+  json out = json::array();
+  for (const RecoveryStep& s : steps)
+    out.push_back({{"step", s.step}, {"at", s.at}, {"detail", s.detail}});
+  return out;
+}
+
+std::vector<RecoveryStep> RecoveryStepsFromJson(const json& j) {
+  std::vector<RecoveryStep> out;
+  if (!j.is_array()) return out;
+  for (const json& step : j) {
+    if (step.is_object())
+      out.push_back({step.value("step", ""), step.value("at", 0.0), step.value("detail", "")});
+  }
+  return out;
+}
+
 bool MaySee(const Caller& caller, const JobRecord& job) {
   return caller.privileged || (job.uid && *job.uid == caller.uid);
 }
@@ -247,12 +264,8 @@ json Status(StateStore& store, const Caller& caller, uint32_t job_id, bool with_
   if (auto list = store.Incidents(job_id)) {
     for (const IncidentRecord& i : *list) {
       json one = IncidentJson(i);
-      json steps = json::array();
-      if (auto taken = store.RecoverySteps(i.id)) {
-        for (const RecoveryStep& s : *taken)
-          steps.push_back({{"step", s.step}, {"at", s.at}, {"detail", s.detail}});
-      }
-      one["recovery"] = steps;
+      auto taken = store.RecoverySteps(i.id);
+      one["recovery"] = RecoveryStepsJson(taken ? *taken : std::vector<RecoveryStep>{});
       incidents.push_back(one);
     }
   }

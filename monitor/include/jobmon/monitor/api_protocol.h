@@ -58,6 +58,10 @@ nlohmann::json IncidentJson(const IncidentRecord& incident);
 Expected<JobRecord> JobFromJson(const nlohmann::json& j);
 Expected<ProgressRecord> ProgressFromJson(const nlohmann::json& j);
 Expected<IncidentRecord> IncidentFromJson(const nlohmann::json& j);
+// An incident's recovery steps (recovery.h): [{"step", "at", "detail"}], and
+// back (items of another shape are left out).
+nlohmann::json RecoveryStepsJson(const std::vector<RecoveryStep>& steps);
+std::vector<RecoveryStep> RecoveryStepsFromJson(const nlohmann::json& j);
 
 // One row of `jobmon list` (the same whether read through the API or the database).
 nlohmann::json ListRow(const JobRecord& job, const std::optional<ProgressRecord>& progress,
