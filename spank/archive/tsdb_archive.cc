@@ -127,4 +127,28 @@ Expected<ArchiveResult> ArchiveDirectory(const std::string& source_dir, const st
   return result;
 }
 
+Expected<std::string> KeepEarlierArchive(const std::string& archive_path,
+                                         const std::function<std::string(unsigned)>& earlier) {
+  struct stat st {};
+  if (lstat(archive_path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return std::string();
+    return Error{"cannot stat " + archive_path + ": " + std::strerror(errno)};
+  }
+  if (!S_ISREG(st.st_mode)) return Error{archive_path + " is not a regular file; left alone"};
+  for (unsigned run = 0; run < 1000; ++run) {
+    const std::string to = earlier(run);
+    // link() never replaces: a name already taken is an earlier run's.
+    if (link(archive_path.c_str(), to.c_str()) == 0) {
+      if (unlink(archive_path.c_str()) != 0) {
+        return Error{"cannot remove " + archive_path + ": " + std::strerror(errno)};
+      }
+      return to;
+    }
+    if (errno != EEXIST) {
+      return Error{"cannot keep " + archive_path + " as " + to + ": " + std::strerror(errno)};
+    }
+  }
+  return Error{"1000 earlier archives beside " + archive_path + "; not keeping another"};
+}
+
 }  // namespace jobmon::archive

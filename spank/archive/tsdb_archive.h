@@ -25,6 +25,13 @@ Expected<ArchiveResult> ArchiveDirectory(
     const std::string& source_dir, const std::string& top_name, const std::string& archive_path,
     int zstd_level, const std::function<void(uint64_t, uint64_t)>& progress = {});
 
+// A requeued job archives once per run into the same diag dir: before the
+// next archive replaces it, the one at `archive_path` moves to the first
+// free `earlier(0)`, `earlier(1)`, ... (never replacing a file). Returns the
+// path it moved to, or "" when there was none.
+Expected<std::string> KeepEarlierArchive(const std::string& archive_path,
+                                         const std::function<std::string(unsigned)>& earlier);
+
 // Moved to common/sha256.h (diagnose checks archives with it too).
 using jobmon::Sha256OfFile;
 

@@ -44,6 +44,14 @@ int main(int argc, char** argv) {
     std::cerr << "jobmon-archive: error: " << manifest.error().message << "\n";
     return 1;
   }
+  // A requeued job's earlier run archived here already: keep it.
+  auto kept_earlier = jobmon::archive::KeepEarlierArchive(
+      layout.archive(), [&](unsigned run) { return layout.earlier_run_archive(run); });
+  if (!kept_earlier) {
+    std::cerr << "jobmon-archive: warning: " << kept_earlier.error().message << "\n";
+  } else if (!kept_earlier->empty()) {
+    std::cerr << "jobmon-archive: the earlier run's archive is kept as " << *kept_earlier << "\n";
+  }
   std::cerr << "jobmon-archive: packing " << tsdb_dir << " into " << layout.archive()
             << " (zstd level " << level << ")\n";
   uint64_t reported = 0;

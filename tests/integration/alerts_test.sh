@@ -64,6 +64,7 @@ check "stub: a message over 4096 characters is rejected" wait_for 10 tg_probe lo
 check "stub: a bare & in HTML is rejected" tg_probe entity
 check "stub: sendDocument without a multipart file is rejected" tg_probe nodoc
 check "stub: another token is unauthorized" tg_probe token
+check "stub: a reply to a message never sent is rejected" tg_probe reply
 
 echo "# Alertmanager on 127.0.0.1:$AM_PORT"
 cat >"$SCRATCH/am.yml" <<EOF
@@ -171,6 +172,15 @@ check "Alertmanager: the alert is resolved (no longer active)" wait_for 30 bash 
 check "the webhook receives the resolve" wait_for 20 bash -c "$(declare -f hook_events checks); [[ \$(hook_events $job resolved) -ge 1 ]]"
 check "each event was delivered to the webhook once" \
   test "$(hook_events "$job" firing) $(hook_events "$job" resolved)" = "1 1"
+# tg_replies CHAT: the resolution's message in CHAT replies to the firing's.
+tg_replies() {
+  local first
+  first=$(checks first-value "$TG_LOG" message_id 'method == sendMessage' 'rejected absent' \
+    "chat_id == $1" "text contains FIRING Job $job") &&
+    [[ $(tg_sent sendMessage "chat_id == $1" "text contains RESOLVED Job $job" "reply_to == $first") -eq 1 ]]
+}
+check "Telegram: the resolution is a reply to the firing, in both chats" wait_for 20 bash -c \
+  "$(declare -f tg_sent tg_replies checks); job=$job; tg_replies -1001 && tg_replies 4242"
 
 echo "# SIGKILL while a delivery is in flight"
 stop_pid "$HOOK_PID"

@@ -474,6 +474,9 @@ def cmd_tg_probe(args):
     elif case == "nodoc":
         out, want = post("sendDocument", urllib.parse.urlencode(
             {"chat_id": "7", "document": "report"}).encode(), form), "there is no document"
+    elif case == "reply":
+        out, want = post("sendMessage", json.dumps({"chat_id": "6", "text": "x", "reply_parameters": {
+            "message_id": 999}}).encode(), "application/json"), "message to be replied not found"
     else:
         out, want = post("sendMessage", b"chat_id=1&text=x", form, tok="1:wrong"), "Unauthorized"
     return 0 if want in out else 1

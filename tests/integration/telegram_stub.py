@@ -8,6 +8,12 @@ documented API does (https://core.telegram.org/bots/api):
   400 "can't parse entities"); at most 4096 characters after entity parsing
   (UTF-16 code units), else 400 "message is too long"; message_thread_id
   must be an integer.
+- reply_parameters (sendMessage, sendPhoto, sendDocument; a JSON object,
+  serialized in a multipart field): message_id must be an integer; a
+  message_id the bot did not send to that chat: 400 "message to be replied
+  not found" unless allow_sending_without_reply is true.
+- Every sent message gets the chat's next message_id (logged as message_id;
+  a reply as reply_to).
 - sendDocument: multipart/form-data with a file part `document` (with a
   filename), else 400 "there is no document in the request".
 - sendPhoto: multipart/form-data with a file part `photo` that is an
@@ -91,8 +97,17 @@ def main():
     lock = threading.Lock()
     last_call = {}
     too_fast = [0]
+    sent = {}  # chat -> the message ids sent to it
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        def sent_ok(self, record):
+            """200 with the chat's next message id."""
+            with lock:
+                ids = sent.setdefault(record["chat_id"], set())
+                record["message_id"] = len(ids) + 1
+                ids.add(record["message_id"])
+            self.reply(200, {"ok": True, "result": {"message_id": record["message_id"]}}, record)
+
         def reply(self, status, body, record):
             with lock:
                 with open(args.log, "a") as f:
@@ -154,6 +169,19 @@ def main():
             if flood:
                 return self.fail(429, "Too Many Requests: retry after 1", record,
                                  parameters={"retry_after": 1})
+            reply = fields.get("reply_parameters")
+            if reply is not None:
+                try:
+                    reply = json.loads(reply) if isinstance(reply, str) else reply
+                    if not isinstance(reply, dict) or not isinstance(reply.get("message_id"), int):
+                        raise ValueError
+                except ValueError:
+                    return self.fail(400, "Bad Request: can't parse reply parameters JSON object", record)
+                with lock:
+                    known = reply["message_id"] in sent.get(chat, set())
+                if not known and reply.get("allow_sending_without_reply") is not True:
+                    return self.fail(400, "Bad Request: message to be replied not found", record)
+                record["reply_to"] = reply["message_id"]
             method = m.group(2)
             if method == "sendMessage":
                 text = fields.get("text", "")
@@ -169,12 +197,12 @@ def main():
                 if utf16_len(visible) > 4096:
                     return self.fail(400, "Bad Request: message is too long", record)
                 record.update({"text": text, "visible_length": utf16_len(visible)})
-                return self.reply(200, {"ok": True, "result": {"message_id": int(now * 1000) % 10**9}}, record)
+                return self.sent_ok(record)
             if method == "sendDocument":
                 if "document" not in files:
                     return self.fail(400, "Bad Request: there is no document in the request", record)
                 record.update({"document": files["document"], "caption": fields.get("caption", "")})
-                return self.reply(200, {"ok": True, "result": {"message_id": 1}}, record)
+                return self.sent_ok(record)
             if method == "sendPhoto":
                 photo = files.get("photo")
                 if not photo:
@@ -186,7 +214,7 @@ def main():
                 if len(fields.get("caption", "")) > 1024:
                     return self.fail(400, "Bad Request: message caption is too long", record)
                 record.update({"photo": photo, "caption": fields.get("caption", "")})
-                return self.reply(200, {"ok": True, "result": {"message_id": 2}}, record)
+                return self.sent_ok(record)
             return self.fail(404, "Not Found: method not found", record)
 
         def log_message(self, *a):

@@ -542,6 +542,41 @@ TEST(TelegramReceiver, AFiringWithAChartSendsItAsAPhotoAfterTheMessage) {
   EXPECT_NE(requests[2].find("sendDocument"), std::string::npos);
 }
 
+TEST(TelegramReceiver, LaterEventsOfAnIncidentReplyToItsFirstMessage) {
+  OneShotServer server(200, R"({"ok":true,"result":{"message_id":41}})", 5);
+  ReceiverConfig tg;
+  tg.kind = "telegram";
+  tg.name = "tg";
+  tg.url = server.url();
+  tg.chat_ids = {"5"};
+  auto receiver = MakeTelegramReceiver(tg, "T0KEN");
+  Alert firing = Event("firing", 3, "hang/busy-wait");
+  Alert step = firing;
+  step.recovery_step = "signal";
+  step.recovery = "sent SIGUSR1 to the job's steps";
+  Alert resolved = Event("resolved", 3, "hang/busy-wait");
+  resolved.diagnosis = "hardware: healthy\n";
+  resolved.diagnosis_report = "## TSDB Diagnosis: 7\n";
+  Alert other = Event("firing", 4, "hang/busy-wait");
+  ASSERT_TRUE(receiver->Deliver(firing, "a").ok);
+  ASSERT_TRUE(receiver->Deliver(step, "b").ok);
+  ASSERT_TRUE(receiver->Deliver(resolved, "c").ok);
+  ASSERT_TRUE(receiver->Deliver(other, "d").ok);
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 5u);
+  auto json_body = [](const std::string& r) {
+    return nlohmann::json::parse(r.substr(r.find("\r\n\r\n") + 4));
+  };
+  EXPECT_FALSE(json_body(requests[0]).contains("reply_parameters")) << "the first message";
+  const nlohmann::json reply = {{"message_id", 41}, {"allow_sending_without_reply", true}};
+  EXPECT_EQ(json_body(requests[1])["reply_parameters"], reply) << "the recovery step";
+  EXPECT_EQ(json_body(requests[2])["reply_parameters"], reply) << "the resolution";
+  EXPECT_NE(requests[3].find("sendDocument"), std::string::npos);
+  EXPECT_NE(requests[3].find("name=\"reply_parameters\""), std::string::npos)
+      << "the diagnosis document under it too";
+  EXPECT_FALSE(json_body(requests[4]).contains("reply_parameters")) << "another incident";
+}
+
 TEST(AlertJson, TheChartTravelsAsBase64AndComesBackTheSameBytes) {
   Alert firing = Event("firing", 3, "hang/busy-wait");
   EXPECT_FALSE(ToJson(firing).contains("chart")) << "no chart, no member";

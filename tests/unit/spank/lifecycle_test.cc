@@ -712,6 +712,31 @@ TEST(TsdbArchive, PacksAtomicallyAndGnuTarUnpacksTheSameFiles) {
   EXPECT_FALSE(fs::exists(dir.path / "x.tar.zst"));
 }
 
+TEST(TsdbArchive, ARequeuedJobsEarlierRunsKeepTheirArchives) {
+  TempDir dir("requeued");
+  const DiagLayout layout{dir.path.string()};
+  auto earlier = [&](unsigned run) { return layout.earlier_run_archive(run); };
+  auto none = archive::KeepEarlierArchive(layout.archive(), earlier);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(*none, "") << "the first run: nothing to keep";
+  for (const char* run : {"run 0", "run 1"}) {
+    std::ofstream(layout.archive()) << run;
+    auto kept = archive::KeepEarlierArchive(layout.archive(), earlier);
+    ASSERT_TRUE(kept.ok()) << kept.error().message;
+  }
+  std::ofstream(layout.archive()) << "run 2";
+  EXPECT_EQ(Read(layout.earlier_run_archive(0)), "run 0");
+  EXPECT_EQ(Read(layout.earlier_run_archive(1)), "run 1");
+  EXPECT_EQ(Read(layout.archive()), "run 2");
+  EXPECT_EQ(layout.earlier_run_archive(1), dir.path.string() + "/tsdb.run1.tar.zst");
+
+  fs::remove(layout.archive());
+  fs::create_symlink(layout.earlier_run_archive(0), layout.archive());
+  EXPECT_FALSE(archive::KeepEarlierArchive(layout.archive(), earlier).ok())
+      << "a symlink is not an archive: left alone";
+  EXPECT_EQ(Read(layout.earlier_run_archive(0)), "run 0");
+}
+
 }  // namespace
 }  // namespace jobmon::lifecycle
 

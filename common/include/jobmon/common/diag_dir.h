@@ -9,6 +9,8 @@
 //             /prometheus/          its TSDB
 //             /logs/                the plugin's daemons' logs and notes
 //             /tsdb.tar.zst         the TSDB archived at the job's end
+//             /tsdb.run<N>.tar.zst  an earlier run's archive, N from 0, when
+//                                   the job was requeued (docs/recovery.md)
 //             /ray-logs/[<node>/]   Ray's session logs, where the job copies
 //                                   them (`jobmon triage` reads them; docs/ray.md)
 
@@ -41,6 +43,10 @@ struct DiagLayout {
   std::string tsdb_dir() const { return In(kTsdbDirName); }
   std::string logs_dir() const { return In(kLogsDirName); }
   std::string archive() const { return In(kArchiveFileName); }
+  // Where run `run` (0: the first) keeps its archive once a later run archives.
+  std::string earlier_run_archive(unsigned run) const {
+    return In("tsdb.run" + std::to_string(run) + ".tar.zst");
+  }
   std::string ray_logs_dir() const { return In(kRayLogsDirName); }
 
  private:
