@@ -4,8 +4,9 @@
 # tests/fixtures/real/pytorch/train_ddp.py with a checkpoint every 10 steps
 # and --resume-latest), slurm_job_monitor with [recovery] allowing requeue.
 # In each job rank 2 (the third node) stops at step 30 in its first run only (a
-# requeued run has SLURM_RESTART_COUNT=1), asleep or, in one job, in
-# uninterruptible sleep (state D); its peers wait in the all-reduce, where no
+# requeued run has SLURM_RESTART_COUNT=1): spinning on the CPU (a busy-wait)
+# in the first job, in uninterruptible sleep (state D) in the second, asleep
+# in the other two; its peers wait in the all-reduce, where no
 # signal handler runs, so no checkpoint comes and the job resumes from its
 # last periodic one. Checks:
 # - the job that chose --diag-on-hang=requeue: the hang alert, then the
@@ -132,7 +133,7 @@ has_step() { [[ " $(steps_of "$1")" == *" $2 "* ]]; }
 export -f sql sqlite_rows checks steps_of has_step
 
 mkfifo "$JOBS/dstate.fifo"
-requeue=$(submit requeue 29711 requeue)
+requeue=$(submit requeue 29711 requeue --hang-kind busy)
 dstate=$(submit dstate 29714 requeue --hang-kind d-state --hang-fifo "$JOBS/dstate.fifo")
 notify=$(submit notify 29712 notify)
 held=$(submit held 29713 requeue)
