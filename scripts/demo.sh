@@ -79,13 +79,13 @@ wait_for 120 "job $job to start and write its manifest and [diag] line" stack_up
 echo "submitted job $job; the [diag] line in its output:"
 grep '^\[diag\]' "$DEVCLUSTER_JOBS/demo-$job.log"
 port=$(python3 -c "import json; print(json.load(open('$diag/manifest.json'))['prometheus']['port'])")
-wait_for 120 "job $job to reach step 40" grep -q '^0: completed step: 40,' "$DEVCLUSTER_JOBS/demo-$job.log"
+wait_for 120 "job $job to reach step 40" grep -qs '^0: completed step: 40,' "$DEVCLUSTER_JOBS/demo-$job.log"
 echo "== live queries of the job's Prometheus (node1's loopback, port $port) at step 40"
 for query in up tb_step 'hw_gpu_power_watts{gpu="0"}' 'hw_gpu_utilization_percent{gpu="0"}'; do
   echo "-- $query"
   promq "$query"
 done
-wait_for 120 "job $job to reach step 59" grep -q '^0: completed step: 59,' "$DEVCLUSTER_JOBS/demo-$job.log"
+wait_for 120 "job $job to reach step 59" grep -qs '^0: completed step: 59,' "$DEVCLUSTER_JOBS/demo-$job.log"
 sleep 2
 touch "$DEVCLUSTER_JOBS/done-$job"
 job_gone() { ! squeue -h -j "$1" 2>/dev/null | grep -q .; }
@@ -104,10 +104,10 @@ grep -h '\[diag\]' "$DEVCLUSTER_STATE"/log/slurmd-*.log
 echo "== a second --diag=on job that hangs at step 40 (a busy-wait: GPUs at 100%, power at idle level)"
 hang=$(sbatch --parsable -N2 --diag=on -o "$DEVCLUSTER_JOBS/hang-%j.log" \
   --wrap "srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 100 --step-seconds 0.2 --hang-at 40 --gpu-sysfs $STATE/jobs/gpu-%n --gpu-interval 0.5")
-wait_for 120 "job $hang to reach step 39" grep -q '^0: completed step: 39,' "$DEVCLUSTER_JOBS/hang-$hang.log"
+wait_for 120 "job $hang to reach step 39" grep -qs '^0: completed step: 39,' "$DEVCLUSTER_JOBS/hang-$hang.log"
 echo "-- waiting for the monitor (stall threshold: max(5 x p99 step time, 8 s))"
 wait_for 90 "slurm_job_monitor's alert for job $hang (see $STATE/monitor.log)" \
-  grep -q "\"job_id\": $hang" "$STATE/webhook.jsonl"
+  grep -qs "\"job_id\": $hang" "$STATE/webhook.jsonl"
 sleep 1
 echo "== jobmon status $hang"
 "$root/build/release/cli/jobmon" status "$hang" --config "$STATE/jobmon.toml" >"$STATE/status.txt"

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <mutex>
 
@@ -26,6 +27,8 @@ namespace {
 class Scratch {
  public:
   explicit Scratch(hs_scratch_t* prototype) { hs_clone_scratch(prototype, &scratch_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
   ~Scratch() {
     if (scratch_) hs_free_scratch(scratch_);
   }
@@ -33,6 +36,72 @@ class Scratch {
 
  private:
   hs_scratch_t* scratch_ = nullptr;
+};
+
+// Hyperscan matches chunk k+1 on a second thread while the scan state
+// consumes chunk k on this one: the two halves of a scan's work overlap, so
+// a large file keeps both cores busy. Each chunk is copied into one of two
+// slots (the reader's buffer moves on); a file of one chunk is matched on
+// this thread, without starting another.
+class MatchAhead {
+ public:
+  MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype)
+      : impl_(impl), sink_(sink), scratch_{Scratch(prototype), Scratch(prototype)} {}
+  bool ok() const { return scratch_[0].get() && scratch_[1].get(); }
+
+  void Submit(std::string_view data) {
+    Slot& slot = slots_[next_];
+    slot.text.assign(data.begin(), data.end());
+    if (!waiting_) {
+      slot.deferred = true;
+    } else {
+      Slot& previous = slots_[1 - next_];
+      if (previous.deferred) Launch(1 - next_);
+      Launch(next_);
+      Consume(previous);
+    }
+    waiting_ = true;
+    next_ = 1 - next_;
+  }
+
+  // The last chunk submitted, consumed.
+  void Flush() {
+    if (!waiting_) return;
+    Slot& last = slots_[1 - next_];
+    if (last.deferred) {
+      MatchChunk(impl_, View(last), scratch_[1 - next_].get(), last.events);
+      last.deferred = false;
+    }
+    Consume(last);
+    waiting_ = false;
+  }
+
+ private:
+  struct Slot {
+    std::vector<char> text;
+    std::vector<MatchEvent> events;
+    std::future<void> matched;
+    bool deferred = false;
+  };
+  static std::string_view View(const Slot& slot) { return {slot.text.data(), slot.text.size()}; }
+  void Launch(int index) {
+    Slot& slot = slots_[index];
+    slot.deferred = false;
+    slot.matched = std::async(std::launch::async, [this, &slot, index] {
+      MatchChunk(impl_, View(slot), scratch_[index].get(), slot.events);
+    });
+  }
+  void Consume(Slot& slot) {
+    if (slot.matched.valid()) slot.matched.get();
+    sink_.Chunk(View(slot), slot.events);
+  }
+
+  const LogScanner::Impl& impl_;
+  ChunkSink& sink_;
+  Scratch scratch_[2];
+  Slot slots_[2];
+  int next_ = 0;          // the slot the next chunk goes to
+  bool waiting_ = false;  // the other slot holds a chunk not yet consumed
 };
 
 }  // namespace
@@ -117,8 +186,7 @@ namespace {
 
 // One file (from its current offset to EOF) into `state`, in line-aligned
 // chunks of `buffer` (its last byte kept for a closing newline).
-Expected<void> ScanOneFd(int fd, ChunkSink& state, hs_scratch_t* scratch, std::vector<char>& buffer,
-                         ScanFacts& facts) {
+Expected<void> ScanOneFd(int fd, MatchAhead& state, std::vector<char>& buffer, ScanFacts& facts) {
   const size_t capacity = buffer.size() - 1;
   size_t filled = 0;
   struct stat st {};
@@ -133,14 +201,14 @@ Expected<void> ScanOneFd(int fd, ChunkSink& state, hs_scratch_t* scratch, std::v
     if (n == 0) {
       if (filled > 0) {
         buffer[filled++] = '\n';
-        state.Chunk({buffer.data(), filled}, scratch);
+        state.Submit({buffer.data(), filled});
       }
       break;
     }
     const void* last_nl = memrchr(buffer.data(), '\n', filled);
     if (last_nl) {
       size_t upto = static_cast<const char*>(last_nl) - buffer.data() + 1;
-      state.Chunk({buffer.data(), upto}, scratch);
+      state.Submit({buffer.data(), upto});
       std::memmove(buffer.data(), buffer.data() + upto, filled - upto);
       filled -= upto;
       in_long_line = false;
@@ -148,7 +216,7 @@ Expected<void> ScanOneFd(int fd, ChunkSink& state, hs_scratch_t* scratch, std::v
       // A line longer than the buffer: scan it piecewise, memory stays bounded.
       if (!in_long_line) ++facts.long_lines;
       in_long_line = true;
-      state.Chunk({buffer.data(), filled}, scratch);
+      state.Submit({buffer.data(), filled});
       filled = 0;
     }
   }
@@ -169,15 +237,15 @@ Expected<ScanFacts> LogScanner::ScanFd(int fd) const { return ScanFds({fd}); }
 Expected<ScanFacts> LogScanner::ScanFds(const std::vector<int>& fds) const {
   ScanFacts facts;
   std::unique_ptr<ChunkSink> sink = NewScanState(*impl_, facts);
-  ChunkSink& state = *sink;
-  Scratch scratch(impl_->prototype_scratch);
-  if (!scratch.get()) return Error{"cannot clone Hyperscan scratch space"};
+  MatchAhead state(*impl_, *sink, impl_->prototype_scratch);
+  if (!state.ok()) return Error{"cannot clone Hyperscan scratch space"};
   const size_t capacity = std::max<size_t>(impl_->options.buffer_bytes, 4096);
   std::vector<char> buffer(capacity + 1);  // +1: a newline for an unterminated last line
   for (int fd : fds) {
-    if (auto read = ScanOneFd(fd, state, scratch.get(), buffer, facts); !read) return read.error();
+    if (auto read = ScanOneFd(fd, state, buffer, facts); !read) return read.error();
   }
-  state.Finish();
+  state.Flush();
+  sink->Finish();
   return facts;
 }
 

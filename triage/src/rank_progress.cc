@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <tuple>
 
 #include "jobmon/common/whole_number.h"
@@ -43,8 +44,18 @@ std::optional<std::pair<int, std::string_view>> TorchrunPrefix(std::string_view 
 // "rank 3", "Rank: 3", "rank=3", "[Rank 3]" as a word near the start.
 std::optional<int> RankField(std::string_view text) {
   const std::string_view window = text.substr(0, kRankFieldWindow);
-  for (size_t at = 0; at + 4 < window.size(); ++at) {
-    if (Lower(window[at]) != 'r' || (at > 0 && IsWordChar(window[at - 1]))) continue;
+  // The next 'r' or 'R' from `from` (memchr is vectorised; most lines hold neither near the start).
+  auto next_r = [&](size_t from) {
+    if (from >= window.size()) return window.size();
+    const size_t left = window.size() - from;
+    const void* lower = memchr(window.data() + from, 'r', left);
+    const void* upper = memchr(window.data() + from, 'R', left);
+    const char* first =
+        static_cast<const char*>(lower ? (upper && upper < lower ? upper : lower) : upper);
+    return first ? static_cast<size_t>(first - window.data()) : window.size();
+  };
+  for (size_t at = next_r(0); at + 4 < window.size(); at = next_r(at + 1)) {
+    if (at > 0 && IsWordChar(window[at - 1])) continue;
     if (Lower(window[at + 1]) != 'a' || Lower(window[at + 2]) != 'n' ||
         Lower(window[at + 3]) != 'k') {
       continue;
@@ -173,6 +184,8 @@ void RankProgress::Offer(const RankId& id, int64_t step, std::optional<int64_t> 
 bool IsRayFolded(std::string_view line) {
   // The marker, then perhaps the notice and the colour's reset, at the end.
   static constexpr std::string_view kMarker = "x across cluster]";
+  // memmem first: almost no line holds the marker, and rfind is a byte loop.
+  if (!memmem(line.data(), line.size(), kMarker.data(), kMarker.size())) return false;
   size_t at = line.rfind(kMarker);
   if (at == std::string_view::npos || line.size() - at > kMarker.size() + 400) return false;
   size_t digits = at;

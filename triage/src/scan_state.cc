@@ -51,11 +51,6 @@ constexpr size_t kMaxLauncherRootCauses = 16;
 
 namespace {
 
-struct Event {
-  unsigned long long to;
-  unsigned id;
-};
-
 // memchr is vectorised in libc; std::count compiled to a byte loop that was a
 // tenth of a scan's time.
 uint64_t CountNewlines(const char* from, const char* to) {
@@ -71,9 +66,24 @@ uint64_t CountNewlines(const char* from, const char* to) {
 
 int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
             void* context) {
-  static_cast<std::vector<Event>*>(context)->push_back({to, id});
+  static_cast<std::vector<MatchEvent>*>(context)->push_back({to, id});
   return 0;
 }
+
+}  // namespace
+
+void MatchChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t* scratch,
+                std::vector<MatchEvent>& events) {
+  events.clear();
+  hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch, OnMatch,
+          &events);
+  auto by_end = [](const MatchEvent& a, const MatchEvent& b) { return a.to < b.to; };
+  if (!std::is_sorted(events.begin(), events.end(), by_end)) {
+    std::stable_sort(events.begin(), events.end(), by_end);
+  }
+}
+
+namespace {
 
 // The state of one scan; everything it keeps is bounded.
 class ScanState : public ChunkSink {
@@ -82,20 +92,13 @@ class ScanState : public ChunkSink {
     facts_.matched_patterns.assign(impl_.patterns.size(), false);
   }
 
-  void Chunk(std::string_view data, hs_scratch_t* scratch) override {
-    events_.clear();
-    hs_scan(impl_.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch, OnMatch,
-            &events_);
-    auto by_end = [](const Event& a, const Event& b) { return a.to < b.to; };
-    if (!std::is_sorted(events_.begin(), events_.end(), by_end)) {
-      std::stable_sort(events_.begin(), events_.end(), by_end);
-    }
+  void Chunk(std::string_view data, const std::vector<MatchEvent>& events) override {
     if (facts_.head.size() < kHeadLines) CaptureHead(data);
     size_t cursor = 0;  // newlines counted up to here
     uint64_t line_no = next_line_;
     size_t i = 0;
-    while (i < events_.size()) {
-      size_t at = static_cast<size_t>(events_[i].to == 0 ? 0 : events_[i].to - 1);
+    while (i < events.size()) {
+      size_t at = static_cast<size_t>(events[i].to == 0 ? 0 : events[i].to - 1);
       const void* nl_before = at == 0 ? nullptr : memrchr(data.data(), '\n', at);
       size_t start = nl_before ? static_cast<const char*>(nl_before) - data.data() + 1 : 0;
       if (start < cursor) start = cursor;  // cannot happen for sorted events; stay safe
@@ -104,8 +107,8 @@ class ScanState : public ChunkSink {
       const void* nl_after = std::memchr(data.data() + at, '\n', data.size() - at);
       size_t end = nl_after ? static_cast<const char*>(nl_after) - data.data() : data.size();
       ids_.clear();
-      while (i < events_.size() && events_[i].to <= end + 1) {
-        ids_.push_back(events_[i].id);
+      while (i < events.size() && events[i].to <= end + 1) {
+        ids_.push_back(events[i].id);
         ++i;
       }
       Line(line_no, StripCr(data.substr(start, end - start)));
@@ -760,7 +763,6 @@ class ScanState : public ChunkSink {
 
   const LogScanner::Impl& impl_;
   ScanFacts& facts_;
-  std::vector<Event> events_;
   std::vector<unsigned> ids_;
   std::vector<int> classes_;
   std::deque<uint64_t> open_tracebacks_;       // first lines of tracebacks awaiting their exception

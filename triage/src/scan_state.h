@@ -28,11 +28,24 @@ struct LogScanner::Impl {
   }
 };
 
+// One pattern's match: the offset just past its last byte, the pattern's id.
+struct MatchEvent {
+  unsigned long long to;
+  unsigned id;
+};
+
+// Every match of the database in `data`, ordered by end offset. Reads
+// nothing but its arguments, so one chunk is matched on one thread while
+// the state consumes the one before on another (log_scan.cc).
+void MatchChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t* scratch,
+                std::vector<MatchEvent>& events);
+
 class ChunkSink {
  public:
   virtual ~ChunkSink() = default;
-  // `data` ends at a line end, or is a piece of a line longer than the buffer.
-  virtual void Chunk(std::string_view data, hs_scratch_t* scratch) = 0;
+  // `data` ends at a line end, or is a piece of a line longer than the
+  // buffer; `events` are MatchChunk's for it.
+  virtual void Chunk(std::string_view data, const std::vector<MatchEvent>& events) = 0;
   virtual void Finish() = 0;
 };
 
