@@ -13,10 +13,11 @@ STATE=${JOBMON_DEMO_STATE:-/tmp/jobmon-demo}
 DEVCLUSTER=$root/contrib/devcluster/devcluster
 
 echo "== installing dependencies and building"
-scripts/install-deps.sh
+scripts/install-deps.sh --demo
 mkdir -p "$STATE"
 echo "(build output: $STATE/build.log)"
-run_logged "$STATE/build.log" scripts/build.sh release
+run_logged "$STATE/build.log" scripts/build.sh demo
+BUILD=$root/build/demo
 
 MONITOR_PID="" RECEIVER_PID=""
 cleanup() {
@@ -30,7 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "== starting the dev cluster"
-"$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet 10.201.0 --plugin build/release/spank/spank_diag.so \
+"$DEVCLUSTER" up --nodes 2 --state "$STATE" --subnet 10.201.0 --plugin "$BUILD/spank/spank_diag.so" \
   --plugin-args "scrape_interval=1s exporter_arg=--sysfs=$STATE/jobs/gpu-%n"
 eval "$("$DEVCLUSTER" env --state "$STATE")"
 sinfo -N
@@ -56,7 +57,7 @@ min_stall = "8s"
 name = "local-receiver"
 url = "http://127.0.0.1:$hook_port/alerts"
 EOC
-"$root/build/release/monitor/daemon/slurm_job_monitor" --config "$STATE/jobmon.toml" 2>"$STATE/monitor.log" &
+"$BUILD/monitor/daemon/slurm_job_monitor" --config "$STATE/jobmon.toml" 2>"$STATE/monitor.log" &
 MONITOR_PID=$!
 export JOBMON_CONFIG=$STATE/jobmon.toml
 promq() { in_node1 "$root/tests/integration/promq.py" "http://127.0.0.1:$port" "$1"; }
@@ -65,7 +66,7 @@ echo "== sbatch -N2 --diag=on: srun fake-trainer on both nodes"
 cd "$DEVCLUSTER_JOBS"
 cat >demo.sh <<EOS
 #!/bin/bash
-srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 60 --step-seconds 0.2 \\
+srun -l $BUILD/contrib/fake-trainer/fake-trainer --steps 60 --step-seconds 0.2 \\
   --checkpoint-every 20 --checkpoint-seconds 0.6 --gpu-sysfs $DEVCLUSTER_JOBS/gpu-%n \\
   --tensorboard-dir "\$JOBMON_DIAG_DIR/tensorboard/%n"
 # the demo queries the job's Prometheus before the job ends (at most 60 s)
@@ -103,19 +104,19 @@ grep -h '\[diag\]' "$DEVCLUSTER_STATE"/log/slurmd-*.log
 
 echo "== a second --diag=on job that hangs at step 40 (a busy-wait: GPUs at 100%, power at idle level)"
 hang=$(sbatch --parsable -N2 --diag=on -o "$DEVCLUSTER_JOBS/hang-%j.log" \
-  --wrap "srun -l $root/build/release/contrib/fake-trainer/fake-trainer --steps 100 --step-seconds 0.2 --hang-at 40 --gpu-sysfs $STATE/jobs/gpu-%n --gpu-interval 0.5")
+  --wrap "srun -l $BUILD/contrib/fake-trainer/fake-trainer --steps 100 --step-seconds 0.2 --hang-at 40 --gpu-sysfs $STATE/jobs/gpu-%n --gpu-interval 0.5")
 wait_for 120 "job $hang to reach step 39" grep -qs '^0: completed step: 39,' "$DEVCLUSTER_JOBS/hang-$hang.log"
 echo "-- waiting for the monitor (stall threshold: max(5 x p99 step time, 8 s))"
 wait_for 90 "slurm_job_monitor's alert for job $hang (see $STATE/monitor.log)" \
   grep -qs "\"job_id\": $hang" "$STATE/webhook.jsonl"
 sleep 1
 echo "== jobmon status $hang"
-"$root/build/release/cli/jobmon" status "$hang" --config "$STATE/jobmon.toml" >"$STATE/status.txt"
-head -n 24 "$STATE/status.txt"
+"$BUILD/cli/jobmon" status "$hang" --config "$STATE/jobmon.toml" >"$STATE/status.txt"
+cat "$STATE/status.txt"
 echo "== jobmon triage of the same log while it is stuck (Slurm says RUNNING)"
 triage_rc=0
 # The same config, so the same stall rule as the monitor's ([stall]).
-"$root/build/release/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --config "$STATE/jobmon.toml" \
+"$BUILD/cli/jobmon" triage "$DEVCLUSTER_JOBS/hang-$hang.log" --config "$STATE/jobmon.toml" \
   >"$STATE/triage.txt" || triage_rc=$?
 head -n 30 "$STATE/triage.txt"
 echo "(jobmon triage exit code $triage_rc: 4 means hanging)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what jobmon needs to build and test, from Debian 12's packages.
-# Run as root. Package services (munge, slurmctld, slurmd) are not started:
+# Installs what jobmon needs to build and test, from Debian 12's packages;
+# with --demo, only what scripts/demo.sh builds and runs (no test tools,
+# PyTorch, Chromium, VictoriaMetrics, ...). Run as root. Package services (munge, slurmctld, slurmd) are not started:
 # the dev cluster runs its own daemons on its own state dir.
 # Exit status: 0 once every package is installed (whatever was there
 # before), non-zero with a message when apt-get fails.
@@ -8,46 +9,57 @@
 # JOBMON_APT_GET, JOBMON_DPKG_QUERY and JOBMON_POLICY_RC.
 set -euo pipefail
 
-PACKAGES=(
+DEMO_PACKAGES=(
   # build
-  build-essential cmake ninja-build lld pkg-config clang-format shellcheck git clang-14 libclang-rt-14-dev
-  libgtest-dev libgmock-dev libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
+  build-essential cmake ninja-build pkg-config
+  libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
   libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev prometheus-cpp-dev libmicrohttpd-dev
   libutfcpp-dev libarchive-dev libssl-dev libsqlite3-dev libcurl4-openssl-dev libspdlog-dev
-  # promtool (lints the exporter's scrape), and node_exporter as the exporter
-  # benchmark's baseline; their services are never started here
-  prometheus prometheus-node-exporter
+  # the per-job Prometheus (and promtool); its service is never started here
+  prometheus
+  # the SPANK plugin's header, and the real Slurm the dev cluster runs
+  libslurm-dev slurmctld slurmd slurm-client munge
+  # dev cluster plumbing
+  iproute2 util-linux procps
+  # the webhook receiver, the archive listing, an incident's chart (chart/:
+  # gnuplot's pngcairo terminal and its font)
+  python3 zstd tar gnuplot-nox fonts-dejavu-core
+)
+TEST_PACKAGES=(
+  # build and lint: the sanitizer tree, formatting, shell checks
+  lld clang-format shellcheck git clang-14 libclang-rt-14-dev libgtest-dev libgmock-dev
+  # node_exporter as the exporter benchmark's baseline; its service is never started here
+  prometheus-node-exporter
   # the alerts test delivers to a real Alertmanager (on loopback)
   prometheus-alertmanager
   # the central store: the plugin's remote_write target, the monitor's
   # evidence in store mode and `jobmon diagnose --store`; tests run it on
   # their own loopback/bridge port, never the package's service
   victoria-metrics
-  # the SPANK plugin's header, and the real Slurm the integration tests run
-  libslurm-dev slurmctld slurmd slurm-client munge
   # checks the Debian package (package_live); dpkg-shlibdeps comes with build-essential
   lintian
   # the package's manual pages, made from each command's --help and --version
   help2man
   # systemd-analyze checks the packaged unit (tests/unit/scripts/systemd_unit_test.sh)
   systemd
-  # dev cluster plumbing
-  iproute2 util-linux procps
   # HTTP checks in the integration tests (kmsg_restrict, ray_metrics_live)
   curl
   # the independent TensorBoard event decoder, tests and benchmarks
-  python3 python3-protobuf python3-crc32c time
-  # unpacks tsdb.tar.zst independently of libarchive in the tests
-  zstd tar
+  python3-protobuf python3-crc32c time
   # real PyTorch (CPU, gloo) jobs on the dev cluster make the real-program log fixtures
   python3-torch
   # real tqdm progress bars (tests/fixtures/real/tqdm/make_fixtures.sh)
   python3-tqdm
-  # an incident's chart (chart/: gnuplot's pngcairo terminal and its font);
   # the HTML report looked at in headless Chromium, its screenshot and the
   # chart's pixels read with Pillow (tests/unit/cli/html_report_check.py)
-  gnuplot-nox fonts-dejavu-core chromium python3-pil
+  chromium python3-pil
 )
+PACKAGES=("${DEMO_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+case ${1:-} in
+  --demo) PACKAGES=("${DEMO_PACKAGES[@]}") ;;
+  "") ;;
+  *) echo "usage: $0 [--demo]" >&2; exit 2 ;;
+esac
 
 APT_GET=${JOBMON_APT_GET:-apt-get}
 DPKG_QUERY=${JOBMON_DPKG_QUERY:-dpkg-query}

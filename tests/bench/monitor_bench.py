@@ -616,7 +616,10 @@ min_stall = "{args.min_stall}s"
             stop(proc)
         if network is not None:
             network.__exit__()
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"# [{mode}] kept {work} (the daemon's log: {work}/monitor.log)")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     return result
 
 
@@ -711,6 +714,7 @@ def main():
     ap.add_argument("--monitor", required=True, help="slurm_job_monitor binary")
     ap.add_argument("--fixtures", required=True, help="tests/fixtures")
     ap.add_argument("--mode", choices=("scrape", "store", "both"), default="both")
+    ap.add_argument("--keep", action="store_true", help="keep each mode's work dir (logs, state)")
     ap.add_argument("--jobs", type=int, default=10000)
     ap.add_argument("--step-seconds", type=float, default=10.0)
     ap.add_argument("--poll-interval", type=float, default=10.0)

@@ -70,8 +70,12 @@ check "  install ran with a policy in place" test -s "$STANDIN/policy-during-ins
 # 3. Everything present: exit 0 without calling apt-get.
 export STANDIN=$work/all
 mkdir -p "$STANDIN"
-sed -n '/^PACKAGES=(/,/^)/p' "$root/scripts/install-deps.sh" | grep -v '^ *#' | tr ' ' '\n' |
-  grep -E '^[a-z0-9][a-z0-9.+-]+$' >"$STANDIN/installed"
+# listed PACKAGE_LIST: the packages of one list (DEMO_PACKAGES, TEST_PACKAGES).
+listed() {
+  sed -n "/^$1=(\$/,/^)/p" "$root/scripts/install-deps.sh" | grep -v '^ *#' | tr ' ' '\n' |
+    grep -E '^[a-z0-9][a-z0-9.+-]+$'
+}
+{ listed DEMO_PACKAGES && listed TEST_PACKAGES; } >"$STANDIN/installed"
 rc=0
 out=$(JOBMON_APT_GET="$work/apt-get" JOBMON_DPKG_QUERY="$work/dpkg-query" \
   JOBMON_POLICY_RC="$STANDIN/policy-rc.d" "$root/scripts/install-deps.sh" 2>&1) || rc=$?
@@ -94,6 +98,23 @@ run update-fails STANDIN_UPDATE_RC=100
 check "apt-get update fails: non-zero exit" test "$rc" -ne 0
 check "  with a message" grep -q "error: 'apt-get update' failed" <<<"$out"
 check "  and no install attempted" bash -c "! grep -q '^install' '$STANDIN/calls'"
+
+# 6. --demo: the demo's packages only; a wrong option is refused.
+export STANDIN=$work/demo
+mkdir -p "$STANDIN"
+: >"$STANDIN/installed"
+rc=0
+out=$(JOBMON_APT_GET="$work/apt-get" JOBMON_DPKG_QUERY="$work/dpkg-query" \
+  JOBMON_POLICY_RC="$STANDIN/policy-rc.d" "$root/scripts/install-deps.sh" --demo 2>&1) || rc=$?
+check "--demo: exit 0" test "$rc" -eq 0
+check "  installs the demo's packages (Slurm, Prometheus, the build)" bash -c \
+  "grep -qx slurmctld '$STANDIN/installed' && grep -qx prometheus '$STANDIN/installed' && grep -qx cmake '$STANDIN/installed'"
+check "  and none of the tests' own (PyTorch, Chromium, clang)" bash -c \
+  "! grep -qxE 'python3-torch|chromium|clang-14' '$STANDIN/installed'"
+check "  exactly the demo list" test "$(sort "$STANDIN/installed")" = "$(listed DEMO_PACKAGES | sort)"
+rc=0
+"$root/scripts/install-deps.sh" --bogus >/dev/null 2>&1 || rc=$?
+check "an unknown option: exit 2" test "$rc" -eq 2
 
 echo "$passed passed, $failed failed"
 ((failed == 0))
