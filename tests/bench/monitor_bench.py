@@ -37,7 +37,9 @@ gpu, ... of the exporter), through /api/v1/import/prometheus with
 timestamps, batched. --store-history seconds of training are imported
 before the monitor starts (the job ran before the monitor saw it).
 
-Printed, not asserted: CPU seconds and wall seconds per poll cycle, peak RSS
+The bench fails (exit 1) when a mode gathered no evidence (no scrape, no
+store query) or the two modes class the hangs differently. Otherwise
+printed, not asserted: CPU seconds and wall seconds per poll cycle, peak RSS
 of the daemon, detection latency of the hangs (and against the mtime rule:
 alert when the log has not changed for 1800 s), incidents on healthy jobs,
 exporter scrapes per cycle and the fake exporters' CPU (scrape), store
@@ -364,6 +366,22 @@ def write_targets(diag_dir, hosts, node_ips, port):
             json.dump([{"targets": [f"{node_ips[host]}:{port}"], "labels": {"host": host}}], f)
 
 
+def write_scontrol(work, fixtures):
+    """`scontrol --version` as the recorded Slurm's (the monitor reads the
+    series to choose `sinfo --json` before 23.02); the real scontrol has no
+    slurm.conf here and fails, and the monitor then knows no node address
+    and scrapes nothing. Anything else fails as scontrol does without a
+    controller."""
+    with open(os.path.join(fixtures, "slurm", "sinfo-json.json")) as f:
+        release = json.load(f)["meta"]["Slurm"]["release"]
+    scontrol = os.path.join(work, "scontrol")
+    with open(scontrol, "w") as f:
+        f.write(f'#!/bin/sh\n[ "$1" = --version ] && exec echo "slurm {release}"\n'
+                'echo "scontrol: error: the bench has no controller" >&2\nexit 1\n')
+    os.chmod(scontrol, 0o755)
+    return scontrol
+
+
 def write_sinfo(work, fixtures, node_ips):
     """Recorded `sinfo --json` with the job's nodes at the namespace's
     addresses (the other recorded nodes left out: nothing runs there)."""
@@ -467,6 +485,7 @@ state_db = "{work}/state.db"
 poll_interval = "{args.poll_interval}s"
 slurm_poll_interval = "30s"
 squeue = "{squeue}"
+scontrol = "{write_scontrol(work, args.fixtures)}"
 metrics_listen = "127.0.0.1:{port}"
 notify_file = "{alerts}"
 api_socket = ""
@@ -744,7 +763,27 @@ def main():
         return 2
     results = [run(args, mode) for mode in modes]
     print_table(results, args)
-    return 0
+    problems = evidence_problems(results)
+    for problem in problems:
+        print(f"FAILED: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def evidence_problems(results):
+    """A mode that gathered no evidence measures log following alone, and a
+    hang classed differently by the two modes means one of them misreads its
+    evidence: either makes the figures meaningless, so the bench fails."""
+    problems = []
+    for r in results:
+        if r["mode"] == "scrape" and not r["scrapes"] > 0:
+            problems.append("scrape mode scraped no exporter (see --keep and the daemon's log)")
+        if r["mode"] == "store" and not r["queries"] > 0:
+            problems.append("store mode queried no store (see --keep and the daemon's log)")
+    classes = {r["mode"]: r["classes"] for r in results}
+    if len(classes) == 2 and classes["scrape"] != classes["store"]:
+        problems.append(f"the modes class the hangs differently: scrape {classes['scrape']}, "
+                        f"store {classes['store']}")
+    return problems
 
 
 if __name__ == "__main__":

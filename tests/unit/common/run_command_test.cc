@@ -5,8 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "jobmon/common/child_environment.h"
 
@@ -41,6 +45,65 @@ TEST(RunCommand, TheHelperGetsNoDescriptorOfTheCallerBeyondStdio) {
   close(high);
   close(sockets[0]);
   close(sockets[1]);
+}
+
+// The "Uid:" line of a thread's /proc status (real, effective, saved, fs).
+std::string ThreadUids(pid_t tid) {
+  std::ifstream status("/proc/self/task/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Uid:", 0) == 0) return line;
+  }
+  return "";
+}
+
+// The helper starts through vfork (run_command.cc): it changes its own
+// credentials with raw system calls, never the caller's threads' (glibc's
+// setuid would broadcast the change to every thread of the shared memory).
+TEST(RunCommand, AHelperRunAsAnotherUserLeavesTheCallersThreadsTheirUid) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run a helper as another user";
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> stop{false};
+  std::thread other([&] {
+    tid = gettid();
+    while (!stop) std::this_thread::sleep_for(1ms);
+  });
+  while (tid == 0) std::this_thread::sleep_for(1ms);
+  const std::string before = ThreadUids(tid);
+  CommandOptions options;
+  options.timeout = 10s;
+  options.run_as = JobUser{65534, 65534};
+  auto result = RunCommand({"id", "-u"}, options);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->output, "65534\n") << "the helper runs as the user asked for";
+  EXPECT_EQ(ThreadUids(tid), before) << "the caller's other thread";
+  EXPECT_EQ(ThreadUids(gettid()), before) << "the calling thread";
+  stop = true;
+  other.join();
+}
+
+std::atomic<int> usr1_seen{0};
+
+// The child gets the caller's signal mask back (everything is blocked only
+// around vfork), and the caller's mask and handlers are as they were.
+TEST(RunCommand, TheHelperHasTheCallersSignalMaskAndTheCallerKeepsItsOwn) {
+  sigset_t usr2, before, after;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &usr2, &before), 0);
+  auto* previous = std::signal(SIGUSR1, [](int) { ++usr1_seen; });
+  CommandOptions options;
+  options.timeout = 10s;
+  auto result = RunCommand({"grep", "SigBlk", "/proc/self/status"}, options);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  // SIGUSR2 is signal 12: bit 11 of the mask, 0x800.
+  EXPECT_EQ(result->output, "SigBlk:\t0000000000000800\n");
+  ASSERT_EQ(pthread_sigmask(SIG_SETMASK, &before, &after), 0);
+  EXPECT_TRUE(sigismember(&after, SIGUSR2)) << "the caller's mask is as it was";
+  EXPECT_FALSE(sigismember(&after, SIGUSR1));
+  raise(SIGUSR1);
+  EXPECT_EQ(usr1_seen.load(), 1) << "the caller's handler is still its own";
+  std::signal(SIGUSR1, previous);
 }
 
 // What a helper's environment holds, as `env` prints it.
