@@ -42,8 +42,7 @@ HostView Judge(const std::string& host, const std::vector<const Series*>& power,
                const DiagnoseContext& context) {
   HostView v;
   v.host = host;
-  // The later half: the hung step's own compute stays out (as in the monitor).
-  const TimeRange late{window.start + window.seconds() / 2, window.end};
+  const TimeRange late{power::LaterHalfStart(window.start, window.end), window.end};
   std::vector<double> training, all;
   for (const Series* s : power) {
     for (const auto& p : s->samples) {

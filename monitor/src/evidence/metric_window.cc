@@ -489,10 +489,8 @@ StallEvidence MetricWindow::Evidence(double at, double training_from, double tra
     h.tcp_retransmit_baseline = baseline.tcp_retransmit_baseline;
     std::vector<double> floors;
     std::optional<int> processes;
-    // Power flatness over the later half of the stall: a stall is declared
-    // after >= 10 step times, so the hung step's own compute (training
-    // power, then the spin) stays out of it.
-    const double spread_from = training_until + (at - training_until) / 2;
+    // Power flatness over the later half of the stall.
+    const double spread_from = power::LaterHalfStart(training_until, at);
     for (auto it = series_.lower_bound({host, "", ""});
          it != series_.end() && std::get<0>(it->first) == host; ++it) {
       const std::string& name = std::get<1>(it->first);

@@ -639,18 +639,6 @@ Expected<std::optional<IncidentRecord>> StateStore::OpenIncidentOf(uint32_t job_
   return std::optional<IncidentRecord>{ReadIncident(s->stmt)};
 }
 
-Expected<std::vector<IncidentRecord>> StateStore::OpenIncidents() {
-  std::string sql =
-      std::string("SELECT ") + kIncidentColumns + " FROM incidents WHERE state='open' ORDER BY id";
-  auto s = Prepare(db_, sql.c_str());
-  if (!s) return s.error();
-  std::vector<IncidentRecord> out;
-  int rc;
-  while ((rc = sqlite3_step(s->stmt)) == SQLITE_ROW) out.push_back(ReadIncident(s->stmt));
-  if (rc != SQLITE_DONE) return SqlError(db_, "open incidents");
-  return out;
-}
-
 Expected<void> StateStore::AddWatch(uint32_t job_id, double requested_at,
                                     std::optional<uint32_t> for_uid) {
   auto s = Prepare(

@@ -11,8 +11,8 @@
 namespace jobmon::monitor {
 namespace {
 
-// Utilisation at or under this, after training above kBusyFrom: idle.
-constexpr double kIdleUtilization = 5, kBusyFrom = 50;
+// Utilisation at or under the idle threshold, after training above kBusyFrom: idle.
+constexpr double kIdleUtilization = power::kIdleUtilizationPercent, kBusyFrom = 50;
 
 void Earliest(std::optional<HostDivergence>& best, const std::string& host, double at,
               std::string how) {

@@ -23,6 +23,13 @@ inline constexpr double kMinBaselineOverFloor = 1.2;
 inline constexpr size_t kMinBaselineSamples = 5;
 // PSI "some" I/O pressure (percent) at which a host's I/O is worth naming.
 inline constexpr double kHighIoPressurePercent = 10;
+// Utilisation at or under this: a GPU does no work (a context may be open).
+inline constexpr double kIdleUtilizationPercent = 5;
+
+// Where a stall's power is judged from: the later half of [from, to], so the
+// hung step's own compute (training power, then the spin) stays out; a
+// stall is declared after several step times.
+inline double LaterHalfStart(double from, double to) { return from + (to - from) / 2; }
 
 enum class PowerState { kDead, kActive, kBusyWait, kIdle, kBetween, kUnknown };
 const char* ToString(PowerState state);

@@ -14,7 +14,6 @@ namespace jobmon::store_labels {
 inline constexpr char kJobId[] = "slurm_job_id";  // the Slurm job id, decimal
 inline constexpr char kCluster[] = "cluster";     // slurm.conf's ClusterName, when set
 inline constexpr char kUser[] = "user";           // the job's user (vmauth ties tokens to it)
-inline constexpr char kHost[] = "host";           // the node, set by the exporter itself
 
 // A PromQL string literal: `"` + text with `\`, `"` and newlines escaped + `"`.
 std::string PromQlString(std::string_view text);

@@ -148,7 +148,7 @@ class MetricWindow {
   // further above the floor, towards "active"). Only GPUs that report
   // hw_gpu_compute_processes (NVML) learn one: AMD keeps its measured rules.
   // A restored floor (RestoreBaseline) counts as seen.
-  static constexpr double kIdleUtilization = 5;
+  static constexpr double kIdleUtilization = power::kIdleUtilizationPercent;
   std::optional<double> IdleFloor(const std::string& host, const std::string& gpu) const;
   std::vector<std::string> hosts() const;
 

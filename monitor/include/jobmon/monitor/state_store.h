@@ -118,7 +118,6 @@ class StateStore {
   Expected<void> CloseIncident(int64_t id, double closed_at, const std::string& reason);
   Expected<std::vector<IncidentRecord>> Incidents(uint32_t job_id);
   Expected<std::optional<IncidentRecord>> OpenIncidentOf(uint32_t job_id);
-  Expected<std::vector<IncidentRecord>> OpenIncidents();
 
   // `jobmon watch <id>`: requests the daemon picks up on its next Slurm poll,
   // one per job and asker (asked again: the time is renewed).

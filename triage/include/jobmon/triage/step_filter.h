@@ -50,7 +50,6 @@ class StepFilter {
   std::span<const Accepted> Offer(StepProfile profile, StepSample sample, uint64_t line,
                                   std::string_view text);
 
-  bool generic_confirmed() const { return generic_confirmed_; }
   // 1 when the loop counted from 1 (its printed numbers are shifted), else 0.
   int64_t generic_offset() const { return generic_offset_; }
   // What `profile`'s kept steps were shifted by (a loop counting from 1):
