@@ -1,6 +1,6 @@
 #include "jobmon/common/proc_stat.h"
 
-#include <charconv>
+#include "jobmon/common/whole_number.h"
 
 namespace jobmon {
 namespace {
@@ -25,10 +25,7 @@ template <typename T>
 std::optional<T> NumberField(std::string_view text, int n) {
   auto field = FieldAfterComm(text, n);
   if (!field) return std::nullopt;
-  T value{};
-  auto [end, ec] = std::from_chars(field->data(), field->data() + field->size(), value);
-  if (ec != std::errc() || end != field->data() + field->size()) return std::nullopt;
-  return value;
+  return WholeNumber<T>(*field);
 }
 
 // Indices after ')': 0 state, 1 ppid, 3 session, 19 starttime.
@@ -48,8 +45,9 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
   size_t close = text.rfind(')');
   if (open == text.npos || close == text.npos || close < open) return std::nullopt;
   ProcStat stat;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + open, stat.pid);
-  if (ec != std::errc() || end != text.data() + open) return std::nullopt;
+  const std::optional<pid_t> pid = WholeNumber<pid_t>(text.substr(0, open));
+  if (!pid) return std::nullopt;
+  stat.pid = *pid;
   stat.comm = std::string(text.substr(open + 2, close - open - 2));
   auto state = FieldAfterComm(text, kStateIndex);
   auto ppid = NumberField<pid_t>(text, kPpidIndex);

@@ -2,8 +2,9 @@
 
 #include <netinet/in.h>
 
-#include <charconv>
 #include <cstring>
+
+#include "jobmon/common/whole_number.h"
 
 namespace jobmon {
 
@@ -33,13 +34,11 @@ Expected<SocketAddress> ParseSocketAddress(std::string_view text) {
   if (!address) return Error{quoted + ": " + address.error().message + " (a literal IP is needed)"};
   // The whole rest must be the port: nothing such as "9188,0.0.0.0:2" or
   // "9188s" follows the digits.
-  unsigned port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
-      port > 65535) {
+  const std::optional<unsigned> port = WholeNumber<unsigned>(port_text);
+  if (!port || *port == 0 || *port > 65535) {
     return Error{quoted + ": bad port (one address:port, the port 1..65535)"};
   }
-  return SocketAddress{*address, static_cast<uint16_t>(port)};
+  return SocketAddress{*address, static_cast<uint16_t>(*port)};
 }
 
 Sockaddr ToSockaddr(const IpAddress& address, uint16_t port) {

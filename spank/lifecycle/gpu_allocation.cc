@@ -4,16 +4,16 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
+
+#include "jobmon/common/whole_number.h"
 
 namespace jobmon::lifecycle {
 namespace {
 
 std::optional<long> Number(std::string_view text) {
-  long value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  const std::optional<long> value = WholeNumber<long>(text);
+  if (!value || *value < 0) return std::nullopt;
   return value;
 }
 

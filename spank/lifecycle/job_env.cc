@@ -1,8 +1,7 @@
 #include "lifecycle/job_env.h"
 
-#include <charconv>
-
 #include "jobmon/common/hostlist.h"
+#include "jobmon/common/whole_number.h"
 
 namespace jobmon::lifecycle {
 namespace {
@@ -11,13 +10,9 @@ template <typename T>
 Expected<T> Number(const GetEnv& getenv, const char* name) {
   const char* text = getenv(name);
   if (!text || !*text) return Error{std::string(name) + " is not set"};
-  T value{};
-  std::string_view s(text);
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size()) {
-    return Error{std::string(name) + "='" + text + "' is not a number"};
-  }
-  return value;
+  const std::optional<T> value = WholeNumber<T>(text);
+  if (!value) return Error{std::string(name) + "='" + text + "' is not a number"};
+  return *value;
 }
 
 std::string Text(const GetEnv& getenv, const char* name, const char* fallback = "") {

@@ -1,12 +1,12 @@
 #include "lifecycle/plugin_config.h"
 
-#include <charconv>
 #include <functional>
 #include <map>
 
 #include "jobmon/common/duration.h"
 #include "jobmon/common/http_url.h"
 #include "jobmon/common/private_ip.h"
+#include "jobmon/common/whole_number.h"
 
 namespace jobmon::lifecycle {
 namespace {
@@ -14,12 +14,11 @@ namespace {
 using Setter = std::function<Expected<void>(PluginConfig&, const std::string&)>;
 
 Expected<int> Integer(const std::string& value, int low, int high) {
-  int out = 0;
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (ec != std::errc() || end != value.data() + value.size() || out < low || out > high) {
+  const std::optional<int> out = WholeNumber<int>(value);
+  if (!out || *out < low || *out > high) {
     return Error{"expected an integer in " + std::to_string(low) + ".." + std::to_string(high)};
   }
-  return out;
+  return *out;
 }
 
 Expected<bool> Switch(const std::string& value) {

@@ -1,17 +1,15 @@
 #include "lifecycle/slurm_version.h"
 
-#include <charconv>
 #include <cstdio>
+
+#include "jobmon/common/whole_number.h"
 
 namespace jobmon::lifecycle {
 namespace {
 
 std::optional<int> Number(std::string_view text) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0) {
-    return std::nullopt;
-  }
+  const std::optional<int> value = WholeNumber<int>(text);
+  if (!value || *value < 0) return std::nullopt;
   return value;
 }
 

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
 
+#include "jobmon/common/whole_number.h"
 #include "jobmon/slurm/client.h"
 
 namespace jobmon::triage {
@@ -48,13 +48,11 @@ Expected<uint32_t> ParseJobId(std::string_view text) {
   const std::string quoted = "'" + std::string(text) + "'";
   if (text.empty() || text.find_first_not_of("0123456789") != text.npos)
     return Error{"job id " + quoted + ": not a number"};
-  uint32_t id = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec == std::errc::result_out_of_range || (ec == std::errc() && id == 0))
+  // Digits only, so a number WholeNumber refuses is out of range.
+  const std::optional<uint32_t> id = WholeNumber<uint32_t>(text);
+  if (!id || *id == 0)
     return Error{"job id " + quoted + " is out of range (Slurm job ids are 1..4294967295)"};
-  if (ec != std::errc() || end != text.data() + text.size())
-    return Error{"job id " + quoted + ": not a number"};
-  return id;
+  return *id;
 }
 
 Expected<JobInput> ResolveJobInput(const std::string& argument, const std::string& outputs_dir) {

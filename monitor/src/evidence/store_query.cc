@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <set>
 
 #include "jobmon/common/metric_names.h"
 #include "jobmon/common/store_labels.h"
+#include "jobmon/common/whole_number.h"
 #include "jobmon/monitor/metric_window.h"
 
 namespace jobmon::monitor {
@@ -40,12 +40,7 @@ namespace {
 // hw_job_processes and hw_job_process_* (common/metric_names.h).
 constexpr std::string_view kJobProcessPrefix = "hw_job_process";
 
-std::optional<uint32_t> JobIdOf(const std::string& text) {
-  uint32_t id = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return id;
-}
+std::optional<uint32_t> JobIdOf(const std::string& text) { return WholeNumber<uint32_t>(text); }
 
 // WindowLimits over an answer: each job's hosts and each host's GPU labels
 // admitted so far.
