@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: `jobmon diagnose --health` on a cluster-sized TSDB.
 
-Generates a job's TSDB the size issue 14 names (default 64 nodes x 8 GPUs x
+Generates a cluster-sized job's TSDB (default 64 nodes x 8 GPUs x
 24 h at 15 s) as OpenMetrics text with the exporter's metric names, turns it
 into TSDB blocks with Debian's `promtool tsdb create-blocks-from openmetrics`
 (one input file per 2 h, so promtool never holds more than one window), then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # contrib/grafana/jobmon-job.json and contrib/prometheus/jobmon-rules.yml on
-# real data (issue 15, Deliver 3 and 4): two 2-node `sbatch --diag=on` jobs
+# real data: two 2-node `sbatch --diag=on` jobs
 # with the fake trainer on the dev cluster, their exporters reading
 # fault_tree.py's fake procfs/sysfs (amdgpu with RAS and AER, bnxt_re RDMA
 # counters), one with node2 bnxt_re1 port 1 going down, one with umc

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `jobmon diagnose` on real archived TSDBs (issue 14, Deliver 7): 2-node
+# `jobmon diagnose` on real archived TSDBs: 2-node
 # `sbatch --diag=on` jobs with the fake trainer on the dev cluster, whose
 # exporters read per-job fake procfs/sysfs trees (exporter_arg=--procfs,
 # --sysfs) that fault_tree.py evolves: baseline noise plus one fault each

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fault injector for the diagnose integration test (issue 14): per-node fake
+"""Fault injector for the diagnose integration test: per-node fake
 procfs and sysfs trees that jobmon-exporter reads (--procfs, --sysfs), evolved
 by a bounded schedule: baseline noise everywhere, one scenario's fault on one
 node / GPU / port from a chosen training step on.

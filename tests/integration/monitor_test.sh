@@ -322,7 +322,7 @@ if useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"; the
   # first line has only step 0 (the check raced the jobs' start).
   check "user jobs: their logs are read (as the user)" wait_for 20 bash -c \
     "$(declare -f sql step_of checks); [[ \$(step_of $fifo_job) -gt 0 && \$(step_of $link_job) -gt 0 ]]"
-  # Issue 18 item 4: the user sees their own jobs through the daemon's socket,
+  # The user sees their own jobs through the daemon's socket,
   # without the database (0640, the daemon's), and is refused others' jobs.
   install -m 0644 "$SCRATCH/jobmon.toml" "$API/user.toml"
   as_user "$JOBMON" status "$fifo_job" --config "$API/user.toml" --json >"$API/user-status.json" 2>"$API/user-status.err"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian package end to end (issue 15): cpack it from the build the
+# The Debian package end to end: cpack it from the build the
 # tests use, check its contents and control files, lintian it, dpkg -i it,
 # run the dev cluster from the installed files (the plugin in Slurm's plugin
 # dir, its default /usr/bin tools, the packaged rules), then dpkg -r and

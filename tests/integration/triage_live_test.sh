@@ -56,7 +56,7 @@ check "live triage: both ranks stopped at the same step" \
   grep -q "All 2 ranks stopped at the same step 19" <<<"$(checks lines "$STATE/live.json" findings)"
 "$JOBMON" triage "$hang_log" --json --no-slurm --stall-min-seconds 2 >"$STATE/noslurm.json"
 # Without Slurm the steps' silence decides: the log is still written, so
-# the process lives and makes no progress (issue 16: unknown-death only on
+# the process lives and makes no progress (unknown-death only on
 # positive evidence of an abrupt end).
 check "without Slurm the same log is hanging (steps stopped, log still written)" \
   test "$(field "$STATE/noslurm.json" status)" = hanging

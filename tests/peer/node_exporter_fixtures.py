@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """jobmon-exporter on prometheus/node_exporter's fixture trees, against its
-golden output (issue 18 item 6).
+golden output.
 
 node_exporter's end-to-end test runs its collectors on collector/fixtures/
 (proc/ as files, sys/ packed in sys.ttar) and keeps the expected scrape in

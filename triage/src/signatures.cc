@@ -155,7 +155,7 @@ constexpr const char* kKernelOom =
     "torvalds/linux mm/oom_kill.c __oom_kill_process '%s: Killed process %d (%s)' with "
     "'Out of memory' / 'Memory cgroup out of memory' (mm/memcontrol.c), 4.x..6.x "
     "(verified: tests/fixtures/real/pytorch/*.dmesg.txt, kernel 6.18)";
-// Round 2 of real programs' text (issue 30): the sources of the start-up,
+// Real programs' text (tests/fixtures/real/pytorch, round 2): the sources of the start-up,
 // native-crash and DataLoader wordings.
 constexpr const char* kCudaInit =
     "pytorch/pytorch torch/cuda/__init__.py _lazy_init raise AssertionError('Torch not compiled "
@@ -261,7 +261,7 @@ const std::vector<Signature>& HeartbeatAccusations() {
 
 namespace {
 
-// Framework sources (issue 12 B). "git": read in a clone with history, the
+// Framework sources. "git": read in a clone with history, the
 // range from the first commit holding the text; "idx": read in stored copies
 // of the file, no history.
 constexpr const char* kMegatronNan =

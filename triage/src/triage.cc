@@ -416,7 +416,7 @@ std::optional<double> FailureTime(const ScanFacts& facts, const std::string& pri
   return facts.last_timestamp;
 }
 
-// The log's own clock (issue 30): the steps stopped, yet timestamped lines
+// The log's own clock: the steps stopped, yet timestamped lines
 // (a status or heartbeat thread, a launcher's keep-alive) went on printing.
 // The last step came before the first timestamped line after it; the stall
 // lasted at least from there to the log's last timestamp. Two timestamped

@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS recovery_holds (job_id INTEGER PRIMARY KEY, at REAL N
   by_uid INTEGER NOT NULL);
 )sql";
 
-// Version 1 (issue 6's first cut) lacked these columns and the watches table.
+// Version 1 (the first schema) lacked these columns and the watches table.
 const char* const kMigrateFrom1 = R"sql(
 ALTER TABLE jobs ADD COLUMN partition TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN node_list TEXT NOT NULL DEFAULT '';

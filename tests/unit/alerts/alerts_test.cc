@@ -140,7 +140,7 @@ TEST(AlertsConfig, AWebhookUrlThatIsASecretStaysInTheSecretsFile) {
   EXPECT_FALSE(BuildReceivers(*config, *not_a_url).ok());
 }
 
-// Hardening item 14: a misspelt key (bearer_token_secrt) would send alerts
+// A misspelt key (bearer_token_secrt) would send alerts
 // without their credentials, silently.
 TEST(AlertsConfig, UnknownKeysAreRefusedByName) {
   struct Case {

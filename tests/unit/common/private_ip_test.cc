@@ -113,7 +113,7 @@ TEST(IpAddress, Classification) {
   EXPECT_FALSE(IpAddress::Parse("10.0.0.256").ok());
 }
 
-// Hardening item 12: ::ffff:a.b.c.d is the IPv4 address a.b.c.d to the kernel.
+// ::ffff:a.b.c.d is the IPv4 address a.b.c.d to the kernel.
 TEST(IpAddress, V4MappedIsJudgedByItsIpv4Meaning) {
   auto mapped_wildcard = IpAddress::Parse("::ffff:0.0.0.0").value();
   EXPECT_TRUE(mapped_wildcard.IsV4Mapped());
@@ -130,7 +130,7 @@ TEST(IpAddress, V4MappedIsJudgedByItsIpv4Meaning) {
   EXPECT_TRUE(C("::ffff:0:0/96").Contains(IpAddress::Parse("::ffff:11.1.2.3").value()));
 }
 
-// Hardening item 11: civetweb reads "a:1,b:2", "1s", "1r", "+1" as more (or
+// civetweb reads "a:1,b:2", "1s", "1r", "+1" as more (or
 // other) listeners; only one literal address:port gets through.
 TEST(SocketAddress, ExactlyOneAddressAndPort) {
   EXPECT_EQ(ParseSocketAddress("127.0.0.1:9188")->ToBindString(), "127.0.0.1:9188");

@@ -389,7 +389,7 @@ const char* kTwoGpus =
     "gpu util=0 mem_util=0 power_mw=61000 temp=34 sm_mhz=345 mem_mhz=2619 "
     "mem_total=85899345920 mem_used=0 pcie_replay=0 throttle=0x1 unsupported=ecc\n";
 
-// The H100 figures of issue 16: a rank spinning in a collective (100% util,
+// H100 figures: a rank spinning in a collective (100% util,
 // SM clock at its 1980 MHz maximum, no power cap) with two processes on the
 // GPU (the rank and a dataloader worker with a context), and a GPU whose
 // process is gone (context released, idle clock).

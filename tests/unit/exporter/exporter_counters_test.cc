@@ -1,5 +1,4 @@
-// Issue 18 item 5: counters exactly right. Each test here failed on the
-// exporter before the fix it names.
+// Counters exactly right. Each test here failed on the exporter before the fix it names.
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 #include <sys/stat.h>

@@ -1,8 +1,7 @@
 // The /metrics server of jobmon-exporter and the daemon's listener
 // (metrics_server.h, libmicrohttpd): idle and half-sent connections must not starve a
-// scrape (hardening item 10, issue 43 item 5), only the allowed scrapers are
-// served. A real server on 127.0.0.1; other peers are other addresses of
-// 127/8, which loopback answers.
+// scrape, only the allowed scrapers are served. A real server on 127.0.0.1;
+// other peers are other addresses of 127/8, which loopback answers.
 
 #include "jobmon/common/metrics_server.h"
 
@@ -150,7 +149,7 @@ TEST(MetricsServer, HalfSentRequestsDoNotStarveAScrape) {
   EXPECT_LT(seconds, 1.0) << "the scrape waited for the stalled clients";
 }
 
-// Issue 43 item 5: 200 idle TCP connections from another user made every
+// 200 idle TCP connections from another user made every
 // /metrics request fail at the monitor's 2-s scrape timeout (civetweb: 8
 // workers each waiting out the request timeout, the scrape queued behind
 // them, 50 s). Here the idle peer is 127.0.0.2 and the monitor 127.0.0.1.

@@ -466,7 +466,7 @@ void ExpectRootAnswered(const std::string& socket) {
   EXPECT_EQ((*root)["ok"], true);
 }
 
-// Issue 28 item 7: one local user opening 40 silent connections held all 32
+// One local user opening 40 silent connections held all 32
 // slots, so every other user and root got no answer until they timed out.
 TEST(ApiServer, OneUserHoldingEverySlotDoesNotLockOutOthers) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as other uids";
@@ -478,7 +478,7 @@ TEST(ApiServer, OneUserHoldingEverySlotDoesNotLockOutOthers) {
   ExpectRootAnswered(s.socket);
 }
 
-// Issue 28 item 7: several users together filling every slot locked out
+// Several users together filling every slot locked out
 // root and the admin group; the last slots are kept for them.
 TEST(ApiServer, UsersFillingTheSharedSlotsDoNotLockOutAdmins) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as other uids";
@@ -492,7 +492,7 @@ TEST(ApiServer, UsersFillingTheSharedSlotsDoNotLockOutAdmins) {
   ExpectRootAnswered(s.socket);
 }
 
-// Issue 28 item 13: every watch of a made-up id was queued, and each cost
+// Every watch of a made-up id was queued, and each cost
 // the daemon a warning; a user has a bounded number pending.
 TEST(ApiServer, AUserCannotQueueUnboundedWatches) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as another uid";

@@ -399,7 +399,7 @@ size_t LinesWith(const RecordingLog& log, const std::string& event) {
   }));
 }
 
-// Issue 28 item 13: watches were keyed by job id alone, so uid 1000's watch
+// Watches were keyed by job id alone, so uid 1000's watch
 // of uid 1001's job replaced root's, was refused as uid 1000's, and root's
 // request was lost with it.
 TEST_F(MonitorTest, AUsersWatchDoesNotReplaceAnAdminsWatch) {
@@ -416,7 +416,7 @@ TEST_F(MonitorTest, AUsersWatchDoesNotReplaceAnAdminsWatch) {
   EXPECT_TRUE(store->Watches().value().empty()) << "both requests are consumed";
 }
 
-// Issue 28 item 13: each watch of a made-up job id cost one warning, so a
+// Each watch of a made-up job id cost one warning, so a
 // user could fill the daemon's log; one line per cycle counts them.
 TEST_F(MonitorTest, AFloodOfWatchesForUnknownJobsLogsOneLine) {
   for (uint32_t id = 5000; id < 5100; ++id) ASSERT_TRUE(store->AddWatch(id, now, 1000u).ok());
@@ -548,7 +548,7 @@ TEST(MonitorConfig, MetricsListenIsExactlyOneLoopbackAddress) {
   }
 }
 
-// Hardening item 14: a misspelt key would leave its default in force silently.
+// A misspelt key would leave its default in force silently.
 TEST(MonitorConfig, UnknownKeysAreRefusedByName) {
   struct Case {
     const char* toml;
@@ -1378,7 +1378,7 @@ class CentralStore {
   std::thread server_;
 };
 
-// Issue 34 item 2: the window is in memory, so a daemon restarted after a
+// The window is in memory, so a daemon restarted after a
 // job hung had no sample of its training: no power baseline, and a
 // busy-wait was plain `hang`. The baselines saved while the job trained
 // now go into the restarted daemon's window. (Store mode, the one a test
@@ -1434,7 +1434,7 @@ TEST_F(MonitorTest, AHangJudgedAfterARestartIsJudgedAgainstTheTrainingBeforeIt) 
   EXPECT_TRUE(store->HostBaselines(7).value().empty());
 }
 
-// Issue 33: where every rank prints its own steps (srun -l), the hang's
+// Where every rank prints its own steps (srun -l), the hang's
 // alert names the rank that stopped first and how far behind it is.
 TEST_F(MonitorTest, AStallNamesTheRankThatStoppedFirst) {
   for (int64_t s = 0; s <= 20; ++s) {

@@ -1,5 +1,5 @@
 // MetricWindow on NVIDIA (gpu_nvml) scrapes, through to ClassifyStall, with
-// the H100 figures of issue 16: idle 71 W with no process, ~120 W with a
+// H100 figures: idle 71 W with no process, ~120 W with a
 // CUDA context open, a busy-waiting kernel 124-146 W at 100% utilization
 // and the 1980 MHz maximum SM clock, small-model training 270-300 W, bf16
 // matmul training 697 W at 1372 MHz under the power cap.

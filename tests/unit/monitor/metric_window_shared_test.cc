@@ -1,4 +1,4 @@
-// A node shared by two jobs (issue 13 B): one exporter per job, each
+// A node shared by two jobs: one exporter per job, each
 // serving its job's GPUs (hw_gpu_served). The window keeps only the served
 // GPUs, so a job stuck in a busy-wait is judged by its own GPUs, not by the
 // other job's GPUs at training power; host-level series are marked node-wide.

@@ -106,7 +106,7 @@ TEST(MetricWindowTest, MemoryIsBoundedByTheHorizon) {
 
 // `n` GPU labels never seen before (`prefix` + index), power and
 // utilization each: what a job's own HTTP server on its node, answering on
-// the exporter's port, can serve each scrape (issue 28).
+// the exporter's port, can serve each scrape.
 Exposition FreshGpuLabels(const std::string& prefix, int n) {
   std::string text;
   for (int k = 0; k < n; ++k) {
@@ -176,7 +176,7 @@ TEST(MetricWindowTest, AJobsSeriesStopAtItsCapWhileTheKeptOnesGoOn) {
   EXPECT_EQ(window.LatestOf("tb_step")->value, 45);  // node1's: node2's came past the cap
 }
 
-// Issue 34: a daemon restarted after a job hung has no sample of the
+// A daemon restarted after a job hung has no sample of the
 // training. The hosts' baselines taken out of the window while the job
 // trained (and kept in the state store) go into the new window, and the
 // stall is judged as the first window would have judged it.
@@ -276,7 +276,7 @@ TEST(MetricWindowTest, RestoredBaselinesAreBoundedByTheWindowLimits) {
   EXPECT_FALSE(window.IdleFloor("node3", "0")) << "max_hosts hosts";
 }
 
-// Issue 33: the job's processes and what they wait on (hw_job_process_*,
+// The job's processes and what they wait on (hw_job_process_*,
 // docs/exporter.md) come from the latest scrape that reported them, while it
 // is within stale_after, bounded whatever the exporter answers.
 TEST(MetricWindowTest, TheJobsProcessWaitsFromTheLatestScrape) {

@@ -1,4 +1,4 @@
-// Issue 33: a hang's alert names the node of the rank that stopped first
+// A hang's alert names the node of the rank that stopped first
 // and what each rank waits on, from the exporters' task labels
 // (hw_job_process_info{task}, docs/exporter.md). The shape is the dev
 // cluster's real job (tests/integration/real_job_test.sh): three srun -l

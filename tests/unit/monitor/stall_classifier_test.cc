@@ -1,6 +1,6 @@
-// ClassifyStall on NVIDIA-shaped evidence, from what an H100 measured
-// (issue 16): idle 71 W, ~120 W with a CUDA context open, a busy-waiting
-// kernel 124-146 W at 100% utilization and the maximum SM clock (1980 MHz),
+// ClassifyStall on NVIDIA-shaped evidence, from what an H100 measured: idle
+// 71 W, ~120 W with a CUDA context open, a busy-waiting kernel 124-146 W
+// at 100% utilization and the maximum SM clock (1980 MHz),
 // small-model training 270-300 W, bf16 matmul training 697 W at 1372 MHz
 // under the power cap. AMD-shaped evidence (no NVML signals) keeps the
 // measured MI300X rules: see PlaybookOneInterpretationTable below.
@@ -190,7 +190,7 @@ TEST(ClassifyStallTest, PlaybookOneInterpretationTable) {
   EXPECT_EQ(ClassifyStall({{no_baseline}}).klass, "hang") << "no baseline: no guess";
 }
 
-// Issue 33: what the job's processes wait on in the kernel (the exporter's
+// What the job's processes wait on in the kernel (the exporter's
 // job_processes collector). A rank in D state is stuck in a filesystem or
 // device: the others wait for it, which is not a collective deadlock.
 ProcessWait Process(std::string pid, std::string state, std::string wchan) {
@@ -247,7 +247,7 @@ TEST(ClassifyStallTest, ARankInDStateIsAnIoWaitNotACollectiveDeadlock) {
   EXPECT_EQ(ClassifyStall({{node1, gone}}).klass, "hang/node-death");
 }
 
-// Issue 33: the Slurm task a process is or descends from (the exporter's
+// The Slurm task a process is or descends from (the exporter's
 // `task` label) leads its description, and a host's line shows the ranks'
 // processes before the batch script's and Slurm's own, whatever their pids.
 TEST(ClassifyStallTest, ATasksProcessesComeFirstAndNameTheirTask) {

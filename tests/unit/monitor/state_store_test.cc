@@ -113,7 +113,7 @@ TEST(StateStoreTest, ADatabaseFromANewerJobmonIsRefused) {
   EXPECT_FALSE(nowhere.ok());
 }
 
-// Hardening item 15: the state DB (job names, users, log paths, alert
+// The state DB (job names, users, log paths, alert
 // payloads) is not world-readable, whatever the umask the daemon runs under.
 TEST(StateStoreTest, ANewDatabaseAndItsWalAreNotWorldReadable) {
   TempDir dir;
@@ -187,7 +187,7 @@ PRAGMA user_version = 4;)sql");
   EXPECT_EQ(read->diagnosed_at, std::optional<double>(50));
 }
 
-// Issue 34: a --diag job's per-host baselines survive a restart, are
+// A --diag job's per-host baselines survive a restart, are
 // upserted per host, and go when the job's rows are deleted. A database of
 // version 8 made before the table existed gets it on open.
 TEST(StateStoreTest, HostBaselinesSurviveARestartUntilDeleted) {
@@ -334,7 +334,7 @@ std::unique_ptr<StateStore> StoreWithWatchesOfJob6(const TempDir& dir) {
   return std::move(store.value());
 }
 
-// Issue 28 item 13: watches were keyed by job id alone, so a user's watch
+// Watches were keyed by job id alone, so a user's watch
 // of a job replaced an admin's (and the daemon then refused it as the
 // user's, dropping the admin's request with it).
 TEST(StateStoreTest, AUsersWatchDoesNotReplaceAnAdminsWatch) {

@@ -108,7 +108,7 @@ if [[ $shared == yes ]]; then
     is RuntimeDirectoryPreserve yes
 fi
 
-# 4. The hardening (README, issue 28): each setting as the daemon was checked against.
+# 4. The hardening (README): each setting as the daemon was checked against.
 for setting in NoNewPrivileges=yes ProtectSystem=strict ProtectKernelLogs=yes \
   ProtectKernelModules=yes ProtectKernelTunables=yes ProtectControlGroups=yes \
   RestrictNamespaces=yes RestrictSUIDSGID=yes LockPersonality=yes \

@@ -820,7 +820,7 @@ TEST(FsIdentityTest, RootsSupplementaryGroupsDoNotComeAlong) {
 }  // namespace
 }  // namespace jobmon
 
-// Issue 17: what the prolog and epilog (root) read from places the job's
+// What the prolog and epilog (root) read from places the job's
 // user controls. node_files.cc is compiled into this test (it needs no Slurm).
 namespace jobmon::spank {
 namespace {

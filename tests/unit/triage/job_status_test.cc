@@ -207,7 +207,7 @@ TEST(JobStatus, CompletedWithFailureSaysSo) {
   EXPECT_NE(d.findings[0].find("python-exception"), std::string::npos);
 }
 
-// Issue 12: with --kernel-log a matched OOM kill is the root; the basis
+// With --kernel-log a matched OOM kill is the root; the basis
 // names it and the log's SIGKILL as its consequence, and the status is
 // decided as without it.
 TEST(JobStatus, KernelOomKillIsNamedInTheBasis) {
@@ -242,7 +242,7 @@ TEST(JobStatus, KernelOomKillIsNamedInTheBasis) {
 }
 
 TEST(JobStatus, RunningWithoutStepsIsNeverAdvancing) {
-  // Issue 16: a RUNNING job whose log has no recognised step lines was
+  // A RUNNING job whose log has no recognised step lines was
   // reported "running, steps advancing" after five silent minutes.
   StatusInputs in;
   in.slurm = Slurm("RUNNING");

@@ -60,7 +60,7 @@ TEST_F(LogScanTest, EmptyInput) {
   EXPECT_EQ(facts.lines, 0u);
   EXPECT_TRUE(facts.classes.empty());
   TriageReport report = Analyze(facts, {});
-  // Nothing says the job died (issue 16: unknown-death needs positive
+  // Nothing says the job died (unknown-death needs positive
   // evidence of an abrupt end); without Slurm's view it is unknown.
   EXPECT_EQ(report.status, JobStatus::kUnknown);
   RenderAll(facts);
@@ -403,7 +403,7 @@ TEST_F(RealStepsTest, AnUnnestedEvaluationBarIsNotTheTrainingBar) {
   EXPECT_EQ(bar.repeats(), 0u);
 }
 
-// --step-regex timing (issue 16).
+// --step-regex timing.
 class CustomStepTest : public ::testing::Test {
  protected:
   static ScanFacts ScanWith(const std::string& regex, std::string_view text) {

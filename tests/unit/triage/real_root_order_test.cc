@@ -1,5 +1,5 @@
 // The real PyTorch logs of round 2 (tests/fixtures/real/pytorch, README
-// table; issue 30): the earliest real failure beats the launcher's summary
+// table): the earliest real failure beats the launcher's summary
 // under each launcher (srun, torchrun, torch.multiprocessing.spawn), the
 // log's own clock dates a stall, a loop that ends with its checkpoint is a
 // completion, and a run that restarted and went on is not its first
@@ -116,7 +116,7 @@ TEST(RealCompletion, LoopEndThenCheckpointSaveIsACompletionWithLowerConfidence) 
   EXPECT_NE(r.status_basis.find("lower confidence"), std::string::npos) << r.status_basis;
 }
 
-// Issue 47: what happened after a traceback decides whether it was fatal.
+// What happened after a traceback decides whether it was fatal.
 // A caught exception logged with its traceback (logging.exception), then
 // 30 more steps and the program's own "training finished" line.
 TEST(RealCompletion, ATracebackTheRunSurvivedIsNotItsCause) {
@@ -134,7 +134,7 @@ TEST(RealCompletion, ProgressThatReachedItsPlanIsACompletion) {
   EXPECT_EQ(r.primary, "none");
 }
 
-// Issue 47: a hang seen in the job's own watchdog dump (faulthandler's
+// A hang seen in the job's own watchdog dump (faulthandler's
 // `Timeout (0:00:10)!` after the last step), though the ranks then exited
 // and the launcher reported an exit code.
 TEST(RealLogClock, AWatchdogThatFiredAfterTheLastStepIsAHang) {
