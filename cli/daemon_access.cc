@@ -1,7 +1,7 @@
 #include "daemon_access.h"
 
 #include "cli_common.h"
-#include "jobmon/monitor/api_server.h"
+#include "jobmon/monitor/api_client.h"
 #include "jobmon/monitor/jobmon_config.h"
 
 namespace jobmon::cli {

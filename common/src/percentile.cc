@@ -12,4 +12,24 @@ double Percentile(std::vector<double> values, double fraction) {
   return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
 }
 
+double UpperMedian(std::vector<double> values) {
+  if (values.empty()) return 0;
+  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  return *mid;
+}
+
+double MeanMedian(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double FloorIndexPercentile(std::vector<double> values, double fraction) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<size_t>(fraction * static_cast<double>(values.size() - 1))];
+}
+
 }  // namespace jobmon

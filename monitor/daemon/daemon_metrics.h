@@ -13,7 +13,7 @@
 
 #include "jobmon/alerts/outbox.h"
 #include "jobmon/common/metrics_server.h"
-#include "jobmon/monitor/monitor.h"
+#include "jobmon/monitor/monitor_stats.h"
 
 namespace jobmon::daemon {
 

@@ -169,7 +169,7 @@ check "the steps: signal once, the checkpoint wait ran out, requeue, done" wait_
   "[[ \"\$(steps_of $requeue)\" == 'signal checkpoint-timeout requeue done ' ]]"
 check "Slurm: requeued once, $culprit excluded" bash -c \
   "scontrol -o show job $requeue | grep -q 'Restarts=1' && scontrol -o show job $requeue | grep -q 'ExcNodeList=$culprit '"
-check "the second run starts" wait_for 60 grep -q '^run 1 on ' "$JOBS/requeue.log"
+check "the second run starts" wait_for 180 grep -q '^run 1 on ' "$JOBS/requeue.log"
 second=$(sed -n 's/^run 1 on //p' "$JOBS/requeue.log" | head -1)
 echo "# second run on $second"
 check "on three nodes, $culprit not among them" bash -c \
@@ -210,7 +210,7 @@ check "D-state job: signal once, the checkpoint wait ran out, requeue, done" wai
   "[[ \"\$(steps_of $dstate)\" == 'signal checkpoint-timeout requeue done ' ]]"
 check "D-state job: Slurm requeued it once, $ds_culprit excluded" bash -c \
   "scontrol -o show job $dstate | grep -q 'Restarts=1' && scontrol -o show job $dstate | grep -q 'ExcNodeList=$ds_culprit '"
-check "D-state job: its second run starts" wait_for 60 grep -q '^run 1 on ' "$JOBS/dstate.log"
+check "D-state job: its second run starts" wait_for 180 grep -q '^run 1 on ' "$JOBS/dstate.log"
 ds_second=$(sed -n 's/^run 1 on //p' "$JOBS/dstate.log" | head -1)
 check "D-state job: on three nodes, $ds_culprit not among them" bash -c \
   "[[ \$(scontrol show hostnames '$ds_second' | wc -l) -eq 3 ]] && ! scontrol show hostnames '$ds_second' | grep -qx '$ds_culprit'"

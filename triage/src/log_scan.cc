@@ -13,6 +13,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <system_error>
 
 #include "database_cache.h"
 #include "jobmon/common/unique_fd.h"
@@ -87,9 +88,14 @@ class MatchAhead {
   void Launch(int index) {
     Slot& slot = slots_[index];
     slot.deferred = false;
-    slot.matched = std::async(std::launch::async, [this, &slot, index] {
+    try {
+      slot.matched = std::async(std::launch::async, [this, &slot, index] {
+        MatchChunk(impl_, View(slot), scratch_[index].get(), slot.events);
+      });
+    } catch (const std::system_error&) {
+      // No thread to be had (a process or memory limit): match here.
       MatchChunk(impl_, View(slot), scratch_[index].get(), slot.events);
-    });
+    }
   }
   void Consume(Slot& slot) {
     if (slot.matched.valid()) slot.matched.get();

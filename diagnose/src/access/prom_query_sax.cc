@@ -3,11 +3,10 @@
 // a store's answer (hundreds of thousands of series, each point an array of
 // a number and a string) was most of the monitor's store-mode CPU, in
 // allocations alone.
-#include <charconv>
 #include <cmath>
-#include <limits>
 #include <nlohmann/json.hpp>
 
+#include "jobmon/common/prom_value.h"
 #include "jobmon/diagnose/prom_json.h"
 
 namespace jobmon::diagnose {
@@ -38,16 +37,6 @@ struct SeriesBuild {
   std::vector<Sample> single;  // from "value" (a vector)
   bool has_values = false, has_value = false;
 };
-
-std::optional<double> ParseValueText(const std::string& s) {
-  if (s == "+Inf" || s == "Inf") return std::numeric_limits<double>::infinity();
-  if (s == "-Inf") return -std::numeric_limits<double>::infinity();
-  if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
-  double out = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return out;
-}
 
 class QuerySax {
  public:
@@ -274,7 +263,7 @@ class QuerySax {
     if (pair.items != 2 || !pair.time || (!pair.number && !pair.text))
       return Error{"Prometheus answer: a sample is not [time, value]"};
     std::optional<double> value = pair.number;
-    if (!value) value = ParseValueText(*pair.text);
+    if (!value) value = ParsePromValue(*pair.text);
     if (!value)
       return Error{"Prometheus answer: a sample value is not a number: " + json(*pair.text).dump()};
     if (std::isnan(*value)) return false;

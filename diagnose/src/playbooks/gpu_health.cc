@@ -9,6 +9,7 @@
 #include <set>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/common/percentile.h"
 #include "jobmon/diagnose/playbooks.h"
 #include "playbooks/gpu_error_counters.h"
 #include "playbooks/kit.h"
@@ -63,14 +64,6 @@ void ForSteady(const Series& s, const TimeRange& steady, const DiagnoseContext& 
   }
 }
 
-// The median proper (the mean of the middle two of an even count).
-double MiddleMedian(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // A GPU's steady-state power samples.
 struct GpuPower {
   Labels labels;
@@ -103,7 +96,7 @@ PowerSpread JudgePowerSpread(const std::vector<GpuPower>& gpus) {
   std::vector<double> deviations;
   for (double m : medians) deviations.push_back(std::abs(m - out.baseline));
   const double between =
-      medians.size() >= kMinGpusForSpread ? kMadToSigma * MiddleMedian(deviations) : 0;
+      medians.size() >= kMinGpusForSpread ? kMadToSigma * MeanMedian(deviations) : 0;
   for (size_t i = 0; i < gpus.size(); ++i) {
     std::vector<double> spread;
     for (double v : gpus[i].values) spread.push_back(std::abs(v - medians[i]));
@@ -126,11 +119,9 @@ PowerSpread JudgePowerSpread(const std::vector<GpuPower>& gpus) {
 // their top DPM level all job long.
 std::optional<double> ClockBaseline(std::vector<double> values) {
   if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  const auto at =
-      static_cast<size_t>(kClockBaselinePercentile * static_cast<double>(values.size() - 1));
-  if (values[at] <= 0) return std::nullopt;
-  return values[at];
+  const double clock = FloorIndexPercentile(std::move(values), kClockBaselinePercentile);
+  if (clock <= 0) return std::nullopt;
+  return clock;
 }
 
 struct Gpus {

@@ -10,6 +10,7 @@
 
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/metric_names.h"
+#include "jobmon/common/percentile.h"
 #include "jobmon/common/store_labels.h"
 
 namespace jobmon::diagnose {
@@ -203,12 +204,7 @@ double Mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), mid, values.end());
-  return *mid;
-}
+double Median(std::vector<double> values) { return UpperMedian(std::move(values)); }
 
 std::optional<double> SteadyMedian(const Series& series, const TimeRange& range,
                                    const DiagnoseContext& context) {

@@ -17,8 +17,8 @@
 #include "jobmon/monitor/job_progress.h"
 #include "jobmon/monitor/job_source.h"
 #include "jobmon/monitor/metric_window.h"
-#include "jobmon/monitor/monitor.h"
 #include "jobmon/monitor/monitor_config.h"
+#include "jobmon/monitor/monitor_stats.h"
 #include "jobmon/monitor/state_store.h"
 
 namespace jobmon::monitor {

@@ -1,9 +1,9 @@
 #include "jobmon/monitor/exposition.h"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
-#include <limits>
+
+#include "jobmon/common/prom_value.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -11,23 +11,6 @@ namespace {
 bool NameChar(char c, bool first) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':' ||
          (!first && std::isdigit(static_cast<unsigned char>(c)));
-}
-
-bool ParseValue(std::string_view text, double* value) {
-  if (text == "NaN") {
-    *value = std::numeric_limits<double>::quiet_NaN();
-    return true;
-  }
-  if (text == "+Inf" || text == "Inf") {
-    *value = std::numeric_limits<double>::infinity();
-    return true;
-  }
-  if (text == "-Inf") {
-    *value = -std::numeric_limits<double>::infinity();
-    return true;
-  }
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return ec == std::errc() && end == text.data() + text.size();
 }
 
 bool ParseLine(std::string_view line, Sample* sample) {
@@ -72,7 +55,10 @@ bool ParseLine(std::string_view line, Sample* sample) {
   size_t value_end = line.find(' ', i);
   std::string_view value_text =
       line.substr(i, value_end == std::string_view::npos ? std::string_view::npos : value_end - i);
-  return !value_text.empty() && ParseValue(value_text, &sample->value);
+  const std::optional<double> value = ParsePromValue(value_text);
+  if (!value) return false;
+  sample->value = *value;
+  return true;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "jobmon/common/percentile.h"
+
 namespace jobmon::power {
 namespace {
 
@@ -27,6 +29,25 @@ TEST(PowerState, TrainingBaselineIsTheNearestRankMedian) {
   EXPECT_FALSE(PowerFraction(300, std::nullopt));
   EXPECT_DOUBLE_EQ(*PowerFraction(300, 900, 260), 40.0 / 640.0);
   EXPECT_DOUBLE_EQ(*PowerFraction(300, 900, 800), 300.0 / 900.0) << "a floor too close: unusable";
+}
+
+// The four definitions of common/percentile.h on one even and one odd set:
+// where they agree and where they do not.
+TEST(Percentiles, EachDefinitionByName) {
+  const std::vector<double> even = {40, 10, 30, 20}, odd = {50, 10, 40, 20, 30};
+  EXPECT_DOUBLE_EQ(Percentile(even, 0.5), 20) << "nearest rank: the lower middle";
+  EXPECT_DOUBLE_EQ(UpperMedian(even), 30);
+  EXPECT_DOUBLE_EQ(MeanMedian(even), 25);
+  EXPECT_DOUBLE_EQ(Percentile(odd, 0.5), 30);
+  EXPECT_DOUBLE_EQ(UpperMedian(odd), 30);
+  EXPECT_DOUBLE_EQ(MeanMedian(odd), 30);
+  EXPECT_DOUBLE_EQ(FloorIndexPercentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.9), 9)
+      << "index floor(0.9 x 9) = 8";
+  EXPECT_DOUBLE_EQ(Percentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.9), 9);
+  EXPECT_DOUBLE_EQ(FloorIndexPercentile({1, 2, 3, 4, 5}, 0.9), 4) << "nearest rank gives 5";
+  EXPECT_DOUBLE_EQ(UpperMedian({}), 0);
+  EXPECT_DOUBLE_EQ(MeanMedian({}), 0);
+  EXPECT_DOUBLE_EQ(FloorIndexPercentile({}, 0.9), 0);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The daemon's socket API (api_protocol.h, api_server.h): requests parsed
+// The daemon's socket API (api_protocol.h, api_server.h, api_client.h): requests parsed
 // strictly, each caller sees their own jobs only (root and the admin group
 // all), the records survive the trip as JSON, and a slow or oversized
 // client neither stalls the server nor holds a connection past its deadline.
@@ -22,6 +22,7 @@
 
 #include "jobmon/common/base64.h"
 #include "jobmon/common/unique_fd.h"
+#include "jobmon/monitor/api_client.h"
 #include "jobmon/monitor/api_protocol.h"
 #include "jobmon/monitor/api_server.h"
 #include "jobmon/monitor/state_store.h"

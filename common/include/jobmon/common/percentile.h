@@ -12,4 +12,19 @@ namespace jobmon {
 // 0 for no values.
 double Percentile(std::vector<double> values, double fraction);
 
+// The other definitions the diagnosis playbooks were tuned with, kept here
+// so that every "median" in the code base is one of these, by name. Each is
+// 0 for no values.
+//
+// The upper of the middle two for an even count (nearest-rank takes the
+// lower): the playbooks' median of a series (diagnose/src/playbooks/kit.h).
+double UpperMedian(std::vector<double> values);
+// The median proper, the mean of the middle two for an even count: the
+// median absolute deviation behind the power outliers' spread
+// (diagnose/src/playbooks/gpu_health.cc).
+double MeanMedian(std::vector<double> values);
+// The value at index floor(fraction x (count - 1)) of the sorted values:
+// a GPU's unthrottled clock (diagnose/src/playbooks/gpu_health.cc).
+double FloorIndexPercentile(std::vector<double> values, double fraction);
+
 }  // namespace jobmon

@@ -85,8 +85,4 @@ class ApiServer {
   std::thread thread_;
 };
 
-// The client side (`jobmon`): one request, one answer, within `timeout_seconds`.
-Expected<nlohmann::json> CallApi(const std::string& socket_path, const api::Request& request,
-                                 double timeout_seconds = 5);
-
 }  // namespace jobmon::monitor
