@@ -37,7 +37,7 @@ class TelegramReceiver : public Receiver {
                                {"parse_mode", "HTML"},
                                {"disable_web_page_preview", true}};
         if (config_.message_thread_id) body["message_thread_id"] = config_.message_thread_id;
-        const std::string thread = chat + "\n" + IncidentKey(alert);
+        const std::string thread = ThreadKey(chat, alert);
         const auto first = first_message_.find(thread);
         if (first != first_message_.end()) body["reply_parameters"] = ReplyTo(first->second);
         HttpRequest request;
@@ -110,13 +110,14 @@ class TelegramReceiver : public Receiver {
   }
   // A photo or document goes under the incident's first message too.
   void AddReplyPart(HttpRequest& request, const std::string& chat, const Alert& alert) const {
-    const auto first = first_message_.find(chat + "\n" + IncidentKey(alert));
+    const auto first = first_message_.find(ThreadKey(chat, alert));
     if (first != first_message_.end()) {
       request.multipart.push_back({"reply_parameters", ReplyTo(first->second).dump(), "", ""});
     }
   }
-  static std::string IncidentKey(const Alert& alert) {
-    return alert.key + "#" + std::to_string(alert.incident_id);
+  // One incident's messages in one chat.
+  static std::string ThreadKey(const std::string& chat, const Alert& alert) {
+    return chat + "\n" + alert.key + "#" + std::to_string(alert.incident_id);
   }
   // The sent message's id, from sendMessage's answer ({"ok":true,"result":{"message_id":N}}).
   void RememberFirstMessage(const std::string& thread, const std::string& answer) {

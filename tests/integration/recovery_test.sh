@@ -165,18 +165,27 @@ kill -KILL "$MONITOR_PID"
 wait "$MONITOR_PID" 2>/dev/null
 start_monitor
 check "the job is requeued without $culprit" wait_for 60 has_step "$requeue" requeue
-check "the steps: signal once, the checkpoint wait ran out, requeue, done" wait_for 20 bash -c \
-  "[[ \"\$(steps_of $requeue)\" == 'signal checkpoint-timeout requeue done ' ]]"
-check "Slurm: requeued once, $culprit excluded" bash -c \
-  "scontrol -o show job $requeue | grep -q 'Restarts=1' && scontrol -o show job $requeue | grep -q 'ExcNodeList=$culprit '"
-check "the second run starts" wait_for 180 grep -q '^run 1 on ' "$JOBS/requeue.log"
-second=$(sed -n 's/^run 1 on //p' "$JOBS/requeue.log" | head -1)
-echo "# second run on $second"
-check "on three nodes, $culprit not among them" bash -c \
-  "[[ \$(scontrol show hostnames '$second' | wc -l) -eq 3 ]] && ! scontrol show hostnames '$second' | grep -qx '$culprit'"
-check "it resumes from its last checkpoint" wait_for 60 grep -qE 'resumed from .*ckpt_0000[23]0.pt at step [23]0' "$JOBS/requeue.log"
-check "and completes" wait_for 120 job_done "$requeue"
-check "Slurm says COMPLETED 0:0" bash -c "scontrol -o show job $requeue | grep -q 'JobState=COMPLETED .*ExitCode=0:0'"
+# requeued_and_resumed WHO JOB NAME CULPRIT: the recovery steps of a job whose
+# rank stopped on CULPRIT, then its second run without that node, resumed from
+# its last checkpoint, to the end. Slurm may start a requeued run only after
+# cred_expire and its next scheduling pass (once over 100 s here).
+requeued_and_resumed() {
+  local who=$1 job=$2 name=$3 culprit=$4 second
+  check "$who: signal once, the checkpoint wait ran out, requeue, done" wait_for 60 bash -c \
+    "[[ \"\$(steps_of $job)\" == 'signal checkpoint-timeout requeue done ' ]]"
+  check "$who: Slurm requeued it once, $culprit excluded" bash -c \
+    "scontrol -o show job $job | grep -q 'Restarts=1' && scontrol -o show job $job | grep -q 'ExcNodeList=$culprit '"
+  check "$who: its second run starts" wait_for 180 grep -q '^run 1 on ' "$JOBS/$name.log"
+  second=$(sed -n 's/^run 1 on //p' "$JOBS/$name.log" | head -1)
+  echo "# $who: second run on $second"
+  check "$who: on three nodes, $culprit not among them" bash -c \
+    "[[ \$(scontrol show hostnames '$second' | wc -l) -eq 3 ]] && ! scontrol show hostnames '$second' | grep -qx '$culprit'"
+  check "$who: it resumes from its last checkpoint" wait_for 60 \
+    grep -qE 'resumed from .*ckpt_0000[23]0.pt at step [23]0' "$JOBS/$name.log"
+  check "$who: completes, COMPLETED 0:0" wait_for 120 bash -c \
+    "scontrol -o show job $job | grep -q 'JobState=COMPLETED .*ExitCode=0:0'"
+}
+requeued_and_resumed "requeue job" "$requeue" requeue "$culprit"
 check "the log's last step is 60" grep -q 'rank 0 step 60 loss' "$JOBS/requeue.log"
 check "both runs' TSDB archives are kept (the first as tsdb.run0.tar.zst)" wait_for 60 bash -c \
   "[[ -s $JOBS/jobmon-diag-$requeue/tsdb.run0.tar.zst && -s $JOBS/jobmon-diag-$requeue/tsdb.tar.zst ]]"
@@ -206,17 +215,7 @@ check "D-state job: classed hang/io-wait (the exporters see the rank in state D)
 ds_culprit=$(grep -o '"hosts":\["node[0-9]*"\]' <<<"$ds_evidence" | grep -o 'node[0-9]*')
 check "D-state job: the incident names the node where rank 2 stopped ($dstate_third)" \
   test -n "$ds_culprit" -a "$ds_culprit" == "$dstate_third"
-check "D-state job: signal once, the checkpoint wait ran out, requeue, done" wait_for 60 bash -c \
-  "[[ \"\$(steps_of $dstate)\" == 'signal checkpoint-timeout requeue done ' ]]"
-check "D-state job: Slurm requeued it once, $ds_culprit excluded" bash -c \
-  "scontrol -o show job $dstate | grep -q 'Restarts=1' && scontrol -o show job $dstate | grep -q 'ExcNodeList=$ds_culprit '"
-check "D-state job: its second run starts" wait_for 180 grep -q '^run 1 on ' "$JOBS/dstate.log"
-ds_second=$(sed -n 's/^run 1 on //p' "$JOBS/dstate.log" | head -1)
-check "D-state job: on three nodes, $ds_culprit not among them" bash -c \
-  "[[ \$(scontrol show hostnames '$ds_second' | wc -l) -eq 3 ]] && ! scontrol show hostnames '$ds_second' | grep -qx '$ds_culprit'"
-check "D-state job: it resumes from its last checkpoint" wait_for 60 grep -qE 'resumed from .*ckpt_0000[23]0.pt at step [23]0' "$JOBS/dstate.log"
-check "D-state job: completes, COMPLETED 0:0" wait_for 120 bash -c \
-  "scontrol -o show job $dstate | grep -q 'JobState=COMPLETED .*ExitCode=0:0'"
+requeued_and_resumed "D-state job" "$dstate" dstate "$ds_culprit"
 check "D-state job: the incident closed when training resumed" wait_for 30 bash -c \
   "$(declare -f times step_at); [[ -n \$(times $dstate $ds_last_step_time 2>/dev/null) ]]"
 times "$dstate" "$ds_last_step_time" >/dev/null

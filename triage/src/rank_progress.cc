@@ -184,18 +184,16 @@ void RankProgress::Offer(const RankId& id, int64_t step, std::optional<int64_t> 
 bool IsRayFolded(std::string_view line) {
   // The marker, then perhaps the notice and the colour's reset, at the end.
   static constexpr std::string_view kMarker = "x across cluster]";
-  // A gate first: almost no line holds the marker, and rfind is a byte loop;
-  // memchr finds the marker's ']' candidates at vector speed.
-  bool candidate = false;
-  for (const char* p = static_cast<const char*>(memchr(line.data(), ']', line.size()));
-       p && !candidate;
+  // The marker's last occurrence, found from its ']' with memchr (vectorised;
+  // rfind is a byte loop, and almost no line holds the marker).
+  size_t at = std::string_view::npos;
+  for (const char* p = static_cast<const char*>(memchr(line.data(), ']', line.size())); p;
        p = static_cast<const char*>(memchr(p + 1, ']', line.size() - (p + 1 - line.data())))) {
     const size_t end = static_cast<size_t>(p - line.data()) + 1;
-    candidate =
-        end >= kMarker.size() && line.substr(end - kMarker.size(), kMarker.size()) == kMarker;
+    if (end >= kMarker.size() && line.substr(end - kMarker.size(), kMarker.size()) == kMarker) {
+      at = end - kMarker.size();
+    }
   }
-  if (!candidate) return false;
-  size_t at = line.rfind(kMarker);
   if (at == std::string_view::npos || line.size() - at > kMarker.size() + 400) return false;
   size_t digits = at;
   while (digits > 0 && line[digits - 1] >= '0' && line[digits - 1] <= '9') --digits;

@@ -277,7 +277,8 @@ void MetricWindow::LearnFloors(const std::string& host, const Exposition& scrape
   for (const auto& [gpu, now] : gpus) {
     if (!now.processes) continue;  // not NVML
     if (*now.processes > 0) had_processes_.insert(host);
-    if (!now.power || !now.utilization || *now.utilization > kIdleUtilization) continue;
+    if (!now.power || !now.utilization || *now.utilization > power::kIdleUtilizationPercent)
+      continue;
     IdleFloors& floors = floors_[{host, gpu}];
     KeepLowest(*now.processes > 0 ? floors.with_context : floors.device, *now.power);
   }

@@ -11,8 +11,9 @@
 namespace jobmon::monitor {
 namespace {
 
-// Utilisation at or under the idle threshold, after training above kBusyFrom: idle.
-constexpr double kIdleUtilization = power::kIdleUtilizationPercent, kBusyFrom = 50;
+// Utilisation at or under power::kIdleUtilizationPercent, after training
+// above kBusyFrom: idle.
+constexpr double kBusyFrom = 50;
 
 void Earliest(std::optional<HostDivergence>& best, const std::string& host, double at,
               std::string how) {
@@ -60,7 +61,7 @@ std::vector<HostDivergence> FirstDivergence(const MetricWindow& window, double t
           continue;
         }
         if (t > at) break;
-        if (busy && percent <= kIdleUtilization) {
+        if (busy && percent <= power::kIdleUtilizationPercent) {
           Earliest(first, host, t, fmt::format("GPU {} idle ({:.0f}% busy)", gpu, percent));
           break;
         }

@@ -494,14 +494,19 @@ TEST(HttpReceivers, TheDiagnosisFollowUpIsAnAnnotationOfTheSameAlertmanagerAlert
   EXPECT_EQ(second[0]["endsAt"], first[0]["endsAt"]) << "still resolved";
 }
 
-TEST(TelegramReceiver, TheFollowUpSendsTheVerdictsThenTheDiagnosisAsADocument) {
-  OneShotServer server(200, "{\"ok\":true}", 2);
+// A Telegram receiver posting to `url` for chat 5.
+std::unique_ptr<Receiver> TelegramTo(const std::string& url) {
   ReceiverConfig tg;
   tg.kind = "telegram";
   tg.name = "tg";
-  tg.url = server.url();
+  tg.url = url;
   tg.chat_ids = {"5"};
-  auto receiver = MakeTelegramReceiver(tg, "T0KEN");
+  return MakeTelegramReceiver(tg, "T0KEN");
+}
+
+TEST(TelegramReceiver, TheFollowUpSendsTheVerdictsThenTheDiagnosisAsADocument) {
+  OneShotServer server(200, "{\"ok\":true}", 2);
+  auto receiver = TelegramTo(server.url());
   Alert follow_up = Event("resolved", 3, "ended/python-exception");
   follow_up.report = "# triage, sent with the firing";
   follow_up.diagnosis = "hardware: pcie-fatal\n";
@@ -520,12 +525,7 @@ TEST(TelegramReceiver, TheFollowUpSendsTheVerdictsThenTheDiagnosisAsADocument) {
 
 TEST(TelegramReceiver, AFiringWithAChartSendsItAsAPhotoAfterTheMessage) {
   OneShotServer server(200, "{\"ok\":true}", 3);
-  ReceiverConfig tg;
-  tg.kind = "telegram";
-  tg.name = "tg";
-  tg.url = server.url();
-  tg.chat_ids = {"5"};
-  auto receiver = MakeTelegramReceiver(tg, "T0KEN");
+  auto receiver = TelegramTo(server.url());
   Alert firing = Event("firing", 3, "hang/busy-wait");
   firing.chart_png = std::string("\x89PNG\r\n\x1a\nCHART-BYTES", 19);
   firing.report = "# triage";
@@ -544,12 +544,7 @@ TEST(TelegramReceiver, AFiringWithAChartSendsItAsAPhotoAfterTheMessage) {
 
 TEST(TelegramReceiver, LaterEventsOfAnIncidentReplyToItsFirstMessage) {
   OneShotServer server(200, R"({"ok":true,"result":{"message_id":41}})", 5);
-  ReceiverConfig tg;
-  tg.kind = "telegram";
-  tg.name = "tg";
-  tg.url = server.url();
-  tg.chat_ids = {"5"};
-  auto receiver = MakeTelegramReceiver(tg, "T0KEN");
+  auto receiver = TelegramTo(server.url());
   Alert firing = Event("firing", 3, "hang/busy-wait");
   Alert step = firing;
   step.recovery_step = "signal";

@@ -142,13 +142,12 @@ class MetricWindow {
 
   // A GPU's idle power, learned from every scrape (not trimmed with the
   // window): the lowest power seen while a compute process was on it and
-  // its utilization was at most kIdleUtilization (a context open, no work:
+  // its utilization was at most power::kIdleUtilizationPercent (a context open, no work:
   // ~120 W on an H100), else the lowest seen with no process and no work
   // (the device's own idle, 71 W on an H100, which only makes power look
   // further above the floor, towards "active"). Only GPUs that report
   // hw_gpu_compute_processes (NVML) learn one: AMD keeps its measured rules.
   // A restored floor (RestoreBaseline) counts as seen.
-  static constexpr double kIdleUtilization = power::kIdleUtilizationPercent;
   std::optional<double> IdleFloor(const std::string& host, const std::string& gpu) const;
   std::vector<std::string> hosts() const;
 
