@@ -2,7 +2,7 @@
 // Next steps that depend on the framework a log shows (runtime.h): a class's
 // catalogue steps (signatures.cc) are written for the reference MaxText/JAX
 // pipeline; a PyTorch job, or one whose framework the log does not name,
-// gets these instead. Private to triage.cc.
+// gets these instead. Private to the analysis (src/analysis/advice.cc).
 
 #include <string>
 #include <string_view>

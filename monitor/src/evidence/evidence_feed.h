@@ -2,7 +2,7 @@
 // Where a --diag job's system evidence comes from, behind one interface: its
 // exporters scraped (scrape_feed.cc) or the central store asked
 // (store_feed.cc, docs/monitor.md "Central store"). Each feed keeps its own
-// per-job state; the core loop (monitor.cc) hands it the followed jobs once
+// per-job state; the core loop (loop/monitor.cc) hands it the followed jobs once
 // a cycle and asks whether a job's window may be judged, never which feed
 // it is.
 

@@ -101,6 +101,12 @@ class Monitor {
   std::optional<Expected<std::vector<slurm::SlurmJob>>> FetchJobsIfDue(double now);
   Expected<std::vector<slurm::SlurmJob>> FetchJobs(double now);
   void RefreshJobs(double now, const Expected<std::vector<slurm::SlurmJob>>& listed);
+  // RefreshJobs' steps. False: no answer, or one not believed yet
+  // (slurm_outage.h), so nothing may be ended; the outage or its end noted.
+  bool SlurmAnswerHolds(double now, const Expected<std::vector<slurm::SlurmJob>>& listed);
+  // One followed job as Slurm lists it: its user, state and exit code; ended
+  // when Slurm says it has.
+  void UpdateFromSlurm(Tracked& t, const slurm::SlurmJob& job, double now);
   void Track(const slurm::SlurmJob& job, const std::string& source, const std::string& log_path,
              const std::string& diag_dir, double now);
   Tracked NewTracked(const JobRecord& record, double job_start) const;
