@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "jobmon/common/text_lines.h"
 #include "jobmon/common/toml_config.h"
 
 namespace jobmon::cli {
@@ -78,12 +79,7 @@ bool IsDiagPlugin(std::string_view plugin_path) {
 PlugstackText ParsePlugstackText(std::string_view text) {
   PlugstackText out;
   int number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : TextLines(text)) {
     ++number;
     if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     std::vector<std::string> words = Words(line);

@@ -4,6 +4,7 @@
 
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/terminal_text.h"
+#include "jobmon/common/text_lines.h"
 #include "jobmon/monitor/api_protocol.h"
 #include "jobmon/triage/report.h"
 
@@ -273,11 +274,8 @@ std::string StatusText(const StatusView& v) {
   }
   if (v.diagnosis) {
     text += "  diagnosis:\n";
-    for (size_t from = 0; from < v.diagnosis->size();) {
-      size_t end = v.diagnosis->find('\n', from);
-      if (end == std::string::npos) end = v.diagnosis->size();
-      if (end > from) text += "    " + T(v.diagnosis->substr(from, end - from)) + "\n";
-      from = end + 1;
+    for (std::string_view line : TextLines(*v.diagnosis)) {
+      if (!line.empty()) text += "    " + T(line) + "\n";
     }
   }
   if (!v.on_hang.empty() && v.on_hang != "notify") {

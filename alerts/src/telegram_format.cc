@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "jobmon/common/html_escape.h"
+#include "jobmon/common/text_lines.h"
 
 namespace jobmon::alerts {
 namespace {
@@ -105,12 +106,8 @@ std::vector<std::string> FormatTelegramMessages(const Alert& a, size_t limit) {
   lines.push_back(recovery ? Line("Done:", EscapeHtml(a.recovery)) : EscapeHtml(a.summary));
   if (!a.diagnosis.empty()) {
     lines.push_back("<b>Diagnosis:</b>");
-    size_t from = 0;
-    while (from < a.diagnosis.size()) {
-      size_t end = a.diagnosis.find('\n', from);
-      if (end == std::string::npos) end = a.diagnosis.size();
-      if (end > from) lines.push_back("• " + EscapeHtml(a.diagnosis.substr(from, end - from)));
-      from = end + 1;
+    for (std::string_view line : TextLines(a.diagnosis)) {
+      if (!line.empty()) lines.push_back("• " + EscapeHtml(line));
     }
   }
   if (!firing && !a.close_reason.empty())

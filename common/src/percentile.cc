@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace jobmon {
 
@@ -30,6 +31,11 @@ double FloorIndexPercentile(std::vector<double> values, double fraction) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   return values[static_cast<size_t>(fraction * static_cast<double>(values.size() - 1))];
+}
+
+double Mean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
 }  // namespace jobmon

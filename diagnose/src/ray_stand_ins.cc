@@ -18,7 +18,7 @@ bool NameChar(char c) {
 }
 
 // The end of a `{...}` or `[...]` starting at `open` (quotes skipped), or npos.
-size_t Closing(std::string_view text, size_t open, char close) {
+size_t JsonClosing(std::string_view text, size_t open, char close) {
   bool quoted = false;
   for (size_t i = open + 1; i < text.size(); ++i) {
     const char c = text[i];
@@ -96,7 +96,7 @@ std::string RewriteWithStandIns(std::string_view promql, const std::vector<Stand
     if (!found) {
       // A quoted string (a label value) is never a family.
       if (promql[i] == '"') {
-        const size_t close = Closing(promql, i, '"');
+        const size_t close = JsonClosing(promql, i, '"');
         const size_t stop = close == std::string_view::npos ? promql.size() : close + 1;
         out.append(promql.substr(i, stop - i));
         i = stop;
@@ -108,14 +108,14 @@ std::string RewriteWithStandIns(std::string_view promql, const std::vector<Stand
     size_t next = i + found->family.size();
     std::string_view selector = "{}";
     if (next < promql.size() && promql[next] == '{') {
-      const size_t close = Closing(promql, next, '}');
+      const size_t close = JsonClosing(promql, next, '}');
       if (close == std::string_view::npos) return std::string(promql);  // not PromQL: as asked
       selector = promql.substr(next, close + 1 - next);
       next = close + 1;
     }
     const std::string replaced = Fill(found->expression, selector);
     if (next < promql.size() && promql[next] == '[') {
-      const size_t close = Closing(promql, next, ']');
+      const size_t close = JsonClosing(promql, next, ']');
       if (close == std::string_view::npos) return std::string(promql);
       // A range over an expression is a subquery: (expr)[5m:].
       const std::string_view range = promql.substr(next + 1, close - next - 1);

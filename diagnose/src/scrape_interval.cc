@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "jobmon/common/duration.h"
+#include "jobmon/common/text_lines.h"
 
 namespace jobmon::diagnose {
 namespace {
@@ -18,7 +19,7 @@ double MedianOf(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimBlanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
     s.remove_suffix(1);
@@ -44,23 +45,20 @@ std::optional<double> ScrapeIntervalFromTimes(const std::vector<std::vector<doub
 
 std::optional<double> ScrapeIntervalFromConfig(std::string_view yaml) {
   bool in_global = false;
-  while (!yaml.empty()) {
-    const size_t end = yaml.find('\n');
-    std::string_view line = yaml.substr(0, end);
-    yaml.remove_prefix(end == std::string_view::npos ? yaml.size() : end + 1);
+  for (std::string_view line : TextLines(yaml)) {
     if (const size_t hash = line.find('#'); hash != std::string_view::npos) {
       line = line.substr(0, hash);
     }
-    if (Trim(line).empty()) continue;
+    if (TrimBlanks(line).empty()) continue;
     const bool indented = line.front() == ' ' || line.front() == '\t';
     if (!indented) {
-      in_global = Trim(line) == "global:";
+      in_global = TrimBlanks(line) == "global:";
       continue;
     }
-    std::string_view entry = Trim(line);
+    std::string_view entry = TrimBlanks(line);
     constexpr std::string_view kKey = "scrape_interval:";
     if (!in_global || entry.substr(0, kKey.size()) != kKey) continue;
-    std::string_view value = Trim(entry.substr(kKey.size()));
+    std::string_view value = TrimBlanks(entry.substr(kKey.size()));
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
         value.back() == value.front()) {
       value = value.substr(1, value.size() - 2);

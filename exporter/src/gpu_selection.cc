@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jobmon/common/metric_names.h"
+#include "jobmon/common/text_lines.h"
 
 namespace jobmon::exporter {
 
@@ -97,14 +98,10 @@ bool CgroupNamesJob(std::string_view cgroup_file, std::string_view job_id) {
   if (!IsDigits(job_id)) return false;
   const std::string component = "job_" + std::string(job_id);
   // One line per hierarchy: "ID:controllers:path".
-  while (!cgroup_file.empty()) {
-    const size_t newline = cgroup_file.find('\n');
-    const std::string_view line = cgroup_file.substr(0, newline);
+  for (std::string_view line : TextLines(cgroup_file)) {
     const size_t first = line.find(':');
     const size_t second = first == line.npos ? line.npos : line.find(':', first + 1);
     if (second != line.npos && IsSlurmJobPath(line.substr(second + 1), component)) return true;
-    if (newline == cgroup_file.npos) break;
-    cgroup_file.remove_prefix(newline + 1);
   }
   return false;
 }

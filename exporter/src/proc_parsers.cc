@@ -3,21 +3,16 @@
 #include <charconv>
 #include <sstream>
 
+#include "jobmon/common/text_lines.h"
 #include "jobmon/common/whole_number.h"
 
 namespace jobmon::exporter {
 namespace {
 
+// For the parsers that index lines.
 std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == text.npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
+  const TextLines lines(text);
+  return std::vector<std::string_view>(lines.begin(), lines.end());
 }
 
 std::vector<std::string_view> Fields(std::string_view line) {
@@ -37,7 +32,7 @@ std::vector<std::string_view> Fields(std::string_view line) {
 Expected<SystemStat> ParseSystemStat(std::string_view text) {
   SystemStat stat;
   int found = 0;
-  for (std::string_view line : Lines(text)) {
+  for (std::string_view line : TextLines(text)) {
     auto fields = Fields(line);
     if (fields.size() != 2) continue;
     auto value = WholeNumber<uint64_t>(fields[1]);
@@ -52,7 +47,7 @@ Expected<SystemStat> ParseSystemStat(std::string_view text) {
 
 std::map<std::string, uint64_t> ParseKeyValues(std::string_view text) {
   std::map<std::string, uint64_t> out;
-  for (std::string_view line : Lines(text)) {
+  for (std::string_view line : TextLines(text)) {
     auto fields = Fields(line);
     if (fields.size() < 2) continue;
     std::string_view key = fields[0];
@@ -67,7 +62,7 @@ std::map<std::string, uint64_t> ParseKeyValues(std::string_view text) {
 
 Expected<Pressure> ParsePressure(std::string_view text) {
   Pressure pressure;
-  for (std::string_view line : Lines(text)) {
+  for (std::string_view line : TextLines(text)) {
     auto fields = Fields(line);
     if (fields.size() != 5 || (fields[0] != "some" && fields[0] != "full")) continue;
     PressureLine parsed;

@@ -4,15 +4,16 @@
 #include <algorithm>
 #include <charconv>
 
+#include "jobmon/common/ascii.h"
 #include "jobmon/common/whole_number.h"
 
 namespace jobmon::exporter {
 
 namespace {
 
-bool IsLetter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
-
-bool IsSymbolChar(char c) { return IsLetter(c) || (c >= '0' && c <= '9') || c == '_' || c == '.'; }
+bool IsSymbolChar(char c) {
+  return IsAsciiLetter(c) || (c >= '0' && c <= '9') || c == '_' || c == '.';
+}
 
 }  // namespace
 
@@ -37,7 +38,7 @@ std::optional<PidStat> ParsePidStat(std::string_view text) {
     rest.remove_prefix(end == rest.npos ? rest.size() : end);
   }
   constexpr size_t kThreads = 20 - 3;  // num_threads is field 20, state field 3
-  if (fields.size() <= kThreads || fields[0].size() != 1 || !IsLetter(fields[0][0])) {
+  if (fields.size() <= kThreads || fields[0].size() != 1 || !IsAsciiLetter(fields[0][0])) {
     return std::nullopt;
   }
   stat.state = fields[0][0];

@@ -5,6 +5,7 @@
 #include <array>
 #include <utility>
 
+#include "jobmon/common/text_lines.h"
 #include "jobmon/common/whole_number.h"
 
 namespace jobmon::exporter {
@@ -44,10 +45,7 @@ Expected<std::vector<ListedPid>> ParseListPids(std::string_view text, std::strin
   std::vector<ListedPid> rows;
   bool header = false;
   size_t number = 0;
-  while (!text.empty()) {
-    size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(end == text.npos ? text.size() : end + 1);
+  for (std::string_view line : TextLines(text)) {
     ++number;
     auto words = Words(line);
     if (words.empty()) continue;

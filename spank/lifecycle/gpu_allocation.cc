@@ -6,20 +6,15 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "jobmon/common/text_lines.h"
 #include "jobmon/common/whole_number.h"
 
 namespace jobmon::lifecycle {
 namespace {
 
-std::optional<long> Number(std::string_view text) {
-  const std::optional<long> value = WholeNumber<long>(text);
-  if (!value || *value < 0) return std::nullopt;
-  return value;
-}
-
 std::optional<long> NumberOrStar(std::string_view text) {
   if (text == "*") return -1;
-  return Number(text);
+  return NonNegativeNumber<long>(text);
 }
 
 std::string Join(const std::vector<int>& gpus) {
@@ -47,7 +42,7 @@ std::optional<std::vector<int>> ParseGpuIndexList(std::string_view text) {
   std::vector<int> gpus;
   while (!text.empty()) {
     size_t comma = text.find(',');
-    auto gpu = Number(text.substr(0, comma));
+    auto gpu = NonNegativeNumber<long>(text.substr(0, comma));
     if (!gpu || *gpu > 4095) return std::nullopt;
     gpus.push_back(static_cast<int>(*gpu));
     if (comma == text.npos) break;
@@ -62,10 +57,7 @@ std::optional<std::vector<int>> ParseGpuIndexList(std::string_view text) {
 
 std::optional<std::vector<DeviceRule>> ParseDevicesList(std::string_view text) {
   std::vector<DeviceRule> rules;
-  while (!text.empty()) {
-    size_t newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline == text.npos ? text.size() : newline + 1);
+  for (std::string_view line : TextLines(text)) {
     if (line.empty()) continue;
     // "<type> <major>:<minor> <access>"
     if (line.size() < 7 || line[1] != ' ') return std::nullopt;
@@ -162,7 +154,7 @@ std::vector<GpuDeviceNode> ListGpuDeviceNodes(const std::string& dev) {
   namespace fs = std::filesystem;
   std::vector<GpuDeviceNode> out;
   auto add = [&](const fs::path& path, std::string_view digits, int offset) {
-    auto n = Number(digits);
+    auto n = NonNegativeNumber<long>(digits);
     struct stat st {};
     if (!n || *n < offset || stat(path.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) return;
     out.push_back({static_cast<int>(*n - offset), static_cast<long>(major(st.st_rdev)),

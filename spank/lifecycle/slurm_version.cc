@@ -5,15 +5,6 @@
 #include "jobmon/common/whole_number.h"
 
 namespace jobmon::lifecycle {
-namespace {
-
-std::optional<int> Number(std::string_view text) {
-  const std::optional<int> value = WholeNumber<int>(text);
-  if (!value || *value < 0) return std::nullopt;
-  return value;
-}
-
-}  // namespace
 
 SlurmRelease ReleaseOfVersionNumber(unsigned version_number) {
   return {static_cast<int>((version_number >> 16) & 0xff),
@@ -21,7 +12,7 @@ SlurmRelease ReleaseOfVersionNumber(unsigned version_number) {
 }
 
 std::optional<SlurmRelease> ParseSlurmRelease(std::string_view major, std::string_view minor) {
-  auto a = Number(major), b = Number(minor);
+  auto a = NonNegativeNumber<int>(major), b = NonNegativeNumber<int>(minor);
   if (!a || !b) return std::nullopt;
   return SlurmRelease{*a, *b};
 }

@@ -14,6 +14,7 @@
 #include "jobmon/common/fs_identity.h"
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/manifest.h"
+#include "jobmon/common/text_lines.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/job_env.h"
 #include "lifecycle/local_tsdb.h"
@@ -143,8 +144,7 @@ int JobEpilog(spank_t /*sp*/, const std::vector<std::string>& args) {
 
   std::string exporter = Stop(run.exporter_pid(), "exporter", std::chrono::seconds(5));
   // One line, written by the supervisor as its user (maybe the job's).
-  std::string status = ReadExporterStatus(run);
-  status = status.substr(0, status.find('\n'));
+  const std::string status(FirstLine(ReadExporterStatus(run)));
   if (status.rfind("gave up", 0) == 0) {
     std::string line = "exporter crashed repeatedly and was not restarted (" + status + ")";
     slurm_error("[diag] job %u node %s: %s", job->job_id, job->node.c_str(), line.c_str());

@@ -13,6 +13,7 @@
 
 #include "jobmon/common/atomic_file.h"
 #include "jobmon/common/fs_identity.h"
+#include "jobmon/common/text_lines.h"
 #include "jobmon/common/unique_fd.h"
 
 namespace jobmon::spank {
@@ -117,16 +118,13 @@ gid_t JobGroup(const lifecycle::JobEnv& job) {
 }
 
 std::string ReadFirstLine(const std::string& path) {
-  std::string text = ReadText(path);
-  return text.substr(0, text.find('\n'));
+  return std::string(FirstLine(ReadText(path)));
 }
 
 std::vector<std::string> NonEmptyLines(const std::string& text) {
   std::vector<std::string> lines;
-  for (size_t start = 0, end; start < text.size(); start = end + 1) {
-    end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) lines.push_back(text.substr(start, end - start));
+  for (std::string_view line : TextLines(text)) {
+    if (!line.empty()) lines.emplace_back(line);
   }
   return lines;
 }

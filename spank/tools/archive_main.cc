@@ -11,6 +11,7 @@
 #include "jobmon/common/iso_time.h"
 #include "jobmon/common/manifest.h"
 #include "jobmon/common/run_command.h"
+#include "jobmon/common/text_lines.h"
 #include "lifecycle/diag_paths.h"
 #include "lifecycle/local_tsdb.h"
 
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
     auto version = jobmon::RunCommand({"/bin/sh", "-c", "exec \"$0\" --version 2>&1", prometheus},
                                       std::chrono::seconds(5), 4096);
     if (version && version->exit_code == 0) {
-      std::string first = version->output.substr(0, version->output.find('\n'));
+      std::string first(jobmon::FirstLine(version->output));
       auto at = first.find("version ");
       if (at != std::string::npos) {
         first = first.substr(at + 8);

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "jobmon/common/text_lines.h"
 #include "jobmon/triage/log_scan.h"
 #include "jobmon/triage/step_lines.h"
 
@@ -171,12 +172,7 @@ std::vector<KernelEvent> ParseKernelLog(std::string_view text, int year) {
   constexpr size_t kNone = static_cast<size_t>(-1);
   size_t open_amdgpu = kNone;  // an amdgpu event still without its process
   uint64_t number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : TextLines(text)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     Stamped s = StripPrefix(line, year);

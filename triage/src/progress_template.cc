@@ -4,35 +4,23 @@
 #include <charconv>
 #include <cmath>
 
+#include "jobmon/common/ascii.h"
+#include "jobmon/triage/rank_progress.h"
+
 namespace jobmon::triage {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// torchrun --tee's "[default3]:" / "[rank3]:" -> 3, and what follows.
-std::optional<std::pair<int, std::string_view>> TorchrunPrefix(std::string_view line) {
-  for (std::string_view open : {std::string_view("[default"), std::string_view("[rank")}) {
-    if (!line.starts_with(open)) continue;
-    size_t close = line.find("]:");
-    if (close == line.npos || close > open.size() + 6) return std::nullopt;
-    int rank = 0;
-    auto [end, ec] = std::from_chars(line.data() + open.size(), line.data() + close, rank);
-    if (ec != std::errc() || end != line.data() + close) return std::nullopt;
-    return std::pair{rank, line.substr(close + 2)};
-  }
-  return std::nullopt;
-}
+// A letter or '_': what a word before a number is made of.
+bool IsLetter(char c) { return IsAsciiLetter(c) || c == '_'; }
 
 // The word before a number ("loss" in "loss: 0.5", "epoch" in "ep=2" is "ep").
 std::string WordBefore(std::string_view line, size_t at) {
   size_t end = at;
-  while (end > 0 && at - end < 3 && !IsLetter(line[end - 1]) && !IsDigit(line[end - 1])) --end;
+  while (end > 0 && at - end < 3 && !IsLetter(line[end - 1]) && !IsAsciiDigit(line[end - 1])) --end;
   size_t start = end;
   while (start > 0 && end - start < 24 && IsLetter(line[start - 1])) --start;
   std::string word(line.substr(start, end - start));
-  for (char& c : word) c = Lower(c);
+  for (char& c : word) c = AsciiLower(c);
   return word;
 }
 
@@ -73,19 +61,19 @@ bool WalkShape(std::string_view line, Literal literal, Number number) {
   bool space = true;  // leading spaces dropped
   for (size_t i = 0; i < n;) {
     char c = line[i];
-    if (IsDigit(c)) {
+    if (IsAsciiDigit(c)) {
       size_t j = i;
-      while (j < n && IsDigit(line[j])) ++j;
+      while (j < n && IsAsciiDigit(line[j])) ++j;
       bool integer = true;
-      if (j + 1 < n && line[j] == '.' && IsDigit(line[j + 1])) {
+      if (j + 1 < n && line[j] == '.' && IsAsciiDigit(line[j + 1])) {
         integer = false;
-        for (++j; j < n && IsDigit(line[j]);) ++j;
+        for (++j; j < n && IsAsciiDigit(line[j]);) ++j;
       }
       if (j + 1 < n && (line[j] == 'e' || line[j] == 'E') &&
-          (IsDigit(line[j + 1]) ||
-           ((line[j + 1] == '-' || line[j + 1] == '+') && j + 2 < n && IsDigit(line[j + 2])))) {
+          (IsAsciiDigit(line[j + 1]) || ((line[j + 1] == '-' || line[j + 1] == '+') && j + 2 < n &&
+                                         IsAsciiDigit(line[j + 2])))) {
         integer = false;
-        for (j += 2; j < n && IsDigit(line[j]);) ++j;
+        for (j += 2; j < n && IsAsciiDigit(line[j]);) ++j;
       }
       if (!number(i, j, integer)) return false;
       space = false;
@@ -117,9 +105,9 @@ NumberFacts ReadNumber(std::string_view line, size_t i, size_t j) {
   if (i > 0 && IsLetter(line[i - 1])) return facts;
   facts.field = true;
   std::from_chars(line.data() + i, line.data() + j, facts.value);
-  bool joined_before = i > 1 && IsDigit(line[i - 2]) &&
+  bool joined_before = i > 1 && IsAsciiDigit(line[i - 2]) &&
                        (line[i - 1] == ':' || line[i - 1] == '-' || line[i - 1] == ',');
-  bool joined_after = j + 1 < n && (line[j] == ':' || line[j] == '-') && IsDigit(line[j + 1]);
+  bool joined_after = j + 1 < n && (line[j] == ':' || line[j] == '-') && IsAsciiDigit(line[j + 1]);
   if (i > 0 && line[i - 1] == '-' && !joined_before) facts.value = -facts.value;
   facts.clock = joined_before || joined_after;
   return facts;
@@ -300,7 +288,7 @@ bool TemplateLearner::Adopt() {
   field_count_ = c.fields.size();
   // What Match need look for on each line: only what the template can hold.
   std::string folded = learned_shape_;
-  for (char& ch : folded) ch = Lower(ch);
+  for (char& ch : folded) ch = AsciiLower(ch);
   has_date_ = folded.find("#-#-#") != folded.npos;
   states_time_ = folded.find("time") != folded.npos || folded.find("s/it") != folded.npos ||
                  folded.find("it/s") != folded.npos;

@@ -6,40 +6,12 @@
 #include <cstring>
 #include <tuple>
 
+#include "jobmon/common/ascii.h"
 #include "jobmon/common/whole_number.h"
 #include "jobmon/triage/step_lines.h"
 
 namespace jobmon::triage {
 namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsWordChar(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::optional<int> Number(std::string_view s) {
-  auto n = WholeNumber<int>(s);
-  if (!n || *n < 0) return std::nullopt;
-  return n;
-}
-
-// torchrun's "[<role><N>]:" (a role is a word: "default", "trainer"), N and
-// what follows.
-std::optional<std::pair<int, std::string_view>> TorchrunPrefix(std::string_view line) {
-  if (!line.starts_with('[')) return std::nullopt;
-  size_t close = line.find("]:");
-  if (close == line.npos || close > 40) return std::nullopt;
-  size_t digits = close;
-  while (digits > 1 && IsDigit(line[digits - 1])) --digits;
-  if (digits == close || digits == 1 || close - digits > 6) return std::nullopt;
-  for (size_t i = 1; i < digits; ++i) {
-    if (!IsWordChar(line[i]) && line[i] != '-') return std::nullopt;
-  }
-  auto n = Number(line.substr(digits, close - digits));
-  if (!n) return std::nullopt;
-  return std::pair{*n, line.substr(close + 2)};
-}
 
 // "rank 3", "Rank: 3", "rank=3", "[Rank 3]" as a word near the start.
 std::optional<int> RankField(std::string_view text) {
@@ -56,8 +28,8 @@ std::optional<int> RankField(std::string_view text) {
   };
   for (size_t at = next_r(0); at + 4 < window.size(); at = next_r(at + 1)) {
     if (at > 0 && IsWordChar(window[at - 1])) continue;
-    if (Lower(window[at + 1]) != 'a' || Lower(window[at + 2]) != 'n' ||
-        Lower(window[at + 3]) != 'k') {
+    if (AsciiLower(window[at + 1]) != 'a' || AsciiLower(window[at + 2]) != 'n' ||
+        AsciiLower(window[at + 3]) != 'k') {
       continue;
     }
     size_t i = at + 4;
@@ -69,10 +41,10 @@ std::optional<int> RankField(std::string_view text) {
     }
     if (separators == 0) continue;  // "ranks", "rank0" (a torchrun role is cut before)
     size_t end = i;
-    while (end < window.size() && IsDigit(window[end]) && end - i < 6) ++end;
+    while (end < window.size() && IsAsciiDigit(window[end]) && end - i < 6) ++end;
     if (end == i || (end < window.size() && IsWordChar(window[end]))) continue;
     // "rank 3/8" and "rank 3 of 8" are still rank 3.
-    if (auto n = Number(window.substr(i, end - i))) return n;
+    if (auto n = NonNegativeNumber<int>(window.substr(i, end - i))) return n;
   }
   return std::nullopt;
 }
@@ -81,7 +53,7 @@ std::optional<int> RankField(std::string_view text) {
 std::string_view SkipSgr(std::string_view s) {
   while (s.size() > 2 && s[0] == '\x1b' && s[1] == '[') {
     size_t m = 2;
-    while (m < s.size() && m < 12 && (IsDigit(s[m]) || s[m] == ';')) ++m;
+    while (m < s.size() && m < 12 && (IsAsciiDigit(s[m]) || s[m] == ';')) ++m;
     if (m >= s.size() || s[m] != 'm') break;
     s.remove_prefix(m + 1);
   }
@@ -89,6 +61,21 @@ std::string_view SkipSgr(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<std::pair<int, std::string_view>> TorchrunPrefix(std::string_view line) {
+  if (!line.starts_with('[')) return std::nullopt;
+  size_t close = line.find("]:");
+  if (close == line.npos || close > 40) return std::nullopt;
+  size_t digits = close;
+  while (digits > 1 && IsAsciiDigit(line[digits - 1])) --digits;
+  if (digits == close || digits == 1 || close - digits > 6) return std::nullopt;
+  for (size_t i = 1; i < digits; ++i) {
+    if (!IsWordChar(line[i]) && line[i] != '-') return std::nullopt;
+  }
+  auto n = NonNegativeNumber<int>(line.substr(digits, close - digits));
+  if (!n) return std::nullopt;
+  return std::pair{*n, line.substr(close + 2)};
+}
 
 std::optional<RayPrefix> ParseRayPrefix(std::string_view line) {
   std::string_view s = SkipSgr(line);
@@ -101,13 +88,13 @@ std::optional<RayPrefix> ParseRayPrefix(std::string_view line) {
   RayPrefix p;
   if (pid_at > 1) p.actor = std::string(s.substr(1, pid_at - 2));
   size_t i = pid_at + 4, digits = i;
-  while (i < s.size() && IsDigit(s[i]) && i - digits < 9) ++i;
-  auto pid = Number(s.substr(digits, i - digits));
+  while (i < s.size() && IsAsciiDigit(s[i]) && i - digits < 9) ++i;
+  auto pid = NonNegativeNumber<int>(s.substr(digits, i - digits));
   if (!pid) return std::nullopt;
   p.pid = *pid;
   if (s.substr(i).starts_with(", ip=")) {
     size_t start = i + 5, end = start;
-    while (end < s.size() && (IsDigit(s[end]) || s[end] == '.' || s[end] == ':' ||
+    while (end < s.size() && (IsAsciiDigit(s[end]) || s[end] == '.' || s[end] == ':' ||
                               (s[end] >= 'a' && s[end] <= 'f') || (s[end] >= 'A' && s[end] <= 'F')))
       ++end;
     if (end == start) return std::nullopt;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "jobmon/common/text_lines.h"
 #include "jobmon/common/user_file.h"
 
 namespace jobmon::triage {
@@ -26,10 +27,7 @@ std::optional<int> RayWorkerLogPid(std::string_view name) {
 std::string PrefixRayWorkerLines(std::string_view text, int pid) {
   std::string out, name;
   const std::string pid_part = "pid=" + std::to_string(pid) + ") ";
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == text.npos ? std::string_view() : text.substr(nl + 1);
+  for (std::string_view line : TextLines(text)) {
     if (line.starts_with(":actor_name:")) {
       name = std::string(line.substr(12));
       continue;

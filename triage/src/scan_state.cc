@@ -7,6 +7,7 @@
 #include <deque>
 
 #include "jobmon/common/terminal_text.h"
+#include "jobmon/common/text_lines.h"
 #include "jobmon/triage/line_facts.h"
 #include "jobmon/triage/phase_lines.h"
 #include "jobmon/triage/progress_template.h"
@@ -177,11 +178,9 @@ class ScanState : public ChunkSink {
   void Learn(std::string_view data) {
     if (KnownSteps()) return;
     uint64_t line = next_line_;
-    for (size_t pos = 0; pos < data.size() && line <= kLearnLines; ++line) {
-      size_t end = data.find('\n', pos);
-      if (end == data.npos) end = data.size();
-      learner_.Offer(data.substr(pos, end - pos), static_cast<double>(line));
-      pos = end + 1;
+    for (std::string_view text : TextLines(data)) {
+      if (line > kLearnLines) break;
+      learner_.Offer(text, static_cast<double>(line++));
     }
     if (learner_.kind() == LearnedKind::kCounter && learner_.Adopt())
       facts_.learned_template = Sanitize(learner_.shape());
@@ -214,15 +213,12 @@ class ScanState : public ChunkSink {
   // step seconds since that timestamp (never the chunk's last timestamp).
   void CustomSteps(std::string_view data) {
     uint64_t line = next_line_;
-    size_t pos = 0;
     const RE2& re = *impl_.custom_step;
     const bool has_seconds = re.NumberOfCapturingGroups() >= 2;
     // (?P<ms>...) / (?P<milliseconds>...): a bare number is milliseconds.
     const double bare_scale = re.NamedCapturingGroups().count("seconds") ? 1.0 : 0.001;
-    while (pos < data.size()) {
-      size_t end = data.find('\n', pos);
-      if (end == data.npos) end = data.size();
-      std::string_view text = StripCr(data.substr(pos, end - pos));
+    for (std::string_view raw : TextLines(data)) {
+      std::string_view text = StripCr(raw);
       std::optional<double> own_time = FindIsoTimestamp(text);
       if (!own_time) own_time = YearlessTime(text);
       if (own_time) {
@@ -255,7 +251,6 @@ class ScanState : public ChunkSink {
         }
       }
       ++line;
-      pos = end + 1;
     }
   }
 

@@ -7,10 +7,10 @@
 #include <iterator>
 #include <string>
 
+#include "jobmon/common/ascii.h"
+
 namespace jobmon::triage {
 namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 void SkipSpaces(std::string_view& s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -43,17 +43,11 @@ std::optional<std::string_view> After(std::string_view line, std::string_view ke
 
 int TwoDigits(std::string_view s, size_t at) { return (s[at] - '0') * 10 + (s[at + 1] - '0'); }
 
-bool IsAlnum(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
 // `word` is lower case.
 size_t FindNoCase(std::string_view text, std::string_view word, size_t from) {
   for (size_t i = from; i + word.size() <= text.size(); ++i) {
     size_t k = 0;
-    while (k < word.size() && Lower(text[i + k]) == word[k]) ++k;
+    while (k < word.size() && AsciiLower(text[i + k]) == word[k]) ++k;
     if (k == word.size()) return i;
   }
   return text.npos;
@@ -100,7 +94,7 @@ bool NotTrainingBar(std::string_view description) {
     return std::any_of(std::begin(kWords), std::end(kWords),
                        [&](std::string_view word) { return ContainsNoCase(description, word); });
   }
-  for (size_t i = 0; i < description.size(); ++i) folded[i] = Lower(description[i]);
+  for (size_t i = 0; i < description.size(); ++i) folded[i] = AsciiLower(description[i]);
   const std::string_view text(folded, description.size());
   return std::any_of(std::begin(kWords), std::end(kWords),
                      [&](std::string_view word) { return text.find(word) != text.npos; });
@@ -118,7 +112,7 @@ std::optional<BarCount> FindBarCount(std::string_view piece, size_t from) {
   for (size_t slash = piece.find('/', from); slash != piece.npos;
        slash = piece.find('/', slash + 1)) {
     size_t start = slash;
-    while (start > from && IsDigit(piece[start - 1])) --start;
+    while (start > from && IsAsciiDigit(piece[start - 1])) --start;
     if (start == slash || (start > 0 && piece[start - 1] != ' ' && piece[start - 1] != '|'))
       continue;
     std::string_view rest = piece.substr(start);
@@ -130,7 +124,7 @@ std::optional<BarCount> FindBarCount(std::string_view piece, size_t from) {
       count.after = rest.substr(1);
       return count;
     }
-    if (rest.empty() || !IsDigit(rest.front())) continue;
+    if (rest.empty() || !IsAsciiDigit(rest.front())) continue;
     count.total = TakeInt(rest);
     count.after = rest;
     return count;
@@ -195,7 +189,7 @@ std::optional<double> ParseIsoTimestamp(std::string_view s) {
   // YYYY-MM-DD?HH:MM:SS
   if (s.size() < 19) return std::nullopt;
   for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18}) {
-    if (!IsDigit(s[i])) return std::nullopt;
+    if (!IsAsciiDigit(s[i])) return std::nullopt;
   }
   if (s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
       s[16] != ':') {
@@ -213,9 +207,9 @@ std::optional<double> ParseIsoTimestamp(std::string_view s) {
     return std::nullopt;
   }
   double seconds = static_cast<double>(timegm(&t));
-  if (s.size() > 20 && (s[19] == ',' || s[19] == '.') && IsDigit(s[20])) {
+  if (s.size() > 20 && (s[19] == ',' || s[19] == '.') && IsAsciiDigit(s[20])) {
     double scale = 0.1;
-    for (size_t i = 20; i < s.size() && IsDigit(s[i]) && i < 29; ++i, scale /= 10) {
+    for (size_t i = 20; i < s.size() && IsAsciiDigit(s[i]) && i < 29; ++i, scale /= 10) {
       seconds += (s[i] - '0') * scale;
     }
   }
@@ -257,14 +251,14 @@ std::optional<double> ParseEpochStamp(std::string_view line) {
     // 1[5-9] and eight more digits, then not a digit.
     if (at.size() < 10 || at[0] != '1' || at[1] < '5' || at[1] > '9') return std::nullopt;
     for (size_t i = 2; i < 10; ++i)
-      if (!IsDigit(at[i])) return std::nullopt;
+      if (!IsAsciiDigit(at[i])) return std::nullopt;
     double value = 0;
     size_t end = 10;
     if (end < at.size() && at[end] == '.') {
       ++end;
-      while (end < at.size() && IsDigit(at[end])) ++end;
+      while (end < at.size() && IsAsciiDigit(at[end])) ++end;
     }
-    if (end < at.size() && IsAlnum(at[end])) return std::nullopt;
+    if (end < at.size() && IsWordChar(at[end])) return std::nullopt;
     std::from_chars(at.data(), at.data() + end, value);
     return value;
   };
@@ -272,7 +266,7 @@ std::optional<double> ParseEpochStamp(std::string_view line) {
   for (std::string_view key :
        {"ts", "time", "timestamp", "wall", "wall_time", "unix_time", "time_unix"}) {
     for (size_t at = s.find(key); at != s.npos; at = s.find(key, at + 1)) {
-      if (at > 0 && IsAlnum(s[at - 1])) continue;
+      if (at > 0 && IsWordChar(s[at - 1])) continue;
       size_t i = at + key.size();
       if (i < s.size() && (s[i] == '"' || s[i] == '\'')) ++i;
       if (i < s.size() && s[i] == ' ') ++i;
@@ -291,15 +285,15 @@ std::optional<double> ParseClockStamp(std::string_view line) {
   if (bracket) s.remove_prefix(1);
   if (s.size() < 9 || s[2] != ':' || s[5] != ':') return std::nullopt;
   for (size_t i : {0, 1, 3, 4, 6, 7}) {
-    if (!IsDigit(s[i])) return std::nullopt;
+    if (!IsAsciiDigit(s[i])) return std::nullopt;
   }
   int h = TwoDigits(s, 0), m = TwoDigits(s, 3), sec = TwoDigits(s, 6);
   if (h > 23 || m > 59 || sec > 60) return std::nullopt;
   double value = h * 3600.0 + m * 60.0 + sec;
   size_t i = 8;
-  if (i + 1 < s.size() && (s[i] == '.' || s[i] == ',') && IsDigit(s[i + 1])) {
+  if (i + 1 < s.size() && (s[i] == '.' || s[i] == ',') && IsAsciiDigit(s[i + 1])) {
     double scale = 0.1;
-    for (++i; i < s.size() && IsDigit(s[i]) && scale > 1e-7; ++i, scale /= 10)
+    for (++i; i < s.size() && IsAsciiDigit(s[i]) && scale > 1e-7; ++i, scale /= 10)
       value += (s[i] - '0') * scale;
   }
   if (bracket) {
@@ -335,7 +329,7 @@ std::optional<int> TaskLabel(std::string_view line) {
   size_t i = 0;
   while (i < line.size() && i < 7 && line[i] == ' ') ++i;  // srun right-aligns labels
   size_t start = i;
-  while (i < line.size() && IsDigit(line[i]) && i - start < 6) ++i;
+  while (i < line.size() && IsAsciiDigit(line[i]) && i - start < 6) ++i;
   if (i == start || i + 1 >= line.size() || line[i] != ':' || line[i + 1] != ' ')
     return std::nullopt;
   int task = 0;
@@ -504,7 +498,7 @@ std::optional<StepSample> ParseTqdmStep(std::string_view line) {
 // 1.x) keeps the description with bar_format "{desc} {n_fmt}/{total_fmt}{postfix}".
 std::optional<StepSample> LightningPiece(std::string_view piece, bool allow_zero) {
   size_t at = piece.find("Epoch ");
-  if (at == piece.npos || (at > 0 && IsAlnum(piece[at - 1]))) return std::nullopt;
+  if (at == piece.npos || (at > 0 && IsWordChar(piece[at - 1]))) return std::nullopt;
   std::string_view rest = piece.substr(at + 6);
   auto epoch = TakeInt(rest);
   // "Epoch 1/3:", a hand-written loop's bar: the epoch of epochs planned.
@@ -572,7 +566,7 @@ std::optional<StepSample> ParseDeepSpeedStep(std::string_view line) {
     if (auto t = After(rest, "iter time (s):")) {
       if (auto value = TakeDouble(*t); value && *value >= 0) seconds = value;
     }
-  } else if (engine != line.npos && (engine == 0 || !IsAlnum(line[engine - 1])) &&
+  } else if (engine != line.npos && (engine == 0 || !IsWordChar(line[engine - 1])) &&
              line.find(", skipped=", engine) != line.npos) {
     std::string_view rest = line.substr(engine + 5);
     done = TakeInt(rest);
@@ -616,16 +610,16 @@ struct Counter {
   std::string_view rest;  // after the number (and its total)
 };
 std::optional<Counter> CounterAt(std::string_view line, size_t at, size_t keyword_size) {
-  if (at > 0 && IsAlnum(line[at - 1])) return std::nullopt;
+  if (at > 0 && IsWordChar(line[at - 1])) return std::nullopt;
   std::string_view rest = line.substr(at + keyword_size);
   size_t separators = 0;
   while (separators < rest.size() && separators < 3 && IsCounterSeparator(rest[separators]))
     ++separators;
-  if (separators == 0 || separators == rest.size() || !IsDigit(rest[separators]))
+  if (separators == 0 || separators == rest.size() || !IsAsciiDigit(rest[separators]))
     return std::nullopt;
   rest.remove_prefix(separators);
   auto value = TakeInt(rest);
-  if (!value || *value < 0 || (!rest.empty() && (IsAlnum(rest.front()) || rest.front() == '.')))
+  if (!value || *value < 0 || (!rest.empty() && (IsWordChar(rest.front()) || rest.front() == '.')))
     return std::nullopt;
   Counter counter{*value, std::nullopt, rest};
   std::string_view total_text = rest;
@@ -669,7 +663,7 @@ std::optional<StepSample> ParseGenericStep(std::string_view line) {
   // per-character case-folding search was half of `jobmon triage`'s time.
   thread_local std::string lowered;
   lowered.assign(line);
-  for (char& c : lowered) c = Lower(c);
+  for (char& c : lowered) c = AsciiLower(c);
   const std::string_view folded = lowered;
   static constexpr std::string_view kKeywords[] = {"step", "iteration", "iter", "batch"};
   static constexpr std::string_view kMetrics[] = {
@@ -707,10 +701,10 @@ std::optional<double> FindStepSeconds(std::string_view line) {
   for (std::string_view unit : {std::string_view("s/it"), std::string_view("it/s")}) {
     size_t at = line.find(unit);
     if (at == line.npos || at == 0 ||
-        (at + unit.size() < line.size() && IsAlnum(line[at + unit.size()])))
+        (at + unit.size() < line.size() && IsWordChar(line[at + unit.size()])))
       continue;
     size_t start = at;
-    while (start > 0 && (IsDigit(line[start - 1]) || line[start - 1] == '.')) --start;
+    while (start > 0 && (IsAsciiDigit(line[start - 1]) || line[start - 1] == '.')) --start;
     std::string_view number = line.substr(start, at - start);
     auto rate = TakeDouble(number);
     if (!rate || *rate <= 0) continue;
@@ -718,10 +712,10 @@ std::optional<double> FindStepSeconds(std::string_view line) {
   }
   thread_local std::string lowered;
   lowered.assign(line);
-  for (char& c : lowered) c = Lower(c);
+  for (char& c : lowered) c = AsciiLower(c);
   const std::string_view folded = lowered;
   for (size_t at = folded.find("time"); at != folded.npos; at = folded.find("time", at + 1)) {
-    if (at > 0 && IsAlnum(folded[at - 1]) && folded[at - 1] != '_') continue;
+    if (at > 0 && IsWordChar(folded[at - 1]) && folded[at - 1] != '_') continue;
     std::string_view rest = line.substr(at + 4);
     // Megatron's "elapsed time per iteration (ms): X", DeepSpeed's "iter time (s): X".
     double bare_scale = 1.0;
@@ -740,10 +734,10 @@ std::optional<double> FindStepSeconds(std::string_view line) {
     while (separators < rest.size() && separators < 3 &&
            (rest[separators] == ' ' || rest[separators] == ':' || rest[separators] == '='))
       ++separators;
-    if (separators == 0 || separators == rest.size() || !IsDigit(rest[separators])) continue;
+    if (separators == 0 || separators == rest.size() || !IsAsciiDigit(rest[separators])) continue;
     rest.remove_prefix(separators);
     size_t end = 0;
-    while (end < rest.size() && (IsDigit(rest[end]) || rest[end] == '.')) ++end;
+    while (end < rest.size() && (IsAsciiDigit(rest[end]) || rest[end] == '.')) ++end;
     // A clock ("time 12:00:01", "time 2026-11-26") is no duration.
     if (end < rest.size() && (rest[end] == ':' || rest[end] == '-')) continue;
     if (auto seconds = ParseDuration(rest.substr(0, end), rest.substr(end), bare_scale);
@@ -766,7 +760,7 @@ std::optional<double> ParseDuration(std::string_view number, std::string_view af
   }
   auto unit_is = [&](std::string_view unit) {
     return text.substr(0, unit.size()) == unit &&
-           (text.size() == unit.size() || !IsAlnum(text[unit.size()]));
+           (text.size() == unit.size() || !IsWordChar(text[unit.size()]));
   };
   if (unit_is("ms") || unit_is("msec") || unit_is("milliseconds")) return *value / 1000.0;
   if (unit_is("us") || unit_is("µs")) return *value / 1e6;

@@ -15,6 +15,7 @@
 
 #include "access/job_scope.h"
 #include "access/session_support.h"
+#include "jobmon/common/text_lines.h"
 #include "jobmon/common/unique_fd.h"
 #include "jobmon/diagnose/prom_http.h"
 
@@ -66,11 +67,11 @@ Expected<std::string> ReadBearerTokenFile(const std::string& path) {
   ssize_t n = read(fd.get(), text.data(), text.size());
   if (n < 0) return Error{fmt::format("token file {}: {}", path, std::strerror(errno))};
   text.resize(static_cast<size_t>(n));
-  text = text.substr(0, text.find('\n'));
-  const size_t first = text.find_first_not_of(" \t\r");
-  const size_t last = text.find_last_not_of(" \t\r");
-  if (first == std::string::npos) return Error{"token file " + path + ": empty"};
-  return text.substr(first, last - first + 1);
+  const std::string_view line = FirstLine(text);
+  const size_t first = line.find_first_not_of(" \t\r");
+  const size_t last = line.find_last_not_of(" \t\r");
+  if (first == std::string_view::npos) return Error{"token file " + path + ": empty"};
+  return std::string(line.substr(first, last - first + 1));
 }
 
 std::optional<TimeRange> BoundsFromCounts(const std::vector<Series>& counts, double step) {

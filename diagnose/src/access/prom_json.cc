@@ -6,6 +6,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "jobmon/common/text_lines.h"
+
 namespace jobmon::diagnose {
 
 namespace {
@@ -93,12 +95,7 @@ Expected<std::optional<MsRange>> ParseTsdbHeadRange(std::string_view text) {
 
 std::optional<MsRange> ParseTsdbTimesFromMetrics(std::string_view text) {
   std::optional<double> lowest, head_max;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : TextLines(text)) {
     size_t space = line.find(' ');
     if (space == std::string_view::npos) continue;
     std::string_view name = line.substr(0, space);

@@ -13,6 +13,7 @@
 #include "access/tsdb_local.h"
 #include "jobmon/common/diag_dir.h"
 #include "jobmon/common/slurm_pattern.h"
+#include "jobmon/common/text_lines.h"
 #include "jobmon/common/user_file.h"
 #include "jobmon/diagnose/tsdb_access.h"
 #include "jobmon/triage/job_input.h"
@@ -204,13 +205,11 @@ std::optional<std::string> JobIdOfLog(const std::string& log_path) {
   // The header's first lines, from a bounded prefix: a log without a
   // newline costs kJobIdHeadBytes, not its size.
   if (auto head = ReadFilePrefix(log_path, kJobIdHeadBytes)) {
-    std::string_view rest = head->text;
-    for (int i = 0; i < 200 && !rest.empty(); ++i) {
-      size_t end = rest.find('\n');
-      std::string_view line = rest.substr(0, std::min<size_t>(end, 4096));
-      if (auto id = triage::ParseHeaderJobId(line); id && AllDigits(*id)) return std::string(*id);
-      if (end == std::string_view::npos) break;
-      rest.remove_prefix(end + 1);
+    int lines = 0;
+    for (std::string_view line : TextLines(head->text)) {
+      if (++lines > 200) break;
+      if (auto id = triage::ParseHeaderJobId(line.substr(0, 4096)); id && AllDigits(*id))
+        return std::string(*id);
     }
   }
   const std::string name = fs::path(log_path).filename().string();

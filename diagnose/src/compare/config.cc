@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compare/compare.h"
+#include "jobmon/common/text_lines.h"
 
 namespace jobmon::diagnose {
 
@@ -290,11 +291,8 @@ ConfigMap ParseConfigHeader(std::string_view log_text, size_t max_lines) {
   ConfigMap out;
   HeaderParser parser(out);
   size_t lines = 0;
-  size_t start = 0;
-  while (start < log_text.size() && lines < max_lines) {
-    size_t end = log_text.find('\n', start);
-    if (end == std::string_view::npos) end = log_text.size();
-    std::string_view line = log_text.substr(start, end - start);
+  for (std::string_view line : TextLines(log_text)) {
+    if (lines >= max_lines) break;
     // tqdm redraws with '\r': each redraw is its own line.
     size_t part = 0;
     while (part <= line.size()) {
@@ -304,7 +302,6 @@ ConfigMap ParseConfigHeader(std::string_view log_text, size_t max_lines) {
       part = cr + 1;
     }
     ++lines;
-    start = end + 1;
   }
   return out;
 }

@@ -58,7 +58,7 @@ HostView Judge(const std::string& host, const std::vector<const Series*>& power,
   auto late_power = playbook::Values(power, late);
   v.reporting = !late_power.empty();
   if (!v.reporting) return v;
-  v.power = playbook::Mean(late_power);
+  v.power = Mean(late_power);
   for (const Series* s : util) {
     auto stats = StatsOf(*s, late);
     if (stats && stats->mean >= v.util_max) {

@@ -199,11 +199,6 @@ std::vector<double> Values(const std::vector<const Series*>& series,
   return out;
 }
 
-double Mean(const std::vector<double>& values) {
-  if (values.empty()) return 0;
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
-
 double Median(std::vector<double> values) { return UpperMedian(std::move(values)); }
 
 std::optional<double> SteadyMedian(const Series& series, const TimeRange& range,

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobmon/common/percentile.h"  // Mean, UpperMedian: the statistics the playbooks use
 #include "jobmon/diagnose/context.h"
 #include "jobmon/diagnose/prom_source.h"
 #include "jobmon/diagnose/result.h"
@@ -114,7 +115,6 @@ std::map<std::string, std::vector<const Series*>> ByHost(const std::vector<Serie
 // All sample values of `series` inside `range` (all when nullopt).
 std::vector<double> Values(const std::vector<const Series*>& series,
                            const std::optional<TimeRange>& range = std::nullopt);
-double Mean(const std::vector<double>& values);
 double Median(std::vector<double> values);
 // Median of the samples in `range` not inside a checkpoint window.
 std::optional<double> SteadyMedian(const Series& series, const TimeRange& range,

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <list>
 
+#include "jobmon/common/text_lines.h"
 #include "unix_socket.h"
 
 namespace jobmon::monitor {
@@ -213,8 +214,7 @@ void ApiServer::Run() {
   };
   auto answer = [&](Client& c) {
     c.answering = true;
-    const size_t newline = c.in.find('\n');
-    auto request = api::ParseRequest(std::string_view(c.in).substr(0, newline));
+    auto request = api::ParseRequest(FirstLine(c.in));
     json response;
     if (!request) {
       response = api::Refusal("bad_request", request.error().message);

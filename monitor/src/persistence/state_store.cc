@@ -222,12 +222,12 @@ std::string EvidenceJson(const IncidentRecord& r) {
 }
 
 void ReadEvidence(const std::string& text, IncidentRecord& r) {
-  auto json = nlohmann::json::parse(text, nullptr, false);
-  if (!json.is_object()) return;
-  auto strings = [&json](const char* key) {
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_object()) return;
+  auto strings = [&doc](const char* key) {
     std::vector<std::string> out;
-    auto found = json.find(key);
-    if (found == json.end() || !found->is_array()) return out;
+    auto found = doc.find(key);
+    if (found == doc.end() || !found->is_array()) return out;
     for (const auto& item : *found) {
       if (item.is_string()) out.push_back(item.get<std::string>());
     }
@@ -240,14 +240,14 @@ void ReadEvidence(const std::string& text, IncidentRecord& r) {
 // A HostBaseline's column: absent values left out (a non-finite one is
 // written as null and reads back as absent).
 std::string BaselineJson(const HostBaseline& b) {
-  nlohmann::json json = nlohmann::json::object();
+  nlohmann::json doc = nlohmann::json::object();
   auto put = [](nlohmann::json& to, const char* key, const std::optional<double>& v) {
     if (v) to[key] = *v;
   };
-  put(json, "power", b.power);
-  put(json, "tcp_retransmit_rate", b.tcp_retransmit_rate);
-  put(json, "tcp_retransmit_baseline", b.tcp_retransmit_baseline);
-  put(json, "sm_clock_max", b.sm_clock_max);
+  put(doc, "power", b.power);
+  put(doc, "tcp_retransmit_rate", b.tcp_retransmit_rate);
+  put(doc, "tcp_retransmit_baseline", b.tcp_retransmit_baseline);
+  put(doc, "sm_clock_max", b.sm_clock_max);
   nlohmann::json floors = nlohmann::json::object();
   for (const auto& [gpu, f] : b.idle_floors) {
     nlohmann::json one = nlohmann::json::object();
@@ -255,33 +255,33 @@ std::string BaselineJson(const HostBaseline& b) {
     put(one, "device", f.device);
     floors[gpu] = std::move(one);
   }
-  json["idle_floors"] = std::move(floors);
-  json["training_from"] = b.training_from;
-  json["training_until"] = b.training_until;
-  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  doc["idle_floors"] = std::move(floors);
+  doc["training_from"] = b.training_from;
+  doc["training_until"] = b.training_until;
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::optional<HostBaseline> ReadBaseline(const std::string& text) {
-  auto json = nlohmann::json::parse(text, nullptr, false);
-  if (!json.is_object()) return std::nullopt;
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_object()) return std::nullopt;
   auto number = [](const nlohmann::json& from, const char* key) -> std::optional<double> {
     auto found = from.find(key);
     if (found == from.end() || !found->is_number()) return std::nullopt;
     return found->get<double>();
   };
   HostBaseline b;
-  b.power = number(json, "power");
-  b.tcp_retransmit_rate = number(json, "tcp_retransmit_rate");
-  b.tcp_retransmit_baseline = number(json, "tcp_retransmit_baseline");
-  b.sm_clock_max = number(json, "sm_clock_max");
-  if (auto floors = json.find("idle_floors"); floors != json.end() && floors->is_object()) {
+  b.power = number(doc, "power");
+  b.tcp_retransmit_rate = number(doc, "tcp_retransmit_rate");
+  b.tcp_retransmit_baseline = number(doc, "tcp_retransmit_baseline");
+  b.sm_clock_max = number(doc, "sm_clock_max");
+  if (auto floors = doc.find("idle_floors"); floors != doc.end() && floors->is_object()) {
     for (const auto& [gpu, one] : floors->items()) {
       if (!one.is_object()) continue;
       IdleFloors f{number(one, "with_context"), number(one, "device")};
       if (f.with_context || f.device) b.idle_floors.emplace(gpu, f);
     }
   }
-  auto from = number(json, "training_from"), until = number(json, "training_until");
+  auto from = number(doc, "training_from"), until = number(doc, "training_until");
   if (!from || !until) return std::nullopt;
   b.training_from = *from;
   b.training_until = *until;

@@ -1,18 +1,15 @@
 #include "jobmon/monitor/heartbeat_classifier.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <numeric>
 
+#include "jobmon/common/percentile.h"
 #include "jobmon/common/power_judgement.h"
 
 namespace jobmon::monitor {
 namespace {
-
-double Mean(const std::vector<double>& v) {
-  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
 
 // nullopt: the window does not know this host at that time.
 std::optional<bool> AliveIn(const StallEvidence& evidence, const std::string& host,
@@ -44,12 +41,6 @@ std::optional<bool> AliveIn(const StallEvidence& evidence, const std::string& ho
     return power >= power::kDeadWatts;
   }
   return std::nullopt;
-}
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 }  // namespace
@@ -101,13 +92,13 @@ HeartbeatVerdict ClassifyHeartbeat(const HeartbeatInput& in) {
       out.summary = fmt::format(
           "the accused host(s) {} really stopped (exporter gone or GPUs at 0 W) around the "
           "heartbeat timeout; log checklist: {}",
-          Join(dead), log_verdict);
+          fmt::join(dead, ", "), log_verdict);
     } else {
       out.klass = "heartbeat/false-positive";
       out.summary = fmt::format(
           "the accused host(s) {} were alive and at work both {:.0f}s before and at the "
           "accusation: the coordination service was wrong; log checklist: {}",
-          Join(alive), in.timeout, log_verdict);
+          fmt::join(alive, ", "), in.timeout, log_verdict);
     }
     return out;
   }

@@ -4,8 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <numeric>
 
+#include "jobmon/common/percentile.h"
 #include "jobmon/common/power_judgement.h"
 
 namespace jobmon::monitor {
@@ -15,17 +15,6 @@ namespace {
 constexpr double kMaxClockFraction = 0.95;    // "at its maximum SM clock"
 constexpr double kIdleMemoryUtilization = 5;  // percent; a spin touches one flag
 constexpr double kFlatPowerSpread = 0.10;     // +-5% around the mean
-
-double Mean(const std::vector<double>& values) {
-  if (values.empty()) return 0;
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 enum class HostState { kGone, kDead, kActive, kBusyWait, kIdle, kUnknown };
 
@@ -200,7 +189,7 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
     out.hosts = gone;
     out.summary = fmt::format(
         "{} of {} hosts gone, at 0 W or without the job's process ({}); the others wait for them",
-        gone.size(), n, Join(gone));
+        gone.size(), n, fmt::join(gone, ", "));
   } else if (!blocked_hosts.empty()) {
     // What the others wait for in the collective is stuck in the kernel:
     // not a collective deadlock, and no collective timeout will end it.
@@ -209,7 +198,7 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
     out.summary = fmt::format(
         "the job's processes in D state (uninterruptible: a filesystem or device) on {}: {}; "
         "the other ranks wait for them, not a collective deadlock",
-        Join(blocked_hosts), fmt::format("{}", fmt::join(blocked, "; ")));
+        fmt::join(blocked_hosts, ", "), fmt::format("{}", fmt::join(blocked, "; ")));
   } else if (n > 0 && active.size() == n) {
     out.klass = "slow-not-hung";
     out.summary =
@@ -222,8 +211,9 @@ StallClassification ClassifyStall(const StallEvidence& evidence) {
   } else if (!active.empty() && active.size() < n) {
     out.klass = "hang/straggler";
     out.hosts = active;
-    out.summary = fmt::format(
-        "{} still at training-level power while the others wait: the straggler", Join(active));
+    out.summary =
+        fmt::format("{} still at training-level power while the others wait: the straggler",
+                    fmt::join(active, ", "));
   } else {
     out.klass = "hang";
     out.summary = "training stopped; the system evidence fits no known pattern";

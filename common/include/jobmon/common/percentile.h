@@ -26,5 +26,7 @@ double MeanMedian(std::vector<double> values);
 // The value at index floor(fraction x (count - 1)) of the sorted values:
 // a GPU's unthrottled clock (diagnose/src/playbooks/gpu_health.cc).
 double FloorIndexPercentile(std::vector<double> values, double fraction);
+// The arithmetic mean; 0 for no values.
+double Mean(const std::vector<double>& values);
 
 }  // namespace jobmon

@@ -19,4 +19,13 @@ std::optional<T> WholeNumber(std::string_view text) {
   return value;
 }
 
+// WholeNumber in a signed T, negative numbers refused: a count or an index
+// written by a program that never prints a sign.
+template <typename T>
+std::optional<T> NonNegativeNumber(std::string_view text) {
+  const std::optional<T> value = WholeNumber<T>(text);
+  if (!value || *value < 0) return std::nullopt;
+  return value;
+}
+
 }  // namespace jobmon

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace jobmon::triage {
@@ -46,6 +47,9 @@ std::string ToString(const RankId& id);
 // only as a word ("ranks 8" and "world_rank" do not) within the line's first
 // kRankFieldWindow bytes after the prefixes (where loggers put it).
 std::optional<RankId> LineRank(std::string_view line);
+// torchrun's "[<role><N>]:" prefix (--tee; a role is a word: "default",
+// "trainer", "rank"): N and the text after it.
+std::optional<std::pair<int, std::string_view>> TorchrunPrefix(std::string_view line);
 // Ray's "(name pid=N, ip=A) " prefix: the id and the text after it.
 struct RayPrefix {
   std::string actor;

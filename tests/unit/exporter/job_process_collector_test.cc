@@ -1,24 +1,25 @@
 // job_processes: the stat/wchan parsers against procfs files captured from
 // real processes (tests/fixtures/procfs/waits/capture.sh), and the collector
 // on a procfs tree of them whose cgroup files name the job.
-#include <gtest/gtest.h>
-#include <prometheus/text_serializer.h>
-#include <unistd.h>
+#include "jobmon/exporter/job_process_collector.h"
 
-#include <chrono>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "collector_test_support.h"
 #include "jobmon/common/metric_names.h"
-#include "jobmon/exporter/job_process_collector.h"
 #include "jobmon/exporter/process_wait.h"
 
 namespace jobmon::exporter {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::TempDir;
+using test_support::Text;
 const fs::path kWaits = fs::path(JOBMON_FIXTURES) / "procfs/waits";
 
 std::string Read(const fs::path& path) {
@@ -48,10 +49,6 @@ std::map<std::string, std::string> Roles() {
   return roles;
 }
 
-std::string Text(const Families& families) {
-  return prometheus::TextSerializer().Serialize(families);
-}
-
 std::string Cgroup(const std::string& job) {
   return "0::/system.slice/slurmstepd.scope/job_" + job + "/step_0/user/task_0\n";
 }
@@ -66,7 +63,6 @@ class JobProcessesTest : public ::testing::Test {
       Write(proc_ / pid / "cgroup", Cgroup("4242"));
     }
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   std::string Collect(JobProcessCollector& collector) {
     auto families = collector.Collect();
@@ -96,9 +92,8 @@ class JobProcessesTest : public ::testing::Test {
   }
 
   std::map<std::string, std::string> roles_ = Roles();
-  fs::path root_ = fs::temp_directory_path() /
-                   ("jobmon-waits-" + std::to_string(getpid()) + "-" +
-                    std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  TempDir tmp_{"waits"};
+  fs::path root_ = tmp_.path;
   fs::path proc_ = root_ / "proc";
   std::vector<std::string> problems_;
 };
