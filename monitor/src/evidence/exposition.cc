@@ -1,9 +1,11 @@
 #include "jobmon/monitor/exposition.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
 #include "jobmon/common/prom_value.h"
+#include "jobmon/common/text_lines.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -13,10 +15,17 @@ bool NameChar(char c, bool first) {
          (!first && std::isdigit(static_cast<unsigned char>(c)));
 }
 
-bool ParseLine(std::string_view line, Sample* sample) {
+enum class Parsed { kSample, kBad, kSkipped };
+
+bool Wanted(std::string_view name, const std::vector<std::string>* names) {
+  return !names || std::find(names->begin(), names->end(), name) != names->end();
+}
+
+Parsed ParseLine(std::string_view line, const std::vector<std::string>* names, Sample* sample) {
   size_t i = 0;
   while (i < line.size() && NameChar(line[i], i == 0)) ++i;
-  if (i == 0) return false;
+  if (i == 0) return Parsed::kBad;
+  if (!Wanted(line.substr(0, i), names)) return Parsed::kSkipped;
   sample->name = std::string(line.substr(0, i));
   if (i < line.size() && line[i] == '{') {
     ++i;
@@ -29,17 +38,17 @@ bool ParseLine(std::string_view line, Sample* sample) {
       size_t key_start = i;
       while (i < line.size() && NameChar(line[i], i == key_start)) ++i;
       if (i == key_start || i + 1 >= line.size() || line[i] != '=' || line[i + 1] != '"') {
-        return false;
+        return Parsed::kBad;
       }
       std::string key(line.substr(key_start, i - key_start));
       i += 2;
       std::string value;
       for (;;) {
-        if (i >= line.size()) return false;
+        if (i >= line.size()) return Parsed::kBad;
         char c = line[i++];
         if (c == '"') break;
         if (c == '\\') {
-          if (i >= line.size()) return false;
+          if (i >= line.size()) return Parsed::kBad;
           char escaped = line[i++];
           value += escaped == 'n' ? '\n' : escaped;
         } else {
@@ -56,31 +65,37 @@ bool ParseLine(std::string_view line, Sample* sample) {
   std::string_view value_text =
       line.substr(i, value_end == std::string_view::npos ? std::string_view::npos : value_end - i);
   const std::optional<double> value = ParsePromValue(value_text);
-  if (!value) return false;
+  if (!value) return Parsed::kBad;
   sample->value = *value;
-  return true;
+  return Parsed::kSample;
+}
+
+Exposition Parse(std::string_view text, const std::vector<std::string>* names) {
+  Exposition out;
+  for (std::string_view line : TextLines(text)) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') continue;
+    Sample sample;
+    switch (ParseLine(line, names, &sample)) {
+      case Parsed::kSample:
+        out.samples.push_back(std::move(sample));
+        break;
+      case Parsed::kBad:
+        ++out.bad_lines;
+        break;
+      case Parsed::kSkipped:
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
-Exposition ParseExposition(std::string_view text) {
-  Exposition out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty() || line.front() == '#') continue;
-    Sample sample;
-    if (ParseLine(line, &sample)) {
-      out.samples.push_back(std::move(sample));
-    } else {
-      ++out.bad_lines;
-    }
-  }
-  return out;
+Exposition ParseExposition(std::string_view text) { return Parse(text, nullptr); }
+
+Exposition ParseExposition(std::string_view text, const std::vector<std::string>& names) {
+  return Parse(text, &names);
 }
 
 }  // namespace jobmon::monitor

@@ -54,7 +54,7 @@ bool IsWindowSeries(const std::string& name) {
 namespace {
 
 template <typename T>
-void TrimDeque(std::deque<T>& items, double now, double horizon, size_t max_items) {
+void TrimRing(TimeRing<T>& items, double now, double horizon, size_t max_items) {
   while (!items.empty() && (items.front().t < now - horizon || items.size() > max_items)) {
     items.pop_front();
   }
@@ -76,7 +76,7 @@ void KeepLowest(std::optional<T>& lowest, T value) {
 
 // The last point at or before `at`, if it is no older than `max_age`.
 template <typename T>
-const T* LatestAt(const std::deque<T>& items, double at, double max_age) {
+const T* LatestAt(const TimeRing<T>& items, double at, double max_age) {
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
     if (it->t <= at) return it->t >= at - max_age ? &*it : nullptr;
   }
@@ -95,8 +95,8 @@ std::optional<double> Spread(const std::vector<double>& values) {
 
 }  // namespace
 
-void MetricWindow::Trim(std::deque<Point>& points, double now) const {
-  TrimDeque(points, now, horizon_, max_points_);
+void MetricWindow::Trim(TimeRing<Point>& points, double now) const {
+  TrimRing(points, now, horizon_, max_points_);
 }
 
 bool MetricWindow::Serves(const std::string& host, const std::string& gpu) const {
@@ -135,17 +135,18 @@ void MetricWindow::DropStale(const std::string& host, double now) {
   }
 }
 
-std::deque<MetricWindow::Point>* MetricWindow::SeriesOf(const std::string& host,
-                                                        const std::string& name,
-                                                        const std::string& gpu) {
-  auto key = std::make_tuple(host, name, gpu);
+TimeRing<MetricWindow::Point>* MetricWindow::SeriesOf(const std::string& host,
+                                                      const std::string& name,
+                                                      const std::string& gpu) {
+  const auto key = std::tie(host, name, gpu);
   auto it = series_.lower_bound(key);
   if (it != series_.end() && it->first == key) return &it->second;
   if (series_.size() >= limits_.max_series) {
     ++dropped_;
     return nullptr;
   }
-  return &series_.emplace_hint(it, std::move(key), std::deque<Point>())->second;
+  return &series_.emplace_hint(it, std::make_tuple(host, name, gpu), TimeRing<Point>(max_points_))
+              ->second;
 }
 
 MetricWindow::Served MetricWindow::ReadServed(const Exposition& scrape) const {
@@ -168,9 +169,9 @@ MetricWindow::Served MetricWindow::ReadServed(const Exposition& scrape) const {
 
 void MetricWindow::AddScrape(const std::string& host, double t, const Exposition& scrape) {
   if (!AdmitHost(host)) return;
-  auto& scrapes = hosts_[host];
+  auto& scrapes = hosts_.try_emplace(host, max_points_).first->second;
   scrapes.push_back({t, true});
-  TrimDeque(scrapes, t, horizon_, max_points_);
+  TrimRing(scrapes, t, horizon_, max_points_);
   served_[host] = ReadServed(scrape);
   DropStale(host, t);
   // Counters summed over devices (RDMA ports, NICs) per host; gauges per GPU.
@@ -304,9 +305,9 @@ std::optional<double> MetricWindow::IdleFloor(const std::string& host,
 
 void MetricWindow::AddFailedScrape(const std::string& host, double t) {
   if (!AdmitHost(host)) return;
-  auto& scrapes = hosts_[host];
+  auto& scrapes = hosts_.try_emplace(host, max_points_).first->second;
   scrapes.push_back({t, false});
-  TrimDeque(scrapes, t, horizon_, max_points_);
+  TrimRing(scrapes, t, horizon_, max_points_);
   DropStale(host, t);
 }
 

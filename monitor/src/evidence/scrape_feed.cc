@@ -62,7 +62,8 @@ class ScrapeFeed : public EvidenceFeed {
     for (size_t i = 0; i < results.size(); ++i) {
       ++context_.stats.scrapes;
       if (results[i].ok) {
-        windows[i]->AddScrape(targets[i].host, now, ParseExposition(results[i].body));
+        windows[i]->AddScrape(targets[i].host, now,
+                              ParseExposition(results[i].body, WindowInputNames()));
       } else {
         ++context_.stats.scrape_failures;
         windows[i]->AddFailedScrape(targets[i].host, now);

@@ -22,5 +22,9 @@ struct Exposition {
 };
 
 Exposition ParseExposition(std::string_view text);
+// Only the samples named in `names`: other lines are skipped before their
+// labels are read (and are not counted as bad). What the monitor does with
+// each scrape, which holds far more families than its window keeps.
+Exposition ParseExposition(std::string_view text, const std::vector<std::string>& names);
 
 }  // namespace jobmon::monitor

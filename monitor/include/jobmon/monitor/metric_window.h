@@ -4,16 +4,17 @@
 // with each scrape of the job's exporters; read when a stall is detected.
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "jobmon/common/power_judgement.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/stall_classifier.h"
+#include "jobmon/monitor/time_ring.h"
 
 namespace jobmon::monitor {
 
@@ -32,10 +33,10 @@ const std::vector<std::string>& WindowInputNames();
 // A host holds at most WindowSeriesNames().size() x (max_gpus_per_host + 1)
 // = 16 x 65 series (each kept name per GPU, and host-wide), a job at most
 // max_series, a series at most max_points_per_series points. A series
-// costs ~0.9 KiB with one point, 6.9 KiB with the daemon's 360 (a scrape
-// per 10 s over 3600 s), 18.7 KiB with 1024 (glibc, libstdc++). So a host
-// that invents labels costs <= 1,040 series (~7 MiB at 360 points), and a
-// job <= 2^18 series (~1.7 GiB at 360 points, ~4.7 GiB at 1024): the shape
+// costs ~0.3 KiB with one point, 6.6 KiB with the daemon's 360 (a scrape
+// per 10 s over 3600 s), 16.3 KiB with 1024 (its key and TimeRing, glibc). So
+// a host that invents labels costs <= 1,040 series (~7 MiB at 360 points),
+// and a job <= 2^18 series (~1.7 GiB at 360 points, ~4.1 GiB at 1024): the shape
 // of 4,032 hosts of 8 NVIDIA GPUs (65 series each).
 struct WindowLimits {
   // The job's nodes, generously (the window is not told how many): the
@@ -170,22 +171,23 @@ class MetricWindow {
     double t;
     bool ok;
   };
-  void Trim(std::deque<Point>& points, double now) const;
+  void Trim(TimeRing<Point>& points, double now) const;
   bool AdmitHost(const std::string& host);
   // Erases `host`'s series with no point within the horizon of `now`, so a
   // label seen once does not hold its series for the daemon's lifetime.
   void DropStale(const std::string& host, double now);
   // The series, created within max_series; nullptr beyond it.
-  std::deque<Point>* SeriesOf(const std::string& host, const std::string& name,
-                              const std::string& gpu);
+  TimeRing<Point>* SeriesOf(const std::string& host, const std::string& name,
+                            const std::string& gpu);
 
   double horizon_;
   size_t max_points_;
   WindowLimits limits_;
   size_t dropped_ = 0;
-  // (host, name, gpu/device label) -> points
-  std::map<std::tuple<std::string, std::string, std::string>, std::deque<Point>> series_;
-  std::map<std::string, std::deque<Scrape>> hosts_;  // scrape outcomes per host
+  // (host, name, gpu/device label) -> points; found by a tuple of references
+  // (std::less<>), so a lookup copies no string.
+  std::map<std::tuple<std::string, std::string, std::string>, TimeRing<Point>, std::less<>> series_;
+  std::map<std::string, TimeRing<Scrape>> hosts_;  // scrape outcomes per host
   void LearnFloors(const std::string& host, const Exposition& scrape);
   std::map<std::pair<std::string, std::string>, IdleFloors> floors_;  // (host, gpu)
   // A GPU's floors, learned here or restored.

@@ -53,5 +53,28 @@ TEST(ExpositionTest, EscapesSpecialValuesAndHostileLines) {
   EXPECT_EQ(e.bad_lines, 5u);
 }
 
+TEST(ExpositionTest, ANameListKeepsOnlyItsSamplesAndSkipsTheRestUnread) {
+  const std::string text =
+      "# HELP hw_gpu_power_watts Power.\n"
+      "hw_gpu_power_watts{gpu=\"0\",host=\"n1\"} 300\n"
+      "node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} 12345\n"
+      "node_broken{unterminated=\"x 1\n"
+      "hw_gpu_power_watts_extra 7\n"
+      "tb_step 42\n"
+      "{bad} 1\n";
+  const Exposition all = ParseExposition(text);
+  EXPECT_EQ(all.samples.size(), 4u);
+  EXPECT_EQ(all.bad_lines, 2u);
+  const Exposition kept = ParseExposition(text, {"hw_gpu_power_watts", "tb_step"});
+  ASSERT_EQ(kept.samples.size(), 2u);
+  EXPECT_EQ(kept.samples[0].name, "hw_gpu_power_watts");
+  EXPECT_EQ(kept.samples[0].labels.at("gpu"), "0");
+  EXPECT_EQ(kept.samples[0].value, 300);
+  EXPECT_EQ(kept.samples[1].name, "tb_step");
+  EXPECT_EQ(kept.samples[1].value, 42);
+  // The unnamed line is still bad; the unwanted malformed one is not read.
+  EXPECT_EQ(kept.bad_lines, 1u);
+}
+
 }  // namespace
 }  // namespace jobmon::monitor
