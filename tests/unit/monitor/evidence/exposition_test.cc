@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace jobmon::monitor {
@@ -74,6 +75,26 @@ TEST(ExpositionTest, ANameListKeepsOnlyItsSamplesAndSkipsTheRestUnread) {
   EXPECT_EQ(kept.samples[1].value, 42);
   // The unnamed line is still bad; the unwanted malformed one is not read.
   EXPECT_EQ(kept.bad_lines, 1u);
+}
+
+TEST(ExpositionTest, LabelsHoldEachKeyOnceAsAMapDoes) {
+  const Exposition e = ParseExposition("m{gpu=\"0\",host=\"a\",gpu=\"1\"} 2\n");
+  ASSERT_EQ(e.samples.size(), 1u);
+  const Labels& labels = e.samples[0].labels;
+  EXPECT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels.at("gpu"), "1");  // the last value, as labels[key] = value in a map
+  EXPECT_EQ(labels.count("host"), 1u);
+  EXPECT_EQ(labels.count("type"), 0u);
+  EXPECT_EQ(labels.find("type"), labels.end());
+  EXPECT_THROW(labels.at("type"), std::out_of_range);
+  Labels built = {{"gpu", "0"}, {"gpu", "9"}};
+  built.emplace("gpu", "5");  // emplace keeps the value it has
+  built.emplace("type", "sclk");
+  EXPECT_EQ(built.at("gpu"), "0");
+  EXPECT_EQ(built.at("type"), "sclk");
+  built["type"] = "mclk";
+  EXPECT_EQ(built.at("type"), "mclk");
+  EXPECT_EQ(built.size(), 2u);
 }
 
 }  // namespace
