@@ -53,11 +53,11 @@ bool IsWindowSeries(const std::string& name) {
 
 namespace {
 
+// Drops what is older than the horizon; the ring itself holds at most
+// max_points_ (it drops its oldest to make room).
 template <typename T>
-void TrimRing(TimeRing<T>& items, double now, double horizon, size_t max_items) {
-  while (!items.empty() && (items.front().t < now - horizon || items.size() > max_items)) {
-    items.pop_front();
-  }
+void TrimRing(TimeRing<T>& items, double now, double horizon) {
+  while (!items.empty() && items.front().t < now - horizon) items.pop_front();
 }
 
 // One series per (host, name, gpu): of the clocks only the SM clock is kept.
@@ -96,7 +96,7 @@ std::optional<double> Spread(const std::vector<double>& values) {
 }  // namespace
 
 void MetricWindow::Trim(TimeRing<Point>& points, double now) const {
-  TrimRing(points, now, horizon_, max_points_);
+  TrimRing(points, now, horizon_);
 }
 
 bool MetricWindow::Serves(const std::string& host, const std::string& gpu) const {
@@ -171,7 +171,7 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
   if (!AdmitHost(host)) return;
   auto& scrapes = hosts_.try_emplace(host, max_points_).first->second;
   scrapes.push_back({t, true});
-  TrimRing(scrapes, t, horizon_, max_points_);
+  TrimRing(scrapes, t, horizon_);
   served_[host] = ReadServed(scrape);
   DropStale(host, t);
   // Counters summed over devices (RDMA ports, NICs) per host; gauges per GPU.
@@ -307,7 +307,7 @@ void MetricWindow::AddFailedScrape(const std::string& host, double t) {
   if (!AdmitHost(host)) return;
   auto& scrapes = hosts_.try_emplace(host, max_points_).first->second;
   scrapes.push_back({t, false});
-  TrimRing(scrapes, t, horizon_, max_points_);
+  TrimRing(scrapes, t, horizon_);
   DropStale(host, t);
 }
 

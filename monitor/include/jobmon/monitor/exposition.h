@@ -45,9 +45,7 @@ class Labels {
   }
   // The value of `key`, an empty one added when it has none.
   std::string& operator[](std::string_view key) {
-    auto it = std::find_if(items_.begin(), items_.end(),
-                           [key](const value_type& item) { return item.first == key; });
-    if (it != items_.end()) return it->second;
+    if (auto it = find(key); it != end()) return items_[static_cast<size_t>(it - begin())].second;
     return items_.emplace_back(std::string(key), std::string()).second;
   }
   // Adds `key` with `value` unless it has one already (std::map::emplace).
