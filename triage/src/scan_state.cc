@@ -285,16 +285,18 @@ class ScanState : public ChunkSink {
                                                  : hits.first_consequence;
       if (!first) {
         first = line;
-        StepCountsNow(weight == Weight::kRoot      ? hits.steps_at_root
-                      : weight == Weight::kGeneric ? hits.steps_at_generic
-                                                   : hits.steps_at_consequence);
+        TakeStepCounts(weight == Weight::kRoot      ? hits.steps_at_root
+                       : weight == Weight::kGeneric ? hits.steps_at_generic
+                                                    : hits.steps_at_consequence,
+                       line);
       }
       (weight == Weight::kRoot      ? hits.last_root
        : weight == Weight::kGeneric ? hits.last_generic
                                     : hits.last_consequence) = line;
-      StepCountsNow(weight == Weight::kRoot      ? hits.steps_at_last_root
-                    : weight == Weight::kGeneric ? hits.steps_at_last_generic
-                                                 : hits.steps_at_last_consequence);
+      TakeStepCounts(weight == Weight::kRoot      ? hits.steps_at_last_root
+                     : weight == Weight::kGeneric ? hits.steps_at_last_generic
+                                                  : hits.steps_at_last_consequence,
+                     line);
     }
     if (hits.count == 0) hits.first = ref;
     if (hits.examples.size() < kEvidencePerClass) hits.examples.push_back(ref);
@@ -314,12 +316,15 @@ class ScanState : public ChunkSink {
     const std::optional<RankId> rank = folded ? std::nullopt : LineRank(text);
     if (folded) facts_.rank_progress.Fold();
     if (rank) facts_.rank_progress.Offer(*rank, sample.step, sample.epoch, sample.timestamp, line);
+    if (rank && (!furthest_any_rank_[p] || sample.step > *furthest_any_rank_[p]))
+      furthest_any_rank_[p] = sample.step;
     if (!folded && !lead_.Admit(rank)) {
       // One rank's view of progress is enough (rank_progress.h, LeadRank);
       // the others' tasks are still counted.
       RecordTask(text, sample.step);
       return;
     }
+    const uint64_t before = facts_.steps[p].count();
     // Which samples count (the generic profile's guard, the training bar
     // by its total): the rules the monitor applies too (step_filter.h).
     for (const StepFilter::Accepted& accepted : filter_.Offer(profile, sample, line, text)) {
@@ -327,6 +332,33 @@ class ScanState : public ChunkSink {
       // a live job live; offline, the steps are what counts.
       if (accepted.activity) continue;
       RecordStep(profile, p, accepted.sample, accepted.line, accepted.text);
+    }
+    if (rank) CountCatchUp(p, sample.step, line, facts_.steps[p].count() - before);
+  }
+
+  // A lead rank that lagged behind another when a failure line was read
+  // logs, after it, steps the other rank had already logged before it: they
+  // are the lead catching up, not training going on after the failure, and
+  // count as before it (else the failure would look survived). The lead's
+  // first step past that point, or a step back (a restart), ends this.
+  void CountCatchUp(size_t p, int64_t step, uint64_t line, uint64_t added) {
+    std::erase_if(catch_ups_, [&](const CatchUp& c) {
+      if (c.profile != p || line <= c.line) return false;
+      if (step > c.furthest || step < c.lead_step) return true;
+      (*c.counts)[p] += added;
+      return false;
+    });
+  }
+
+  // The step counts at a failure line, and what the lead rank still has to
+  // catch up on there (CountCatchUp).
+  void TakeStepCounts(ClassHits::StepCounts& counts, uint64_t line) {
+    StepCountsNow(counts);
+    std::erase_if(catch_ups_, [&](const CatchUp& c) { return c.counts == &counts; });
+    for (size_t p = 0; p < kStepProfileCount; ++p) {
+      std::optional<StepPoint> lead = facts_.steps[p].last();
+      if (lead && furthest_any_rank_[p] && *furthest_any_rank_[p] > lead->step)
+        catch_ups_.push_back({&counts, p, line, *furthest_any_rank_[p], lead->step});
     }
   }
 
@@ -526,13 +558,15 @@ class ScanState : public ChunkSink {
     auto& first = weight == Weight::kGeneric ? hits.first_generic : hits.first_consequence;
     if (!first || start < *first) {
       first = start;
-      StepCountsNow(weight == Weight::kGeneric ? hits.steps_at_generic : hits.steps_at_consequence);
+      TakeStepCounts(weight == Weight::kGeneric ? hits.steps_at_generic : hits.steps_at_consequence,
+                     start);
     }
     auto& last = weight == Weight::kGeneric ? hits.last_generic : hits.last_consequence;
     if (!last || start > *last) {
       last = start;
-      StepCountsNow(weight == Weight::kGeneric ? hits.steps_at_last_generic
-                                               : hits.steps_at_last_consequence);
+      TakeStepCounts(
+          weight == Weight::kGeneric ? hits.steps_at_last_generic : hits.steps_at_last_consequence,
+          start);
     }
   }
 
@@ -785,6 +819,17 @@ class ScanState : public ChunkSink {
   uint64_t pending_save_line_ = 0;
   StepFilter filter_;
   LeadRank lead_;  // whose step lines are the progress
+  // The furthest step any rank logged, by profile; what a failure's counts
+  // wait for the lead to catch up on (CountCatchUp).
+  std::array<std::optional<int64_t>, kStepProfileCount> furthest_any_rank_{};
+  struct CatchUp {
+    ClassHits::StepCounts* counts;  // a node of facts_.classes: stable
+    size_t profile;
+    uint64_t line;      // the failure line
+    int64_t furthest;   // the furthest step any rank had logged then
+    int64_t lead_step;  // the lead's last step then
+  };
+  std::vector<CatchUp> catch_ups_;
   TemplateLearner learner_;
   std::optional<double> custom_anchor_;
   double custom_since_anchor_ = 0;

@@ -306,5 +306,36 @@ TEST(CausalChain, ASurvivedFailureIsNotTheCause) {
   EXPECT_EQ(survived, 1);
 }
 
+// A lead rank that lagged two steps behind the rank that failed logs those
+// steps after the failure: catching up is not training going on after it.
+// Steps past the failing rank's last one are.
+TEST(CausalChain, ALaggingLeadRankCatchingUpDoesNotSurviveAFailure) {
+  auto log = [](int lead_steps_after) {
+    std::string text =
+        "0: [fake-trainer] task 0 on host node001 (process 0 of 2)\n"
+        "1: [fake-trainer] task 1 on host node002 (process 1 of 2)\n";
+    auto step = [&](int rank, int n) {
+      text += std::to_string(rank) + ": completed step: " + std::to_string(n) +
+              ", seconds: 1.000, TFLOP/s/device: 400.000, MFU: 30.00%, Tokens/s/device: 8000.000, "
+              "loss: 2.500\n";
+    };
+    for (int n = 0; n <= 149; ++n) {
+      step(1, n);
+      if (n <= 147) step(0, n);
+    }
+    text += "1: Out of memory: Killed process 4242 (python3) total-vm:812345678kB\n";
+    for (int n = 148; n < 148 + lead_steps_after; ++n) step(0, n);
+    text += "0: node001:4000:4100 [0] NCCL WARN Timeout waiting for peer in all-reduce\n";
+    auto facts = SharedScanner().ScanText(text);
+    EXPECT_TRUE(facts);
+    AnalysisContext context;
+    context.now = 4102444800;
+    return facts ? Analyze(*facts, context) : TriageReport{};
+  };
+  EXPECT_EQ(log(2).primary, "oom-host") << "steps 148 and 149 had been logged by rank 1";
+  EXPECT_EQ(log(0).primary, "oom-host");
+  EXPECT_EQ(log(5).primary, "nccl-timeout") << "steps 150 to 152 are past the failure";
+}
+
 }  // namespace
 }  // namespace jobmon::triage
