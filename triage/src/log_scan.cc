@@ -10,107 +10,19 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <system_error>
 
 #include "database_cache.h"
 #include "jobmon/common/unique_fd.h"
+#include "match_ahead.h"
 #include "scan_patterns.h"
 #include "scan_state.h"
 
 // The scanner's file side: compiling the database, streaming a file
 // through the scan state in line-aligned chunks of a fixed buffer.
 namespace jobmon::triage {
-namespace {
-
-class Scratch {
- public:
-  explicit Scratch(hs_scratch_t* prototype) { hs_clone_scratch(prototype, &scratch_); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() {
-    if (scratch_) hs_free_scratch(scratch_);
-  }
-  hs_scratch_t* get() const { return scratch_; }
-
- private:
-  hs_scratch_t* scratch_ = nullptr;
-};
-
-// Hyperscan matches chunk k+1 on a second thread while the scan state
-// consumes chunk k on this one: the two halves of a scan's work overlap, so
-// a large file keeps both cores busy. Each chunk is copied into one of two
-// slots (the reader's buffer moves on); a file of one chunk is matched on
-// this thread, without starting another.
-class MatchAhead {
- public:
-  MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype)
-      : impl_(impl), sink_(sink), scratch_{Scratch(prototype), Scratch(prototype)} {}
-  bool ok() const { return scratch_[0].get() && scratch_[1].get(); }
-
-  void Submit(std::string_view data) {
-    Slot& slot = slots_[next_];
-    slot.text.assign(data.begin(), data.end());
-    if (!waiting_) {
-      slot.deferred = true;
-    } else {
-      Slot& previous = slots_[1 - next_];
-      if (previous.deferred) Launch(1 - next_);
-      Launch(next_);
-      Consume(previous);
-    }
-    waiting_ = true;
-    next_ = 1 - next_;
-  }
-
-  // The last chunk submitted, consumed.
-  void Flush() {
-    if (!waiting_) return;
-    Slot& last = slots_[1 - next_];
-    if (last.deferred) {
-      MatchChunk(impl_, View(last), scratch_[1 - next_].get(), last.events);
-      last.deferred = false;
-    }
-    Consume(last);
-    waiting_ = false;
-  }
-
- private:
-  struct Slot {
-    std::vector<char> text;
-    std::vector<MatchEvent> events;
-    std::future<void> matched;
-    bool deferred = false;
-  };
-  static std::string_view View(const Slot& slot) { return {slot.text.data(), slot.text.size()}; }
-  void Launch(int index) {
-    Slot& slot = slots_[index];
-    slot.deferred = false;
-    try {
-      slot.matched = std::async(std::launch::async, [this, &slot, index] {
-        MatchChunk(impl_, View(slot), scratch_[index].get(), slot.events);
-      });
-    } catch (const std::system_error&) {
-      // No thread to be had (a process or memory limit): match here.
-      MatchChunk(impl_, View(slot), scratch_[index].get(), slot.events);
-    }
-  }
-  void Consume(Slot& slot) {
-    if (slot.matched.valid()) slot.matched.get();
-    sink_.Chunk(View(slot), slot.events);
-  }
-
-  const LogScanner::Impl& impl_;
-  ChunkSink& sink_;
-  Scratch scratch_[2];
-  Slot slots_[2];
-  int next_ = 0;          // the slot the next chunk goes to
-  bool waiting_ = false;  // the other slot holds a chunk not yet consumed
-};
-
-}  // namespace
 
 LogScanner::LogScanner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LogScanner::~LogScanner() = default;

@@ -13,14 +13,12 @@ namespace {
 // Lines long enough to be a tqdm bar's redraws are read by their end only.
 constexpr size_t kMaxPhaseLine = 512;
 
-bool HasAnyKeyword(std::string_view line) {
-  // A cheap gate before the expressions, on every line a job prints that
-  // is not a step: every phase wording holds one of these (lower case).
-  // Lower-cased once (callers cut lines to kMaxPhaseLine), then found with
-  // the library's vectorised search: a case-folding search per keyword was a
-  // tenth of a large log's scan.
-  static constexpr std::array<std::string_view, 9> kKeywords = {
-      "eval", "valid", "checkpoint", "ckpt", "sav", "load", "restor", "resum", "dataset"};
+// True when `line` (callers cut it to kMaxPhaseLine) holds one of the
+// lower-case `keywords` in any case. Lower-cased once, then found with the
+// library's vectorised search: a case-folding search per keyword was a
+// tenth of a large log's scan.
+template <size_t N>
+bool HasAnyFolded(std::string_view line, const std::array<std::string_view, N>& keywords) {
   std::array<char, kMaxPhaseLine> folded;
   const size_t n = std::min(line.size(), folded.size());
   for (size_t i = 0; i < n; ++i) {
@@ -28,8 +26,25 @@ bool HasAnyKeyword(std::string_view line) {
     folded[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
   }
   const std::string_view lower(folded.data(), n);
-  return std::any_of(kKeywords.begin(), kKeywords.end(),
+  return std::any_of(keywords.begin(), keywords.end(),
                      [&](std::string_view k) { return lower.find(k) != lower.npos; });
+}
+
+// A cheap gate before the expressions, on every line a job prints that is
+// not a step: every phase wording holds one of these.
+bool HasAnyKeyword(std::string_view line) {
+  static constexpr std::array<std::string_view, 9> kKeywords = {
+      "eval", "valid", "checkpoint", "ckpt", "sav", "load", "restor", "resum", "dataset"};
+  return HasAnyFolded(line, kKeywords);
+}
+
+// Every wording of a save, announced or done, holds one of these verbs
+// (SaveAnnouncement's and CheckpointSaveOf's expressions): a line with none
+// is no save, without running them.
+bool HasSaveVerb(std::string_view line) {
+  static constexpr std::array<std::string_view, 6> kVerbs = {"sav",  "writ",    "wrote",
+                                                             "stor", "persist", "stag"};
+  return HasAnyFolded(line, kVerbs);
 }
 
 const RE2::Options& Caseless() {
@@ -47,6 +62,18 @@ struct PhasePattern {
   const RE2* re;
 };
 
+// Checkpoint save: HF Trainer's "Saving model checkpoint to", Megatron's
+// "saving checkpoint at iteration", DeepSpeed's "Checkpoint <tag> is about
+// to be saved!", torchtitan's "Saving the checkpoint", orbax/MaxText's
+// "Saving checkpoint for step".
+const RE2& SaveAnnouncement() {
+  static const RE2 save(
+      R"(\b(?:saving|writing|storing|persisting|staging)\b.{0,48}\b(?:checkpoints?|ckpts?|model|state[ _]dict|weights)\b|)"
+      R"(\b(?:checkpoints?|ckpt)\b.{0,80}\babout to be saved\b)",
+      Caseless());
+  return save;
+}
+
 const std::array<PhasePattern, 4>& Patterns() {
   const RE2::Options& options = Caseless();
   // Evaluation: HF Trainer's "***** Running Evaluation *****", fairseq's
@@ -57,14 +84,6 @@ const std::array<PhasePattern, 4>& Patterns() {
       R"((?:the\s+|an?\s+)?(?:evaluation|validation|eval|valid)\b|\bevaluating\b|\bvalidating\b|)"
       R"(\b(?:validation|sanity checking)(?:\s+dataloader\s+\d+)?\s*:|)"
       R"(\b(?:evaluation|validation|eval)\s+(?:start(?:ed|s|ing)?|begin(?:s|ning)?)\b)",
-      options);
-  // Checkpoint save: HF Trainer's "Saving model checkpoint to", Megatron's
-  // "saving checkpoint at iteration", DeepSpeed's "Checkpoint <tag> is about
-  // to be saved!", torchtitan's "Saving the checkpoint", orbax/MaxText's
-  // "Saving checkpoint for step".
-  static const RE2 save(
-      R"(\b(?:saving|writing|storing|persisting|staging)\b.{0,48}\b(?:checkpoints?|ckpts?|model|state[ _]dict|weights)\b|)"
-      R"(\b(?:checkpoints?|ckpt)\b.{0,80}\babout to be saved\b)",
       options);
   // Checkpoint load: HF Trainer's "Loading model from <checkpoint>",
   // Megatron's "loading checkpoint from", "resuming from checkpoint",
@@ -80,7 +99,7 @@ const std::array<PhasePattern, 4>& Patterns() {
       R"(\b(?:data ?loaders?|datasets?|data iterators?)\b)",
       options);
   static const std::array<PhasePattern, 4> patterns = {
-      PhasePattern{PhaseKind::kCheckpointSave, &save},
+      PhasePattern{PhaseKind::kCheckpointSave, &SaveAnnouncement()},
       PhasePattern{PhaseKind::kCheckpointLoad, &load},
       PhasePattern{PhaseKind::kEvaluation, &evaluation},
       PhasePattern{PhaseKind::kDataLoader, &loader},
@@ -106,14 +125,15 @@ bool PhaseEnded(std::string_view line) {
 
 CheckpointSave CheckpointSaveOf(std::string_view line) {
   if (line.size() > kMaxPhaseLine) line = line.substr(line.size() - kMaxPhaseLine);
-  if (!HasAnyKeyword(line)) return CheckpointSave::kNone;
+  if (!HasAnyKeyword(line) || !HasSaveVerb(line)) return CheckpointSave::kNone;
   static const RE2 saved(
       R"(\b(?:saved|wrote|written|stored)\b.{0,48}\b(?:checkpoints?|ckpts?|model|state[ _]dict|weights)\b|)"
       R"(\b(?:checkpoints?|ckpts?)\b.{0,80}\b(?:saved|written|stored)\b|)"
       R"(\bfinished\s+saving\b)",
       Caseless());
   // Announcements first: "Checkpoint <tag> is about to be saved!" holds "saved".
-  if (AnnouncedPhase(line) == PhaseKind::kCheckpointSave) return CheckpointSave::kAnnounced;
+  // (AnnouncedPhase tries it first, so its answer is AnnouncedPhase's.)
+  if (RE2::PartialMatch(line, SaveAnnouncement())) return CheckpointSave::kAnnounced;
   if (RE2::PartialMatch(line, saved)) return CheckpointSave::kDone;
   return CheckpointSave::kNone;
 }

@@ -127,6 +127,8 @@ class ScanState : public ChunkSink {
     // A traceback cut before its exception line (the process was killed
     // while printing it) still says a Python exception happened.
     while (!open_tracebacks_.empty()) CloseTraceback(Weight::kGeneric);
+    for (LineRef& raw : raw_tail_) facts_.tail.push_back({raw.line, Sanitize(raw.text)});
+    raw_tail_.clear();
     if (!facts_.last_timestamp && facts_.first_timestamp)
       facts_.last_timestamp = facts_.first_timestamp;
   }
@@ -143,7 +145,10 @@ class ScanState : public ChunkSink {
     }
   }
 
-  // The last lines of this chunk, numbered; the deque keeps kTailLines.
+  // The last lines of this chunk, numbered, as printed (cut a byte past
+  // kEvidenceChars, so Sanitize still marks a cut): kTailLines are kept, and
+  // only those are sanitised, at the end (a chunk's 200 were a twentieth of
+  // a large log's scan).
   void CaptureTail(std::string_view data, uint64_t last_line_number_plus_one) {
     std::vector<LineRef> lines;
     size_t end = data.size();
@@ -155,12 +160,14 @@ class ScanState : public ChunkSink {
     while (lines.size() < kTailLines) {
       const void* nl = end == 0 ? nullptr : memrchr(data.data(), '\n', end);
       size_t start = nl ? static_cast<const char*>(nl) - data.data() + 1 : 0;
-      lines.push_back({number--, Sanitize(StripCr(data.substr(start, end - start)))});
+      lines.push_back(
+          {number--,
+           std::string(StripCr(data.substr(start, end - start)).substr(0, kEvidenceChars + 1))});
       if (!nl) break;
       end = start - 1;
     }
-    for (auto it = lines.rbegin(); it != lines.rend(); ++it) facts_.tail.push_back(std::move(*it));
-    while (facts_.tail.size() > kTailLines) facts_.tail.pop_front();
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) raw_tail_.push_back(std::move(*it));
+    while (raw_tail_.size() > kTailLines) raw_tail_.pop_front();
   }
 
   bool KnownSteps() const {
@@ -805,6 +812,7 @@ class ScanState : public ChunkSink {
     return false;
   }
   uint64_t next_line_ = 1;
+  std::deque<LineRef> raw_tail_;  // the tail as printed (CaptureTail)
   uint64_t latest_hit_line_ = 0;  // the latest line a class hit was counted at
   bool seen_passthrough_ = false;
   std::optional<double> anchor_;

@@ -297,6 +297,30 @@ TEST_F(LogScanTest, AnUndatedTailOfAHugeLogDoesNotFallBackToReadingItAll) {
   EXPECT_EQ(quick->bytes, static_cast<uint64_t>(fs::file_size(path)));
 }
 
+// Chunks are matched on two threads and consumed in order (match_ahead.h):
+// a log cut into many small chunks reads exactly as in one.
+TEST_F(LogScanTest, ManySmallChunksReadAsOne) {
+  ScanOptions small;
+  small.buffer_bytes = 4096;
+  auto chunked = LogScanner::Create(small);
+  ASSERT_TRUE(chunked) << chunked.error().message;
+  for (const char* name : {"real/pytorch/srun-usr1-checkpoint", "real/pytorch/torchrun-timelimit",
+                           "real/pytorch/srun-node-fail", "logs/cancelled-after-hang"}) {
+    const std::string path = std::string(JOBMON_FIXTURES) + "/" + name + ".log";
+    auto whole = scanner_->ScanFile(path);
+    auto pieces = (*chunked)->ScanFile(path);
+    ASSERT_TRUE(whole && pieces) << name;
+    ASSERT_GT(whole->bytes, 4 * small.buffer_bytes) << name << ": not a many-chunk log";
+    AnalysisContext context;
+    context.now = 4102444800;
+    EXPECT_EQ(ToJson(Analyze(*pieces, context)).dump(1), ToJson(Analyze(*whole, context)).dump(1))
+        << name;
+    EXPECT_EQ(pieces->lines, whole->lines) << name;
+    ASSERT_EQ(pieces->tail.size(), whole->tail.size()) << name;
+    EXPECT_EQ(pieces->tail.back().text, whole->tail.back().text) << name;
+  }
+}
+
 TEST_F(LogScanTest, ErrorsAreClear) {
   auto missing = scanner_->ScanFile((dir_ / "nope.log").string());
   ASSERT_FALSE(missing.ok());

@@ -1,0 +1,88 @@
+#include "match_ahead.h"
+
+#include <system_error>
+
+namespace jobmon::triage {
+
+MatchAhead::MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype)
+    : impl_(impl), sink_(sink) {
+  if (hs_clone_scratch(prototype, &own_scratch_) != HS_SUCCESS) own_scratch_ = nullptr;
+  if (hs_clone_scratch(prototype, &worker_scratch_) != HS_SUCCESS) return;
+  try {
+    worker_ = std::thread([this] { Work(); });
+  } catch (const std::system_error&) {
+    // No thread to be had (a process or memory limit): all is matched here.
+  }
+}
+
+MatchAhead::~MatchAhead() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (worker_scratch_) hs_free_scratch(worker_scratch_);
+  if (own_scratch_) hs_free_scratch(own_scratch_);
+}
+
+void MatchAhead::Submit(std::string_view data) {
+  if (pending_ == kSlots) ConsumeOldest();
+  Slot& slot = slots_[(oldest_ + pending_) % kSlots];
+  // Free, so the worker does not touch it: filled without the lock.
+  slot.text.assign(data.begin(), data.end());
+  {
+    std::lock_guard lock(mutex_);
+    slot.stage = Stage::kFilled;
+    ++pending_;
+  }
+  changed_.notify_all();
+}
+
+void MatchAhead::Flush() {
+  while (pending_ > 0) ConsumeOldest();
+}
+
+void MatchAhead::ConsumeOldest() {
+  Slot& slot = slots_[oldest_];
+  std::unique_lock lock(mutex_);
+  if (slot.stage == Stage::kFilled) {
+    // The worker has not reached it: match it here rather than wait.
+    slot.stage = Stage::kMatching;
+    lock.unlock();
+    MatchChunk(impl_, View(slot), own_scratch_, slot.events);
+    lock.lock();
+    slot.stage = Stage::kMatched;
+  }
+  changed_.wait(lock, [&] { return slot.stage == Stage::kMatched; });
+  lock.unlock();
+  sink_.Chunk(View(slot), slot.events);
+  lock.lock();
+  slot.stage = Stage::kFree;
+  oldest_ = (oldest_ + 1) % kSlots;
+  --pending_;
+}
+
+// The oldest chunk not yet taken, matched; until the scan ends.
+void MatchAhead::Work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    Slot* next = nullptr;
+    changed_.wait(lock, [&] {
+      for (size_t i = 0; i < pending_ && !next; ++i) {
+        Slot& slot = slots_[(oldest_ + i) % kSlots];
+        if (slot.stage == Stage::kFilled) next = &slot;
+      }
+      return stopping_ || next;
+    });
+    if (stopping_) return;
+    next->stage = Stage::kMatching;
+    lock.unlock();
+    MatchChunk(impl_, View(*next), worker_scratch_, next->events);
+    lock.lock();
+    next->stage = Stage::kMatched;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace jobmon::triage

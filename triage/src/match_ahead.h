@@ -1,0 +1,62 @@
+#pragma once
+// Matching and consuming a scan's chunks on both cores. The Hyperscan
+// database's matching and the scan state's reading of the matches are each
+// about half of a large log's work: a worker thread matches chunks ahead
+// while this thread consumes them in order, and this thread matches the next
+// chunk itself when the worker has not reached it (so neither half waits
+// for the other). Private to the scanner (log_scan.cc).
+
+#include <hs/hs.h>
+
+#include <array>
+#include <condition_variable>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "scan_state.h"
+
+namespace jobmon::triage {
+
+class MatchAhead {
+ public:
+  // `prototype` is cloned once per matching thread.
+  MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype);
+  MatchAhead(const MatchAhead&) = delete;
+  MatchAhead& operator=(const MatchAhead&) = delete;
+  ~MatchAhead();
+  bool ok() const { return own_scratch_ != nullptr; }
+
+  // A chunk (copied: the caller's buffer moves on), consumed by Flush at the latest.
+  void Submit(std::string_view data);
+  // Every chunk submitted, consumed in order.
+  void Flush();
+
+ private:
+  // Three slots: one being consumed, one being matched, one being filled.
+  static constexpr size_t kSlots = 3;
+  enum class Stage { kFree, kFilled, kMatching, kMatched };
+  struct Slot {
+    std::vector<char> text;
+    std::vector<MatchEvent> events;
+    Stage stage = Stage::kFree;
+  };
+  static std::string_view View(const Slot& slot) { return {slot.text.data(), slot.text.size()}; }
+  void ConsumeOldest();
+  void Work();
+
+  const LogScanner::Impl& impl_;
+  ChunkSink& sink_;
+  hs_scratch_t* own_scratch_ = nullptr;     // this thread's
+  hs_scratch_t* worker_scratch_ = nullptr;  // the worker's
+  std::array<Slot, kSlots> slots_;
+  size_t oldest_ = 0;   // the next slot to consume, in submission order
+  size_t pending_ = 0;  // slots submitted, not yet consumed
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  std::thread worker_;  // absent when no thread could be had: then all is matched here
+};
+
+}  // namespace jobmon::triage
