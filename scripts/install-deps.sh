@@ -13,7 +13,7 @@ DEMO_PACKAGES=(
   # build
   build-essential cmake ninja-build pkg-config
   libcli11-dev libfmt-dev protobuf-compiler libprotobuf-dev
-  libhyperscan-dev libre2-dev nlohmann-json3-dev libtomlplusplus-dev prometheus-cpp-dev libmicrohttpd-dev
+  libhyperscan-dev libre2-dev nlohmann-json3-dev libsimdjson-dev libtomlplusplus-dev prometheus-cpp-dev libmicrohttpd-dev
   libutfcpp-dev libarchive-dev libssl-dev libsqlite3-dev libcurl4-openssl-dev libspdlog-dev
   # the per-job Prometheus (and promtool); its service is never started here
   prometheus

@@ -1,0 +1,105 @@
+#include "json_document.h"
+
+#include <simdjson.h>
+
+#include "jobmon/common/valid_utf8.h"
+
+namespace jobmon::slurm {
+namespace {
+
+using nlohmann::json;
+
+json Convert(simdjson::dom::element value) {
+  switch (value.type()) {
+    case simdjson::dom::element_type::ARRAY: {
+      json out = json::array();
+      const simdjson::dom::array items = value.get_array().value_unsafe();
+      for (simdjson::dom::element item : items) out.push_back(Convert(item));
+      return out;
+    }
+    case simdjson::dom::element_type::OBJECT: {
+      json out = json::object();
+      const simdjson::dom::object fields = value.get_object().value_unsafe();
+      for (simdjson::dom::key_value_pair field : fields)
+        out[std::string(field.key)] = Convert(field.value);
+      return out;
+    }
+    case simdjson::dom::element_type::INT64: {
+      const int64_t n = value.get_int64().value_unsafe();
+      return n >= 0 ? json(static_cast<uint64_t>(n)) : json(n);
+    }
+    case simdjson::dom::element_type::UINT64:
+      return json(value.get_uint64().value_unsafe());
+    case simdjson::dom::element_type::DOUBLE:
+      return json(value.get_double().value_unsafe());
+    case simdjson::dom::element_type::STRING:
+      return json(std::string(value.get_string().value_unsafe()));
+    case simdjson::dom::element_type::BOOL:
+      return json(value.get_bool().value_unsafe());
+    case simdjson::dom::element_type::NULL_VALUE:
+      return json(nullptr);
+  }
+  return json(nullptr);
+}
+
+// Only `fields` of each object in `list`; anything else as it is.
+json ConvertList(simdjson::dom::element list, const std::set<std::string, std::less<>>& fields) {
+  if (!list.is_array()) return Convert(list);
+  json out = json::array();
+  const simdjson::dom::array items = list.get_array().value_unsafe();
+  for (simdjson::dom::element item : items) {
+    if (!item.is_object()) {
+      out.push_back(Convert(item));
+      continue;
+    }
+    json object = json::object();
+    const simdjson::dom::object all = item.get_object().value_unsafe();
+    for (simdjson::dom::key_value_pair field : all) {
+      if (fields.count(field.key)) object[std::string(field.key)] = Convert(field.value);
+    }
+    out.push_back(std::move(object));
+  }
+  return out;
+}
+
+// nlohmann's parser, keeping the same: the fallback for what simdjson
+// refuses and nlohmann reads (an integer past 64 bits, nesting past 1024).
+json ParseKeptSlowly(std::string_view text, const KeptFields& kept) {
+  bool in_list = false;
+  json::parser_callback_t keep = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event != json::parse_event_t::key) return true;
+    // Depth 1: the top level's keys; 3: those of an object in one of its arrays.
+    if (depth == 1) in_list = parsed == kept.list;
+    if (depth != 3 || !in_list) return true;
+    return kept.fields->count(parsed.get_ref<const std::string&>()) > 0;
+  };
+  return json::parse(text, keep, /*allow_exceptions=*/false);
+}
+
+}  // namespace
+
+json ParseKept(std::string_view text, const KeptFields& kept) {
+  // Kept between answers: a fresh parser's buffers, as large as the
+  // answer, cost more in page faults than its parse.
+  thread_local simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::error_code error = parser.parse(simdjson::padded_string(text)).get(doc);
+  std::string valid;
+  if (error == simdjson::UTF8_ERROR) {
+    valid = ValidUtf8(text);
+    text = valid;
+    error = parser.parse(simdjson::padded_string(text)).get(doc);
+  }
+  if (error != simdjson::SUCCESS)
+    return ParseKeptSlowly(valid.empty() ? ValidUtf8(text) : valid, kept);
+  if (!doc.is_object()) return Convert(doc);
+  json out = json::object();
+  const simdjson::dom::object members = doc.get_object().value_unsafe();
+  for (simdjson::dom::key_value_pair member : members) {
+    out[std::string(member.key)] =
+        member.key == kept.list ? ConvertList(member.value, *kept.fields) : Convert(member.value);
+  }
+  return out;
+}
+
+}  // namespace jobmon::slurm
