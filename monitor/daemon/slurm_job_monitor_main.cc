@@ -25,6 +25,7 @@
 #include "jobmon/monitor/api_server.h"
 #include "jobmon/monitor/job_source.h"
 #include "jobmon/monitor/jobmon_config.h"
+#include "jobmon/monitor/log_follower.h"
 #include "jobmon/monitor/monitor.h"
 #include "jobmon/monitor/scrape.h"
 #include "jobmon/monitor/state_store.h"
@@ -40,9 +41,16 @@ struct Overrides {
       slurm_poll_interval, log_format, api_socket;
 };
 
-// Lowers the scrape cap to what the open-file limit allows, and says so.
+// Logs kept open between polls at most (log_follower.h): a large cluster's
+// running jobs; past it, a log is opened again at each poll.
+constexpr size_t kKeptLogsWanted = 65536;
+
+// Lowers the scrape cap to what the open-file limit allows, and says so;
+// the logs kept open get what is left.
 void FitScrapeConcurrency(MonitorConfig& config, jobmon::monitor::EventLog& log) {
-  const auto fitted = jobmon::monitor::FitScrapeConcurrency(config.scrape_concurrency);
+  const auto fitted =
+      jobmon::monitor::FitScrapeConcurrency(config.scrape_concurrency, kKeptLogsWanted);
+  jobmon::monitor::LogFollower::KeepOpenAtMost(fitted.kept_logs);
   if (fitted.concurrency >= config.scrape_concurrency) return;
   log.Warn("scrape_concurrency_lowered",
            {{"configured", std::to_string(config.scrape_concurrency)},

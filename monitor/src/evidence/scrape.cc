@@ -75,10 +75,11 @@ namespace {
 constexpr rlim_t kDescriptorsForTheRest = 256;
 }  // namespace
 
-FittedConcurrency FitScrapeConcurrency(int wanted) {
+FittedConcurrency FitScrapeConcurrency(int wanted, size_t wanted_logs) {
   rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {wanted, -1};
-  const rlim_t needed = static_cast<rlim_t>(wanted) + kDescriptorsForTheRest;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return {wanted, -1, wanted_logs};
+  const rlim_t needed = static_cast<rlim_t>(wanted) + wanted_logs + kDescriptorsForTheRest;
   if (limit.rlim_cur < needed) {
     rlimit raised = limit;
     raised.rlim_cur = limit.rlim_max == RLIM_INFINITY ? needed : std::min(needed, limit.rlim_max);
@@ -87,8 +88,9 @@ FittedConcurrency FitScrapeConcurrency(int wanted) {
   const rlim_t room = limit.rlim_cur > 2 * kDescriptorsForTheRest
                           ? limit.rlim_cur - kDescriptorsForTheRest
                           : limit.rlim_cur / 2;
-  return {static_cast<int>(std::min(static_cast<rlim_t>(wanted), std::max<rlim_t>(room, 1))),
-          static_cast<long>(limit.rlim_cur)};
+  const rlim_t scrapes = std::min(static_cast<rlim_t>(wanted), std::max<rlim_t>(room, 1));
+  const rlim_t logs = room > scrapes ? std::min<rlim_t>(room - scrapes, wanted_logs) : 0;
+  return {static_cast<int>(scrapes), static_cast<long>(limit.rlim_cur), static_cast<size_t>(logs)};
 }
 
 }  // namespace jobmon::monitor

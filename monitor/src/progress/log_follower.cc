@@ -2,22 +2,91 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace jobmon::monitor {
+namespace {
+
+std::atomic<size_t> keep_open_limit{0};
+std::atomic<size_t> kept_open{0};
+
+}  // namespace
+
+void LogFollower::KeepOpenAtMost(size_t descriptors) { keep_open_limit = descriptors; }
+size_t LogFollower::KeptOpen() { return kept_open; }
+
+LogFollower::LogFollower(LogFollower&& other) noexcept
+    : path_(std::move(other.path_)),
+      position_(other.position_),
+      max_bytes_(other.max_bytes_),
+      user_(other.user_),
+      kept_(std::exchange(other.kept_, std::nullopt)) {}
+
+LogFollower& LogFollower::operator=(LogFollower&& other) noexcept {
+  if (this != &other) {
+    Release();
+    path_ = std::move(other.path_);
+    position_ = other.position_;
+    max_bytes_ = other.max_bytes_;
+    user_ = other.user_;
+    kept_ = std::exchange(other.kept_, std::nullopt);
+  }
+  return *this;
+}
+
+void LogFollower::Release() {
+  if (!kept_) return;
+  kept_.reset();
+  --kept_open;
+}
+
+void LogFollower::Keep(std::optional<UserFile>& fresh) {
+  if (!fresh) return;
+  if (!kept_) {
+    // Within the budget, else this poll's descriptor closes with it.
+    size_t now = kept_open;
+    do {
+      if (now >= keep_open_limit) return;
+    } while (!kept_open.compare_exchange_weak(now, now + 1));
+  }
+  kept_ = std::move(fresh);
+}
+
+Expected<UserFile*> LogFollower::Current(std::optional<UserFile>& fresh) {
+  if (kept_) {
+    struct stat st {};
+    // Grown or truncated: the same file, read on. Unchanged: perhaps
+    // another file at the path now, which only the path tells.
+    if (fstat(kept_->fd.get(), &st) == 0 && st.st_size != position_.offset) {
+      kept_->st = st;
+      return &*kept_;
+    }
+  }
+  auto file = OpenUserFile(path_, {.user = user_});
+  if (!file) {
+    Release();
+    return file.error();
+  }
+  fresh = std::move(file.value());
+  return &*fresh;
+}
 
 Expected<LogChunk> LogFollower::Poll() {
   LogChunk chunk;
-  auto file = OpenUserFile(path_, {.user = user_});
-  if (!file) {
+  std::optional<UserFile> fresh;
+  auto current = Current(fresh);
+  if (!current) {
     // OpenUserFile keeps strerror's text: a log not written yet is no error.
-    if (file.error().message == path_ + ": " + std::strerror(ENOENT)) {
+    if (current.error().message == path_ + ": " + std::strerror(ENOENT)) {
       chunk.missing = true;
       return chunk;
     }
-    return file.error();
+    return current.error();
   }
+  const UserFile* file = *current;
   const struct stat& st = file->st;
   if (position_.inode == 0) {
     position_.inode = st.st_ino;
@@ -54,6 +123,7 @@ Expected<LogChunk> LogFollower::Poll() {
     start = kMaxLine;
   }
   position_.offset += static_cast<off_t>(start);
+  Keep(fresh);
   return chunk;
 }
 

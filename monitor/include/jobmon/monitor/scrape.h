@@ -41,14 +41,17 @@ std::vector<ScrapeResult> ScrapeAll(const std::vector<ScrapeTarget>& targets,
                                     double timeout_seconds, size_t max_body = kMaxScrapeBody,
                                     size_t max_parallel = 0);
 
-// Each scrape in flight holds a socket. systemd's default soft open-file
+// Each scrape in flight holds a socket, and each log kept open between
+// polls a descriptor (log_follower.h). systemd's default soft open-file
 // limit is 1024 (hard: 524288): raise the soft limit as far as `wanted`
-// scrapes need (no further: children inherit it), and answer how many fit
-// under the limit then in force, with room kept for everything else.
+// scrapes and `wanted_logs` logs need (no further: children inherit it), and
+// answer how many scrapes fit under the limit then in force, with room kept
+// for everything else, then how many logs fit in what is left.
 struct FittedConcurrency {
   int concurrency = 0;
   long open_file_limit = 0;  // the soft limit after raising; -1: unlimited
+  size_t kept_logs = 0;
 };
-FittedConcurrency FitScrapeConcurrency(int wanted);
+FittedConcurrency FitScrapeConcurrency(int wanted, size_t wanted_logs = 0);
 
 }  // namespace jobmon::monitor

@@ -761,14 +761,14 @@ TEST(Scrape, WithoutACapEveryTargetIsInFlightAtOnce) {
 
 // In a child: the limits it sets are the process's own.
 TEST(Scrape, TheCapFitsTheOpenFileLimitRaisingTheSoftLimitFirst) {
-  auto in_child = [](rlim_t soft, rlim_t hard, int wanted) {
+  auto in_child = [](rlim_t soft, rlim_t hard, int wanted, size_t logs = 0) {
     int out[2];
     EXPECT_EQ(pipe(out), 0);
     pid_t pid = fork();
     if (pid == 0) {
       rlimit limit{soft, hard};
       setrlimit(RLIMIT_NOFILE, &limit);
-      FittedConcurrency fitted = FitScrapeConcurrency(wanted);
+      FittedConcurrency fitted = FitScrapeConcurrency(wanted, logs);
       (void)!write(out[1], &fitted, sizeof fitted);
       _exit(0);
     }
@@ -790,6 +790,15 @@ TEST(Scrape, TheCapFitsTheOpenFileLimitRaisingTheSoftLimitFirst) {
   auto enough = in_child(8192, 8192, 1000);
   EXPECT_EQ(enough.concurrency, 1000);
   EXPECT_EQ(enough.open_file_limit, 8192) << "never lowered";
+  EXPECT_EQ(enough.kept_logs, 0u) << "none wanted";
+  // Logs kept open between polls come after the scrapes.
+  auto logs = in_child(300, 20000, 1000, 10000);
+  EXPECT_EQ(logs.concurrency, 1000);
+  EXPECT_EQ(logs.kept_logs, 10000u);
+  EXPECT_EQ(logs.open_file_limit, 11256) << "raised for both, and no further";
+  auto few = in_child(300, 2000, 1000, 10000);
+  EXPECT_EQ(few.concurrency, 1000) << "scrapes first";
+  EXPECT_EQ(few.kept_logs, 744u) << "then what is left";
 }
 
 StallEvidence Window(const std::string& host, bool up, double watts) {

@@ -1,5 +1,7 @@
 // LogFollower: complete lines once, a persisted position resumed, truncation
-// and rotation, a bounded poll and a runaway line cut.
+// and rotation, a bounded poll and a runaway line cut; each with logs opened
+// at every poll and kept open between polls; then the budget of logs kept
+// open, and a replaced log drained before its successor is read.
 #include "jobmon/monitor/log_follower.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +18,16 @@ using test_support::Append;
 using test_support::TempDir;
 namespace fs = std::filesystem;
 
-TEST(LogFollowerTest, ReturnsCompleteLinesOnceAndWaitsForPartialOnes) {
+// The parameter: logs kept open between polls (else opened at each poll).
+class LogFollowerTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { LogFollower::KeepOpenAtMost(GetParam() ? 100 : 0); }
+  void TearDown() override { LogFollower::KeepOpenAtMost(0); }
+};
+INSTANTIATE_TEST_SUITE_P(OpenedOrKept, LogFollowerTest, ::testing::Bool(),
+                         [](const auto& test) { return test.param ? "Kept" : "Opened"; });
+
+TEST_P(LogFollowerTest, ReturnsCompleteLinesOnceAndWaitsForPartialOnes) {
   TempDir dir;
   fs::path log = dir.path / "job.log";
   LogFollower follower(log.string());
@@ -32,7 +43,7 @@ TEST(LogFollowerTest, ReturnsCompleteLinesOnceAndWaitsForPartialOnes) {
   EXPECT_EQ(follower.Poll()->lines, std::vector<std::string>{"0: completed step: 2"});
 }
 
-TEST(LogFollowerTest, ResumesFromAPersistedPositionWithoutRereadingOrLosing) {
+TEST_P(LogFollowerTest, ResumesFromAPersistedPositionWithoutRereadingOrLosing) {
   TempDir dir;
   fs::path log = dir.path / "job.log";
   Append(log, "a\nb\n");
@@ -44,7 +55,7 @@ TEST(LogFollowerTest, ResumesFromAPersistedPositionWithoutRereadingOrLosing) {
   EXPECT_EQ(after.Poll()->lines, std::vector<std::string>{"c"});
 }
 
-TEST(LogFollowerTest, TruncationAndRotationRestartAtZero) {
+TEST_P(LogFollowerTest, TruncationAndRotationRestartAtZero) {
   TempDir dir;
   fs::path log = dir.path / "job.log";
   Append(log, "one\ntwo\nthree\n");
@@ -62,7 +73,7 @@ TEST(LogFollowerTest, TruncationAndRotationRestartAtZero) {
   EXPECT_EQ(rotated.lines, std::vector<std::string>{"rotated"});
 }
 
-TEST(LogFollowerTest, BoundedPerPollAndARunawayLineIsCut) {
+TEST_P(LogFollowerTest, BoundedPerPollAndARunawayLineIsCut) {
   TempDir dir;
   fs::path log = dir.path / "job.log";
   std::string many;
@@ -83,6 +94,54 @@ TEST(LogFollowerTest, BoundedPerPollAndARunawayLineIsCut) {
   auto chunk = big.Poll().value();
   ASSERT_EQ(chunk.lines.size(), 1u);
   EXPECT_EQ(chunk.lines[0].size(), LogFollower::kMaxLine);
+}
+
+TEST(LogFollowerKeptOpen, AtMostTheBudgetAndReleasedWithTheFollower) {
+  TempDir dir;
+  Append(dir.path / "a.log", "a\n");
+  Append(dir.path / "b.log", "b\n");
+  LogFollower::KeepOpenAtMost(1);
+  {
+    LogFollower a((dir.path / "a.log").string());
+    LogFollower b((dir.path / "b.log").string());
+    ASSERT_EQ(a.Poll()->lines.size(), 1u);
+    ASSERT_EQ(b.Poll()->lines.size(), 1u);
+    EXPECT_EQ(LogFollower::KeptOpen(), 1u) << "the budget is one";
+    LogFollower moved(std::move(a));
+    EXPECT_EQ(LogFollower::KeptOpen(), 1u) << "a move keeps the count";
+    Append(dir.path / "b.log", "b2\n");
+    EXPECT_EQ(b.Poll()->lines, std::vector<std::string>{"b2"}) << "opened again, read as before";
+    moved.set_user(JobUser{getuid(), getgid()});
+    EXPECT_EQ(LogFollower::KeptOpen(), 0u) << "a new user opens the log again, as that user";
+    ASSERT_TRUE(moved.Poll().ok());
+    EXPECT_EQ(LogFollower::KeptOpen(), 1u);
+  }
+  EXPECT_EQ(LogFollower::KeptOpen(), 0u) << "released with the followers";
+  LogFollower::KeepOpenAtMost(0);
+}
+
+// A log replaced at its path while its writer still writes to the old file:
+// the old file is read on while it grows, then its successor from its start.
+TEST(LogFollowerKeptOpen, AReplacedLogIsDrainedBeforeItsSuccessor) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  LogFollower::KeepOpenAtMost(10);
+  Append(log, "old 1\n");
+  LogFollower follower(log.string());
+  ASSERT_EQ(follower.Poll()->lines.size(), 1u);
+  fs::rename(log, dir.path / "job.log.1");
+  Append(log, "new 1\n");
+  Append(dir.path / "job.log.1", "old 2\n");  // the writer's descriptor
+  auto drained = follower.Poll().value();
+  EXPECT_EQ(drained.lines, std::vector<std::string>{"old 2"});
+  EXPECT_FALSE(drained.rotated);
+  auto next = follower.Poll().value();
+  EXPECT_TRUE(next.rotated);
+  EXPECT_EQ(next.lines, std::vector<std::string>{"new 1"});
+  fs::remove(log);
+  EXPECT_TRUE(follower.Poll()->missing);
+  EXPECT_EQ(LogFollower::KeptOpen(), 0u) << "a log gone from its path is let go";
+  LogFollower::KeepOpenAtMost(0);
 }
 
 }  // namespace
