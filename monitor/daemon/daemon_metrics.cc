@@ -37,6 +37,12 @@ DaemonMetrics::DaemonMetrics(const std::string& listen)
                     .Help("Followed jobs whose exporters the daemon scrapes (--diag)")
                     .Register(r)
                     .Add({});
+  logs_kept_open_ =
+      &BuildGauge()
+           .Name("jobmon_monitor_logs_kept_open")
+           .Help("Followed logs kept open between polls (within the open-file limit's room)")
+           .Register(r)
+           .Add({});
   diagnoses_pending_ = &BuildGauge()
                             .Name("jobmon_monitor_diagnoses_pending")
                             .Help("End-of-job diagnoses waiting for their archive or running")
@@ -126,6 +132,7 @@ void DaemonMetrics::Advance(prometheus::Counter& counter, uint64_t total) {
 void DaemonMetrics::Update(const monitor::MonitorStats& s) {
   jobs_->Set(static_cast<double>(s.jobs_tracked));
   diag_jobs_->Set(static_cast<double>(s.diag_jobs));
+  logs_kept_open_->Set(static_cast<double>(s.logs_kept_open));
   diagnoses_pending_->Set(static_cast<double>(s.diagnoses_pending));
   slurm_reachable_->Set(s.slurm_reachable ? 1 : 0);
   slurm_unreachable_seconds_->Set(s.slurm_unreachable_seconds);

@@ -32,6 +32,7 @@ class DaemonMetrics {
   std::unique_ptr<MetricsServer> server_;
   prometheus::Gauge* jobs_ = nullptr;
   prometheus::Gauge* diag_jobs_ = nullptr;
+  prometheus::Gauge* logs_kept_open_ = nullptr;
   prometheus::Gauge* diagnoses_pending_ = nullptr;
   prometheus::Gauge* slurm_reachable_ = nullptr;
   prometheus::Gauge* slurm_poll_seconds_ = nullptr;

@@ -33,11 +33,15 @@ int ParseSlurmSeries(const std::string& version_output) {
   return static_cast<int>(((*version >> 16) & 0xff) * 100 + ((*version >> 8) & 0xff));
 }
 
-Expected<std::string> Client::Run(const std::vector<std::string>& argv) const {
+Expected<std::string> Client::Run(const std::vector<std::string>& argv,
+                                  size_t expected_bytes) const {
   const std::string name = argv.front();
-  auto result = RunCommand(
-      argv, std::chrono::milliseconds(static_cast<int64_t>(commands_.timeout_seconds * 1000)),
-      kMaxOutput);
+  CommandOptions options;
+  options.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(commands_.timeout_seconds * 1000));
+  options.max_output = kMaxOutput;
+  options.expected_output = expected_bytes;
+  auto result = RunCommand(argv, options);
   if (!result) return result.error();
   if (result->timed_out) {
     return Error{name + " did not answer within " + std::to_string(commands_.timeout_seconds) +
@@ -99,9 +103,12 @@ int Client::Series() const {
 }
 
 Expected<std::vector<SlurmJob>> Client::Jobs() const {
-  auto out = Run({commands_.squeue, "-t", "all", "--json"});
+  // Room for an eighth more jobs than last time: no copy as the answer grows.
+  auto out =
+      Run({commands_.squeue, "-t", "all", "--json"}, last_jobs_bytes_ + last_jobs_bytes_ / 8);
   if (!out) return out.error();
-  auto answer = ParseJobsJson(*out);
+  last_jobs_bytes_ = out->size();
+  auto answer = ParseJobsJson(std::move(*out));
   if (!answer) return Error{commands_.squeue + ": " + answer.error().message};
   if (!answer->errors.empty()) return Error{commands_.squeue + ": " + Joined(answer->errors)};
   return std::move(answer->jobs);

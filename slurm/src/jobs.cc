@@ -79,8 +79,8 @@ const std::set<std::string, std::less<>>& JobFieldsRead() {
 
 }  // namespace
 
-Expected<JobsAnswer> ParseJobsJson(std::string_view text) {
-  json doc = ParseKept(text, {"jobs", &JobFieldsRead()});
+Expected<JobsAnswer> ParseJobsJson(std::string text) {
+  json doc = ParseKept(std::move(text), {"jobs", &JobFieldsRead()});
   if (doc.is_discarded() || !doc.is_object()) return Error{"Slurm's job JSON: not a JSON object"};
   JobsAnswer answer;
   answer.errors = Errors(doc);

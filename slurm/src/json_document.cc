@@ -76,22 +76,30 @@ json ParseKeptSlowly(std::string_view text, const KeptFields& kept) {
   return json::parse(text, keep, /*allow_exceptions=*/false);
 }
 
+// simdjson reads SIMDJSON_PADDING bytes past the text's end: they are
+// added to `text` itself (within its capacity, usually), not to a copy.
+simdjson::error_code ParseInPlace(simdjson::dom::parser& parser, std::string& text,
+                                  simdjson::dom::element& doc) {
+  const size_t length = text.size();
+  text.resize(length + simdjson::SIMDJSON_PADDING);
+  simdjson::error_code error = parser.parse(text.data(), length, false).get(doc);
+  text.resize(length);
+  return error;
+}
+
 }  // namespace
 
-json ParseKept(std::string_view text, const KeptFields& kept) {
+json ParseKept(std::string text, const KeptFields& kept) {
   // Kept between answers: a fresh parser's buffers, as large as the
   // answer, cost more in page faults than its parse.
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  simdjson::error_code error = parser.parse(simdjson::padded_string(text)).get(doc);
-  std::string valid;
+  simdjson::error_code error = ParseInPlace(parser, text, doc);
   if (error == simdjson::UTF8_ERROR) {
-    valid = ValidUtf8(text);
-    text = valid;
-    error = parser.parse(simdjson::padded_string(text)).get(doc);
+    text = ValidUtf8(text);
+    error = ParseInPlace(parser, text, doc);
   }
-  if (error != simdjson::SUCCESS)
-    return ParseKeptSlowly(valid.empty() ? ValidUtf8(text) : valid, kept);
+  if (error != simdjson::SUCCESS) return ParseKeptSlowly(ValidUtf8(text), kept);
   if (!doc.is_object()) return Convert(doc);
   json out = json::object();
   const simdjson::dom::object members = doc.get_object().value_unsafe();

@@ -24,6 +24,6 @@ struct KeptFields {
 // JSON. Invalid UTF-8 in `text` (a job's name, comment or path) is read as
 // U+FFFD: it would otherwise reject the whole answer and leave every job
 // unfollowed.
-nlohmann::json ParseKept(std::string_view text, const KeptFields& kept);
+nlohmann::json ParseKept(std::string text, const KeptFields& kept);
 
 }  // namespace jobmon::slurm

@@ -599,6 +599,7 @@ min_stall = "{args.min_stall}s"
         result.update(
             tracked=metric(port, "jobmon_monitor_jobs_tracked"),
             diag_jobs=metric(port, "jobmon_monitor_diag_jobs"),
+            logs_kept=metric(port, "jobmon_monitor_logs_kept_open"),
             store_failures=metric(port, "jobmon_monitor_store_failures_total"),
             cycles=cycles,
             cpu=(cpu_end - cpu_start[1]) / cycles if cycles else float("nan"),
@@ -652,7 +653,8 @@ def latency_text(latencies, members):
 
 def print_run(r):
     m = r["mode"]
-    print(f"[{m}] jobs tracked: {r['tracked']:.0f} ({r['diag_jobs']:.0f} with --diag evidence)")
+    print(f"[{m}] jobs tracked: {r['tracked']:.0f} ({r['diag_jobs']:.0f} with --diag evidence, "
+          f"{r['logs_kept']:.0f} logs kept open between polls)")
     print(f"[{m}] CPU per poll cycle: {r['cpu']:.3f} s (over {r['cycles']:.0f} cycles; goal < {1 if m == 'scrape' else 0.3} s)")
     print(f"[{m}] wall time per cycle (daemon's own histogram): {r['wall']:.3f} s")
     print(f"[{m}] peak RSS: {r['peak']:.0f} MiB (goal < 512 MiB)")

@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     default: {
-      if (auto answer = jobmon::slurm::ParseJobsJson(text)) {
+      if (auto answer = jobmon::slurm::ParseJobsJson(std::string(text))) {
         for (const auto& job : answer->jobs) {
           if (job.job_id == 0) __builtin_trap();  // a job without an id is skipped
           // Invalid UTF-8 anywhere is read as U+FFFD, never kept.

@@ -3,6 +3,7 @@
 
 #include "evidence/evidence_feed.h"
 #include "jobmon/monitor/child_diagnoser.h"
+#include "jobmon/monitor/log_follower.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -116,6 +117,7 @@ void Monitor::PollJobs(double now) {
 
 void Monitor::RecordCycle(std::chrono::steady_clock::time_point started) {
   stats_.jobs_tracked = jobs_.size();
+  stats_.logs_kept_open = LogFollower::KeptOpen();
   stats_.diag_jobs = 0;
   for (const auto& [id, t] : jobs_) {
     if (t.window) ++stats_.diag_jobs;

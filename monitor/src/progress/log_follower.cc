@@ -59,10 +59,16 @@ Expected<UserFile*> LogFollower::Current(std::optional<UserFile>& fresh) {
   if (kept_) {
     struct stat st {};
     // Grown or truncated: the same file, read on. Unchanged: perhaps
-    // another file at the path now, which only the path tells.
-    if (fstat(kept_->fd.get(), &st) == 0 && st.st_size != position_.offset) {
-      kept_->st = st;
-      return &*kept_;
+    // another file at the path now, which only the path tells: one lstat
+    // (it reads nothing; a link put there is another file, which the open
+    // below refuses) while it is the kept file, else opened as the user.
+    if (fstat(kept_->fd.get(), &st) == 0) {
+      struct stat at {};
+      if (st.st_size != position_.offset ||
+          (lstat(path_.c_str(), &at) == 0 && at.st_ino == st.st_ino && at.st_dev == st.st_dev)) {
+        kept_->st = st;
+        return &*kept_;
+      }
     }
   }
   auto file = OpenUserFile(path_, {.user = user_});

@@ -156,6 +156,31 @@ TEST(BecomeUser, WhatTheProcessStartsAfterwardsGetsNoneOfOurSecrets) {
   EXPECT_EQ(env.find("s3cret-token"), std::string::npos) << env;
 }
 
+// A large answer whole, byte for byte; one past max_output cut there, the
+// helper still ending (the rest is read and dropped, never left to fill the
+// pipe); a short answer as it is.
+TEST(RunCommand, OutputWholeOrCutAtTheCapWithoutBlockingTheHelper) {
+  CommandOptions options;
+  options.timeout = 20s;
+  options.max_output = 64 << 20;
+  // 3,000,000 lines "<n>\n": 22,888,896 bytes.
+  auto whole = RunCommand({"/usr/bin/seq", "1", "3000000"}, options);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_FALSE(whole->timed_out);
+  ASSERT_EQ(whole->output.size(), 22888896u);
+  EXPECT_EQ(whole->output.substr(0, 4), "1\n2\n");
+  EXPECT_EQ(whole->output.substr(whole->output.size() - 8), "3000000\n");
+  options.max_output = 100000;
+  auto cut = RunCommand({"/usr/bin/seq", "1", "3000000"}, options);
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  EXPECT_FALSE(cut->timed_out) << "the helper ran to its end";
+  EXPECT_EQ(cut->exit_code, 0);
+  EXPECT_EQ(cut->output, whole->output.substr(0, 100000));
+  auto short_answer = RunCommand({"/bin/echo", "hello"}, options);
+  ASSERT_TRUE(short_answer.ok());
+  EXPECT_EQ(short_answer->output, "hello\n");
+}
+
 TEST(MinimalEnvironment, TheListedVariablesAloneAndADefaultPath) {
   const char* environment[] = {
       "JOBMON_STORE_TOKEN=x", "LANG=C.UTF-8", "PATHX=no", "SLURM_CONF=/etc/slurm/slurm.conf",

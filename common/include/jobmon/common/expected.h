@@ -23,8 +23,13 @@ class Expected {
   const T& value() const& { return std::get<T>(state_); }
   T& value() & { return std::get<T>(state_); }
   T&& value() && { return std::get<T>(std::move(state_)); }
-  const T& operator*() const { return value(); }
+  const T& operator*() const& { return value(); }
+  // Non-const too, so `std::move(*result)` and `std::move(result->field)`
+  // move (a 28 MiB Slurm answer was copied through the const ones).
+  T& operator*() & { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
   const T* operator->() const { return &std::get<T>(state_); }
+  T* operator->() { return &std::get<T>(state_); }
   const Error& error() const { return std::get<Error>(state_); }
 
  private:

@@ -26,6 +26,9 @@ struct CommandResult {
 struct CommandOptions {
   std::chrono::milliseconds timeout{10000};
   size_t max_output = 1 << 20;
+  // The output's likely size (its last): room made at once, so a large
+  // answer is not copied as it grows.
+  size_t expected_output = 0;
   // Run as this user (its primary group alone, no supplementary groups),
   // when we are root; ignored otherwise. The helper dies with us
   // (PR_SET_PDEATHSIG), so a killed daemon leaves no diagnosis running.

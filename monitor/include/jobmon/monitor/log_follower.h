@@ -10,8 +10,8 @@
 // process-wide budget (KeepOpenAtMost) the log stays open between polls: a
 // log that grew is read on without looking its path up again (opening
 // 10,000 logs as their users was most of the monitor's log following); one
-// that did not is looked up again, which is when a new file at the path is
-// seen.
+// that did not is looked up at its path again (an lstat), which is when a
+// new file there is seen and opened as the user.
 
 #include <sys/types.h>
 

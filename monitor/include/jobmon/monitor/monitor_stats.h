@@ -13,6 +13,7 @@ namespace jobmon::monitor {
 struct MonitorStats {
   size_t jobs_tracked = 0;
   size_t diag_jobs = 0;
+  size_t logs_kept_open = 0;  // followed logs read on between polls (log_follower.h)
   double last_cycle_seconds = 0;
   double last_slurm_poll_seconds = 0;
   uint64_t cycles = 0;

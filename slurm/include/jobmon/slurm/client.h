@@ -64,10 +64,12 @@ class Client {
   const Commands& commands() const { return commands_; }
 
  private:
-  Expected<std::string> Run(const std::vector<std::string>& argv) const;
+  // `expected_bytes`: room made for the answer at once (its last size).
+  Expected<std::string> Run(const std::vector<std::string>& argv, size_t expected_bytes = 0) const;
 
   Commands commands_;
   mutable std::optional<int> series_;
+  mutable size_t last_jobs_bytes_ = 0;  // squeue's last answer: 28 MiB at 10,000 jobs
 };
 
 }  // namespace jobmon::slurm

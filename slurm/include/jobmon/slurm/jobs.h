@@ -60,7 +60,8 @@ struct JobsAnswer {
 // skipped. A heterogeneous job's later components take their leader's
 // output path when the leader is in the same answer. An error when the text
 // is not that document.
-Expected<JobsAnswer> ParseJobsJson(std::string_view text);
+// `text` by value: a caller that moves a large answer in has it read in place.
+Expected<JobsAnswer> ParseJobsJson(std::string text);
 
 // A job's values for Slurm's filename patterns (%j %A %a %u %x, %N as the
 // batch host when known): common/include/jobmon/common/slurm_pattern.h.
