@@ -416,12 +416,12 @@ def write_manifest(diag_dir, job_id, hosts, log_path, store_url):
         json.dump(manifest, f, indent=2)
 
 
-def run(args, mode):
+def run(args, mode, monitor=None, label=None):
     work = tempfile.mkdtemp(prefix=f"jobmon-monitor-bench-{mode}-")
     daemon = vm = feeder = exporters = network = None
     done = multiprocessing.Event()
     hang_at = multiprocessing.Value("d", float("inf"))
-    result = {"mode": mode}
+    result = {"mode": mode, "label": label or mode}
     try:
         logs = os.path.join(work, "logs")
         os.mkdir(logs)
@@ -524,7 +524,7 @@ min_stall = "{args.min_stall}s"
         print(f"# [{mode}] {args.jobs} logs with {args.history_steps} steps each; one step per job every "
               f"{args.step_seconds:g}s from now on; poll every {args.poll_interval:g}s", flush=True)
         log = open(os.path.join(work, "monitor.log"), "w")
-        daemon = subprocess.Popen([args.monitor, "--config", config], stdout=log, stderr=log)
+        daemon = subprocess.Popen([monitor or args.monitor, "--config", config], stdout=log, stderr=log)
         start = time.time()
         hang_at.value = start + args.hang_after
         with open(os.path.join(work, "hang-at"), "w") as f:
@@ -652,18 +652,19 @@ def latency_text(latencies, members):
 
 
 def print_run(r):
-    m = r["mode"]
+    m = r["label"]
     print(f"[{m}] jobs tracked: {r['tracked']:.0f} ({r['diag_jobs']:.0f} with --diag evidence, "
           f"{r['logs_kept']:.0f} logs kept open between polls)")
-    print(f"[{m}] CPU per poll cycle: {r['cpu']:.3f} s (over {r['cycles']:.0f} cycles; goal < {1 if m == 'scrape' else 0.3} s)")
+    print(f"[{m}] CPU per poll cycle: {r['cpu']:.3f} s (over {r['cycles']:.0f} cycles; "
+          f"goal < {1 if r['mode'] == 'scrape' else 0.3} s)")
     print(f"[{m}] wall time per cycle (daemon's own histogram): {r['wall']:.3f} s")
     print(f"[{m}] peak RSS: {r['peak']:.0f} MiB (goal < 512 MiB)")
     print(f"[{m}] incidents on healthy jobs: {r['false_alarms']}")
-    if m == "scrape":
+    if r["mode"] == "scrape":
         print(f"[{m}] scrapes per cycle: {r['scrapes']:.0f} ({r['scrape_failures']:.0f} failed while "
               f"measured); fake exporters' CPU per cycle (the nodes' stand-in, not the monitor): "
               f"{r['exporter_cpu']:.3f} s")
-    if m == "store":
+    if r["mode"] == "store":
         print(f"[{m}] store queries per cycle: {r['queries']:.1f} ({r['store_failures']:.0f} failed); "
               f"victoria-metrics CPU per cycle (ingest and queries): "
               f"{'-' if r['store_cpu'] is None else format(r['store_cpu'], '.3f')} s")
@@ -682,7 +683,7 @@ def print_run(r):
 
 
 def print_table(results, args):
-    modes = [r["mode"] for r in results]
+    labels = [r["label"] for r in results]
     rows = [
         ("CPU per cycle (s)", lambda r: f"{r['cpu']:.3f}"),
         ("wall per cycle (s)", lambda r: f"{r['wall']:.3f}"),
@@ -700,17 +701,21 @@ def print_table(results, args):
         ("store CPU per cycle (s)", lambda r: f"{r['store_cpu']:.3f}" if r["store_cpu"] is not None else "-"),
         ("cycles measured", lambda r: f"{r['cycles']:.0f}"),
     ]
-    heads = {"scrape": "scrape", "store": "store"}
     width = max(len(name) for name, _ in rows)
     cells = [[fn(r) for r in results] for _, fn in rows]
-    col = [max(len(heads[m]), *(len(c[k]) for c in cells)) for k, m in enumerate(modes)]
+    col = [max(len(m), *(len(c[k]) for c in cells)) for k, m in enumerate(labels)]
     print(f"\n{args.jobs} jobs ({args.hang_jobs} hang), poll every {args.poll_interval:g}s; "
           f"{args.gpus} GPUs per host, exporter values move every {args.scrape_interval:g}s "
           f"(store: one sample per series per {args.scrape_interval:g}s)")
-    print("  ".join([" " * width] + [heads[m].ljust(col[k]) for k, m in enumerate(modes)]))
+    print("  ".join([" " * width] + [m.ljust(col[k]) for k, m in enumerate(labels)]))
     for (name, _), row in zip(rows, cells):
         print("  ".join([name.ljust(width)] + [c.ljust(col[k]) for k, c in enumerate(row)]))
-    by = {r["mode"]: r for r in results}
+    by = {r["mode"]: r for r in results if r["label"] == r["mode"]}
+    for base in (r for r in results if r["label"] != r["mode"]):
+        this = by.get(base["mode"])
+        if this and base["cpu"]:
+            print(f"{base['mode']}: this monitor takes {this['cpu'] / base['cpu']:.2f}x the baseline's "
+                  f"CPU per cycle and {this['peak'] / base['peak']:.2f}x its peak RSS")
     if "scrape" in by and "store" in by:
         scrape, store = by["scrape"], by["store"]
         ratio = store["cpu"] / scrape["cpu"] if scrape["cpu"] else float("inf")
@@ -733,6 +738,8 @@ def print_table(results, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--monitor", required=True, help="slurm_job_monitor binary")
+    ap.add_argument("--baseline", help="another slurm_job_monitor (an earlier build), run after it on "
+                    "the same workload in each mode; the table shows both and their ratios")
     ap.add_argument("--fixtures", required=True, help="tests/fixtures")
     ap.add_argument("--mode", choices=("scrape", "store", "both"), default="both")
     ap.add_argument("--keep", action="store_true", help="keep each mode's work dir (logs, state)")
@@ -764,7 +771,8 @@ def main():
               file=sys.stderr)
         return 2
     results = [run(args, mode) for mode in modes]
-    print_table(results, args)
+    baselines = [run(args, mode, args.baseline, f"{mode}, baseline") for mode in modes] if args.baseline else []
+    print_table(results + baselines, args)
     problems = evidence_problems(results)
     for problem in problems:
         print(f"FAILED: {problem}", file=sys.stderr)
