@@ -13,39 +13,39 @@ namespace {
 // Lines long enough to be a tqdm bar's redraws are read by their end only.
 constexpr size_t kMaxPhaseLine = 512;
 
-// True when `line` (callers cut it to kMaxPhaseLine) holds one of the
-// lower-case `keywords` in any case. Lower-cased once, then found with the
-// library's vectorised search: a case-folding search per keyword was a
-// tenth of a large log's scan.
-template <size_t N>
-bool HasAnyFolded(std::string_view line, const std::array<std::string_view, N>& keywords) {
-  std::array<char, kMaxPhaseLine> folded;
-  const size_t n = std::min(line.size(), folded.size());
-  for (size_t i = 0; i < n; ++i) {
-    const char c = line[i];
-    folded[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+// A line (callers cut it to kMaxPhaseLine) lower-cased once, then searched
+// for lower-case keywords with the library's vectorised search: a
+// case-folding search per keyword was a tenth of a large log's scan.
+class FoldedLine {
+ public:
+  explicit FoldedLine(std::string_view line) : size_(std::min(line.size(), folded_.size())) {
+    for (size_t i = 0; i < size_; ++i) {
+      const char c = line[i];
+      folded_[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
   }
-  const std::string_view lower(folded.data(), n);
-  return std::any_of(keywords.begin(), keywords.end(),
-                     [&](std::string_view k) { return lower.find(k) != lower.npos; });
-}
+  template <size_t N>
+  bool HasAny(const std::array<std::string_view, N>& keywords) const {
+    const std::string_view lower(folded_.data(), size_);
+    return std::any_of(keywords.begin(), keywords.end(),
+                       [&](std::string_view k) { return lower.find(k) != lower.npos; });
+  }
+
+ private:
+  std::array<char, kMaxPhaseLine> folded_;
+  size_t size_;
+};
 
 // A cheap gate before the expressions, on every line a job prints that is
 // not a step: every phase wording holds one of these.
-bool HasAnyKeyword(std::string_view line) {
-  static constexpr std::array<std::string_view, 9> kKeywords = {
-      "eval", "valid", "checkpoint", "ckpt", "sav", "load", "restor", "resum", "dataset"};
-  return HasAnyFolded(line, kKeywords);
-}
+constexpr std::array<std::string_view, 9> kPhaseKeywords = {
+    "eval", "valid", "checkpoint", "ckpt", "sav", "load", "restor", "resum", "dataset"};
 
 // Every wording of a save, announced or done, holds one of these verbs
 // (SaveAnnouncement's and CheckpointSaveOf's expressions): a line with none
 // is no save, without running them.
-bool HasSaveVerb(std::string_view line) {
-  static constexpr std::array<std::string_view, 6> kVerbs = {"sav",  "writ",    "wrote",
-                                                             "stor", "persist", "stag"};
-  return HasAnyFolded(line, kVerbs);
-}
+constexpr std::array<std::string_view, 6> kSaveVerbs = {"sav",  "writ",    "wrote",
+                                                        "stor", "persist", "stag"};
 
 const RE2::Options& Caseless() {
   static const RE2::Options options = [] {
@@ -111,7 +111,7 @@ const std::array<PhasePattern, 4>& Patterns() {
 
 bool PhaseEnded(std::string_view line) {
   if (line.size() > kMaxPhaseLine) line = line.substr(line.size() - kMaxPhaseLine);
-  if (!HasAnyKeyword(line)) return false;
+  if (!FoldedLine(line).HasAny(kPhaseKeywords)) return false;
   const RE2::Options& options = Caseless();
   static const RE2 ended(
       R"(\b(?:saved|wrote|written|stored)\b.{0,48}\b(?:checkpoints?|ckpts?|model|state[ _]dict|weights)\b|)"
@@ -125,7 +125,8 @@ bool PhaseEnded(std::string_view line) {
 
 CheckpointSave CheckpointSaveOf(std::string_view line) {
   if (line.size() > kMaxPhaseLine) line = line.substr(line.size() - kMaxPhaseLine);
-  if (!HasAnyKeyword(line) || !HasSaveVerb(line)) return CheckpointSave::kNone;
+  const FoldedLine folded(line);
+  if (!folded.HasAny(kPhaseKeywords) || !folded.HasAny(kSaveVerbs)) return CheckpointSave::kNone;
   static const RE2 saved(
       R"(\b(?:saved|wrote|written|stored)\b.{0,48}\b(?:checkpoints?|ckpts?|model|state[ _]dict|weights)\b|)"
       R"(\b(?:checkpoints?|ckpts?)\b.{0,80}\b(?:saved|written|stored)\b|)"
@@ -148,7 +149,7 @@ bool PhaseBarDone(std::string_view line) {
 
 std::optional<PhaseKind> AnnouncedPhase(std::string_view line) {
   if (line.size() > kMaxPhaseLine) line = line.substr(line.size() - kMaxPhaseLine);
-  if (!HasAnyKeyword(line)) return std::nullopt;
+  if (!FoldedLine(line).HasAny(kPhaseKeywords)) return std::nullopt;
   for (const PhasePattern& p : Patterns()) {
     if (RE2::PartialMatch(line, *p.re)) return p.kind;
   }

@@ -73,8 +73,11 @@ Parsed ParseLine(std::string_view line, const std::vector<std::string>* names, S
 
 Exposition Parse(std::string_view text, const std::vector<std::string>* names) {
   Exposition out;
-  // At most a sample a line: one allocation instead of the vector's doublings.
-  out.samples.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  // At most a sample a line: one allocation instead of the vector's
+  // doublings. Not when filtering: a scrape keeps a few of its many lines,
+  // and a vector for all of them was an allocation and a pass for nothing.
+  if (!names)
+    out.samples.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   for (std::string_view line : TextLines(text)) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty() || line.front() == '#') continue;
