@@ -94,7 +94,14 @@ void JobProgress::OnLearnedLine(const std::string& line, double now) {
 }
 
 void JobProgress::OnLine(const std::string& line, double now) {
-  tail_.push_back(line.size() > 4096 ? line.substr(0, 4096) : line);
+  // The oldest line's memory holds the newest: no allocation per line read.
+  std::string kept;
+  if (tail_.size() >= kTailLines) {
+    kept = std::move(tail_.front());
+    tail_.pop_front();
+  }
+  kept.assign(line, 0, 4096);
+  tail_.push_back(std::move(kept));
   while (tail_.size() > kTailLines) tail_.pop_front();
   const bool learned =
       profile_ == triage::StepProfile::kLearned || profile_ == triage::StepProfile::kPulse;
@@ -207,6 +214,10 @@ Expected<void> JobProgress::Poll(double now) {
       return chunk.error();
     }
     for (const std::string& line : chunk->lines) OnLine(line, now);
+    if (chunk->at_end) {
+      caught_up = true;
+      break;
+    }
     if (chunk->lines.empty()) {
       // A log not written yet holds nothing to miss; one that was read
       // before and is gone now (moved, a mount away) is not watched.

@@ -13,6 +13,7 @@
 // that did not is looked up at its path again (an lstat), which is when a
 // new file there is seen and opened as the user.
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <optional>
@@ -36,6 +37,9 @@ struct LogChunk {
   bool truncated = false;          // the file shrank: reading restarted at 0
   bool rotated = false;            // a new file at the path: reading restarted at 0
   bool missing = false;            // no file at the path (yet)
+  // Read to the end of the file at the path: another poll now would find
+  // nothing (a drain can stop here instead of polling once more).
+  bool at_end = false;
 };
 
 class LogFollower {
@@ -72,6 +76,14 @@ class LogFollower {
   // The log to read this poll: the kept one when it changed size, else
   // the path's file as it is now.
   Expected<UserFile*> Current(std::optional<UserFile>& fresh);
+  // What the kept log holds past the offset, read with one pread; nullopt
+  // when it holds nothing more (or more than one read takes).
+  std::optional<std::string> ReadOnKept();
+  // The path still names the kept file (one lstat, which reads nothing);
+  // its status is then the kept file's.
+  bool PathIsKept(struct stat& at) const;
+  // The complete lines of what was read at the offset, which moves past them.
+  LogChunk TakeLines(const std::string& buffer);
   void Keep(std::optional<UserFile>& fresh);
   void Release();
 

@@ -1,6 +1,6 @@
 // LogFollower: complete lines once, a persisted position resumed, truncation
-// and rotation, a bounded poll and a runaway line cut; each with logs opened
-// at every poll and kept open between polls; then the budget of logs kept
+// and rotation, a bounded poll and a runaway line cut, growth past one read;
+// each with logs opened at every poll and kept open between polls; then the budget of logs kept
 // open, and a replaced log drained before its successor is read.
 #include "jobmon/monitor/log_follower.h"
 
@@ -85,6 +85,9 @@ TEST_P(LogFollowerTest, BoundedPerPollAndARunawayLineIsCut) {
     auto chunk = follower.Poll().value();
     if (chunk.lines.empty()) break;
     EXPECT_LE(chunk.lines.size(), 200u);
+    if (total + chunk.lines.size() < 1000) {
+      EXPECT_FALSE(chunk.at_end) << "capped: more to read";
+    }
     total += chunk.lines.size();
   }
   EXPECT_EQ(total, 1000u);
@@ -94,6 +97,33 @@ TEST_P(LogFollowerTest, BoundedPerPollAndARunawayLineIsCut) {
   auto chunk = big.Poll().value();
   ASSERT_EQ(chunk.lines.size(), 1u);
   EXPECT_EQ(chunk.lines[0].size(), LogFollower::kMaxLine);
+}
+
+// A kept log is read on without an fstat while one read takes what grew;
+// more than that, and the usual way reads the rest.
+TEST_P(LogFollowerTest, GrowthPastOneReadComesWholeAndInOrder) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  Append(log, "first\n");
+  LogFollower follower(log.string());
+  ASSERT_EQ(follower.Poll()->lines.size(), 1u);
+  std::string many;
+  for (int i = 0; i < 20000; ++i) many += "line " + std::to_string(i) + "\n";
+  ASSERT_GT(many.size(), size_t{64} << 10);
+  Append(log, many);
+  auto chunk = follower.Poll().value();
+  ASSERT_EQ(chunk.lines.size(), 20000u);
+  EXPECT_EQ(chunk.lines.front(), "line 0");
+  EXPECT_EQ(chunk.lines.back(), "line 19999");
+  EXPECT_TRUE(chunk.at_end) << "all of it read: a drain stops here";
+  Append(log, "small\npartial");
+  auto small = follower.Poll().value();
+  EXPECT_EQ(small.lines, std::vector<std::string>{"small"});
+  EXPECT_TRUE(small.at_end);
+  EXPECT_TRUE(follower.Poll()->lines.empty()) << "the partial line waits";
+  Append(log, "\n");
+  EXPECT_EQ(follower.Poll()->lines, std::vector<std::string>{"partial"});
+  EXPECT_FALSE(follower.Poll()->truncated);
 }
 
 TEST(LogFollowerKeptOpen, AtMostTheBudgetAndReleasedWithTheFollower) {
@@ -135,9 +165,12 @@ TEST(LogFollowerKeptOpen, AReplacedLogIsDrainedBeforeItsSuccessor) {
   auto drained = follower.Poll().value();
   EXPECT_EQ(drained.lines, std::vector<std::string>{"old 2"});
   EXPECT_FALSE(drained.rotated);
+  Append(dir.path / "job.log.1", "old 3\n");  // still growing: still the one read
+  EXPECT_EQ(follower.Poll()->lines, std::vector<std::string>{"old 3"});
   auto next = follower.Poll().value();
   EXPECT_TRUE(next.rotated);
   EXPECT_EQ(next.lines, std::vector<std::string>{"new 1"});
+  EXPECT_TRUE(next.at_end);
   fs::remove(log);
   EXPECT_TRUE(follower.Poll()->missing);
   EXPECT_EQ(LogFollower::KeptOpen(), 0u) << "a log gone from its path is let go";
