@@ -25,7 +25,28 @@ bool ProgressTracker::IsCheckpointStep(int64_t step) const {
   return triage::IsCheckpointStep(step, checkpoint_period_);
 }
 
+void ProgressTracker::WindowsChanged() {
+  figures_.reset();
+  slowdown_figures_.reset();
+}
+
+const ProgressTracker::WindowFigures& ProgressTracker::Figures() const {
+  if (!figures_) {
+    WindowFigures f;
+    if (!intervals_.empty()) {
+      std::vector<double> sorted(intervals_.begin(), intervals_.end());
+      f.interval_p50 = triage::Percentile(sorted, 0.5);
+      f.interval_p99 = triage::Percentile(std::move(sorted), 0.99);
+    }
+    if (!gaps_.empty())
+      f.gap_p99 = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
+    figures_ = f;
+  }
+  return *figures_;
+}
+
 void ProgressTracker::AddStepSeconds(double seconds, double at) {
+  WindowsChanged();
   intervals_.push_back(seconds);
   while (intervals_.size() > kWindow) intervals_.pop_front();
   if (!baseline_closed_) {
@@ -50,16 +71,13 @@ triage::StallLimit ProgressTracker::Limit() const {
   // known, the longest gap of the warmup, a learned line's period, else the
   // wait for the first progress stand for it.
   triage::StallInputs in;
-  std::optional<double> gap;
-  if (!gaps_.empty())
-    gap = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
+  const std::optional<double> gap = Figures().gap_p99;
   // The stated step time sets the bound only once the gaps between lines
   // are known well enough to be the logging period: until then a gap not
   // yet seen (a bar that reaches the log only at an epoch's end) would be
   // a false hang, and k x the gaps keeps the margin.
   if (stated_step_times_ && !intervals_.empty() && gap && gaps_.size() >= kMinGapsForStatedRhythm) {
-    in.step_interval =
-        triage::Percentile(std::vector<double>(intervals_.begin(), intervals_.end()), 0.99);
+    in.step_interval = Figures().interval_p99;
     in.logging_period = gap;
   } else {
     in.step_interval = gap;
@@ -86,6 +104,7 @@ void ProgressTracker::AddObservationGap(double seconds) {
   // A gap that was a stall (past the bound in force) does not teach the
   // rhythm: each hang would raise the bar for the next.
   if (last_step_ && seconds > Limit().seconds) return;
+  WindowsChanged();
   gaps_.push_back(seconds);
   while (gaps_.size() > kWindow) gaps_.pop_front();
 }
@@ -239,6 +258,7 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
   last_observed_ = last_step_time;
   observations_ = 2;
   trail_ = {{last_step_time, last_step}};
+  WindowsChanged();
   intervals_.clear();
   gaps_.clear();
   // Windows whose median step time and p99 gap are the persisted ones.
@@ -262,20 +282,29 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
 void ProgressTracker::EvaluateSlowdown(ProgressState& state) const {
   state.baseline_steps = baseline_.size();
   state.recent_steps = recent_.size();
-  if (!baseline_closed_ || baseline_.empty()) return;
-  state.baseline_interval = triage::Percentile(baseline_, 0.5);
+  if (!slowdown_figures_) slowdown_figures_ = ComputeSlowdown();
+  state.baseline_interval = slowdown_figures_->baseline_interval;
+  state.recent_interval = slowdown_figures_->recent_interval;
+  state.slowdown = slowdown_figures_->slowdown;
+  state.slowdown_significant = slowdown_figures_->significant;
+}
+
+ProgressTracker::SlowdownFigures ProgressTracker::ComputeSlowdown() const {
+  SlowdownFigures f;
+  if (!baseline_closed_ || baseline_.empty()) return f;
+  f.baseline_interval = triage::Percentile(baseline_, 0.5);
   // A window of minutes and of steps, both: a burst of slow steps after a
   // pause, or a busy minute, is not a slowdown.
-  if (recent_.size() < static_cast<size_t>(slowdown_.min_steps)) return;
-  if (recent_.back().at - recent_.front().at < 0.8 * slowdown_.window_seconds) return;
+  if (recent_.size() < static_cast<size_t>(slowdown_.min_steps)) return f;
+  if (recent_.back().at - recent_.front().at < 0.8 * slowdown_.window_seconds) return f;
   std::vector<double> recent;
   recent.reserve(recent_.size());
   for (const TimedStep& s : recent_) recent.push_back(s.seconds);
-  state.recent_interval = triage::Percentile(recent, 0.5);
-  if (*state.baseline_interval <= 0) return;
-  state.slowdown = *state.recent_interval / *state.baseline_interval;
-  state.slowdown_significant =
-      triage::Percentile(recent, 0.25) > triage::Percentile(baseline_, 0.75);
+  f.recent_interval = triage::Percentile(recent, 0.5);
+  if (*f.baseline_interval <= 0) return f;
+  f.slowdown = *f.recent_interval / *f.baseline_interval;
+  f.significant = triage::Percentile(recent, 0.25) > triage::Percentile(baseline_, 0.75);
+  return f;
 }
 
 ProgressState ProgressTracker::Evaluate(double now) const {
@@ -297,13 +326,8 @@ ProgressState ProgressTracker::Evaluate(double now) const {
   }
   state.last_activity_time = last_activity_;
   state.idle_seconds = std::max(0.0, now - LastProgressTime());
-  if (!intervals_.empty()) {
-    state.median_interval =
-        triage::Percentile(std::vector<double>(intervals_.begin(), intervals_.end()), 0.5);
-  }
-  if (!gaps_.empty()) {
-    state.p99_interval = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
-  }
+  state.median_interval = Figures().interval_p50;
+  state.p99_interval = Figures().gap_p99;
   triage::StallLimit limit = Limit();
   state.threshold_seconds = limit.seconds;
   state.threshold_reason = limit.reason;
