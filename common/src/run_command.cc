@@ -162,6 +162,10 @@ Expected<CommandResult> RunCommand(const std::vector<std::string>& argv,
   // refused) and reads straight into the output. 4 KiB reads, each after a
   // poll, were a sixth of the monitor's CPU in store mode.
   fcntl(out[0], F_SETPIPE_SZ, kPipeBytes);
+  if (options.output_room) {
+    result.output = std::move(*options.output_room);
+    result.output.clear();
+  }
   if (options.expected_output > 0)
     result.output.reserve(std::min(options.expected_output, options.max_output));
   char discard[4096];

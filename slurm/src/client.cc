@@ -33,14 +33,15 @@ int ParseSlurmSeries(const std::string& version_output) {
   return static_cast<int>(((*version >> 16) & 0xff) * 100 + ((*version >> 8) & 0xff));
 }
 
-Expected<std::string> Client::Run(const std::vector<std::string>& argv,
-                                  size_t expected_bytes) const {
+Expected<std::string> Client::Run(const std::vector<std::string>& argv, size_t expected_bytes,
+                                  std::string* room) const {
   const std::string name = argv.front();
   CommandOptions options;
   options.timeout =
       std::chrono::milliseconds(static_cast<int64_t>(commands_.timeout_seconds * 1000));
   options.max_output = kMaxOutput;
   options.expected_output = expected_bytes;
+  options.output_room = room;
   auto result = RunCommand(argv, options);
   if (!result) return result.error();
   if (result->timed_out) {
@@ -103,12 +104,15 @@ int Client::Series() const {
 }
 
 Expected<std::vector<SlurmJob>> Client::Jobs() const {
-  // Room for an eighth more jobs than last time: no copy as the answer grows.
-  auto out =
-      Run({commands_.squeue, "-t", "all", "--json"}, last_jobs_bytes_ + last_jobs_bytes_ / 8);
+  // Room for an eighth more jobs than last time: no copy as the answer
+  // grows. Read into the last answer's memory: faulting 28 MiB of fresh
+  // pages in at each answer was a fifth of reading it (10,000 jobs, perf).
+  auto out = Run({commands_.squeue, "-t", "all", "--json"}, last_jobs_bytes_ + last_jobs_bytes_ / 8,
+                 &jobs_room_);
   if (!out) return out.error();
   last_jobs_bytes_ = out->size();
-  auto answer = ParseJobsJson(std::move(*out));
+  auto answer = jobs_reader_.Read(*out);
+  jobs_room_ = std::move(*out);
   if (!answer) return Error{commands_.squeue + ": " + answer.error().message};
   if (!answer->errors.empty()) return Error{commands_.squeue + ": " + Joined(answer->errors)};
   return std::move(answer->jobs);

@@ -158,7 +158,7 @@ TEST(BecomeUser, WhatTheProcessStartsAfterwardsGetsNoneOfOurSecrets) {
 
 // A large answer whole, byte for byte; one past max_output cut there, the
 // helper still ending (the rest is read and dropped, never left to fill the
-// pipe); a short answer as it is.
+// pipe); a short answer as it is; a caller's room reused.
 TEST(RunCommand, OutputWholeOrCutAtTheCapWithoutBlockingTheHelper) {
   CommandOptions options;
   options.timeout = 20s;
@@ -179,6 +179,20 @@ TEST(RunCommand, OutputWholeOrCutAtTheCapWithoutBlockingTheHelper) {
   auto short_answer = RunCommand({"/bin/echo", "hello"}, options);
   ASSERT_TRUE(short_answer.ok());
   EXPECT_EQ(short_answer->output, "hello\n");
+  // Read into the room given: the last answer's memory, none of its text.
+  std::string room = std::move(whole->output);
+  const char* memory = room.data();
+  options.output_room = &room;
+  options.max_output = 64 << 20;
+  auto again = RunCommand({"/usr/bin/seq", "1", "3000000"}, options);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->output.data(), memory);
+  ASSERT_EQ(again->output.size(), 22888896u);
+  EXPECT_EQ(again->output.substr(0, 4), "1\n2\n");
+  room = std::move(again->output);
+  auto in_room = RunCommand({"/bin/echo", "hello"}, options);
+  ASSERT_TRUE(in_room.ok());
+  EXPECT_EQ(in_room->output, "hello\n") << "nothing of the last answer is left";
 }
 
 TEST(MinimalEnvironment, TheListedVariablesAloneAndADefaultPath) {

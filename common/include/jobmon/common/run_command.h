@@ -29,6 +29,10 @@ struct CommandOptions {
   // The output's likely size (its last): room made at once, so a large
   // answer is not copied as it grows.
   size_t expected_output = 0;
+  // A string whose memory the output is read into (it is moved from): a
+  // caller asking the same large question again reuses the last answer's
+  // pages instead of faulting fresh ones in.
+  std::string* output_room = nullptr;
   // Run as this user (its primary group alone, no supplementary groups),
   // when we are root; ignored otherwise. The helper dies with us
   // (PR_SET_PDEATHSIG), so a killed daemon leaves no diagnosis running.

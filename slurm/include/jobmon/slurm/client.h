@@ -65,11 +65,14 @@ class Client {
 
  private:
   // `expected_bytes`: room made for the answer at once (its last size).
-  Expected<std::string> Run(const std::vector<std::string>& argv, size_t expected_bytes = 0) const;
+  Expected<std::string> Run(const std::vector<std::string>& argv, size_t expected_bytes = 0,
+                            std::string* room = nullptr) const;
 
   Commands commands_;
   mutable std::optional<int> series_;
   mutable size_t last_jobs_bytes_ = 0;  // squeue's last answer: 28 MiB at 10,000 jobs
+  mutable std::string jobs_room_;       // its memory, which the next answer is read into
+  mutable JobsReader jobs_reader_;      // what the last answer said of each job
 };
 
 }  // namespace jobmon::slurm

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "jobmon/common/expected.h"
@@ -62,6 +63,25 @@ struct JobsAnswer {
 // is not that document.
 // `text` by value: a caller that moves a large answer in has it read in place.
 Expected<JobsAnswer> ParseJobsJson(std::string text);
+// The same, reading the caller's `text` in place and leaving it as it was
+// (or with invalid UTF-8 replaced): its memory can hold the next answer.
+Expected<JobsAnswer> ParseJobsJsonInPlace(std::string& text);
+
+// Successive answers of one Slurm, read as ParseJobsJsonInPlace reads
+// each: a job whose fields read are as they were in the last answer (a
+// fingerprint of their names and values) is taken from it instead of being
+// converted and read again. At 10,000 jobs that was most of reading an
+// answer, and most jobs are as they were a poll ago.
+class JobsReader {
+ public:
+  Expected<JobsAnswer> Read(std::string& text);
+
+  // The last answer's jobs by fingerprint (nullopt: skipped, no owner).
+  using Known = std::unordered_map<uint64_t, std::optional<SlurmJob>>;
+
+ private:
+  Known last_;
+};
 
 // A job's values for Slurm's filename patterns (%j %A %a %u %x, %N as the
 // batch host when known): common/include/jobmon/common/slurm_pattern.h.
