@@ -572,6 +572,8 @@ min_stall = "{args.min_stall}s"
             if os.path.exists(alerts):
                 with open(alerts) as f:
                     for line in f:
+                        if not line.endswith("\n"):
+                            break  # the daemon is writing it: read next time
                         a = json.loads(line)
                         i = a["job_id"] - FIRST_JOB_ID
                         if a["status"] == "firing" and i not in detected:
