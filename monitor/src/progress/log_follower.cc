@@ -25,7 +25,8 @@ LogFollower::LogFollower(LogFollower&& other) noexcept
       position_(other.position_),
       max_bytes_(other.max_bytes_),
       user_(other.user_),
-      kept_(std::exchange(other.kept_, std::nullopt)) {}
+      kept_(std::exchange(other.kept_, std::nullopt)),
+      grown_since_look_up_(other.grown_since_look_up_) {}
 
 LogFollower& LogFollower::operator=(LogFollower&& other) noexcept {
   if (this != &other) {
@@ -35,6 +36,7 @@ LogFollower& LogFollower::operator=(LogFollower&& other) noexcept {
     max_bytes_ = other.max_bytes_;
     user_ = other.user_;
     kept_ = std::exchange(other.kept_, std::nullopt);
+    grown_since_look_up_ = other.grown_since_look_up_;
   }
   return *this;
 }
@@ -95,18 +97,24 @@ std::optional<std::string> LogFollower::ReadOnKept() {
 }
 
 Expected<LogChunk> LogFollower::Poll() {
-  // A kept log that grew is read on with one pread and nothing else: at
-  // 10,000 jobs an fstat and an lstat of each log at each poll were a
-  // sixth of the monitor's store-mode cycle (tests/bench/monitor_bench.py,
-  // perf). A file that grows is read on whatever is at its path now (as
-  // Current() does): a log renamed away is the one its writer still
-  // writes. The read came short: that file's end, so a drain stops. Once
-  // nothing new comes, Current() tells unchanged, truncated and replaced
-  // apart, and a successor at the path is read from then on.
+  // A kept log that grew is read on with one pread: at 10,000 jobs an
+  // fstat and an lstat of each log at each poll were a sixth of the
+  // monitor's store-mode cycle (tests/bench/monitor_bench.py, perf). The
+  // read came short: the file's end, so a drain stops there. Its path is
+  // looked up (an lstat) at every kLookUpPathEvery-th such poll: another
+  // file there (a requeue's log, or a FIFO or link put in its place by the
+  // job's user, which the open refuses) and the drain polls on, so that
+  // once this file is read to its end Current() turns to the path's file.
+  // Nothing new: Current() tells unchanged, truncated and replaced apart.
   if (kept_) {
     if (auto grown = ReadOnKept()) {
       LogChunk chunk = TakeLines(*grown);
       chunk.at_end = true;
+      if (++grown_since_look_up_ >= kLookUpPathEvery) {
+        grown_since_look_up_ = 0;
+        struct stat at {};
+        chunk.at_end = PathIsKept(at);
+      }
       return chunk;
     }
   }

@@ -71,6 +71,9 @@ class LogFollower {
   const std::optional<JobUser>& user() const { return user_; }
 
   static constexpr size_t kMaxLine = 1 << 20;
+  // A kept log that keeps growing has its path looked up at every this
+  // many polls that read it (LogFollower::Poll).
+  static constexpr int kLookUpPathEvery = 4;
 
  private:
   // The log to read this poll: the kept one when it changed size, else
@@ -92,6 +95,7 @@ class LogFollower {
   size_t max_bytes_;
   std::optional<JobUser> user_;
   std::optional<UserFile> kept_;  // counted in the process-wide budget
+  int grown_since_look_up_ = 0;   // polls of the kept log since its path was looked up
 };
 
 }  // namespace jobmon::monitor

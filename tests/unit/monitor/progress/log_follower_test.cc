@@ -177,5 +177,31 @@ TEST(LogFollowerKeptOpen, AReplacedLogIsDrainedBeforeItsSuccessor) {
   LogFollower::KeepOpenAtMost(0);
 }
 
+// A replaced log whose writer goes on writing it: its path is looked up
+// every few polls (not at each, which cost an lstat a poll), and the drain
+// then turns to the path's file once the old one is read to its end.
+TEST(LogFollowerKeptOpen, AGrowingReplacedLogHasItsPathLookedUpEveryFewPolls) {
+  TempDir dir;
+  fs::path log = dir.path / "job.log";
+  LogFollower::KeepOpenAtMost(10);
+  Append(log, "old 0\n");
+  LogFollower follower(log.string());
+  ASSERT_EQ(follower.Poll()->lines.size(), 1u);
+  fs::rename(log, dir.path / "job.log.1");
+  Append(log, "new 1\n");
+  bool looked_up = false;
+  for (int poll = 1; poll <= LogFollower::kLookUpPathEvery && !looked_up; ++poll) {
+    Append(dir.path / "job.log.1", "old " + std::to_string(poll) + "\n");
+    auto chunk = follower.Poll().value();
+    EXPECT_EQ(chunk.lines, std::vector<std::string>{"old " + std::to_string(poll)});
+    looked_up = !chunk.at_end;
+  }
+  EXPECT_TRUE(looked_up) << "another file at the path: the drain polls on";
+  auto next = follower.Poll().value();
+  EXPECT_TRUE(next.rotated);
+  EXPECT_EQ(next.lines, std::vector<std::string>{"new 1"});
+  LogFollower::KeepOpenAtMost(0);
+}
+
 }  // namespace
 }  // namespace jobmon::monitor
