@@ -8,10 +8,11 @@
 // with OpenUserFile as that user (a FIFO, device or symlink is refused, never
 // waited on or followed) and each read is bounded in time. Within a
 // process-wide budget (KeepOpenAtMost) the log stays open between polls: a
-// log that grew is read on without looking its path up again (opening
-// 10,000 logs as their users was most of the monitor's log following); one
-// that did not is looked up at its path again (an lstat), which is when a
-// new file there is seen and opened as the user.
+// log that grew is read on with one pread (opening 10,000 logs as their
+// users was most of the monitor's log following), its path looked up only
+// at every kLookUpPathEvery-th such poll; one that did not grow is looked
+// up at its path (an lstat), which is when a new file there is seen and
+// opened as the user.
 
 #include <sys/stat.h>
 #include <sys/types.h>
