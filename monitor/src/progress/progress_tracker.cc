@@ -25,11 +25,6 @@ bool ProgressTracker::IsCheckpointStep(int64_t step) const {
   return triage::IsCheckpointStep(step, checkpoint_period_);
 }
 
-void ProgressTracker::WindowsChanged() {
-  figures_.reset();
-  slowdown_figures_.reset();
-}
-
 const ProgressTracker::WindowFigures& ProgressTracker::Figures() const {
   if (!figures_) {
     WindowFigures f;
@@ -40,13 +35,14 @@ const ProgressTracker::WindowFigures& ProgressTracker::Figures() const {
     }
     if (!gaps_.empty())
       f.gap_p99 = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
+    f.slowdown = ComputeSlowdown();
     figures_ = f;
   }
   return *figures_;
 }
 
 void ProgressTracker::AddStepSeconds(double seconds, double at) {
-  WindowsChanged();
+  figures_.reset();
   intervals_.push_back(seconds);
   while (intervals_.size() > kWindow) intervals_.pop_front();
   if (!baseline_closed_) {
@@ -104,7 +100,7 @@ void ProgressTracker::AddObservationGap(double seconds) {
   // A gap that was a stall (past the bound in force) does not teach the
   // rhythm: each hang would raise the bar for the next.
   if (last_step_ && seconds > Limit().seconds) return;
-  WindowsChanged();
+  figures_.reset();
   gaps_.push_back(seconds);
   while (gaps_.size() > kWindow) gaps_.pop_front();
 }
@@ -258,7 +254,7 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
   last_observed_ = last_step_time;
   observations_ = 2;
   trail_ = {{last_step_time, last_step}};
-  WindowsChanged();
+  figures_.reset();
   intervals_.clear();
   gaps_.clear();
   // Windows whose median step time and p99 gap are the persisted ones.
@@ -282,11 +278,11 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
 void ProgressTracker::EvaluateSlowdown(ProgressState& state) const {
   state.baseline_steps = baseline_.size();
   state.recent_steps = recent_.size();
-  if (!slowdown_figures_) slowdown_figures_ = ComputeSlowdown();
-  state.baseline_interval = slowdown_figures_->baseline_interval;
-  state.recent_interval = slowdown_figures_->recent_interval;
-  state.slowdown = slowdown_figures_->slowdown;
-  state.slowdown_significant = slowdown_figures_->significant;
+  const SlowdownFigures& f = Figures().slowdown;
+  state.baseline_interval = f.baseline_interval;
+  state.recent_interval = f.recent_interval;
+  state.slowdown = f.slowdown;
+  state.slowdown_significant = f.significant;
 }
 
 ProgressTracker::SlowdownFigures ProgressTracker::ComputeSlowdown() const {

@@ -148,16 +148,16 @@ class ProgressTracker {
   // The windows' percentiles, and the slowdown they show: computed once
   // after each change to a window, because Evaluate runs several times a
   // cycle for each of thousands of jobs and each percentile sorts a copy.
-  struct WindowFigures {
-    std::optional<double> interval_p50, interval_p99, gap_p99;
-  };
   struct SlowdownFigures {
     std::optional<double> baseline_interval, recent_interval, slowdown;
     bool significant = false;
   };
+  struct WindowFigures {
+    std::optional<double> interval_p50, interval_p99, gap_p99;
+    SlowdownFigures slowdown;
+  };
   const WindowFigures& Figures() const;
   SlowdownFigures ComputeSlowdown() const;
-  void WindowsChanged();
 
   triage::StallRule rule_;
   SlowdownRule slowdown_;
@@ -185,8 +185,7 @@ class ProgressTracker {
     double at, seconds;
   };
   std::deque<TimedStep> recent_;
-  mutable std::optional<WindowFigures> figures_;             // reset by WindowsChanged
-  mutable std::optional<SlowdownFigures> slowdown_figures_;  // reset by WindowsChanged
+  mutable std::optional<WindowFigures> figures_;  // reset by every change to a window above
   std::optional<double> longest_checkpoint_pause_;
   std::optional<int64_t> checkpoint_period_;
   struct OpenPhase {
