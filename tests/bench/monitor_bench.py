@@ -526,7 +526,8 @@ min_stall = "{args.min_stall}s"
         log = open(os.path.join(work, "monitor.log"), "w")
         daemon = subprocess.Popen([monitor or args.monitor, "--config", config], stdout=log, stderr=log)
         start = time.time()
-        hang_at.value = start + args.hang_after
+        hang_after = args.hang_after if args.hang_after is not None else args.warmup + 5
+        hang_at.value = start + hang_after
         with open(os.path.join(work, "hang-at"), "w") as f:
             f.write(f"{hang_at.value}")
 
@@ -536,7 +537,10 @@ min_stall = "{args.min_stall}s"
         next_noise = {i: 0.0 for i in noisy}
         detected = {}
         cpu_start = None
-        measure_from = time.time() + 2.5 * args.poll_interval  # after the first catch-up cycles
+        # After the first catch-up cycles and, in scrape mode, the scrapes each
+        # job's power baseline is learned from before its healthy interval
+        # applies (monitor/include/jobmon/monitor/scrape_cadence.h).
+        measure_from = time.time() + args.warmup
         next_check = 0.0
         last_report = time.time()
         while time.time() - start < args.timeout:
@@ -544,7 +548,7 @@ min_stall = "{args.min_stall}s"
             if daemon.poll() is not None:
                 raise RuntimeError(f"slurm_job_monitor exited ({daemon.returncode}): see {work}/monitor.log")
             for i in range(args.jobs):
-                if i in hang and now - start > args.hang_after:
+                if i in hang and now - start > hang_after:
                     if i in noisy and now >= next_noise[i]:
                         with open(paths[i], "a") as f:
                             f.write("0: W1122 12:00:00.000000 77 topology.cc:212] Cannot read CPU core 57\n")
@@ -750,7 +754,10 @@ def main():
     ap.add_argument("--poll-interval", type=float, default=10.0)
     ap.add_argument("--hang-jobs", type=int, default=20, help="half silent, half with noise lines")
     ap.add_argument("--history-steps", type=int, default=30, help="steps already in each log")
-    ap.add_argument("--hang-after", type=float, default=30.0, help="seconds into the run")
+    ap.add_argument("--warmup", type=float, default=125.0,
+                    help="seconds into the run before the CPU is measured (catch-up cycles; in scrape "
+                         "mode the every-cycle scrapes of each job's first training)")
+    ap.add_argument("--hang-after", type=float, help="seconds into the run (default: --warmup + 5)")
     ap.add_argument("--min-stall", type=float, default=60.0)
     ap.add_argument("--timeout", type=float, default=400.0, help="seconds per mode")
     ap.add_argument("--gpus", type=int, default=4, help="GPUs per host (both modes)")

@@ -128,6 +128,7 @@ Expected<MonitorConfig> ParseMonitorConfig(std::string_view text, const std::str
   r.String("diag_dir", config.diag_dir_pattern);
   r.Seconds("scrape_timeout", config.scrape_timeout, 0.1);
   r.Integer("scrape_concurrency", config.scrape_concurrency, 1, 100000);
+  r.Seconds("healthy_scrape_interval", config.healthy_scrape_interval, 0);
   r.Seconds("window", config.window_seconds, 60);
   r.String("evidence", config.evidence);
   r.String("store_url", config.store_url);

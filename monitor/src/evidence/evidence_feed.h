@@ -30,6 +30,8 @@ struct FeedJob {
   JobProgress& progress;  // store mode feeds it the TensorBoard step
   MetricWindow& window;
   bool heartbeat_pending;       // an accusation not judged yet needs its evidence
+  bool incident_open;           // a verdict stands: its evidence is watched
+  bool power_baseline;          // the window has a training power baseline (saved or restored)
   std::string& tunnel_command;  // rebuilt from the job's manifest, which the feed reads
 };
 
@@ -55,6 +57,10 @@ class EvidenceFeed {
   // Why the job's window must not be judged now (it would show every host
   // gone), as a phrase for the incident's summary; "" when it may be.
   virtual std::string Stale(uint32_t job_id, double now) const = 0;
+  // The longest a training job's window goes without a sample by design
+  // (scrape mode's healthy interval): evidence from before the job turned
+  // allows for it before calling a host gone.
+  virtual double SampleGap() const = 0;
   // The job is no longer followed: its state goes.
   virtual void Forget(uint32_t job_id) = 0;
 };

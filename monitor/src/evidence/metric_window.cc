@@ -47,8 +47,17 @@ const std::vector<std::string>& WindowInputNames() {
 }
 
 bool IsWindowSeries(const std::string& name) {
+  return SeriesNameIndex(name) < WindowSeriesNames().size();
+}
+
+bool IsBaselineSeries(const std::string& name) {
+  return name == metric_names::kGpuPowerWatts || name == metric_names::kGpuClockMaxMhz ||
+         name == metric_names::kTcpRetransmitsTotal || name == metric_names::kTbStep;
+}
+
+size_t SeriesNameIndex(const std::string& name) {
   const auto& kept = WindowSeriesNames();
-  return std::find(kept.begin(), kept.end(), name) != kept.end();
+  return static_cast<size_t>(std::find(kept.begin(), kept.end(), name) - kept.begin());
 }
 
 namespace {
@@ -145,6 +154,8 @@ TimeRing<MetricWindow::Point>* MetricWindow::SeriesOf(const std::string& host,
     ++dropped_;
     return nullptr;
   }
+  if (const size_t index = SeriesNameIndex(name); index < names_seen_.size())
+    names_seen_.set(index);
   return &series_.emplace_hint(it, std::make_tuple(host, name, gpu), TimeRing<Point>(max_points_))
               ->second;
 }
@@ -167,22 +178,27 @@ MetricWindow::Served MetricWindow::ReadServed(const Exposition& scrape) const {
   return served;
 }
 
-void MetricWindow::AddScrape(const std::string& host, double t, const Exposition& scrape) {
+void MetricWindow::AddScrape(const std::string& host, double t, const Exposition& scrape,
+                             Keep keep) {
   if (!AdmitHost(host)) return;
   auto& scrapes = hosts_.try_emplace(host, max_points_).first->second;
-  scrapes.push_back({t, true});
-  TrimRing(scrapes, t, horizon_);
+  if (keep != Keep::kLacking) {
+    scrapes.push_back({t, true});
+    TrimRing(scrapes, t, horizon_);
+  }
   served_[host] = ReadServed(scrape);
   DropStale(host, t);
   // Counters summed over devices (RDMA ports, NICs) per host; gauges per GPU.
   std::map<std::string, double> sums;
   for (const Sample& sample : scrape.samples) {
     if (!IsWindowSeries(sample.name) || !KeptLabels(sample)) continue;
+    if (keep == Keep::kBaseline && !IsBaselineSeries(sample.name)) continue;
+    if (keep == Keep::kLacking && IsBaselineSeries(sample.name)) continue;
     auto gpu = sample.labels.find("gpu");
     if (gpu != sample.labels.end()) {
       if (!AdmitGpu(host, gpu->second)) continue;
       auto* points = SeriesOf(host, sample.name, gpu->second);
-      if (!points) continue;
+      if (!points || (!points->empty() && points->back().t >= t)) continue;  // kLacking's
       points->push_back({t, sample.value});
       Trim(*points, t);
     } else {
@@ -199,12 +215,16 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
       }
     }
     auto* points = SeriesOf(host, name, "");
-    if (!points) continue;
+    if (!points || (!points->empty() && points->back().t >= t)) continue;  // kLacking's
     points->push_back({t, value});
     Trim(*points, t);
   }
   LearnFloors(host, scrape);
-  ReadProcesses(host, t, scrape);
+  // A history filling in is older than what the window read last.
+  if (auto read = processes_.find(host);
+      keep != Keep::kLacking || read == processes_.end() || read->second.t < t) {
+    ReadProcesses(host, t, scrape);
+  }
   if (auto kept = processes_.find(host); kept != processes_.end() && kept->second.t == t) {
     const auto& waits = kept->second.waits;
     const bool d_state = std::any_of(waits.begin(), waits.end(), [](const ProcessWait& p) {
@@ -303,6 +323,11 @@ std::optional<double> MetricWindow::IdleFloor(const std::string& host,
   return floors.with_context ? floors.with_context : floors.device;
 }
 
+void MetricWindow::KeepBaselineSeriesOnly() {
+  std::erase_if(series_,
+                [](const auto& entry) { return !IsBaselineSeries(std::get<1>(entry.first)); });
+}
+
 void MetricWindow::AddFailedScrape(const std::string& host, double t) {
   if (!AdmitHost(host)) return;
   auto& scrapes = hosts_.try_emplace(host, max_points_).first->second;
@@ -329,11 +354,19 @@ void MetricWindow::ForgetSince(const std::string& host, double t) {
 }
 
 std::optional<MetricWindow::Latest> MetricWindow::LatestOf(const std::string& name) const {
+  // Asked of every job every cycle (tb_step, which most jobs lack): a bit
+  // first, then a look-up per host, never a walk of the window's series.
+  if (const size_t index = SeriesNameIndex(name); index < names_seen_.size() && !names_seen_[index])
+    return std::nullopt;
   std::optional<Latest> best;
-  for (const auto& [key, points] : series_) {
-    if (std::get<1>(key) != name || points.empty()) continue;
-    const Point& p = points.back();
-    if (!best || p.value > best->value) best = Latest{p.t, p.value};
+  for (const auto& [host, scrapes] : hosts_) {
+    for (auto it = series_.lower_bound({host, name, ""});
+         it != series_.end() && std::get<0>(it->first) == host && std::get<1>(it->first) == name;
+         ++it) {
+      if (it->second.empty()) continue;
+      const Point& p = it->second.back();
+      if (!best || p.value > best->value) best = Latest{p.t, p.value};
+    }
   }
   return best;
 }

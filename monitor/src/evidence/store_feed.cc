@@ -71,6 +71,9 @@ class StoreFeed : public EvidenceFeed {
     FetchEvidence(steady, range, kJobsPerQuery, false, now);
   }
 
+  // The store has every sample the jobs' Prometheus scraped.
+  double SampleGap() const override { return 0; }
+
   // No evidence answer for the job within stale_after: its hosts would all
   // look gone.
   std::string Stale(uint32_t job_id, double now) const override {

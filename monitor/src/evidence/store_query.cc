@@ -143,15 +143,17 @@ StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series,
 }
 
 size_t FeedStoreAnswer(MetricWindow& window,
-                       const std::map<std::string, std::vector<StoreScrape>>& hosts, double since) {
+                       const std::map<std::string, std::vector<StoreScrape>>& hosts, double since,
+                       MetricWindow::Keep keep) {
+  const bool replace = keep != MetricWindow::Keep::kLacking;
   size_t fed = 0;
   for (const auto& [host, scrapes] : hosts) {
-    window.ForgetSince(host, since);
+    if (replace) window.ForgetSince(host, since);
     for (const StoreScrape& scrape : scrapes) {
       if (scrape.t <= since) continue;
       if (scrape.ok) {
-        window.AddScrape(host, scrape.t, scrape.samples);
-      } else {
+        window.AddScrape(host, scrape.t, scrape.samples, keep);
+      } else if (replace) {
         window.AddFailedScrape(host, scrape.t);
       }
       ++fed;

@@ -70,8 +70,9 @@ void Monitor::GatherEvidence(double now) {
   for (auto& [id, t] : jobs_) {
     if (t.ended || !t.window || !t.user) continue;
     const bool heartbeat_pending = t.progress->heartbeat_seen_at() && !t.heartbeat_handled;
-    followed.push_back(
-        {t.record, *t.user, *t.progress, *t.window, heartbeat_pending, t.tunnel_command});
+    const bool power_baseline = t.power_baseline || t.window->HasRestoredPower();
+    followed.push_back({t.record, *t.user, *t.progress, *t.window, heartbeat_pending,
+                        t.open.has_value(), power_baseline, t.tunnel_command});
   }
   feed_->Gather(followed, now);
 }

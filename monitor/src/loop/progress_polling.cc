@@ -76,8 +76,16 @@ void Monitor::OnHeartbeat(Tracked& t, double now) {
   ProgressState state = t.progress->Evaluate(now);
   if (t.window && !t.window->hosts().empty() && feed_->Stale(t.record.job_id, now).empty()) {
     const auto [from, until] = TrainingSpan(t, state, accused_at);
-    in.at_silence = t.window->Evidence(accused_at - in.timeout, from, until, config_.stale_after);
-    in.at_accusation = t.window->Evidence(accused_at, from, until, config_.stale_after);
+    // Up to the accusation a job training on pace was scraped only once a
+    // healthy interval (scrape_cadence.h), and by the time its line is read
+    // the epilog may be stopping the exporters and its Prometheus: the last
+    // scrape before each moment counts within that interval more. A host
+    // that really died stops the job's progress long before the
+    // coordinator's timeout, so its scrapes were every cycle by then, and
+    // their failures say so (a failed scrape is never stale).
+    const double stale_after = config_.stale_after + feed_->SampleGap();
+    in.at_silence = t.window->Evidence(accused_at - in.timeout, from, until, stale_after);
+    in.at_accusation = t.window->Evidence(accused_at, from, until, stale_after);
   }
   HeartbeatVerdict verdict = ClassifyHeartbeat(in);
   const IncidentDecision decision = DecideOnHeartbeat(FactsOf(t.open), verdict.klass);
@@ -119,6 +127,7 @@ void Monitor::SaveBaselines(double now) {
     if (!baselines.empty()) {
       Check(store_.SaveHostBaselines(id, baselines, now), "save host baselines");
     }
+    t.power_baseline = has_power;
     baselines_due_at_[id] = now + (has_power ? kSaveInterval : kRetryWithoutPower);
   }
 }

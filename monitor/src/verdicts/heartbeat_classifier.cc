@@ -26,8 +26,11 @@ std::optional<bool> AliveIn(const StallEvidence& evidence, const std::string& ho
       return true;
     }
     double power = Mean(h.gpu_power);
-    line = fmt::format("exporter up, GPU util {:.0f}%, power {:.0f} W", Mean(h.gpu_utilization),
-                       power);
+    // Utilization is not kept between a healthy job's sparse scrapes
+    // (scrape_cadence.h): unknown then, not 0%.
+    line = h.gpu_utilization.empty() ? fmt::format("exporter up, power {:.0f} W", power)
+                                     : fmt::format("exporter up, GPU util {:.0f}%, power {:.0f} W",
+                                                   Mean(h.gpu_utilization), power);
     if (h.baseline_power && *h.baseline_power > 0) {
       line += fmt::format(" ({:.0f}% of its training baseline)", 100 * power / *h.baseline_power);
     }

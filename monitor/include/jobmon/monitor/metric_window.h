@@ -3,6 +3,7 @@
 // playbooks need, per host, for a fixed horizon (60 min by default). Fed
 // with each scrape of the job's exporters; read when a stall is detected.
 
+#include <bitset>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -21,6 +22,12 @@ namespace jobmon::monitor {
 // The series kept (everything else in a scrape is dropped on arrival).
 bool IsWindowSeries(const std::string& name);
 const std::vector<std::string>& WindowSeriesNames();
+// `name`'s place in WindowSeriesNames(); its size() when not kept.
+size_t SeriesNameIndex(const std::string& name);
+// The series a training baseline is learned from (power, the clock maximum,
+// TCP retransmits) and tb_step: all a healthy job's window keeps
+// (scrape_cadence.h).
+bool IsBaselineSeries(const std::string& name);
 // Everything AddScrape reads: the kept series, the GPU-sharing facts
 // (hw_gpu_served, hw_gpu_node_shared, hw_gpu_node_gpus) and what the job's
 // processes wait on (hw_job_process*). What the monitor asks a central
@@ -85,9 +92,19 @@ class MetricWindow {
                         WindowLimits limits = {})
       : horizon_(horizon_seconds), max_points_(max_points_per_series), limits_(limits) {}
 
+  // Which of a scrape's series are kept: all, the baseline's only
+  // (IsBaselineSeries), or (a history filling in, older than the window's
+  // own scrapes) the others, only into series that have no newer point,
+  // its outcome not recorded. The GPU sets, the floors and the processes
+  // are read from every scrape.
+  enum class Keep { kAll, kBaseline, kLacking };
   // One scrape of `host` at time `t`: its samples, or a failed scrape.
-  void AddScrape(const std::string& host, double t, const Exposition& scrape);
+  void AddScrape(const std::string& host, double t, const Exposition& scrape,
+                 Keep keep = Keep::kAll);
   void AddFailedScrape(const std::string& host, double t);
+  // Drops every series but the baseline's (a job back to being scraped
+  // only for its baseline: the rest would go stale, and hold memory).
+  void KeepBaselineSeriesOnly();
   // Drops `host`'s scrapes and points newer than `t`, so that a fuller
   // answer for that span (a central store's, whose newest scrapes may be
   // partly written yet) replaces them. Learnt floors and GPU sets stay.
@@ -188,6 +205,9 @@ class MetricWindow {
   // (std::less<>), so a lookup copies no string.
   std::map<std::tuple<std::string, std::string, std::string>, TimeRing<Point>, std::less<>> series_;
   std::map<std::string, TimeRing<Scrape>> hosts_;  // scrape outcomes per host
+  // The names a series was ever made for (SeriesNameIndex), so that asking
+  // for a name the window never had walks nothing.
+  std::bitset<32> names_seen_;
   void LearnFloors(const std::string& host, const Exposition& scrape);
   std::map<std::pair<std::string, std::string>, IdleFloors> floors_;  // (host, gpu)
   // A GPU's floors, learned here or restored.

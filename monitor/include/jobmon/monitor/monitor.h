@@ -80,6 +80,7 @@ class Monitor {
     std::set<std::string> warned;  // per-job warnings already logged once
     std::optional<IncidentRecord> open;
     bool heartbeat_handled = false;
+    bool power_baseline = false;  // the window had a training power baseline at the last save
     // The owner's --diag-on-hang, from the manifest (read once, at the first
     // open incident); nullopt until read.
     std::optional<OnHang> on_hang;

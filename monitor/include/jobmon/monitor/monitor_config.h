@@ -63,6 +63,9 @@ struct MonitorConfig {
   // slot, so a cycle with dead hosts can take ceil(targets / this) x
   // scrape_timeout. The daemon lowers it to fit its open-file limit.
   int scrape_concurrency = 1000;
+  // Scrape mode: a job training on pace is scraped this often, not every
+  // cycle (scrape_cadence.h says when it is); 0: every job every cycle.
+  double healthy_scrape_interval = 60;
   // Where a job's exporters may be: a target outside these is never fetched.
   // Empty: RFC1918; container bridges (DefaultExcludedCidrs) are always out.
   std::vector<Cidr> cluster_cidrs;

@@ -90,8 +90,12 @@ StoreScrapes GroupStoreSeries(const std::vector<diagnose::Series>& series,
 // holds newer than `since` (the start of the span the answer covers) is
 // replaced by the answer's scrapes of that span, never kept as first seen:
 // a sample that arrives late still counts. Returns the scrapes fed.
+// With MetricWindow::Keep::kLacking nothing is replaced: only the series
+// the window lacks are filled (a job turned from sparse scrapes,
+// scrape_cadence.h), and its own scrapes stay.
 size_t FeedStoreAnswer(MetricWindow& window,
-                       const std::map<std::string, std::vector<StoreScrape>>& hosts, double since);
+                       const std::map<std::string, std::vector<StoreScrape>>& hosts, double since,
+                       MetricWindow::Keep keep = MetricWindow::Keep::kAll);
 
 // A job's newest TensorBoard step in a kTensorBoardStep answer (scrapes
 // newer than `since`), as MetricWindow::LatestOf reads it: the largest

@@ -12,6 +12,7 @@
 #include "jobmon/monitor/divergence.h"
 #include "jobmon/monitor/exposition.h"
 #include "jobmon/monitor/stall_classifier.h"
+#include "jobmon/monitor/store_query.h"
 
 namespace jobmon::monitor {
 namespace {
@@ -53,6 +54,62 @@ TEST(MetricWindowTest, BusyWaitAgainstTheJobsOwnBaselineNotTheCompilePhase) {
   StallClassification c = ClassifyStall(evidence);
   EXPECT_EQ(c.klass, "hang/busy-wait") << c.summary;
   EXPECT_EQ(window.series_count(), 2u * (2 + 2 + 2));  // util+power per GPU, retx, tb_step
+}
+
+// A healthy job scraped only for its baseline (scrape_cadence.h): the
+// window keeps power, retransmits and tb_step, not utilization; the busy-wait
+// is still found once the job turns and is scraped in full, and turning
+// back drops what the baseline does not need.
+TEST(MetricWindowTest, ABaselineOnlyWindowLearnsTheBaselineAndTurnsFull) {
+  MetricWindow window;
+  double t = 0;
+  for (; t < 300; t += 60) {  // training, scraped once a minute
+    window.AddScrape("node1", t, Scrape(97, 700, 10 + t / 100, t), MetricWindow::Keep::kBaseline);
+  }
+  EXPECT_EQ(window.series_count(), 2u + 1 + 1) << "power per GPU, retransmits, tb_step";
+  EXPECT_EQ(window.LatestOf("tb_step")->value, 240);
+  EXPECT_FALSE(window.LatestOf("hw_gpu_utilization_percent")) << "not kept";
+  EXPECT_EQ(*window.Baselines(t, 0, 240, 30).at("node1").power, 700);
+  for (; t < 400; t += 10) {  // stuck in a collective: late, then stalled, scraped in full
+    window.AddScrape("node1", t, Scrape(100, 280, 13, 240));
+  }
+  StallEvidence evidence = window.Evidence(t, 0, 240, 30);
+  ASSERT_EQ(evidence.hosts.size(), 1u);
+  EXPECT_EQ(evidence.hosts[0].gpu_utilization, (std::vector<double>{100, 100}));
+  EXPECT_EQ(ClassifyStall(evidence).klass, "hang/busy-wait") << ClassifyStall(evidence).summary;
+  EXPECT_EQ(window.series_count(), 2u * 2 + 1 + 1);
+  window.KeepBaselineSeriesOnly();  // it went on: healthy again
+  EXPECT_EQ(window.series_count(), 2u + 1 + 1);
+  EXPECT_EQ(*window.Baselines(t, 0, 240, 30).at("node1").power, 700) << "the baseline stays";
+}
+
+// A job turned from sparse scrapes has its window filled from its own
+// Prometheus (scrape_feed.cc): the history adds the series the window lacks
+// and keeps the window's own, finer, scrapes and their outcomes.
+TEST(MetricWindowTest, AHistoryFillingInAddsWhatTheWindowLacksAndReplacesNothing) {
+  MetricWindow window;
+  for (double t = 0; t < 30; t += 1) {  // its own scrapes: node2 answered from t = 3
+    if (t < 3) {
+      window.AddFailedScrape("node2", t);
+    } else {
+      window.AddScrape("node2", t, Scrape(97, 700, 10, t), MetricWindow::Keep::kBaseline);
+    }
+  }
+  std::map<std::string, std::vector<StoreScrape>> history;
+  for (double t = 0; t <= 30; t += 5) {  // the history's 5-s steps: up only from t = 5
+    history["node2"].push_back({t, t >= 5, Scrape(97, 650, 99, t)});
+  }
+  FeedStoreAnswer(window, history, -1, MetricWindow::Keep::kLacking);
+  EXPECT_EQ(window.PointsOf("node2", "hw_gpu_utilization_percent").at("0").size(), 6u)
+      << "utilization, which the window lacked, from the history's answering scrapes";
+  const auto power = window.PointsOf("node2", "hw_gpu_power_watts").at("0");
+  EXPECT_EQ(power.size(), 27u) << "its own power points only";
+  EXPECT_EQ(power.front().second, 700);
+  const StallEvidence at_4 = window.Evidence(4, 3, 29, 4);
+  EXPECT_TRUE(at_4.hosts[0].exporter_up) << "its own scrape at 4, not the history's failure at 0";
+  // Its own scrape at 30 came after: the history's point at 30 is not older, so not added.
+  window.AddScrape("node2", 31, Scrape(100, 280, 10, 29));
+  EXPECT_EQ(window.PointsOf("node2", "hw_gpu_utilization_percent").at("0").back().first, 31);
 }
 
 TEST(MetricWindowTest, TooFewTrainingScrapesGiveNoBaselineRatherThanAWrongOne) {

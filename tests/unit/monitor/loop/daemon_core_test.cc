@@ -829,6 +829,14 @@ TEST(HeartbeatVerdict, SystemEvidenceDecidesAndTheChecklistIsQuoted) {
   ASSERT_FALSE(fp.evidence.empty());
   EXPECT_NE(fp.evidence[0].find("node2 at accusation - timeout (10s earlier): exporter up"),
             std::string::npos);
+  // Scraped sparsely before the accusation (scrape_cadence.h), the window
+  // kept no utilization then: unknown, never "0%".
+  in.at_silence->hosts[0].gpu_utilization.clear();
+  const HeartbeatVerdict sparse = ClassifyHeartbeat(in);
+  EXPECT_EQ(sparse.klass, "heartbeat/false-positive");
+  EXPECT_NE(sparse.evidence[0].find("(10s earlier): exporter up, power 690 W (99% of its"),
+            std::string::npos)
+      << sparse.evidence[0];
   in.at_accusation = Window("node2", false, 0);  // gone when accused: a real death
   EXPECT_EQ(ClassifyHeartbeat(in).klass, "heartbeat/true-positive");
   // NVIDIA: the node answers and its GPUs idle at 121 W, but NVML lists no
