@@ -267,9 +267,21 @@ def cmd_playbooks(args):
 
 
 def cmd_playbook(args):
-    """playbook FILE NAME COND...: diagnose JSON: playbook NAME ran and its result meets every condition."""
+    """playbook FILE NAME COND...: diagnose JSON: playbook NAME ran and its result meets every condition.
+    When it does not, what the playbook said (its verdict and anomalies) goes to stderr, so that a
+    failure under load can be read from the test's log."""
     result = playbook_result(load_json(args[0]), args[1])
-    return 0 if result is not MISSING and holds(result, args[2:]) else 1
+    if result is not MISSING and holds(result, args[2:]):
+        return 0
+    if result is MISSING:
+        print(f"# playbook {args[1]!r}: not in {args[0]}", file=sys.stderr)
+    else:
+        anomalies = result.get("anomalies", []) if isinstance(result, dict) else []
+        said = [{k: a.get(k) for k in ("code", "host", "gpu", "device", "summary") if k in a}
+                for a in anomalies if isinstance(a, dict)]
+        print(f"# playbook {args[1]!r}: verdict {result.get('verdict')!r}; anomalies {json.dumps(said)[:2000]}",
+              file=sys.stderr)
+    return 1
 
 
 def cmd_playbook_any(args):

@@ -282,8 +282,15 @@ class ChecksTest(unittest.TestCase):
                  "anomalies": [{"code": "io-pressure", "host": "node1", "device": "", "gpu": 0}]}]}, f)
         self.assertEqual(self.run("playbook", report, "training", "verdict == step-time-increase",
                                   "root_cause.code == thermal-high")[0], 0)
-        self.assertEqual(self.run("playbook", report, "gpu", "verdict == anomalous")[0], 1)
-        self.assertEqual(self.run("playbook", report, "hang", "verdict present")[0], 1)  # did not run
+        said = io.StringIO()
+        with redirect_stderr(said):
+            self.assertEqual(self.run("playbook", report, "gpu", "verdict == anomalous")[0], 1)
+            self.assertEqual(self.run("playbook", report, "training", "verdict == healthy")[0], 1)
+            self.assertEqual(self.run("playbook", report, "hang", "verdict present")[0], 1)  # did not run
+        # What the playbook said instead, for the test's log.
+        self.assertIn("playbook 'gpu': verdict 'healthy'; anomalies []", said.getvalue())
+        self.assertIn('"code": "io-pressure", "host": "node1"', said.getvalue())
+        self.assertIn("playbook 'hang': not in", said.getvalue())
         self.assertEqual(self.run("playbook-any", report, "training", "anomalies", "code == io-pressure",
                                   "host == node1", "gpu == 0")[0], 0)
         self.assertEqual(self.run("playbook-any", report, "training", "anomalies", "code == io-pressure",

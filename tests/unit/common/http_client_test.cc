@@ -21,21 +21,7 @@ void EchoRequests(int listener, int count) {
   for (int i = 0; i < count; ++i) {
     const int client = accept(listener, nullptr, nullptr);
     if (client < 0) return;
-    std::string request;
-    char buffer[4096];
-    while (request.find("\r\n\r\n") == std::string::npos) {
-      const ssize_t n = read(client, buffer, sizeof buffer);
-      if (n <= 0) break;
-      request.append(buffer, static_cast<size_t>(n));
-    }
-    const std::string response =
-        "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(request.size()) +
-        "\r\nConnection: close\r\n\r\n" + request;
-    for (size_t sent = 0; sent < response.size();) {
-      const ssize_t n = send(client, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      sent += static_cast<size_t>(n);
-    }
+    test_support::SendOk(client, test_support::ReadRequestHead(client), "text/plain");
     close(client);
   }
 }

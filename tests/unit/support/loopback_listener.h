@@ -37,4 +37,29 @@ inline LoopbackListener ListenOnLoopback(int backlog, int socket_flags = 0) {
   return out;
 }
 
+// A request's head (up to its blank line) read from `client`.
+inline std::string ReadRequestHead(int client) {
+  std::string request;
+  char buffer[4096];
+  while (request.find("\r\n\r\n") == std::string::npos) {
+    const ssize_t n = read(client, buffer, sizeof buffer);
+    if (n <= 0) break;
+    request.append(buffer, static_cast<size_t>(n));
+  }
+  return request;
+}
+
+// A 200 answer with `body` sent to `client`, the connection then closed by the server.
+inline void SendOk(int client, const std::string& body,
+                   const std::string& content_type = "application/json") {
+  const std::string response = "HTTP/1.1 200 OK\r\nContent-Type: " + content_type +
+                               "\r\nContent-Length: " + std::to_string(body.size()) +
+                               "\r\nConnection: close\r\n\r\n" + body;
+  for (size_t sent = 0; sent < response.size();) {
+    const ssize_t n = send(client, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+}
+
 }  // namespace jobmon::test_support

@@ -1367,23 +1367,7 @@ class CentralStore {
     while (!stopping_) {
       const int client = accept(listener_.fd, nullptr, nullptr);
       if (client < 0) continue;  // stopping_ set, or a signal
-      std::string request;
-      char buffer[4096];
-      while (request.find("\r\n\r\n") == std::string::npos) {
-        const ssize_t n = read(client, buffer, sizeof buffer);
-        if (n <= 0) break;
-        request.append(buffer, static_cast<size_t>(n));
-      }
-      const std::string body = Answer(request);
-      const std::string response =
-          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-          std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-      for (size_t sent = 0; sent < response.size();) {
-        const ssize_t n =
-            send(client, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) break;
-        sent += static_cast<size_t>(n);
-      }
+      jobmon::test_support::SendOk(client, Answer(jobmon::test_support::ReadRequestHead(client)));
       close(client);
     }
   }
