@@ -188,6 +188,14 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
   }
   served_[host] = ReadServed(scrape);
   DropStale(host, t);
+  // A point into its series; a history filling in (kLacking) only into a
+  // series with nothing as new, so that each stays in time order.
+  auto append = [&](TimeRing<Point>* points, double value) {
+    if (!points) return;
+    if (keep == Keep::kLacking && !points->empty() && points->back().t >= t) return;
+    points->push_back({t, value});
+    Trim(*points, t);
+  };
   // Counters summed over devices (RDMA ports, NICs) per host; gauges per GPU.
   std::map<std::string, double> sums;
   for (const Sample& sample : scrape.samples) {
@@ -197,10 +205,7 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
     auto gpu = sample.labels.find("gpu");
     if (gpu != sample.labels.end()) {
       if (!AdmitGpu(host, gpu->second)) continue;
-      auto* points = SeriesOf(host, sample.name, gpu->second);
-      if (!points || (!points->empty() && points->back().t >= t)) continue;  // kLacking's
-      points->push_back({t, sample.value});
-      Trim(*points, t);
+      append(SeriesOf(host, sample.name, gpu->second), sample.value);
     } else {
       sums[sample.name] += sample.value;
     }
@@ -214,10 +219,7 @@ void MetricWindow::AddScrape(const std::string& host, double t, const Exposition
         if (sample.name == name) value = std::max(value, sample.value);
       }
     }
-    auto* points = SeriesOf(host, name, "");
-    if (!points || (!points->empty() && points->back().t >= t)) continue;  // kLacking's
-    points->push_back({t, value});
-    Trim(*points, t);
+    append(SeriesOf(host, name, ""), value);
   }
   LearnFloors(host, scrape);
   // A history filling in is older than what the window read last.

@@ -142,11 +142,10 @@ class ScrapeFeed : public EvidenceFeed {
   // Back-fills the job's window from its head node's exporter; false when
   // nothing was asked (no head target yet, or no need).
   bool Backfill(const FeedJob& job, PerJob& state, double now) {
-    // A refill is tried once: on failure the sparse samples and this
-    // cycle's scrape stay.
-    // Without a power baseline the window's own scrapes are too few to keep
-    // (a restart's, or a job late while still learning it): the history
-    // replaces them.
+    // A refill is tried once: on failure the window's own scrapes and this
+    // cycle's stay. Without a power baseline those are too few to keep (a
+    // restart's, or a job late while still learning it): the history
+    // replaces them, as a restart's back-fill does.
     const bool restart = BackfillDue(job, state, now) || !job.power_baseline;
     const char* refill_for = std::exchange(state.refill_for, nullptr);
     if (!refill_for && job.window.HasRestoredPower()) {

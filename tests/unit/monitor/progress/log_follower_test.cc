@@ -150,17 +150,26 @@ TEST(LogFollowerKeptOpen, AtMostTheBudgetAndReleasedWithTheFollower) {
   LogFollower::KeepOpenAtMost(0);
 }
 
+// A kept job.log in `dir`, read once (its one line `first`), then renamed
+// to job.log.1 (the file its writer still writes) with a successor at its
+// path holding "new 1".
+LogFollower FollowThenReplace(const TempDir& dir, const std::string& first) {
+  const fs::path log = dir.path / "job.log";
+  Append(log, first + "\n");
+  LogFollower follower(log.string());
+  EXPECT_EQ(follower.Poll()->lines, std::vector<std::string>{first});
+  fs::rename(log, dir.path / "job.log.1");
+  Append(log, "new 1\n");
+  return follower;
+}
+
 // A log replaced at its path while its writer still writes to the old file:
 // the old file is read on while it grows, then its successor from its start.
 TEST(LogFollowerKeptOpen, AReplacedLogIsDrainedBeforeItsSuccessor) {
   TempDir dir;
   fs::path log = dir.path / "job.log";
   LogFollower::KeepOpenAtMost(10);
-  Append(log, "old 1\n");
-  LogFollower follower(log.string());
-  ASSERT_EQ(follower.Poll()->lines.size(), 1u);
-  fs::rename(log, dir.path / "job.log.1");
-  Append(log, "new 1\n");
+  LogFollower follower = FollowThenReplace(dir, "old 1");
   Append(dir.path / "job.log.1", "old 2\n");  // the writer's descriptor
   auto drained = follower.Poll().value();
   EXPECT_EQ(drained.lines, std::vector<std::string>{"old 2"});
@@ -182,13 +191,8 @@ TEST(LogFollowerKeptOpen, AReplacedLogIsDrainedBeforeItsSuccessor) {
 // then turns to the path's file once the old one is read to its end.
 TEST(LogFollowerKeptOpen, AGrowingReplacedLogHasItsPathLookedUpEveryFewPolls) {
   TempDir dir;
-  fs::path log = dir.path / "job.log";
   LogFollower::KeepOpenAtMost(10);
-  Append(log, "old 0\n");
-  LogFollower follower(log.string());
-  ASSERT_EQ(follower.Poll()->lines.size(), 1u);
-  fs::rename(log, dir.path / "job.log.1");
-  Append(log, "new 1\n");
+  LogFollower follower = FollowThenReplace(dir, "old 0");
   bool looked_up = false;
   for (int poll = 1; poll <= LogFollower::kLookUpPathEvery && !looked_up; ++poll) {
     Append(dir.path / "job.log.1", "old " + std::to_string(poll) + "\n");
