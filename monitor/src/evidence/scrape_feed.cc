@@ -59,7 +59,8 @@ class ScrapeFeed : public EvidenceFeed {
       }
       ScrapeCadence cadence = CadenceOf(
           job.progress.Evaluate(now), {job.heartbeat_pending, job.incident_open, job.power_baseline,
-                                       job.window.LatestOf(metric_names::kTbStep).has_value()});
+                                       job.progress.TakesTensorBoardSteps() &&
+                                           job.window.LatestOf(metric_names::kTbStep).has_value()});
       // A healthy interval of 0: every job every cycle, in full, as ever.
       if (context_.config.healthy_scrape_interval <= 0) cadence = {true, true, "always"};
       // Turned: what the window lacks (the families a baseline does not

@@ -60,7 +60,7 @@ void JobProgress::FlushPoll(double now) {
 }
 
 void JobProgress::OnTensorBoardStep(int64_t step, double observed_at) {
-  if (profile_) return;
+  if (!TakesTensorBoardSteps()) return;
   if (tracker_.OnStep(step, observed_at) && !first_step_time_) first_step_time_ = observed_at;
 }
 

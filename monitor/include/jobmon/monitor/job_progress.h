@@ -62,6 +62,8 @@ class JobProgress {
   // as its exporters serve it. Counts only while the log has no step lines
   // of a known profile (the log is the finer source when it has them).
   void OnTensorBoardStep(int64_t step, double observed_at);
+  // Whether a TensorBoard step would count (the feeds ask for it only then).
+  bool TakesTensorBoardSteps() const { return !profile_; }
 
   ProgressRecord Snapshot(double now) const;
   void Restore(const ProgressRecord& record);

@@ -1332,9 +1332,14 @@ class CentralStore {
   bool ok() const { return listener_.fd >= 0; }
   std::string url() const { return "http://" + listener_.Address(); }
   std::atomic<double> spin_from{1e18};
+  std::atomic<int> tensorboard_queries{0};
 
  private:
-  std::string Answer(const std::string& request) const {
+  std::string Answer(const std::string& request) {
+    if (request.find("tb_step") != std::string::npos &&
+        request.find("hw_gpu_power_watts") == std::string::npos) {
+      ++tensorboard_queries;
+    }
     std::string result;
     const size_t time_at = request.find("&time=");
     if (request.find("hw_gpu_power_watts") == std::string::npos || time_at == std::string::npos) {
@@ -1433,6 +1438,27 @@ TEST_F(MonitorTest, AHangJudgedAfterARestartIsJudgedAgainstTheTrainingBeforeIt) 
   monitor->Cycle(now += 1);
   ASSERT_TRUE(store->GetJob(7).value()->ended_at);
   EXPECT_TRUE(store->HostBaselines(7).value().empty());
+}
+
+// A job whose log has step lines takes no TensorBoard step as progress
+// (job_progress.h), so store mode does not ask the store for one: at
+// 10,000 jobs those queries were half of the store's each cycle.
+TEST_F(MonitorTest, StoreModeAsksForTheTensorBoardStepOnlyWhileTheLogHasNoStepLines) {
+  CentralStore central(now);
+  ASSERT_TRUE(central.ok());
+  config.evidence = "store";
+  config.store_url = central.url();
+  const std::string diag = dir.path() + "/jobmon-diag-7";
+  fs::create_directories(diag);
+  std::ofstream(diag + "/manifest.json") << R"({"prometheus": {"port": 9190}})";
+  source.jobs[0].user = "root";
+  Reopen();
+  for (int i = 0; i < 3; ++i) monitor->Cycle(now += 1);
+  const int before_steps = central.tensorboard_queries;
+  EXPECT_GE(before_steps, 2) << "no step line yet: its progress may be TensorBoard's";
+  Train(0, 10);
+  EXPECT_EQ(central.tensorboard_queries, before_steps) << "the log's steps are the progress";
+  EXPECT_TRUE(Incidents().empty());
 }
 
 // Where every rank prints its own steps (srun -l), the hang's
