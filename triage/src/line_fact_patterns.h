@@ -3,6 +3,7 @@
 // order the scanner's database lists them. Defined next to the parsers that
 // read the same wording (line_facts.cc). Private to the scanner.
 
+#include <string>
 #include <vector>
 
 namespace jobmon::triage {
@@ -52,6 +53,9 @@ struct FactPattern {
   const char* expression;  // Hyperscan syntax
   bool line_start;         // `^` anchors at a line start (multiline)
   Fact fact;
+  // Given, what Hyperscan matches instead of `expression`: its alternatives,
+  // each under the pattern's id (scan_patterns.h PatternDef::parts).
+  std::vector<std::string> parts = {};
 };
 const std::vector<FactPattern>& FactPatterns();
 

@@ -53,9 +53,17 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
   for (size_t i = 0; i < impl->patterns.size(); ++i) {
     const auto& left_out = options.patterns_left_out;
     if (std::find(left_out.begin(), left_out.end(), i) != left_out.end()) continue;
-    expressions.push_back(impl->patterns[i].expression.c_str());
-    flags.push_back(impl->patterns[i].flags);
-    ids.push_back(static_cast<unsigned>(i));
+    const PatternDef& def = impl->patterns[i];
+    if (def.parts.empty()) {
+      expressions.push_back(def.expression.c_str());
+      flags.push_back(def.flags);
+      ids.push_back(static_cast<unsigned>(i));
+    }
+    for (const std::string& part : def.parts) {
+      expressions.push_back(part.c_str());
+      flags.push_back(def.flags);
+      ids.push_back(static_cast<unsigned>(i));
+    }
   }
   // Compiled once per pattern set and machine (database_cache.h).
   std::string key = std::string(hs_version()) + "\n";
@@ -73,7 +81,7 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
     int index = error ? error->expression : -1;
     hs_free_compile_error(error);
     return Error{"signature database: " + message + " (pattern " +
-                 (index >= 0 ? impl->patterns[static_cast<size_t>(index)].expression : "?") + ")"};
+                 (index >= 0 ? expressions[static_cast<size_t>(index)] : "?") + ")"};
   }
   if (compiled) StoreCachedDatabase(cache, key, impl->database);
   if (hs_alloc_scratch(impl->database, &impl->prototype_scratch) != HS_SUCCESS) {

@@ -23,6 +23,10 @@ std::vector<PatternDef> AllPatterns() {
     out.push_back({p, flags, Kind::kStep, static_cast<int>(profile)});
   };
   // Prefilters only: the parsers in step_lines.cc decide (and name their sources).
+  // The generic one leads with its keywords, no word boundary before them:
+  // a boundary class first made Hyperscan try it at every character, a
+  // third of all matching on a training log (tests/bench/triage_bench.py);
+  // ParseGenericStep checks the boundary itself ("substep 3" is no step).
   step(R"(completed step: \d)", StepProfile::kMaxText);
   step(R"(iteration[ \t]+\d+/[ \t]*\d+[ \t]*\|)", StepProfile::kMegatron);
   step(R"(step:[ \t]+\d+[ \t]+(\x1b\[\d+m)?loss:)", StepProfile::kTorchTitan);
@@ -31,11 +35,10 @@ std::vector<PatternDef> AllPatterns() {
   step(R"(steps: \d+ loss: )", StepProfile::kDeepSpeed);
   step(R"(step=\d+, skipped=)", StepProfile::kDeepSpeed);
   step(R"(logging_writer\.py:\d+\] \[\d+\])", StepProfile::kT5x);
-  step(R"((^|[^A-Za-z0-9_])(step|iteration|iter)[ \t:=#]{1,3}\d)", StepProfile::kGeneric,
-       HS_FLAG_CASELESS | HS_FLAG_MULTILINE);
+  step(R"((step|iteration|iter)[ \t:=#]{1,3}\d)", StepProfile::kGeneric, HS_FLAG_CASELESS);
   for (const FactPattern& f : FactPatterns()) {
     out.push_back({f.expression, f.line_start ? HS_FLAG_MULTILINE : 0u, Kind::kFact,
-                   static_cast<int>(f.fact)});
+                   static_cast<int>(f.fact), Weight::kAsClass, "", f.parts});
   }
   return out;
 }

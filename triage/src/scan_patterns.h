@@ -20,6 +20,10 @@ struct PatternDef {
   int arg;                           // class index, StepProfile, or Fact (line_fact_patterns.h)
   Weight weight = Weight::kAsClass;  // classes: resolved, never kAsClass
   std::string source = {};           // classes: where the text comes from
+  // Given, Hyperscan matches these instead of `expression`, its
+  // alternatives written apart, all under the pattern's id: a line is
+  // matched by the pattern if by any part, and reported once.
+  std::vector<std::string> parts = {};
 };
 
 // In database order: a pattern's id is its index.

@@ -385,6 +385,19 @@ TEST_F(RealStepsTest, OneStrayStepLineIsNoTraining) {
       << "a loop counting from 2: kept as printed";
 }
 
+// The generic prefilter finds its keywords anywhere (scan_patterns.cc);
+// a keyword inside a word is still no step.
+TEST_F(RealStepsTest, AKeywordInsideAWordIsNoStep) {
+  std::string inside, alone;
+  for (int i = 1; i <= 6; ++i) {
+    inside += "substep " + std::to_string(i) + " loss 1.0\nmax_iter=" + std::to_string(i) +
+              " lr 0.1\nSTEPPED:" + std::to_string(i) + " loss 2\n";
+    alone += "Step: " + std::to_string(i) + " loss 1.0\n";
+  }
+  EXPECT_EQ(Series(Scan(inside), StepProfile::kGeneric).count(), 0u);
+  EXPECT_EQ(Series(Scan(alone), StepProfile::kGeneric).count(), 6u) << "case folded";
+}
+
 TEST_F(RealStepsTest, TqdmFixtures) {
   // tests/fixtures/real/tqdm/make_fixtures.sh: real tqdm, HF-, Lightning-
   // and accelerate-shaped bars with nested evaluation and 1/1 checkpoint bars.
