@@ -25,24 +25,36 @@ bool ProgressTracker::IsCheckpointStep(int64_t step) const {
   return triage::IsCheckpointStep(step, checkpoint_period_);
 }
 
-const ProgressTracker::WindowFigures& ProgressTracker::Figures() const {
-  if (!figures_) {
-    WindowFigures f;
+const ProgressTracker::IntervalFigures& ProgressTracker::Intervals() const {
+  if (!interval_figures_) {
+    IntervalFigures f;
     if (!intervals_.empty()) {
       std::vector<double> sorted(intervals_.begin(), intervals_.end());
-      f.interval_p50 = triage::Percentile(sorted, 0.5);
-      f.interval_p99 = triage::Percentile(std::move(sorted), 0.99);
+      f.p50 = triage::Percentile(sorted, 0.5);
+      f.p99 = triage::Percentile(std::move(sorted), 0.99);
     }
-    if (!gaps_.empty())
-      f.gap_p99 = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
-    f.slowdown = ComputeSlowdown();
-    figures_ = f;
+    interval_figures_ = f;
   }
-  return *figures_;
+  return *interval_figures_;
+}
+
+std::optional<double> ProgressTracker::GapP99() const {
+  if (!gap_p99_) {
+    gap_p99_.emplace();
+    if (!gaps_.empty())
+      *gap_p99_ = triage::Percentile(std::vector<double>(gaps_.begin(), gaps_.end()), 0.99);
+  }
+  return *gap_p99_;
+}
+
+const ProgressTracker::SlowdownFigures& ProgressTracker::Slowdown() const {
+  if (!slowdown_figures_) slowdown_figures_ = ComputeSlowdown();
+  return *slowdown_figures_;
 }
 
 void ProgressTracker::AddStepSeconds(double seconds, double at) {
-  figures_.reset();
+  interval_figures_.reset();
+  slowdown_figures_.reset();
   intervals_.push_back(seconds);
   while (intervals_.size() > kWindow) intervals_.pop_front();
   if (!baseline_closed_) {
@@ -67,13 +79,13 @@ triage::StallLimit ProgressTracker::Limit() const {
   // known, the longest gap of the warmup, a learned line's period, else the
   // wait for the first progress stand for it.
   triage::StallInputs in;
-  const std::optional<double> gap = Figures().gap_p99;
+  const std::optional<double> gap = GapP99();
   // The stated step time sets the bound only once the gaps between lines
   // are known well enough to be the logging period: until then a gap not
   // yet seen (a bar that reaches the log only at an epoch's end) would be
   // a false hang, and k x the gaps keeps the margin.
   if (stated_step_times_ && !intervals_.empty() && gap && gaps_.size() >= kMinGapsForStatedRhythm) {
-    in.step_interval = Figures().interval_p99;
+    in.step_interval = Intervals().p99;
     in.logging_period = gap;
   } else {
     in.step_interval = gap;
@@ -100,7 +112,7 @@ void ProgressTracker::AddObservationGap(double seconds) {
   // A gap that was a stall (past the bound in force) does not teach the
   // rhythm: each hang would raise the bar for the next.
   if (last_step_ && seconds > Limit().seconds) return;
-  figures_.reset();
+  gap_p99_.reset();
   gaps_.push_back(seconds);
   while (gaps_.size() > kWindow) gaps_.pop_front();
 }
@@ -254,7 +266,9 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
   last_observed_ = last_step_time;
   observations_ = 2;
   trail_ = {{last_step_time, last_step}};
-  figures_.reset();
+  interval_figures_.reset();
+  gap_p99_.reset();
+  slowdown_figures_.reset();
   intervals_.clear();
   gaps_.clear();
   // Windows whose median step time and p99 gap are the persisted ones.
@@ -278,7 +292,7 @@ void ProgressTracker::Restore(int64_t last_step, double last_step_time,
 void ProgressTracker::EvaluateSlowdown(ProgressState& state) const {
   state.baseline_steps = baseline_.size();
   state.recent_steps = recent_.size();
-  const SlowdownFigures& f = Figures().slowdown;
+  const SlowdownFigures& f = Slowdown();
   state.baseline_interval = f.baseline_interval;
   state.recent_interval = f.recent_interval;
   state.slowdown = f.slowdown;
@@ -322,8 +336,8 @@ ProgressState ProgressTracker::Evaluate(double now) const {
   }
   state.last_activity_time = last_activity_;
   state.idle_seconds = std::max(0.0, now - LastProgressTime());
-  state.median_interval = Figures().interval_p50;
-  state.p99_interval = Figures().gap_p99;
+  state.median_interval = Intervals().p50;
+  state.p99_interval = GapP99();
   triage::StallLimit limit = Limit();
   state.threshold_seconds = limit.seconds;
   state.threshold_reason = limit.reason;

@@ -145,18 +145,21 @@ class ProgressTracker {
   triage::StallLimit Limit() const;  // the stall bound in force
   double LastProgressTime() const;
   void EvaluateSlowdown(ProgressState& state) const;
-  // The windows' percentiles, and the slowdown they show: computed once
-  // after each change to a window, because Evaluate runs several times a
-  // cycle for each of thousands of jobs and each percentile sorts a copy.
+  // The windows' percentiles, and the slowdown they show: each computed
+  // once after a change to its own window, because Evaluate runs several
+  // times a cycle for each of thousands of jobs and each percentile sorts a
+  // copy (a new step changes the step times, then its gap the gaps: one
+  // cache for all had every figure computed twice per step).
   struct SlowdownFigures {
     std::optional<double> baseline_interval, recent_interval, slowdown;
     bool significant = false;
   };
-  struct WindowFigures {
-    std::optional<double> interval_p50, interval_p99, gap_p99;
-    SlowdownFigures slowdown;
+  struct IntervalFigures {
+    std::optional<double> p50, p99;
   };
-  const WindowFigures& Figures() const;
+  const IntervalFigures& Intervals() const;
+  std::optional<double> GapP99() const;
+  const SlowdownFigures& Slowdown() const;
   SlowdownFigures ComputeSlowdown() const;
 
   triage::StallRule rule_;
@@ -185,7 +188,11 @@ class ProgressTracker {
     double at, seconds;
   };
   std::deque<TimedStep> recent_;
-  mutable std::optional<WindowFigures> figures_;  // reset by every change to a window above
+  // Reset by every change to their windows above: intervals_; gaps_;
+  // baseline_ and recent_.
+  mutable std::optional<IntervalFigures> interval_figures_;
+  mutable std::optional<std::optional<double>> gap_p99_;
+  mutable std::optional<SlowdownFigures> slowdown_figures_;
   std::optional<double> longest_checkpoint_pause_;
   std::optional<int64_t> checkpoint_period_;
   struct OpenPhase {
