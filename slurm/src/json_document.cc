@@ -102,7 +102,7 @@ json ConvertList(simdjson::dom::element list, const KeptFields& kept) {
           (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
       uint64_t print = kSeed;
       for (simdjson::dom::key_value_pair field : all) {
-        if (kept.fields->count(field.key))
+        if (kept.Keeps(field.key))
           print = Fingerprint(field.value, Mix(print, std::hash<std::string_view>{}(field.key)));
       }
       print |= 1;  // never 0
@@ -114,7 +114,7 @@ json ConvertList(simdjson::dom::element list, const KeptFields& kept) {
     }
     json object = json::object();
     for (simdjson::dom::key_value_pair field : all) {
-      if (kept.fields->count(field.key)) object[std::string(field.key)] = Convert(field.value);
+      if (kept.Keeps(field.key)) object[std::string(field.key)] = Convert(field.value);
     }
     out.push_back(std::move(object));
   }

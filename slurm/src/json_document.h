@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -21,7 +22,16 @@ namespace jobmon::slurm {
 struct KeptFields {
   KeptFields(std::string_view list_name, const std::set<std::string, std::less<>>* kept_fields,
              std::vector<uint64_t>* prints = nullptr, std::function<bool(uint64_t)> is_known = {})
-      : list(list_name), fields(kept_fields), fingerprints(prints), known(std::move(is_known)) {}
+      : list(list_name),
+        fields(kept_fields),
+        fingerprints(prints),
+        known(std::move(is_known)),
+        hashed(kept_fields->begin(), kept_fields->end()) {}
+
+  // Whether a field of a list's object is kept: asked of every field of
+  // every job (a hundred each), where the ordered set's compares were a
+  // fortieth of a 10,000-job monitor's cycle.
+  bool Keeps(std::string_view field) const { return hashed.count(field) > 0; }
 
   std::string_view list;
   const std::set<std::string, std::less<>>* fields;
@@ -33,6 +43,7 @@ struct KeptFields {
   // slow parser.
   std::vector<uint64_t>* fingerprints;
   std::function<bool(uint64_t)> known;
+  std::unordered_set<std::string_view> hashed;  // views of `fields`' names
 };
 
 // The document with what `kept` says, numbers typed as nlohmann types them

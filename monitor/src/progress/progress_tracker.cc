@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "jobmon/triage/stall_rule.h"
@@ -340,7 +341,7 @@ ProgressState ProgressTracker::Evaluate(double now) const {
   state.p99_interval = GapP99();
   triage::StallLimit limit = Limit();
   state.threshold_seconds = limit.seconds;
-  state.threshold_reason = limit.reason;
+  state.threshold_reason = std::move(limit.reason);
   state.checkpoint_grace = limit.checkpoint_grace;
   if (state.median_interval && *state.median_interval > 0) {
     state.expected_step_now =

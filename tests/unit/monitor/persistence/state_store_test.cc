@@ -35,6 +35,69 @@ void Downgrade(const std::string& path, const char* sql) {
   RunSql(path, sql);
 }
 
+// A job's progress row is written every poll, in place once it exists:
+// each save replaces every field of the last, a field gone included, and
+// the other jobs' rows are left alone.
+TEST(StateStoreTest, ASecondProgressSaveReplacesEveryFieldOfTheFirst) {
+  TempDir dir;
+  auto store = StateStore::Open((dir.path / "state.db").string());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  for (uint32_t id : {7u, 8u}) {
+    JobRecord job;
+    job.job_id = id;
+    job.user = "alice";
+    job.slurm_state = "RUNNING";
+    ASSERT_TRUE((*store)->UpsertJob(job).ok());
+  }
+  ProgressRecord first;
+  first.job_id = 7;
+  first.log_inode = 1;
+  first.log_offset = 100;
+  first.last_step = 10;
+  first.phase = "training";
+  first.checkpoint_period = 500;
+  first.profile = "maxtext";
+  first.threshold_reason = "k x the p99 gap";
+  first.stated_step_times = true;
+  first.updated_at = 1000;
+  ASSERT_TRUE((*store)->SaveProgress(first).ok());
+  ProgressRecord other = first;
+  other.job_id = 8;
+  ASSERT_TRUE((*store)->SaveProgress(other).ok());
+
+  ProgressRecord second;
+  second.job_id = 7;
+  second.log_inode = 2;
+  second.log_device = 3;
+  second.log_offset = 250;
+  second.last_step = 20;
+  second.last_step_time = 1009.5;
+  second.phase = "stalled";
+  second.median_interval = 1.5;
+  second.threshold_seconds = 300;
+  second.updated_at = 1010;
+  ASSERT_TRUE((*store)->SaveProgress(second).ok());
+  auto saved = (*store)->GetProgress(7).value();
+  ASSERT_TRUE(saved);
+  EXPECT_EQ(saved->log_inode, 2u);
+  EXPECT_EQ(saved->log_device, 3u);
+  EXPECT_EQ(saved->log_offset, 250);
+  EXPECT_EQ(saved->last_step, 20);
+  EXPECT_EQ(saved->last_step_time, 1009.5);
+  EXPECT_EQ(saved->phase, "stalled");
+  EXPECT_EQ(saved->median_interval, 1.5);
+  EXPECT_EQ(saved->threshold_seconds, 300);
+  EXPECT_FALSE(saved->checkpoint_period) << "a field the second save lacks is gone";
+  EXPECT_EQ(saved->profile, "");
+  EXPECT_EQ(saved->threshold_reason, "");
+  EXPECT_FALSE(saved->stated_step_times);
+  EXPECT_EQ(saved->updated_at, 1010);
+  auto untouched = (*store)->GetProgress(8).value();
+  ASSERT_TRUE(untouched);
+  EXPECT_EQ(untouched->last_step, 10);
+  EXPECT_EQ(untouched->checkpoint_period, 500);
+}
+
 TEST(StateStoreTest, SurvivesARestartAndNeverDuplicatesAnOpenIncident) {
   TempDir dir;
   std::string path = (dir.path / "state.db").string();
