@@ -130,7 +130,7 @@ json ParseKeptSlowly(std::string_view text, const KeptFields& kept) {
     // Depth 1: the top level's keys; 3: those of an object in one of its arrays.
     if (depth == 1) in_list = parsed == kept.list;
     if (depth != 3 || !in_list) return true;
-    return kept.fields->count(parsed.get_ref<const std::string&>()) > 0;
+    return kept.Keeps(parsed.get_ref<const std::string&>());
   };
   return json::parse(text, keep, /*allow_exceptions=*/false);
 }

@@ -23,18 +23,16 @@ struct KeptFields {
   KeptFields(std::string_view list_name, const std::set<std::string, std::less<>>* kept_fields,
              std::vector<uint64_t>* prints = nullptr, std::function<bool(uint64_t)> is_known = {})
       : list(list_name),
-        fields(kept_fields),
         fingerprints(prints),
         known(std::move(is_known)),
-        hashed(kept_fields->begin(), kept_fields->end()) {}
+        fields(kept_fields->begin(), kept_fields->end()) {}
 
   // Whether a field of a list's object is kept: asked of every field of
   // every job (a hundred each), where the ordered set's compares were a
   // fortieth of a 10,000-job monitor's cycle.
-  bool Keeps(std::string_view field) const { return hashed.count(field) > 0; }
+  bool Keeps(std::string_view field) const { return fields.count(field) > 0; }
 
   std::string_view list;
-  const std::set<std::string, std::less<>>* fields;
   // With `fingerprints`: each object of `list` gets a fingerprint of its
   // kept fields (names and values; never 0, which marks an item that is no
   // object), in the list's order. An object whose fingerprint `known` says
@@ -43,7 +41,8 @@ struct KeptFields {
   // slow parser.
   std::vector<uint64_t>* fingerprints;
   std::function<bool(uint64_t)> known;
-  std::unordered_set<std::string_view> hashed;  // views of `fields`' names
+  // Views of the kept names: the set they came from outlives this.
+  std::unordered_set<std::string_view> fields;
 };
 
 // The document with what `kept` says, numbers typed as nlohmann types them

@@ -54,16 +54,13 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
     const auto& left_out = options.patterns_left_out;
     if (std::find(left_out.begin(), left_out.end(), i) != left_out.end()) continue;
     const PatternDef& def = impl->patterns[i];
-    if (def.parts.empty()) {
-      expressions.push_back(def.expression.c_str());
+    auto compile = [&](const std::string& expression) {
+      expressions.push_back(expression.c_str());
       flags.push_back(def.flags);
       ids.push_back(static_cast<unsigned>(i));
-    }
-    for (const std::string& part : def.parts) {
-      expressions.push_back(part.c_str());
-      flags.push_back(def.flags);
-      ids.push_back(static_cast<unsigned>(i));
-    }
+    };
+    if (def.parts.empty()) compile(def.expression);
+    for (const std::string& part : def.parts) compile(part);
   }
   // Compiled once per pattern set and machine (database_cache.h).
   std::string key = std::string(hs_version()) + "\n";

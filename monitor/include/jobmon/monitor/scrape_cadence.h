@@ -3,7 +3,7 @@
 // exporters are scraped every cycle, every series kept, only while a
 // verdict may soon read its window; a job training on pace is scraped once
 // a healthy interval and keeps only what its training baseline is learned
-// from (metric_window.h BaselineSeriesNames), and one still learning that
+// from (metric_window.h IsBaselineSeries), and one still learning that
 // baseline keeps the same, every cycle. When a job turns, what the window
 // lacks is asked of the job's own Prometheus (scrape_feed.cc), as store
 // mode asks the store (store_query.h NeedsStoreEvidence).
