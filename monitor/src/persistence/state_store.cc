@@ -512,10 +512,24 @@ Expected<std::vector<JobRecord>> StateStore::ListJobs() {
   return out;
 }
 
-namespace {
-
-// The parameters ?1..?19 of SaveProgress's statements, in the table's order.
-void BindProgress(sqlite3_stmt* st, const ProgressRecord& p) {
+Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
+  // An upsert, as UpsertJob's: the row exists from the job's second poll on,
+  // and a REPLACE deleted and re-inserted it (and checked its job again),
+  // a tenth of a store-mode cycle at 10,000 jobs (tests/bench/monitor_bench.py).
+  auto s = Cached(
+      "INSERT INTO progress (job_id, log_inode, log_device, log_offset, "
+      "last_step, last_step_time, phase, median_interval, p99_interval, "
+      "checkpoint_period, longest_checkpoint_pause, updated_at, baseline_interval, "
+      "recent_interval, profile, first_step_time, threshold_seconds, threshold_reason, "
+      "stated_step_times) "
+      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19) "
+      "ON CONFLICT(job_id) DO UPDATE SET log_inode=?2, log_device=?3, log_offset=?4, "
+      "last_step=?5, last_step_time=?6, phase=?7, median_interval=?8, p99_interval=?9, "
+      "checkpoint_period=?10, longest_checkpoint_pause=?11, updated_at=?12, "
+      "baseline_interval=?13, recent_interval=?14, profile=?15, first_step_time=?16, "
+      "threshold_seconds=?17, threshold_reason=?18, stated_step_times=?19");
+  if (!s) return s.error();
+  sqlite3_stmt* st = *s;
   sqlite3_bind_int64(st, 1, p.job_id);
   sqlite3_bind_int64(st, 2, static_cast<int64_t>(p.log_inode));
   sqlite3_bind_int64(st, 3, static_cast<int64_t>(p.log_device));
@@ -535,34 +549,7 @@ void BindProgress(sqlite3_stmt* st, const ProgressRecord& p) {
   BindOptional(st, 17, p.threshold_seconds);
   BindText(st, 18, p.threshold_reason);
   sqlite3_bind_int(st, 19, p.stated_step_times ? 1 : 0);
-}
-
-}  // namespace
-
-Expected<void> StateStore::SaveProgress(const ProgressRecord& p) {
-  // An UPDATE in place first: the row exists from the job's second poll on,
-  // and a REPLACE deletes and re-inserts it (and checks its job again), a
-  // tenth of a store-mode cycle at 10,000 jobs (tests/bench/monitor_bench.py).
-  auto update = Cached(
-      "UPDATE progress SET log_inode=?2, log_device=?3, log_offset=?4, last_step=?5, "
-      "last_step_time=?6, phase=?7, median_interval=?8, p99_interval=?9, "
-      "checkpoint_period=?10, longest_checkpoint_pause=?11, updated_at=?12, "
-      "baseline_interval=?13, recent_interval=?14, profile=?15, first_step_time=?16, "
-      "threshold_seconds=?17, threshold_reason=?18, stated_step_times=?19 WHERE job_id=?1");
-  if (!update) return update.error();
-  BindProgress(*update, p);
-  if (sqlite3_step(*update) != SQLITE_DONE) return SqlError(db_, "save progress");
-  if (sqlite3_changes(db_) > 0) return {};
-  auto insert = Cached(
-      "INSERT INTO progress (job_id, log_inode, log_device, log_offset, "
-      "last_step, last_step_time, phase, median_interval, p99_interval, "
-      "checkpoint_period, longest_checkpoint_pause, updated_at, baseline_interval, "
-      "recent_interval, profile, first_step_time, threshold_seconds, threshold_reason, "
-      "stated_step_times) "
-      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)");
-  if (!insert) return insert.error();
-  BindProgress(*insert, p);
-  if (sqlite3_step(*insert) != SQLITE_DONE) return SqlError(db_, "save progress");
+  if (sqlite3_step(st) != SQLITE_DONE) return SqlError(db_, "save progress");
   return {};
 }
 
