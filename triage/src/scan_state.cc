@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -327,8 +328,11 @@ class ScanState : public ChunkSink {
       furthest_any_rank_[p] = sample.step;
     if (!folded && !lead_.Admit(rank)) {
       // One rank's view of progress is enough (rank_progress.h, LeadRank);
-      // the others' tasks are still counted.
-      RecordTask(text, sample.step);
+      // the others' tasks are still counted (a line's rank carries its task
+      // label, parsed once).
+      RecordTask(rank ? (rank->task >= 0 ? std::optional<int>(rank->task) : std::nullopt)
+                      : TaskLabel(text),
+                 sample.step);
       return;
     }
     const uint64_t before = facts_.steps[p].count();
@@ -369,8 +373,7 @@ class ScanState : public ChunkSink {
     }
   }
 
-  void RecordTask(std::string_view text, int64_t step) {
-    auto task = TaskLabel(text);
+  void RecordTask(std::optional<int> task, int64_t step) {
     if (task &&
         (facts_.last_step_by_task.count(*task) || facts_.last_step_by_task.size() < kMaxTasks)) {
       facts_.last_step_by_task[*task] = step;
@@ -398,7 +401,7 @@ class ScanState : public ChunkSink {
                   std::string_view text) {
     // An announced save that training stepped on after was written.
     if (pending_save_ && line > pending_save_line_) CommitSave(pending_save_line_);
-    RecordTask(text, sample.step);
+    RecordTask(TaskLabel(text), sample.step);
     facts_.printed_offset[p] = filter_.printed_offset(profile);
     // A step time from the line itself; else from the line timestamps.
     if (!sample.seconds && sample.timestamp && prev_step_[p] && prev_ts_[p] &&
@@ -684,10 +687,11 @@ class ScanState : public ChunkSink {
         break;
       case Fact::kIsoTimestamp:
         if (auto t = FindIsoTimestamp(text)) {
-          time_t whole = static_cast<time_t>(*t);
-          tm utc{};
-          gmtime_r(&whole, &utc);
-          facts_.timestamp_year = utc.tm_year + 1900;
+          // The UTC year of the stamp (std::chrono's civil calendar; gmtime_r
+          // goes through libc's time-zone code on every stamped line).
+          const auto day = std::chrono::floor<std::chrono::days>(
+              std::chrono::sys_seconds{std::chrono::seconds{static_cast<int64_t>(*t)}});
+          facts_.timestamp_year = static_cast<int>(std::chrono::year_month_day{day}.year());
           Timestamp(*t, line);
         }
         break;

@@ -1,9 +1,10 @@
 #include "jobmon/triage/step_lines.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <chrono>
 #include <cmath>
-#include <ctime>
 #include <iterator>
 #include <string>
 
@@ -195,18 +196,22 @@ std::optional<double> ParseIsoTimestamp(std::string_view s) {
       s[16] != ':') {
     return std::nullopt;
   }
-  tm t{};
-  t.tm_year = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + TwoDigits(s, 2) - 1900;
-  t.tm_mon = TwoDigits(s, 5) - 1;
-  t.tm_mday = TwoDigits(s, 8);
-  t.tm_hour = TwoDigits(s, 11);
-  t.tm_min = TwoDigits(s, 14);
-  t.tm_sec = TwoDigits(s, 17);
-  if (t.tm_mon < 0 || t.tm_mon > 11 || t.tm_mday < 1 || t.tm_mday > 31 || t.tm_hour > 23 ||
-      t.tm_min > 59 || t.tm_sec > 60) {
+  const int year = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + TwoDigits(s, 2);
+  const int month = TwoDigits(s, 5), day = TwoDigits(s, 8);
+  const int hour = TwoDigits(s, 11), minute = TwoDigits(s, 14), second = TwoDigits(s, 17);
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     return std::nullopt;
   }
-  double seconds = static_cast<double>(timegm(&t));
+  // Civil-day arithmetic, not timegm: libc's goes through the time-zone
+  // code on every call (a twentieth of a scan's reading thread). A day past
+  // its month's end rolls on, as timegm's does (std::chrono's conversion
+  // of a year_month_day that is not ok()).
+  const std::chrono::sys_days date = std::chrono::year_month_day{
+      std::chrono::year{year}, std::chrono::month{static_cast<unsigned>(month)},
+      std::chrono::day{static_cast<unsigned>(day)}};
+  double seconds = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::seconds>(date.time_since_epoch()).count() +
+      hour * 3600 + minute * 60 + second);
   if (s.size() > 20 && (s[19] == ',' || s[19] == '.') && IsAsciiDigit(s[20])) {
     double scale = 0.1;
     for (size_t i = 20; i < s.size() && IsAsciiDigit(s[i]) && i < 29; ++i, scale /= 10) {
@@ -234,15 +239,19 @@ std::optional<double> ParseYearlessTimestamp(std::string_view line, int year) {
   } else {
     return std::nullopt;
   }
-  std::string iso = std::to_string(year);
-  iso.insert(0, 4 - std::min<size_t>(4, iso.size()), '0');
-  iso += '-';
-  iso.append(month);
-  iso += '-';
-  iso.append(day);
-  iso += ' ';
-  iso.append(clock);
-  return ParseIsoTimestamp(iso);
+  if (year < 0 || year > 9999) return std::nullopt;
+  // "YYYY-MM-DD HH:MM:SS" in place (a std::string of it was a heap
+  // allocation per stamped line).
+  // "1YYYY-MM-DD HH:MM:SS": 10000 + year gives the year its leading zeros.
+  std::array<char, 20> iso{};
+  std::to_chars(iso.data(), iso.data() + 5, 10000 + year);
+  iso[5] = '-';
+  std::copy(month.begin(), month.end(), iso.begin() + 6);
+  iso[8] = '-';
+  std::copy(day.begin(), day.end(), iso.begin() + 9);
+  iso[11] = ' ';
+  std::copy(clock.begin(), clock.end(), iso.begin() + 12);
+  return ParseIsoTimestamp({iso.data() + 1, iso.size() - 1});
 }
 
 std::optional<double> ParseEpochStamp(std::string_view line) {
@@ -325,21 +334,30 @@ std::optional<double> FindIsoTimestamp(std::string_view line) {
   return std::nullopt;
 }
 
-std::optional<int> TaskLabel(std::string_view line) {
+namespace {
+
+// The length of the line's "N: " label (srun -l), 0 without one; the task
+// number in `task` when given.
+size_t TaskLabelLength(std::string_view line, int* task) {
   size_t i = 0;
   while (i < line.size() && i < 7 && line[i] == ' ') ++i;  // srun right-aligns labels
   size_t start = i;
   while (i < line.size() && IsAsciiDigit(line[i]) && i - start < 6) ++i;
-  if (i == start || i + 1 >= line.size() || line[i] != ':' || line[i + 1] != ' ')
-    return std::nullopt;
+  if (i == start || i + 1 >= line.size() || line[i] != ':' || line[i + 1] != ' ') return 0;
+  if (task) std::from_chars(line.data() + start, line.data() + i, *task);
+  return i + 2;
+}
+
+}  // namespace
+
+std::optional<int> TaskLabel(std::string_view line) {
   int task = 0;
-  std::from_chars(line.data() + start, line.data() + i, task);
+  if (TaskLabelLength(line, &task) == 0) return std::nullopt;
   return task;
 }
 
 std::string_view WithoutTaskLabel(std::string_view line) {
-  if (!TaskLabel(line)) return line;
-  return line.substr(line.find(": ") + 2);
+  return line.substr(TaskLabelLength(line, nullptr));
 }
 
 // MaxText MaxText/train.py (2024-2025), max_logging.log:

@@ -1,6 +1,10 @@
 #include "jobmon/triage/step_lines.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <ctime>
+#include <string>
 
 #include "jobmon/triage/step_series.h"
 
@@ -203,6 +207,40 @@ TEST(StepLines, Timestamps) {
   EXPECT_DOUBLE_EQ(*FindIsoTimestamp("*** JOB 5 CANCELLED AT 2026-11-20T10:00:00 ***"),
                    1795168800.0);
   EXPECT_FALSE(FindIsoTimestamp("no time here 12:00:00"));
+}
+
+// The civil-day arithmetic agrees with libc's timegm on every day of
+// years around the epoch, a leap second, and days past their month's end
+// (which timegm rolls into the next month).
+TEST(StepLines, IsoTimestampsAgreeWithTimegm) {
+  for (int year : {1969, 1970, 1999, 2000, 2024, 2026, 2100}) {
+    for (int month = 1; month <= 12; ++month) {
+      for (int day = 1; day <= 31; ++day) {
+        for (const char* clock : {"00:00:00", "23:59:59", "12:34:60"}) {
+          const std::string text = fmt::format("{:04}-{:02}-{:02}T{}", year, month, day, clock);
+          tm t{};
+          t.tm_year = year - 1900;
+          t.tm_mon = month - 1;
+          t.tm_mday = day;
+          t.tm_hour = std::stoi(std::string(clock, 2));
+          t.tm_min = std::stoi(std::string(clock + 3, 2));
+          t.tm_sec = std::stoi(std::string(clock + 6, 2));
+          const auto parsed = ParseIsoTimestamp(text);
+          ASSERT_TRUE(parsed) << text;
+          ASSERT_EQ(*parsed, static_cast<double>(timegm(&t))) << text;
+        }
+      }
+    }
+  }
+}
+
+TEST(StepLines, YearlessTimestampsTakeTheGivenYear) {
+  EXPECT_EQ(ParseYearlessTimestamp("I1120 10:00:05.000000 77 x.cc:1] hi", 2026),
+            ParseIsoTimestamp("2026-11-20 10:00:05"));
+  EXPECT_EQ(ParseYearlessTimestamp("3: [11/20 10:00:05 d2]: hi", 999),
+            ParseIsoTimestamp("0999-11-20 10:00:05"))
+      << "a year of fewer digits is zero-padded";
+  EXPECT_FALSE(ParseYearlessTimestamp("I1120 10:00:05.000000 77 x.cc:1] hi", 10000));
 }
 
 TEST(StepLines, TaskLabels) {
