@@ -9,13 +9,22 @@ heartbeat cascade near the end. Then, in this one run, it times
   grep -E -c -f <the same patterns> LOG   (--grep only: minutes on a large log)
   jobmon triage --json --no-slurm LOG
 
-and prints wall time and peak RSS of each (os.wait4 rusage of that child
-alone) and the ratios. Nothing is asserted: the figures are the result.
+and prints wall time and peak RSS of each (GNU time's accounting of that
+child alone) and the ratios. Each is timed --rounds times, in turn (rg,
+jobmon, baseline, rg, ...), and the median is printed with the range: on a
+shared machine one run each can be 10% off either way.
+
+--costs also times jobmon with each kind of pattern left out
+(--leave-out-pattern, by the kinds --list-signatures prints: class,
+harmless, step, fact), each in turn with the whole set, so the share of
+the scan each kind costs, matching and reading together, is measured
+rather than guessed. Nothing is asserted: the figures are the result.
 """
 import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,6 +86,26 @@ def measure(argv, stdout):
     return wall, rss_kib / 1024.0, proc
 
 
+def measure_costs(args, listing, triage):
+    """(kind, patterns, median seconds without them, median seconds with all) per kind."""
+    kinds = {}
+    for number, row in enumerate(listing.splitlines()):
+        kinds.setdefault(row.split("\t")[0], []).append(number)
+    costs = []
+    for kind, numbers in kinds.items():
+        without = [args.jobmon, "triage", *[f"--leave-out-pattern={n}" for n in numbers], *triage[1:]]
+        subprocess.run(without, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # compiles its database
+        times = {"without": [], "all": []}
+        for round_number in range(args.rounds):
+            print(f"\rcosts: {kind}, round {round_number + 1} of {args.rounds}", end="", file=sys.stderr,
+                  flush=True)
+            times["without"].append(measure(without, subprocess.DEVNULL)[0])
+            times["all"].append(measure([args.jobmon, *triage], subprocess.DEVNULL)[0])
+        costs.append((kind, len(numbers), statistics.median(times["without"]), statistics.median(times["all"])))
+    print(file=sys.stderr)
+    return costs
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobmon", required=True)
@@ -84,6 +113,9 @@ def main():
     parser.add_argument("--dir", default=tempfile.gettempdir(), help="where the generated log goes")
     parser.add_argument("--baseline", help="another jobmon (an earlier build) timed on the same log")
     parser.add_argument("--grep", action="store_true", help="time grep -E too (about 80 s per 0.5 GiB here)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each, in turn; medians are printed")
+    parser.add_argument("--costs", action="store_true",
+                        help="also time jobmon without each kind of pattern (class, harmless, step, fact)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         log = os.path.join(tmp, "bench.log")
@@ -95,42 +127,60 @@ def main():
         expressions = [line.split("\t")[2] for line in listing.splitlines()]  # then weight, source
         with open(patterns, "w") as f:
             f.write("\n".join(ere(e) for e in expressions) + "\n")
-        subprocess.run(["cat", log], stdout=subprocess.DEVNULL, check=True)  # same page-cache state for both
+        subprocess.run(["cat", log], stdout=subprocess.DEVNULL, check=True)  # same page-cache state for all
         if args.grep:
             grep_wall, grep_rss, grep = measure(["grep", "-E", "-c", "-f", patterns, log], subprocess.PIPE)
             grep_count = grep.stdout.decode().strip()
         rg = shutil.which("rg")
-        if rg:
-            subprocess.run(["cat", log], stdout=subprocess.DEVNULL, check=True)
-            rg_wall, rg_rss, rg_run = measure([rg, "-c", "-f", patterns, log], subprocess.PIPE)
-            rg_count = rg_run.stdout.decode().strip()
-        with open(os.path.join(tmp, "report.json"), "w") as out:
-            jm_wall, jm_rss, jm = measure([args.jobmon, "triage", "--json", "--no-slurm", log], out)
+        triage = ["triage", "--json", "--no-slurm", log]
+        runs = {"rg": [], "jobmon": [], "baseline": []}
+        for round_number in range(args.rounds):
+            print(f"\rround {round_number + 1} of {args.rounds}", end="", file=sys.stderr, flush=True)
+            if rg:
+                runs["rg"].append(measure([rg, "-c", "-f", patterns, log], subprocess.PIPE))
+            with open(os.path.join(tmp, "report.json"), "w") as out:
+                runs["jobmon"].append(measure([args.jobmon, *triage], out))
+            if args.baseline:
+                runs["baseline"].append(measure([args.baseline, *triage], subprocess.DEVNULL))
+        print(file=sys.stderr)
         with open(os.path.join(tmp, "report.json")) as f:
             report = json.load(f)
-        if args.baseline:
-            base_wall, base_rss, _ = measure([args.baseline, "triage", "--json", "--no-slurm", log],
-                                             subprocess.DEVNULL)
+        costs = measure_costs(args, listing, triage) if args.costs else []
     mib = size / 2**20
-    print(f"log: {size / 2**30:.2f} GiB, {steps} steps x 4 tasks + noise, {len(expressions)} patterns")
+
+    def line(label, measured, extra=""):
+        walls = [wall for wall, _, _ in measured]
+        wall = statistics.median(walls)
+        rss = max(rss for _, rss, _ in measured)
+        print(f"{label:<19}: {wall:7.2f} s  ({min(walls):.2f}-{max(walls):.2f})  {mib / wall:7.1f} MiB/s"
+              f"  peak RSS {rss:6.1f} MiB{extra}")
+        return wall, rss
+
+    print(f"log: {size / 2**30:.2f} GiB, {steps} steps x 4 tasks + noise, {len(expressions)} patterns; "
+          f"medians of {args.rounds} rounds (range)")
     if args.grep:
         print(f"grep -E -c -f sigs : {grep_wall:7.2f} s  {mib / grep_wall:7.1f} MiB/s  peak RSS {grep_rss:6.1f} MiB"
               f"  ({grep_count} matching lines)")
     if rg:
-        print(f"rg -c -f sigs      : {rg_wall:7.2f} s  {mib / rg_wall:7.1f} MiB/s  peak RSS {rg_rss:6.1f} MiB"
-              f"  ({rg_count} matching lines)")
+        rg_wall, _ = line("rg -c -f sigs", runs["rg"], f"  ({runs['rg'][-1][2].stdout.decode().strip()} matching lines)")
     else:
         print("rg -c -f sigs      : skipped (ripgrep is not installed: apt-get install ripgrep)")
-    print(f"jobmon triage      : {jm_wall:7.2f} s  {mib / jm_wall:7.1f} MiB/s  peak RSS {jm_rss:6.1f} MiB"
-          f"  (status {report['status']}, primary {report['primary_failure']}, exit {jm.returncode})")
+    jm = runs["jobmon"][-1][2]
+    jm_wall, jm_rss = line("jobmon triage", runs["jobmon"], f"  (status {report['status']}, primary "
+                           f"{report['primary_failure']}, exit {jm.returncode})")
     if args.grep:
         print(f"ratio: jobmon is {grep_wall / jm_wall:.1f}x the speed of grep")
     print(f"peak RSS: jobmon {jm_rss:.1f} MiB (goal < 64 MiB)")
     if rg:
         print(f"ratio: jobmon is {rg_wall / jm_wall:.2f}x the speed of ripgrep (goal 1x)")
     if args.baseline:
-        print(f"baseline jobmon    : {base_wall:7.2f} s  {mib / base_wall:7.1f} MiB/s  peak RSS {base_rss:6.1f} MiB")
+        base_wall, _ = line("baseline jobmon", runs["baseline"])
         print(f"ratio: this jobmon takes {jm_wall / base_wall:.2f}x the baseline's time")
+    if costs:
+        print("what each kind of pattern costs (jobmon with the kind left out, in turn with all of them):")
+        for kind, count, without, whole in costs:
+            print(f"  {kind:<9} {count:4d} patterns: {without:6.2f} s without them, {whole:6.2f} s with all:"
+                  f" {100 * (whole - without) / whole:5.1f}% of the scan")
     return 0
 
 
