@@ -11,8 +11,10 @@ heartbeat cascade near the end. Then, in this one run, it times
 
 and prints wall time and peak RSS of each (GNU time's accounting of that
 child alone) and the ratios. Each is timed --rounds times, in turn (rg,
-jobmon, baseline, rg, ...), and the median is printed with the range: on a
-shared machine one run each can be 10% off either way.
+jobmon, baseline, rg, ...), and the median is printed with the range, and
+each ratio also as the median of the rounds' own ratios (a pair run back to
+back drifts together): on a shared machine one run each can be 10% off
+either way.
 
 --costs also times jobmon with each kind of pattern left out
 (--leave-out-pattern, by the kinds --list-signatures prints: class,
@@ -87,7 +89,7 @@ def measure(argv, stdout):
 
 
 def measure_costs(args, listing, triage):
-    """(kind, patterns, median seconds without them, median seconds with all) per kind."""
+    """(kind, patterns, median seconds without them, median seconds with all, median share) per kind."""
     kinds = {}
     for number, row in enumerate(listing.splitlines()):
         kinds.setdefault(row.split("\t")[0], []).append(number)
@@ -101,7 +103,12 @@ def measure_costs(args, listing, triage):
                   flush=True)
             times["without"].append(measure(without, subprocess.DEVNULL)[0])
             times["all"].append(measure([args.jobmon, *triage], subprocess.DEVNULL)[0])
-        costs.append((kind, len(numbers), statistics.median(times["without"]), statistics.median(times["all"])))
+        # The share from each round's pair (taken back to back), then their
+        # median: a machine whose speed drifts between rounds moves both alike.
+        share = statistics.median((whole - without) / whole
+                                  for without, whole in zip(times["without"], times["all"]))
+        costs.append((kind, len(numbers), statistics.median(times["without"]), statistics.median(times["all"]),
+                      share))
     print(file=sys.stderr)
     return costs
 
@@ -171,16 +178,22 @@ def main():
     if args.grep:
         print(f"ratio: jobmon is {grep_wall / jm_wall:.1f}x the speed of grep")
     print(f"peak RSS: jobmon {jm_rss:.1f} MiB (goal < 64 MiB)")
+    def paired(a, b):
+        """The median over rounds of a's wall time over b's, each round's pair run back to back."""
+        return statistics.median(x[0] / y[0] for x, y in zip(a, b))
+
     if rg:
-        print(f"ratio: jobmon is {rg_wall / jm_wall:.2f}x the speed of ripgrep (goal 1x)")
+        print(f"ratio: jobmon is {rg_wall / jm_wall:.2f}x the speed of ripgrep (goal 1x); "
+              f"{paired(runs['rg'], runs['jobmon']):.2f}x by the rounds' pairs")
     if args.baseline:
         base_wall, _ = line("baseline jobmon", runs["baseline"])
-        print(f"ratio: this jobmon takes {jm_wall / base_wall:.2f}x the baseline's time")
+        print(f"ratio: this jobmon takes {jm_wall / base_wall:.2f}x the baseline's time; "
+              f"{paired(runs['jobmon'], runs['baseline']):.2f}x by the rounds' pairs")
     if costs:
         print("what each kind of pattern costs (jobmon with the kind left out, in turn with all of them):")
-        for kind, count, without, whole in costs:
+        for kind, count, without, whole, share in costs:
             print(f"  {kind:<9} {count:4d} patterns: {without:6.2f} s without them, {whole:6.2f} s with all:"
-                  f" {100 * (whole - without) / whole:5.1f}% of the scan")
+                  f" {100 * share:5.1f}% of the scan (median of the rounds' pairs)")
     return 0
 
 
