@@ -240,9 +240,9 @@ std::optional<double> ParseYearlessTimestamp(std::string_view line, int year) {
     return std::nullopt;
   }
   if (year < 0 || year > 9999) return std::nullopt;
-  // "YYYY-MM-DD HH:MM:SS" in place (a std::string of it was a heap
-  // allocation per stamped line).
-  // "1YYYY-MM-DD HH:MM:SS": 10000 + year gives the year its leading zeros.
+  // "YYYY-MM-DD HH:MM:SS" in place, not in a std::string (a heap
+  // allocation per stamped line), written as "1YYYY-...": 10000 + year
+  // gives the year its leading zeros, and the "1" is left out.
   std::array<char, 20> iso{};
   std::to_chars(iso.data(), iso.data() + 5, 10000 + year);
   iso[5] = '-';
