@@ -197,6 +197,24 @@ def metric_sum(exposition, name, wanted):
     return sum(values) if values else None
 
 
+def histogram_cover(exposition, name):
+    """The smallest bucket bound of histogram `name` that holds all its
+    observations (inf when only +Inf does); None without observations."""
+    buckets = [(float("inf") if labels.get("le") == "+Inf" else float(labels["le"]), count)
+               for labels, count in labelled_samples(exposition, name + "_bucket") if "le" in labels]
+    total = max((count for _, count in buckets), default=0)
+    if not total:
+        return None
+    return min(le for le, count in buckets if count >= total)
+
+
+def stated_threshold(summary):
+    """The stall threshold an incident's summary states ("(threshold 13.1s: ...)"), or None."""
+    import re
+    found = re.search(r"\(threshold ([0-9.]+)s", summary)
+    return float(found.group(1)) if found else None
+
+
 def http_get(url, timeout=3):
     import urllib.request
     return urllib.request.urlopen(url, timeout=timeout).read().decode()
@@ -504,6 +522,29 @@ def cmd_listen_addresses(args):
     return 0
 
 
+def cmd_stall_bound(args):
+    """stall-bound SUMMARY POLL METRICS_URL [K P99 MIN_STALL]: the threshold a
+    stall incident's summary states, and the latest its opening may come after
+    the last step: that threshold, one poll interval, and two of the daemon's
+    longest cycles (from jobmon_monitor_poll_duration_seconds: the cycle under
+    way when the threshold passed, and the one that finds it; the loop is
+    serial, so another job's end or incident lengthens both). Printed as
+    "STATED BOUND". With K P99 MIN_STALL it fails unless the stated threshold
+    is max(K x P99, MIN_STALL), to the summary's 0.1 s."""
+    stated = stated_threshold(args[0])
+    longest = histogram_cover(http_get(args[2], timeout=2), "jobmon_monitor_poll_duration_seconds")
+    if stated is None or longest is None:
+        return 1
+    if len(args) >= 6:
+        expected = max(float(args[3]) * float(args[4]), float(args[5]))
+        if abs(stated - expected) > 0.051:
+            print(f"stated threshold {stated}s, expected max(k x p99, min_stall) = {expected:.2f}s",
+                  file=sys.stderr)
+            return 1
+    print(f"{stated:g} {stated + float(args[1]) + 2 * longest:.3f}")
+    return 0
+
+
 COMMANDS = {
     "field": cmd_field,
     "lines": cmd_lines,
@@ -527,6 +568,7 @@ COMMANDS = {
     "push-text": cmd_push_text,
     "metric-value": cmd_metric_value,
     "metric-sum": cmd_metric_sum,
+    "stall-bound": cmd_stall_bound,
     "tsdb-max-time": cmd_tsdb_max_time,
     "served-gpus": cmd_served_gpus,
     "am-alerts": cmd_am_alerts,

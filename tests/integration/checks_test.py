@@ -40,6 +40,18 @@ class Run:
         return code, out.getvalue()
 
 
+POLL_HISTOGRAM = """# TYPE jobmon_monitor_poll_duration_seconds histogram
+jobmon_monitor_poll_duration_seconds_count 40
+jobmon_monitor_poll_duration_seconds_sum 21.5
+jobmon_monitor_poll_duration_seconds_bucket{le="0.5"} 31
+jobmon_monitor_poll_duration_seconds_bucket{le="1"} 38
+jobmon_monitor_poll_duration_seconds_bucket{le="2.5"} 39
+jobmon_monitor_poll_duration_seconds_bucket{le="5"} 40
+jobmon_monitor_poll_duration_seconds_bucket{le="10"} 40
+jobmon_monitor_poll_duration_seconds_bucket{le="+Inf"} 40
+"""
+
+
 class ChecksTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -324,6 +336,27 @@ class ChecksTest(unittest.TestCase):
 
     def test_unknown_command_is_a_usage_error(self):
         self.assertEqual(checks.main(["checks.py", "eval", "1"]), 2)
+
+    def test_histogram_cover_is_the_smallest_bucket_holding_every_observation(self):
+        self.assertEqual(checks.histogram_cover(POLL_HISTOGRAM, "jobmon_monitor_poll_duration_seconds"), 5.0)
+        beyond = POLL_HISTOGRAM.replace('{le="10"} 40', '{le="10"} 39').replace('{le="5"} 40', '{le="5"} 39')
+        self.assertEqual(checks.histogram_cover(beyond, "jobmon_monitor_poll_duration_seconds"), float("inf"))
+        self.assertIsNone(checks.histogram_cover("", "jobmon_monitor_poll_duration_seconds"))
+
+    def test_stall_bound_from_the_stated_threshold_and_the_longest_cycles(self):
+        summary = ("GPUs busy at idle-level power on 2 of 2 hosts: a collective busy-wait (RCCL/NCCL); "
+                   "no step for 15.7s (threshold 13.1s: k x p99 step interval); last step 29")
+        real_get = checks.http_get
+        checks.http_get = lambda url, timeout=3: POLL_HISTOGRAM
+        try:
+            self.assertEqual(self.run("stall-bound", summary, 1, "http://x/metrics"), (0, "13.1 24.100\n"))
+            # The threshold the daemon states is max(k x p99, min_stall).
+            self.assertEqual(self.run("stall-bound", summary, 1, "http://x/metrics", 5, 2.6207, 8)[0], 0)
+            with redirect_stderr(io.StringIO()):
+                self.assertEqual(self.run("stall-bound", summary, 1, "http://x/metrics", 5, 1.0, 8)[0], 1)
+                self.assertEqual(self.run("stall-bound", "training stopped", 1, "http://x/metrics")[0], 1)
+        finally:
+            checks.http_get = real_get
 
 
 if __name__ == "__main__":

@@ -173,14 +173,17 @@ check "the hang job's exporters run on both nodes" wait_for 60 bash -c \
 check "the real job's plain 'step N' lines are followed" wait_for 120 bash -c \
   "$(declare -f sql sqlite_rows checks); [[ \"\$(sql 'SELECT last_step FROM progress WHERE job_id=$hang')\" -ge 10 ]]"
 check "a hang incident opens for the stuck ranks" wait_for 120 has_incident "$hang" 'hang%'
-row=$(sql "SELECT i.opened_at - p.last_step_time, p.last_step, i.class FROM incidents i JOIN progress p USING (job_id) WHERE i.job_id=$hang AND i.class LIKE 'hang%' ORDER BY i.id LIMIT 1")
-IFS='|' read -r latency last_step class <<<"$row"
-echo "# $class opened ${latency}s after the last step ($last_step) was read; bound max(k*p99, min_stall) + poll = $((MIN_STALL + POLL))s"
+IFS='|' read -r latency last_step class p99 summary < <(sql "SELECT i.opened_at - p.last_step_time, p.last_step, i.class, p.p99_interval, i.summary FROM incidents i JOIN progress p USING (job_id) WHERE i.job_id=$hang AND i.class LIKE 'hang%' ORDER BY i.id LIMIT 1")
+# The daemon's own threshold, max(k x p99, min_stall), plus a poll and two
+# of its longest cycles (checks.py stall-bound).
+read -r stated bound < <(checks stall-bound "$summary" "$POLL" "http://127.0.0.1:$MPORT/metrics" 5 "$p99" "$MIN_STALL")
+echo "# $class opened ${latency}s after the last step ($last_step) was read; its stated threshold ${stated:-?}s (p99 ${p99}s), bound ${bound:-?}s"
 # Rank 0's last line is "step 30" (the program counts from 1); jobmon counts
 # steps from 0 in the monitor and triage alike (triage/step_filter), so 29.
 check "the last step followed is rank 0's last" test "$last_step" = 29
-check "the incident opens within the stall bound + poll interval (+2 s scheduling)" \
-  checks between "$MIN_STALL" "$latency" $((MIN_STALL + POLL + 2))
+check "the threshold it states is max(k x p99, min_stall)" test -n "$stated"
+check "the incident opens after that threshold, within it + poll interval + two of its longest cycles" \
+  checks between "${stated:-$MIN_STALL}" "$latency" "${bound:-0}"
 check "its alert fires" wait_for 20 bash -c "$(declare -f alerts checks); alerts $hang firing | grep -q '^hang'"
 report=$(checks first-value "$ALERTS" report "job_id == $hang" "class startswith hang")
 check "the alert carries the triage of the real log (its last step)" grep -q 'step.*30\|30.*step' <<<"$report"
