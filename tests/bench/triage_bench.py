@@ -163,6 +163,10 @@ def main():
               f"  peak RSS {rss:6.1f} MiB{extra}")
         return wall, rss
 
+    def paired(a, b):
+        """The median over rounds of a's wall time over b's, each round's pair run back to back."""
+        return statistics.median(x[0] / y[0] for x, y in zip(a, b))
+
     print(f"log: {size / 2**30:.2f} GiB, {steps} steps x 4 tasks + noise, {len(expressions)} patterns; "
           f"medians of {args.rounds} rounds (range)")
     if args.grep:
@@ -178,10 +182,6 @@ def main():
     if args.grep:
         print(f"ratio: jobmon is {grep_wall / jm_wall:.1f}x the speed of grep")
     print(f"peak RSS: jobmon {jm_rss:.1f} MiB (goal < 64 MiB)")
-    def paired(a, b):
-        """The median over rounds of a's wall time over b's, each round's pair run back to back."""
-        return statistics.median(x[0] / y[0] for x, y in zip(a, b))
-
     if rg:
         print(f"ratio: jobmon is {rg_wall / jm_wall:.2f}x the speed of ripgrep (goal 1x); "
               f"{paired(runs['rg'], runs['jobmon']):.2f}x by the rounds' pairs")

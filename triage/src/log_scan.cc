@@ -54,13 +54,13 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
     const auto& left_out = options.patterns_left_out;
     if (std::find(left_out.begin(), left_out.end(), i) != left_out.end()) continue;
     const PatternDef& def = impl->patterns[i];
-    auto compile = [&](const std::string& expression) {
+    auto add_expression = [&](const std::string& expression) {
       expressions.push_back(expression.c_str());
       flags.push_back(def.flags);
       ids.push_back(static_cast<unsigned>(i));
     };
-    if (def.parts.empty()) compile(def.expression);
-    for (const std::string& part : def.parts) compile(part);
+    if (def.parts.empty()) add_expression(def.expression);
+    for (const std::string& part : def.parts) add_expression(part);
   }
   // Compiled once per pattern set and machine (database_cache.h).
   std::string key = std::string(hs_version()) + "\n";
