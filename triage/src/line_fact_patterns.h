@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "line_walk_patterns.h"
+
 namespace jobmon::triage {
 
 enum class Fact {
@@ -56,6 +58,9 @@ struct FactPattern {
   // Given, what Hyperscan matches instead of `expression`: its alternatives,
   // each under the pattern's id (scan_patterns.h PatternDef::parts).
   std::vector<std::string> parts = {};
+  // Given, the expression's line-start alternatives, read in the scan's walk
+  // over lines instead (scan_patterns.h PatternDef::at_line_start).
+  LineStartTest at_line_start = nullptr;
 };
 const std::vector<FactPattern>& FactPatterns();
 

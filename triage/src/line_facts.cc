@@ -35,9 +35,16 @@ const std::vector<FactPattern>& FactPatterns() {
       {R"(Terminating process because the JAX distributed service detected fatal errors)", false,
        Fact::kSelfDeath},
       {R"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)", false, Fact::kIsoTimestamp},
-      {R"(^(\d+: )?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} )", true, Fact::kYearlessTimestamp},
-      {R"(^(\d+: )?(\x1b\[[0-9;]{1,6}m)?\[\d\d/\d\d \d\d:\d\d:\d\d[ \]])", true,
-       Fact::kYearlessTimestamp},
+      {R"(^(\d+: )?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} )",
+       true,
+       Fact::kYearlessTimestamp,
+       {},
+       AbslStampStartsLine},
+      {R"(^(\d+: )?(\x1b\[[0-9;]{1,6}m)?\[\d\d/\d\d \d\d:\d\d:\d\d[ \]])",
+       true,
+       Fact::kYearlessTimestamp,
+       {},
+       BracketStampStartsLine},
       {R"(ssh -[LJ] )", false, Fact::kTunnel},
       {R"(\[Prometheus\] Started on port \d)", false, Fact::kPrometheusPort},
       {R"(restoring from this run's directory step \d)", false, Fact::kRestore},
@@ -148,13 +155,18 @@ const std::vector<FactPattern>& FactPatterns() {
       // Matched as its two alternatives: one expression starting with an
       // alternation of an anchor and words made Hyperscan try it at every
       // character, a seventh of its time on a training log
-      // (tests/bench/triage_bench.py).
+      // (tests/bench/triage_bench.py). The line-start one, and the clock,
+      // are read in the walk over lines (line_walk_patterns.h).
       {R"((^(\d+: )?|\b(ts|time|timestamp|wall|wall_time|unix_time|time_unix)["']?\s?[=:]\s?)1[5-9]\d{8}(\.\d+)?\b)",
        true,
        Fact::kEpochStamp,
-       {R"(^(\d+: )?1[5-9]\d{8}(\.\d+)?\b)",
-        R"(\b(ts|time|timestamp|wall|wall_time|unix_time|time_unix)["']?\s?[=:]\s?1[5-9]\d{8}(\.\d+)?\b)"}},
-      {R"(^(\d+: )?\[?\d\d:\d\d:\d\d([.,]\d{1,6})?\]?\s)", true, Fact::kClockStamp},
+       {R"(\b(ts|time|timestamp|wall|wall_time|unix_time|time_unix)["']?\s?[=:]\s?1[5-9]\d{8}(\.\d+)?\b)"},
+       EpochSecondsStartLine},
+      {R"(^(\d+: )?\[?\d\d:\d\d:\d\d([.,]\d{1,6})?\]?\s)",
+       true,
+       Fact::kClockStamp,
+       {},
+       ClockStartsLine},
       // faulthandler's dump of every thread (cpython Python/traceback.c
       // _Py_DumpTracebackThreads: "Current thread 0x%016lx (most recent call
       // first):" / "Thread 0x..."), 3.x: after "Fatal Python error: " it is

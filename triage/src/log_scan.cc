@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <system_error>
 
 #include "database_cache.h"
@@ -59,7 +60,9 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
       flags.push_back(def.flags);
       ids.push_back(static_cast<unsigned>(i));
     };
-    if (def.parts.empty()) add_expression(def.expression);
+    if (def.at_line_start)
+      impl->line_start_tests.push_back({static_cast<unsigned>(i), def.at_line_start});
+    if (def.parts.empty() && !def.at_line_start) add_expression(def.expression);
     for (const std::string& part : def.parts) add_expression(part);
   }
   // Compiled once per pattern set and machine (database_cache.h).
@@ -108,39 +111,45 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
 namespace {
 
 // One file (from its current offset to EOF) into `state`, in line-aligned
-// chunks of `buffer` (its last byte kept for a closing newline).
-Expected<void> ScanOneFd(int fd, MatchAhead& state, std::vector<char>& buffer, ScanFacts& facts) {
-  const size_t capacity = buffer.size() - 1;
-  size_t filled = 0;
+// chunks of `capacity` bytes at most (and one for a closing newline), read
+// straight into the chunks' buffers.
+Expected<void> ScanOneFd(int fd, MatchAhead& state, size_t capacity, ScanFacts& facts) {
   struct stat st {};
   uint64_t size_at_start = fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   bool in_long_line = false;
+  std::string carry;  // a line the last read began and did not end
   for (;;) {
-    ssize_t n = read(fd, buffer.data() + filled, capacity - filled);
-    if (n < 0 && errno == EINTR) continue;
+    std::vector<char>& buffer = state.Acquire(capacity + 1);
+    std::memcpy(buffer.data(), carry.data(), carry.size());
+    size_t filled = carry.size();
+    carry.clear();
+    ssize_t n = 0;
+    do {
+      n = read(fd, buffer.data() + filled, capacity - filled);
+    } while (n < 0 && errno == EINTR);
     if (n < 0) return Error{std::string("read: ") + std::strerror(errno)};
     facts.bytes += static_cast<uint64_t>(n);
     filled += static_cast<size_t>(n);
     if (n == 0) {
       if (filled > 0) {
         buffer[filled++] = '\n';
-        state.Submit({buffer.data(), filled});
+        state.Submit(filled);
       }
       break;
     }
     const void* last_nl = memrchr(buffer.data(), '\n', filled);
     if (last_nl) {
       size_t upto = static_cast<const char*>(last_nl) - buffer.data() + 1;
-      state.Submit({buffer.data(), upto});
-      std::memmove(buffer.data(), buffer.data() + upto, filled - upto);
-      filled -= upto;
+      carry.assign(buffer.data() + upto, filled - upto);
+      state.Submit(upto);
       in_long_line = false;
     } else if (filled == capacity) {
       // A line longer than the buffer: scan it piecewise, memory stays bounded.
       if (!in_long_line) ++facts.long_lines;
       in_long_line = true;
-      state.Submit({buffer.data(), filled});
-      filled = 0;
+      state.Submit(filled);
+    } else {
+      carry.assign(buffer.data(), filled);  // no line ended yet: read on
     }
   }
   // Truncated under us: the file is now shorter than where it was at the
@@ -163,9 +172,8 @@ Expected<ScanFacts> LogScanner::ScanFds(const std::vector<int>& fds) const {
   MatchAhead state(*impl_, *sink, impl_->prototype_scratch);
   if (!state.ok()) return Error{"cannot clone Hyperscan scratch space"};
   const size_t capacity = std::max<size_t>(impl_->options.buffer_bytes, 4096);
-  std::vector<char> buffer(capacity + 1);  // +1: a newline for an unterminated last line
   for (int fd : fds) {
-    if (auto read = ScanOneFd(fd, state, buffer, facts); !read) return read.error();
+    if (auto read = ScanOneFd(fd, state, capacity, facts); !read) return read.error();
   }
   state.Flush();
   sink->Finish();

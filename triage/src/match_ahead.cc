@@ -26,11 +26,17 @@ MatchAhead::~MatchAhead() {
   if (own_scratch_) hs_free_scratch(own_scratch_);
 }
 
-void MatchAhead::Submit(std::string_view data) {
+std::vector<char>& MatchAhead::Acquire(size_t capacity) {
   if (pending_ == kSlots) ConsumeOldest();
-  Slot& slot = slots_[(oldest_ + pending_) % kSlots];
   // Free, so the worker does not touch it: filled without the lock.
-  slot.text.assign(data.begin(), data.end());
+  Slot& slot = slots_[(oldest_ + pending_) % kSlots];
+  if (slot.text.size() < capacity) slot.text.resize(capacity);
+  return slot.text;
+}
+
+void MatchAhead::Submit(size_t size) {
+  Slot& slot = slots_[(oldest_ + pending_) % kSlots];
+  slot.size = size;
   {
     std::lock_guard lock(mutex_);
     slot.stage = Stage::kFilled;

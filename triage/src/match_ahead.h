@@ -28,8 +28,13 @@ class MatchAhead {
   ~MatchAhead();
   bool ok() const { return own_scratch_ != nullptr; }
 
-  // A chunk (copied: the caller's buffer moves on), consumed by Flush at the latest.
-  void Submit(std::string_view data);
+  // The next chunk's buffer, at least `capacity` bytes, for the caller to
+  // fill (read into: no copy of a chunk is made); the same one until it is
+  // submitted. A slot is freed first when all are taken.
+  std::vector<char>& Acquire(size_t capacity);
+  // The acquired buffer's first `size` bytes as the next chunk, consumed by
+  // Flush at the latest.
+  void Submit(size_t size);
   // Every chunk submitted, consumed in order.
   void Flush();
 
@@ -39,10 +44,11 @@ class MatchAhead {
   enum class Stage { kFree, kFilled, kMatching, kMatched };
   struct Slot {
     std::vector<char> text;
+    size_t size = 0;  // the chunk: text's first bytes
     std::vector<MatchEvent> events;
     Stage stage = Stage::kFree;
   };
-  static std::string_view View(const Slot& slot) { return {slot.text.data(), slot.text.size()}; }
+  static std::string_view View(const Slot& slot) { return {slot.text.data(), slot.size}; }
   void ConsumeOldest();
   void Work();
 

@@ -8,6 +8,7 @@
 
 #include "jobmon/triage/signatures.h"
 #include "line_fact_patterns.h"
+#include "line_walk_patterns.h"
 
 namespace jobmon::triage {
 
@@ -22,8 +23,17 @@ struct PatternDef {
   std::string source = {};           // classes: where the text comes from
   // Given, Hyperscan matches these instead of `expression`, its
   // alternatives written apart, all under the pattern's id: a line is
-  // matched by the pattern if by any part, and reported once.
+  // matched by the pattern if by any part, and reported once (with
+  // `confirm`, a looser form; with `at_line_start`, the other alternatives).
   std::vector<std::string> parts = {};
+  // Given, a line this accepts is matched too (the expression's line-start
+  // alternatives, read as the scan state walks the lines); only the parts,
+  // if any, are compiled.
+  LineStartTest at_line_start = nullptr;
+  // Given, Hyperscan matches the looser `parts`, and a line they match is
+  // the pattern's only where this accepts it: asked by the scan state where
+  // the answer counts (scan_state.cc).
+  LineTest confirm = nullptr;
 };
 
 // In database order: a pattern's id is its index.

@@ -94,31 +94,31 @@ class ScanState : public ChunkSink {
     facts_.matched_patterns.assign(impl_.patterns.size(), false);
   }
 
+  // Every line of the chunk is walked (its newlines must be counted anyway):
+  // a line is read when the database matched on it or a line-start test
+  // (PatternDef::at_line_start) accepts it.
   void Chunk(std::string_view data, const std::vector<MatchEvent>& events) override {
     if (facts_.head.size() < kHeadLines) CaptureHead(data);
-    size_t cursor = 0;  // newlines counted up to here
     uint64_t line_no = next_line_;
     size_t i = 0;
-    while (i < events.size()) {
-      size_t at = static_cast<size_t>(events[i].to == 0 ? 0 : events[i].to - 1);
-      const void* nl_before = at == 0 ? nullptr : memrchr(data.data(), '\n', at);
-      size_t start = nl_before ? static_cast<const char*>(nl_before) - data.data() + 1 : 0;
-      if (start < cursor) start = cursor;  // cannot happen for sorted events; stay safe
-      line_no += CountNewlines(data.data() + cursor, data.data() + start);
-      cursor = start;
-      const void* nl_after = std::memchr(data.data() + at, '\n', data.size() - at);
-      size_t end = nl_after ? static_cast<const char*>(nl_after) - data.data() : data.size();
+    for (size_t start = 0; start < data.size();) {
+      const void* nl = std::memchr(data.data() + start, '\n', data.size() - start);
+      const size_t end = nl ? static_cast<const char*>(nl) - data.data() : data.size();
       ids_.clear();
-      while (i < events.size() && events[i].to <= end + 1) {
-        ids_.push_back(events[i].id);
-        ++i;
+      while (i < events.size() && events[i].to <= end + 1) ids_.push_back(events[i++].id);
+      // With its newline, as the database saw it (`\s` matches it).
+      const LineStart line_start(data.substr(start, (nl ? end + 1 : end) - start));
+      for (const auto& walked : impl_.line_start_tests) {
+        if (walked.test(line_start)) ids_.push_back(walked.id);
       }
-      Line(line_no, StripCr(data.substr(start, end - start)));
+      if (!ids_.empty()) Line(line_no, StripCr(data.substr(start, end - start)));
+      if (!nl) break;
+      ++line_no;
+      start = end + 1;
     }
     if (impl_.custom_step) CustomSteps(data);
     if (!learner_.adopted() && next_line_ <= kLearnLines) Learn(data);
     if (learner_.adopted()) LearnedSteps(data);
-    line_no += CountNewlines(data.data() + cursor, data.data() + data.size());
     CaptureTail(data, line_no);
     next_line_ = line_no;
     facts_.lines = next_line_ - 1;
@@ -469,7 +469,10 @@ class ScanState : public ChunkSink {
   void Line(uint64_t line, std::string_view text) {
     std::sort(ids_.begin(), ids_.end());
     ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
-    for (unsigned id : ids_) facts_.matched_patterns[id] = true;
+    for (unsigned id : ids_) {
+      // A confirmed pattern's looser parts matched: it counts once confirmed, below.
+      if (!impl_.patterns[id].confirm) facts_.matched_patterns[id] = true;
+    }
     bool harmless = false;
     for (unsigned id : ids_) harmless |= impl_.patterns[id].kind == Kind::kHarmless;
     if (harmless) ++facts_.harmless_lines;
@@ -496,21 +499,30 @@ class ScanState : public ChunkSink {
     // The generic counter only for lines no specific format explains: the
     // monitor's DetectStep takes the first profile that parses, and so does
     // this (a MaxText line is not also a generic step).
-    bool generic = false, explained = false;
+    std::optional<unsigned> generic;
+    bool explained = false;
     for (unsigned id : ids_) {
       const PatternDef& def = impl_.patterns[id];
       if (def.kind != Kind::kStep) continue;
       auto profile = static_cast<StepProfile>(def.arg);
       if (profile == StepProfile::kGeneric) {
-        generic = true;
+        generic = id;
       } else if (auto sample = ParseStep(profile, text)) {
         AddStep(profile, *sample, line, text);
         explained = true;
       }
     }
-    if (generic && !explained) {
-      if (auto sample = ParseStep(StepProfile::kGeneric, text))
-        AddStep(StepProfile::kGeneric, *sample, line, text);
+    // The generic prefilter is confirmed where it counts: on a line no
+    // specific format explains, and until it is first seen matched.
+    if (generic && (!explained || !facts_.matched_patterns[*generic])) {
+      const PatternDef& def = impl_.patterns[*generic];
+      if (!def.confirm || def.confirm(text)) {
+        facts_.matched_patterns[*generic] = true;
+        if (!explained) {
+          if (auto sample = ParseStep(StepProfile::kGeneric, text))
+            AddStep(StepProfile::kGeneric, *sample, line, text);
+        }
+      }
     }
     if (harmless) return;
     std::vector<int>& classes = classes_;

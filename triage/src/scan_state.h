@@ -21,6 +21,13 @@ struct LogScanner::Impl {
   hs_scratch_t* prototype_scratch = nullptr;
   std::unique_ptr<RE2> custom_step;
   ScanOptions options;
+  // The patterns read on every line as the scan walks them, not compiled
+  // (PatternDef::at_line_start), in id order.
+  struct WalkedPattern {
+    unsigned id;
+    LineStartTest test;
+  };
+  std::vector<WalkedPattern> line_start_tests;
 
   ~Impl() {
     if (prototype_scratch) hs_free_scratch(prototype_scratch);

@@ -1,6 +1,8 @@
-// A pattern Hyperscan matches as parts (scan_patterns.h PatternDef::parts)
-// matches exactly the lines its whole expression matches: on every line of
-// the fixture corpus, and on lines written to reach each alternative.
+// A pattern Hyperscan matches as parts (scan_patterns.h PatternDef::parts),
+// or partly or wholly in the scan's walk over lines (::at_line_start,
+// ::confirm; line_walk_patterns.h), matches exactly the lines its whole
+// expression matches: on every line of the fixture corpus, on lines written
+// to reach each alternative, and on those lines' one-character mutations.
 
 #include "scan_patterns.h"
 
@@ -9,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -19,7 +22,9 @@ namespace fs = std::filesystem;
 
 class Matcher {
  public:
+  // No expressions: a matcher that matches nothing.
   Matcher(const std::vector<std::string>& expressions, unsigned flags) {
+    if (expressions.empty()) return;
     std::vector<const char*> texts;
     for (const std::string& e : expressions) texts.push_back(e.c_str());
     std::vector<unsigned> all_flags(texts.size(), flags), ids(texts.size(), 0);
@@ -64,29 +69,103 @@ std::vector<std::string> CorpusLines() {
   return lines;
 }
 
+// Lines that reach the alternatives and edges of the split and walked
+// patterns, and each with one character replaced, inserted or removed.
+std::vector<std::string> ProbeLines() {
+  const std::vector<std::string> probes = {"1732000000.25 rank 0 ready",
+                                           "3: 1732000000 loss 2.1",
+                                           "x 1732000000 mid-line",
+                                           "{\"ts\": 1732000000.5, \"step\": 3}",
+                                           "wall_time=1732000000 step 4",
+                                           "time: 1432000000",
+                                           "timestamp:1999999999.0 ok",
+                                           "subtime=1732000000",
+                                           "time=17320000001",
+                                           "12: 1732000000x",
+                                           "1732000000.",
+                                           "1732000000.5",
+                                           "1732000000_",
+                                           "1732000000\xc3\xa9",
+                                           "17: 1732000000.25.3",
+                                           "I1120 10:00:05.000000 77 topology.cc:212] x",
+                                           "12: W1120 10:00:05.123456 y",
+                                           "E1120 10:00:05.12345 short",
+                                           "F1231 23:59:60.999999 ",
+                                           "[11/20 10:00:05 detectron2]: x",
+                                           "\x1b[32m[11/20 10:00:05 d2]: x",
+                                           "3: \x1b[1;32m[11/20 10:00:05]",
+                                           "\x1b[1234567m[11/20 10:00:05 x",
+                                           "\x1b[m[11/20 10:00:05 x",
+                                           "10:00:05 msg",
+                                           "[10:00:05] msg",
+                                           "10:00:05,123 msg",
+                                           "10:00:05.123456] x",
+                                           "10:00:05.1234567 x",
+                                           "10:00:05",
+                                           "10:00:05\tx",
+                                           "10:00:05.5]\x0b",
+                                           "[10:00:05.5]\r",
+                                           "4: [23:59:59,000001]\f",
+                                           "12:34: 10:00:05 x",
+                                           "completed step: 7, loss",
+                                           "Step: 3 loss 2",
+                                           "ITERATION#  4",
+                                           "iter    5 loss",
+                                           "iter\t=#5",
+                                           "stepstep:=#1",
+                                           "iteration=1/10",
+                                           "substep 3 loss",
+                                           "steps: 4 loss: 1",
+                                           "Iter:x 4",
+                                           "step [17/60] loss"};
+  std::vector<std::string> lines = probes;
+  const std::string alphabet = "0123456789 :.,[]/;=#_m\x1b\t\x0b\rIWEFsteprainoSTEPxé";
+  std::mt19937 random(20261130);
+  for (const std::string& probe : probes) {
+    for (int n = 0; n < 300; ++n) {
+      std::string line = probe;
+      const size_t at = random() % (line.size() + 1);
+      const char c = alphabet[random() % alphabet.size()];
+      switch (random() % 3) {
+        case 0:
+          if (at < line.size()) line[at] = c;
+          break;
+        case 1:
+          line.insert(line.begin() + static_cast<std::ptrdiff_t>(at), c);
+          break;
+        default:
+          if (at < line.size()) line.erase(at, 1);
+      }
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
 TEST(ScanPatterns, APatternMatchedAsPartsMatchesWhatItsWholeMatches) {
   std::vector<std::string> lines = CorpusLines();
   ASSERT_GT(lines.size(), 10000u);
-  for (const char* probe :
-       {"1732000000.25 rank 0 ready", "3: 1732000000 loss 2.1", "x 1732000000 mid-line",
-        "{\"ts\": 1732000000.5, \"step\": 3}", "wall_time=1732000000 step 4", "time: 1432000000",
-        "timestamp:1999999999.0 ok", "subtime=1732000000", "time=17320000001", "12: 1732000000x"}) {
-    lines.emplace_back(probe);
-  }
+  for (std::string& line : ProbeLines()) lines.push_back(std::move(line));
   size_t split = 0;
   for (const PatternDef& def : AllPatterns()) {
-    if (def.parts.empty()) continue;
+    if (def.parts.empty() && !def.at_line_start) continue;
     ++split;
     const Matcher whole({def.expression}, def.flags), parts(def.parts, def.flags);
     size_t matched = 0;
-    for (const std::string& line : lines) {
-      const bool by_whole = whole.Matches(line);
-      EXPECT_EQ(by_whole, parts.Matches(line)) << def.expression << "\n  on: " << line;
-      matched += by_whole ? 1 : 0;
+    for (const std::string& text : lines) {
+      // As the scan sees a line: with its newline, or the last without one.
+      for (const std::string& line : {text + "\n", text}) {
+        const bool by_whole = whole.Matches(line);
+        bool by_parts = parts.Matches(line);
+        if (def.confirm) by_parts = by_parts && def.confirm(line);
+        if (def.at_line_start) by_parts = by_parts || def.at_line_start(LineStart(line));
+        EXPECT_EQ(by_whole, by_parts) << def.expression << "\n  on: " << line;
+        matched += by_whole ? 1 : 0;
+      }
     }
     EXPECT_GT(matched, 1u) << def.expression << " matched no line: the test proves nothing";
   }
-  EXPECT_GT(split, 0u);
+  EXPECT_GE(split, 5u);
 }
 
 }  // namespace

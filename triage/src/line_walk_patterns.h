@@ -1,0 +1,43 @@
+#pragma once
+// Patterns the scan state reads as it walks a chunk's lines, in place of
+// Hyperscan (scan_patterns.h PatternDef::at_line_start, ::confirm). Each
+// is exactly its expression as the database would match it (multiline,
+// on one line given with its newline); scan_patterns_test.cc holds each
+// to its expression on the fixture corpus. Private to the scanner.
+//
+// Why: an expression that starts with `^(\d+: )?` is tried by Hyperscan at
+// every line start, and four such stamps were a third of its time on a
+// training log; a step keyword's `[ \t:=#]{1,3}\d` tail was another sixth
+// (tests/bench/triage_bench.py). Here each costs a few byte compares.
+
+#include <string_view>
+
+namespace jobmon::triage {
+
+// A test of one line (with its newline, where it has one).
+using LineTest = bool (*)(std::string_view line);
+
+// A line's start as an expression's `^(\d+: )?` reads it: from the line's
+// first byte, or after its srun label where it has one (found once a line,
+// for every test).
+struct LineStart {
+  explicit LineStart(std::string_view line);
+  std::string_view line;
+  std::string_view after_label;  // empty without a label
+};
+using LineStartTest = bool (*)(const LineStart& start);
+
+// ^(\d+: )?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}   (absl's "I1120 10:00:05.000000 ")
+bool AbslStampStartsLine(const LineStart& start);
+// ^(\d+: )?(\x1b\[[0-9;]{1,6}m)?\[\d\d/\d\d \d\d:\d\d:\d\d[ \]]   (detectron2's "[11/20 10:00:05 ")
+bool BracketStampStartsLine(const LineStart& start);
+// ^(\d+: )?1[5-9]\d{8}(\.\d+)?\b   (unix seconds first on the line)
+bool EpochSecondsStartLine(const LineStart& start);
+// ^(\d+: )?\[?\d\d:\d\d:\d\d([.,]\d{1,6})?\]?\s   (a time of day first on the line)
+bool ClockStartsLine(const LineStart& start);
+
+// (step|iteration|iter)[ \t:=#]{1,3}\d, caseless, anywhere on the line: the
+// generic step prefilter, confirmed on a line its keyword part matched.
+bool GenericStepKeyword(std::string_view line);
+
+}  // namespace jobmon::triage
