@@ -52,17 +52,32 @@ void MatchAhead::Flush() {
 void MatchAhead::ConsumeOldest() {
   Slot& slot = slots_[oldest_];
   std::unique_lock lock(mutex_);
-  if (slot.stage == Stage::kFilled) {
-    // The worker has not reached it: match it here rather than wait.
-    slot.stage = Stage::kMatching;
+  // Read the oldest here if the worker has not taken it; while the worker
+  // reads it, read a later one here rather than wait.
+  while (slot.stage != Stage::kMatched) {
+    Slot* unread = nullptr;
+    for (size_t i = 0; i < pending_ && !unread; ++i) {
+      Slot& candidate = slots_[(oldest_ + i) % kSlots];
+      if (candidate.stage == Stage::kFilled) unread = &candidate;
+    }
+    if (!unread) {
+      changed_.wait(lock, [&] {
+        if (slot.stage == Stage::kMatched) return true;
+        for (size_t i = 0; i < pending_; ++i) {
+          if (slots_[(oldest_ + i) % kSlots].stage == Stage::kFilled) return true;
+        }
+        return false;
+      });
+      continue;
+    }
+    unread->stage = Stage::kMatching;
     lock.unlock();
-    MatchChunk(impl_, View(slot), own_scratch_, slot.events);
+    ReadChunk(impl_, View(*unread), own_scratch_, unread->reading);
     lock.lock();
-    slot.stage = Stage::kMatched;
+    unread->stage = Stage::kMatched;
   }
-  changed_.wait(lock, [&] { return slot.stage == Stage::kMatched; });
   lock.unlock();
-  sink_.Chunk(View(slot), slot.events);
+  sink_.Chunk(View(slot), slot.reading);
   lock.lock();
   slot.stage = Stage::kFree;
   oldest_ = (oldest_ + 1) % kSlots;
@@ -84,7 +99,7 @@ void MatchAhead::Work() {
     if (stopping_) return;
     next->stage = Stage::kMatching;
     lock.unlock();
-    MatchChunk(impl_, View(*next), worker_scratch_, next->events);
+    ReadChunk(impl_, View(*next), worker_scratch_, next->reading);
     lock.lock();
     next->stage = Stage::kMatched;
     changed_.notify_all();

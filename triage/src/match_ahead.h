@@ -1,10 +1,11 @@
 #pragma once
-// Matching and consuming a scan's chunks on both cores. The Hyperscan
-// database's matching and the scan state's reading of the matches are each
-// about half of a large log's work: a worker thread matches chunks ahead
-// while this thread consumes them in order, and this thread matches the next
-// chunk itself when the worker has not reached it (so neither half waits
-// for the other). Private to the scanner (log_scan.cc).
+// Reading and consuming a scan's chunks on both cores. A chunk's reading
+// (the Hyperscan database's matches, and the pure parses of its lines:
+// chunk_reading.h) and the scan state's consuming of it are each about half
+// of a large log's work: a worker thread reads chunks ahead while this
+// thread consumes them in order, and this thread reads the next chunk
+// itself when the worker has not reached it (so neither half waits for the
+// other). Private to the scanner (log_scan.cc).
 
 #include <hs/hs.h>
 
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "chunk_reading.h"
 #include "scan_state.h"
 
 namespace jobmon::triage {
@@ -39,13 +41,14 @@ class MatchAhead {
   void Flush();
 
  private:
-  // Three slots: one being consumed, one being matched, one being filled.
-  static constexpr size_t kSlots = 3;
+  // One being consumed, one read by the worker, one read here while the
+  // worker reads the oldest, one being filled.
+  static constexpr size_t kSlots = 4;
   enum class Stage { kFree, kFilled, kMatching, kMatched };
   struct Slot {
     std::vector<char> text;
     size_t size = 0;  // the chunk: text's first bytes
-    std::vector<MatchEvent> events;
+    ChunkReading reading;
     Stage stage = Stage::kFree;
   };
   static std::string_view View(const Slot& slot) { return {slot.text.data(), slot.size}; }

@@ -123,9 +123,10 @@ std::string ToString(const RankId& id) {
 
 std::optional<RankId> LineRank(std::string_view line) {
   RankId id;
-  if (auto task = TaskLabel(line)) {
+  const auto [task, after_label] = SplitTaskLabel(line);
+  if (task) {
     id.task = *task;
-    line = WithoutTaskLabel(line);
+    line = after_label;
   }
   if (auto prefix = TorchrunPrefix(line)) {
     id.local = prefix->first;
@@ -144,17 +145,25 @@ std::optional<RankId> LineRank(std::string_view line) {
 
 bool LeadRank::Admit(const std::optional<RankId>& line_rank) {
   // "no label" and "0" are the same rank: DeepSpeed's "[Rank 0] step=" and
-  // its unlabelled timer lines are one view.
-  const RankId named = line_rank.value_or(RankId{});
-  RankId id = named;
-  id.task = std::max(named.task, 0);
-  id.local = std::max(named.local, 0);
-  id.rank = std::max(named.rank, 0);
+  // its unlabelled timer lines are one view. Compared field by field: most
+  // step lines are not the lead's, and a copy of the id costs more than the
+  // comparison (every step line asks).
+  static const RankId kNone;
+  const RankId& named = line_rank ? *line_rank : kNone;
+  const int task = std::max(named.task, 0), local = std::max(named.local, 0),
+            rank = std::max(named.rank, 0);
   // Ray's actors carry no order of their own (a pid is no rank): among
   // those alike in the numbered fields the first seen leads.
-  auto order = [](const RankId& r) { return std::tuple(r.task, r.local, r.rank, r.pid >= 0); };
-  if (!lead_ || order(id) < order(*lead_)) lead_ = id;
-  return id == *lead_;
+  const auto order = std::tuple(task, local, rank, named.pid >= 0);
+  if (!lead_ || order < std::tuple(lead_->task, lead_->local, lead_->rank, lead_->pid >= 0)) {
+    lead_ = named;
+    lead_->task = task;
+    lead_->local = local;
+    lead_->rank = rank;
+    return true;
+  }
+  return task == lead_->task && local == lead_->local && rank == lead_->rank &&
+         named.pid == lead_->pid && named.actor == lead_->actor && named.ip == lead_->ip;
 }
 
 void RankProgress::Offer(const RankId& id, int64_t step, std::optional<int64_t> epoch,

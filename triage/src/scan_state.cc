@@ -6,7 +6,9 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <span>
 
+#include "chunk_reading.h"
 #include "jobmon/common/terminal_text.h"
 #include "jobmon/common/text_lines.h"
 #include "jobmon/triage/line_facts.h"
@@ -66,24 +68,7 @@ uint64_t CountNewlines(const char* from, const char* to) {
   return count;
 }
 
-int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
-            void* context) {
-  static_cast<std::vector<MatchEvent>*>(context)->push_back({to, id});
-  return 0;
-}
-
 }  // namespace
-
-void MatchChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t* scratch,
-                std::vector<MatchEvent>& events) {
-  events.clear();
-  hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch, OnMatch,
-          &events);
-  auto by_end = [](const MatchEvent& a, const MatchEvent& b) { return a.to < b.to; };
-  if (!std::is_sorted(events.begin(), events.end(), by_end)) {
-    std::stable_sort(events.begin(), events.end(), by_end);
-  }
-}
 
 namespace {
 
@@ -94,28 +79,13 @@ class ScanState : public ChunkSink {
     facts_.matched_patterns.assign(impl_.patterns.size(), false);
   }
 
-  // Every line of the chunk is walked (its newlines must be counted anyway):
-  // a line is read when the database matched on it or a line-start test
-  // (PatternDef::at_line_start) accepts it.
-  void Chunk(std::string_view data, const std::vector<MatchEvent>& events) override {
+  void Chunk(std::string_view data, const ChunkReading& reading) override {
     if (facts_.head.size() < kHeadLines) CaptureHead(data);
-    uint64_t line_no = next_line_;
-    size_t i = 0;
-    for (size_t start = 0; start < data.size();) {
-      const void* nl = std::memchr(data.data() + start, '\n', data.size() - start);
-      const size_t end = nl ? static_cast<const char*>(nl) - data.data() : data.size();
-      ids_.clear();
-      while (i < events.size() && events[i].to <= end + 1) ids_.push_back(events[i++].id);
-      // With its newline, as the database saw it (`\s` matches it).
-      const LineStart line_start(data.substr(start, (nl ? end + 1 : end) - start));
-      for (const auto& walked : impl_.line_start_tests) {
-        if (walked.test(line_start)) ids_.push_back(walked.id);
-      }
-      if (!ids_.empty()) Line(line_no, StripCr(data.substr(start, end - start)));
-      if (!nl) break;
-      ++line_no;
-      start = end + 1;
+    for (const ChunkReading::Line& line : reading.lines) {
+      ids_ = std::span(reading.ids).subspan(line.ids_begin, line.ids_end - line.ids_begin);
+      Line(next_line_ + line.index, data.substr(line.start, line.end - line.start), line, reading);
     }
+    const uint64_t line_no = next_line_ + reading.newlines;
     if (impl_.custom_step) CustomSteps(data);
     if (!learner_.adopted() && next_line_ <= kLearnLines) Learn(data);
     if (learner_.adopted()) LearnedSteps(data);
@@ -312,6 +282,28 @@ class ScanState : public ChunkSink {
     ++hits.count;
   }
 
+  // The generic prefilter's match counts where it is confirmed
+  // (PatternDef::confirm): on a line no specific format explains (ReadChunk
+  // confirmed it there, and read the generic counter: the monitor's
+  // DetectStep takes the first profile that parses, and so does this), and
+  // elsewhere until the pattern is first seen matched.
+  void CountGeneric(const ChunkReading::Line& read, std::string_view text) {
+    std::optional<unsigned> generic;
+    for (unsigned id : ids_) {
+      const PatternDef& def = impl_.patterns[id];
+      if (def.kind == Kind::kStep && static_cast<StepProfile>(def.arg) == StepProfile::kGeneric)
+        generic = id;
+    }
+    if (!generic) return;
+    const bool explained = read.samples_end > read.samples_begin && !read.generic_sample;
+    if (!explained) {
+      if (read.generic_confirmed) facts_.matched_patterns[*generic] = true;
+    } else if (!facts_.matched_patterns[*generic]) {
+      const PatternDef& def = impl_.patterns[*generic];
+      if (!def.confirm || def.confirm(text)) facts_.matched_patterns[*generic] = true;
+    }
+  }
+
   void AddStep(StepProfile profile, StepSample sample, uint64_t line, std::string_view text) {
     size_t p = static_cast<size_t>(profile);
     if (!sample.timestamp && line_time_ && line_time_->first == line) {
@@ -374,9 +366,12 @@ class ScanState : public ChunkSink {
   }
 
   void RecordTask(std::optional<int> task, int64_t step) {
-    if (task &&
-        (facts_.last_step_by_task.count(*task) || facts_.last_step_by_task.size() < kMaxTasks)) {
-      facts_.last_step_by_task[*task] = step;
+    if (!task) return;
+    auto& by_task = facts_.last_step_by_task;
+    if (auto known = by_task.find(*task); known != by_task.end()) {
+      known->second = step;
+    } else if (by_task.size() < kMaxTasks) {
+      by_task.emplace(*task, step);
     }
   }
 
@@ -466,9 +461,10 @@ class ScanState : public ChunkSink {
     return ParseYearlessTimestamp(text, year);
   }
 
-  void Line(uint64_t line, std::string_view text) {
-    std::sort(ids_.begin(), ids_.end());
-    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+  // A line some pattern matched (its ids_, sorted and unique), with what
+  // ReadChunk read of it.
+  void Line(uint64_t line, std::string_view text, const ChunkReading::Line& read,
+            const ChunkReading& reading) {
     for (unsigned id : ids_) {
       // A confirmed pattern's looser parts matched: it counts once confirmed, below.
       if (!impl_.patterns[id].confirm) facts_.matched_patterns[id] = true;
@@ -496,34 +492,12 @@ class ScanState : public ChunkSink {
       const PatternDef& def = impl_.patterns[id];
       if (def.kind == Kind::kFact) FactLine(static_cast<Fact>(def.arg), line, text);
     }
-    // The generic counter only for lines no specific format explains: the
-    // monitor's DetectStep takes the first profile that parses, and so does
-    // this (a MaxText line is not also a generic step).
-    std::optional<unsigned> generic;
-    bool explained = false;
-    for (unsigned id : ids_) {
-      const PatternDef& def = impl_.patterns[id];
-      if (def.kind != Kind::kStep) continue;
-      auto profile = static_cast<StepProfile>(def.arg);
-      if (profile == StepProfile::kGeneric) {
-        generic = id;
-      } else if (auto sample = ParseStep(profile, text)) {
-        AddStep(profile, *sample, line, text);
-        explained = true;
-      }
+    // Each specific format's sample, then the generic counter's.
+    for (uint32_t i = read.samples_begin; i < read.samples_end; ++i) {
+      const ChunkReading::Sample& parsed = reading.samples[i];
+      AddStep(parsed.profile, parsed.sample, line, text);
     }
-    // The generic prefilter is confirmed where it counts: on a line no
-    // specific format explains, and until it is first seen matched.
-    if (generic && (!explained || !facts_.matched_patterns[*generic])) {
-      const PatternDef& def = impl_.patterns[*generic];
-      if (!def.confirm || def.confirm(text)) {
-        facts_.matched_patterns[*generic] = true;
-        if (!explained) {
-          if (auto sample = ParseStep(StepProfile::kGeneric, text))
-            AddStep(StepProfile::kGeneric, *sample, line, text);
-        }
-      }
-    }
+    CountGeneric(read, text);
     if (harmless) return;
     std::vector<int>& classes = classes_;
     classes.clear();
@@ -815,7 +789,7 @@ class ScanState : public ChunkSink {
 
   const LogScanner::Impl& impl_;
   ScanFacts& facts_;
-  std::vector<unsigned> ids_;
+  std::span<const unsigned> ids_;  // the current line's patterns
   std::vector<int> classes_;
   std::deque<uint64_t> open_tracebacks_;       // first lines of tracebacks awaiting their exception
   std::optional<uint64_t> loader_frame_line_;  // the last traceback frame inside a loader

@@ -1,7 +1,8 @@
 #pragma once
 // The state of one scan over line-aligned chunks (what the Hyperscan
-// database matched, parsed into ScanFacts), and the compiled scanner it
-// reads. Private to the scanner: log_scan.cc feeds it from a file.
+// database matched, read by ReadChunk, kept into ScanFacts), and the
+// compiled scanner it reads. Private to the scanner: log_scan.cc feeds it
+// from a file.
 
 #include <hs/hs.h>
 #include <re2/re2.h>
@@ -35,24 +36,14 @@ struct LogScanner::Impl {
   }
 };
 
-// One pattern's match: the offset just past its last byte, the pattern's id.
-struct MatchEvent {
-  unsigned long long to;
-  unsigned id;
-};
-
-// Every match of the database in `data`, ordered by end offset. Reads
-// nothing but its arguments, so one chunk is matched on one thread while
-// the state consumes the one before on another (log_scan.cc).
-void MatchChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t* scratch,
-                std::vector<MatchEvent>& events);
+struct ChunkReading;  // chunk_reading.h
 
 class ChunkSink {
  public:
   virtual ~ChunkSink() = default;
   // `data` ends at a line end, or is a piece of a line longer than the
-  // buffer; `events` are MatchChunk's for it.
-  virtual void Chunk(std::string_view data, const std::vector<MatchEvent>& events) = 0;
+  // buffer; `reading` is ReadChunk's of it.
+  virtual void Chunk(std::string_view data, const ChunkReading& reading) = 0;
   virtual void Finish() = 0;
 };
 

@@ -360,6 +360,13 @@ std::string_view WithoutTaskLabel(std::string_view line) {
   return line.substr(TaskLabelLength(line, nullptr));
 }
 
+std::pair<std::optional<int>, std::string_view> SplitTaskLabel(std::string_view line) {
+  int task = 0;
+  const size_t length = TaskLabelLength(line, &task);
+  if (length == 0) return {std::nullopt, line};
+  return {task, line.substr(length)};
+}
+
 // MaxText MaxText/train.py (2024-2025), max_logging.log:
 //   f"completed step: {step}, seconds: {t:.3f}, TFLOP/s/device: ..., loss: ..."
 std::optional<StepSample> ParseMaxTextStep(std::string_view line) {

@@ -249,6 +249,13 @@ TEST(StepLines, TaskLabels) {
   EXPECT_FALSE(TaskLabel("completed step: 1"));
   EXPECT_FALSE(TaskLabel("10:00:00 started"));
   EXPECT_EQ(WithoutTaskLabel("3: hello"), "hello");
+  // SplitTaskLabel reads the label once and says what both say.
+  for (std::string_view line : {"0: completed step: 1", "  12: x", "completed step: 1",
+                                "10:00:00 started", "3: ", "1234567: x", ": x", "7:x"}) {
+    const auto [task, rest] = SplitTaskLabel(line);
+    EXPECT_EQ(task, TaskLabel(line)) << line;
+    EXPECT_EQ(rest, WithoutTaskLabel(line)) << line;
+  }
 }
 
 TEST(StepSeries, WarmupRecentWindowAndSlowdown) {

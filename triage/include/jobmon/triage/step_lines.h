@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace jobmon::triage {
@@ -150,5 +151,7 @@ std::optional<double> DateClock(double clock, double reference, double max_ahead
 // srun --label prefix "N: " -> N.
 std::optional<int> TaskLabel(std::string_view line);
 std::string_view WithoutTaskLabel(std::string_view line);
+// Both, the label read once: N (nullopt without a label) and the text after it.
+std::pair<std::optional<int>, std::string_view> SplitTaskLabel(std::string_view line);
 
 }  // namespace jobmon::triage

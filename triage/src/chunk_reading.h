@@ -1,0 +1,57 @@
+#pragma once
+// What is read of a chunk without the scan's state, on whichever thread
+// matched it (match_ahead.h): the database's matches and the line-start
+// patterns' tests, by line, and each step line's samples (pure parses). The scan state
+// (scan_state.cc) then does only what depends on the lines before, so the two threads share a
+// scan's work. Private to the scanner.
+
+#include <hs/hs.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "jobmon/triage/step_lines.h"
+#include "scan_state.h"
+
+namespace jobmon::triage {
+
+// One pattern's match: the offset just past its last byte, the pattern's id.
+struct MatchEvent {
+  unsigned long long to;
+  unsigned id;
+};
+
+struct ChunkReading {
+  // A line some pattern matched.
+  struct Line {
+    uint64_t index = 0;  // newlines before it in the chunk
+    size_t start = 0;    // its text in the chunk: [start, end), without its "\n" or "\r\n"
+    size_t end = 0;
+    uint32_t ids_begin = 0, ids_end = 0;  // its patterns, sorted and unique, in `ids`
+    // A step prefilter's line: each specific format's sample, in id order,
+    // in `samples`; without one, the generic prefilter confirmed
+    // (PatternDef::confirm) and then the generic counter's sample, last.
+    uint32_t samples_begin = 0, samples_end = 0;
+    bool generic_confirmed = false;
+    bool generic_sample = false;  // the last sample is the generic counter's
+  };
+  struct Sample {
+    StepProfile profile;
+    StepSample sample;
+  };
+  std::vector<MatchEvent> events;
+  std::vector<unsigned> ids;
+  std::vector<Line> lines;
+  std::vector<Sample> samples;
+  uint64_t newlines = 0;  // in the whole chunk
+};
+
+// Reads `data` (line-aligned, or a piece of an over-long line) into
+// `reading`. Reads nothing but its arguments, so one chunk is read on one
+// thread while the scan state consumes the one before on another.
+void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t* scratch,
+               ChunkReading& reading);
+
+}  // namespace jobmon::triage
