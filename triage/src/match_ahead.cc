@@ -55,19 +55,9 @@ void MatchAhead::ConsumeOldest() {
   // Read the oldest here if the worker has not taken it; while the worker
   // reads it, read a later one here rather than wait.
   while (slot.stage != Stage::kMatched) {
-    Slot* unread = nullptr;
-    for (size_t i = 0; i < pending_ && !unread; ++i) {
-      Slot& candidate = slots_[(oldest_ + i) % kSlots];
-      if (candidate.stage == Stage::kFilled) unread = &candidate;
-    }
+    Slot* unread = OldestUnread();
     if (!unread) {
-      changed_.wait(lock, [&] {
-        if (slot.stage == Stage::kMatched) return true;
-        for (size_t i = 0; i < pending_; ++i) {
-          if (slots_[(oldest_ + i) % kSlots].stage == Stage::kFilled) return true;
-        }
-        return false;
-      });
+      changed_.wait(lock, [&] { return slot.stage == Stage::kMatched || OldestUnread(); });
       continue;
     }
     unread->stage = Stage::kMatching;
@@ -84,18 +74,20 @@ void MatchAhead::ConsumeOldest() {
   --pending_;
 }
 
-// The oldest chunk not yet taken, matched; until the scan ends.
+MatchAhead::Slot* MatchAhead::OldestUnread() {
+  for (size_t i = 0; i < pending_; ++i) {
+    Slot& slot = slots_[(oldest_ + i) % kSlots];
+    if (slot.stage == Stage::kFilled) return &slot;
+  }
+  return nullptr;
+}
+
+// The oldest chunk not yet taken, read; until the scan ends.
 void MatchAhead::Work() {
   std::unique_lock lock(mutex_);
   for (;;) {
     Slot* next = nullptr;
-    changed_.wait(lock, [&] {
-      for (size_t i = 0; i < pending_ && !next; ++i) {
-        Slot& slot = slots_[(oldest_ + i) % kSlots];
-        if (slot.stage == Stage::kFilled) next = &slot;
-      }
-      return stopping_ || next;
-    });
+    changed_.wait(lock, [&] { return stopping_ || (next = OldestUnread()) != nullptr; });
     if (stopping_) return;
     next->stage = Stage::kMatching;
     lock.unlock();

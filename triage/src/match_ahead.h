@@ -3,9 +3,10 @@
 // (the Hyperscan database's matches, and the pure parses of its lines:
 // chunk_reading.h) and the scan state's consuming of it are each about half
 // of a large log's work: a worker thread reads chunks ahead while this
-// thread consumes them in order, and this thread reads the next chunk
-// itself when the worker has not reached it (so neither half waits for the
-// other). Private to the scanner (log_scan.cc).
+// thread consumes them in order, and this thread reads the oldest chunk
+// itself when the worker has not taken it, or a later one while the worker
+// reads the oldest (so neither half waits for the other). Private to the
+// scanner (log_scan.cc).
 
 #include <hs/hs.h>
 
@@ -54,6 +55,9 @@ class MatchAhead {
   static std::string_view View(const Slot& slot) { return {slot.text.data(), slot.size}; }
   void ConsumeOldest();
   void Work();
+  // The oldest submitted slot no thread has taken to read; nullptr when
+  // none. Called with mutex_ held.
+  Slot* OldestUnread();
 
   const LogScanner::Impl& impl_;
   ChunkSink& sink_;

@@ -350,11 +350,7 @@ size_t TaskLabelLength(std::string_view line, int* task) {
 
 }  // namespace
 
-std::optional<int> TaskLabel(std::string_view line) {
-  int task = 0;
-  if (TaskLabelLength(line, &task) == 0) return std::nullopt;
-  return task;
-}
+std::optional<int> TaskLabel(std::string_view line) { return SplitTaskLabel(line).first; }
 
 std::string_view WithoutTaskLabel(std::string_view line) {
   return line.substr(TaskLabelLength(line, nullptr));
