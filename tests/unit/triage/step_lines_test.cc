@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <charconv>
+#include <cmath>
 #include <ctime>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "jobmon/triage/step_series.h"
 
@@ -22,6 +27,66 @@ TEST(StepLines, MaxText) {
   EXPECT_FALSE(ParseMaxTextStep("completed step: 4, seconds: nan")->seconds);
   // The fake trainer's JOB SUMMARY (contrib/fake-trainer/src/log_lines.cc).
   EXPECT_FALSE(ParseMaxTextStep("0: Last completed step: 99 of steps=200"));
+}
+
+// The step and seconds read exactly what std::from_chars reads (step_lines.cc
+// computes the short forms itself): bit for bit, on written numbers of every
+// length around the 15- and 18-digit edges, with exponents, signs and odd ends.
+TEST(StepLines, NumbersReadAsFromCharsReadsThem) {
+  std::mt19937_64 random(20261130);
+  std::vector<std::string> numbers = {"0",
+                                      "-0",
+                                      "0.0",
+                                      "-0.0",
+                                      "1.",
+                                      ".5",
+                                      "1.5e3",
+                                      "2E-2",
+                                      "1e",
+                                      "07.50",
+                                      "123456789012345",
+                                      "1234567890123456",
+                                      "0.000000000000001",
+                                      "9.99999999999999",
+                                      "99999999999999999",
+                                      "999999999999999999",
+                                      "9999999999999999999",
+                                      "12345678901234567890",
+                                      "1.5x",
+                                      "3.25,",
+                                      "4.",
+                                      "inf",
+                                      "nan"};
+  for (int n = 0; n < 20000; ++n) {
+    std::string whole = std::to_string(random() % 10000000000000000000ull);
+    whole.resize(1 + random() % whole.size());
+    std::string fraction = std::to_string(random());
+    fraction.resize(random() % 20);
+    numbers.push_back((random() % 4 == 0 ? "-" : "") + whole +
+                      (fraction.empty() ? "" : "." + fraction));
+  }
+  for (const std::string& number : numbers) {
+    const std::string line = "completed step: " + number + ", seconds: " + number + ", loss: 1";
+    const auto sample = ParseMaxTextStep(line);
+    int64_t step = 0;
+    const auto [step_end, step_ec] =
+        std::from_chars(number.data(), number.data() + number.size(), step);
+    if (step_ec != std::errc() || step < 0) {
+      EXPECT_FALSE(sample) << line;
+      continue;
+    }
+    ASSERT_TRUE(sample) << line;
+    EXPECT_EQ(sample->step, step) << line;
+    double seconds = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), seconds);
+    if (ec != std::errc() || !std::isfinite(seconds) || seconds < 0) {
+      EXPECT_FALSE(sample->seconds) << line;
+      continue;
+    }
+    ASSERT_TRUE(sample->seconds) << line;
+    EXPECT_EQ(std::bit_cast<uint64_t>(*sample->seconds), std::bit_cast<uint64_t>(seconds))
+        << line << ": " << *sample->seconds << " against " << seconds;
+  }
 }
 
 TEST(StepLines, MegatronIsOneBased) {
