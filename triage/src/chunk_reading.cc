@@ -67,12 +67,24 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t
     const void* nl = std::memchr(data.data() + start, '\n', data.size() - start);
     const size_t end = nl ? static_cast<const char*>(nl) - data.data() : data.size();
     const size_t ids_begin = reading.ids.size();
+    const size_t events_begin = next_event;
     while (next_event < events.size() && events[next_event].to <= end + 1)
       reading.ids.push_back(events[next_event++].id);
     // With its newline, as the database saw it (`\s` matches it).
     const LineStart line_start(data.substr(start, (nl ? end + 1 : end) - start));
     for (const auto& walked : impl.line_start_tests) {
       if (walked.test(line_start)) reading.ids.push_back(walked.id);
+    }
+    // At the matches their carriers end with a byte of theirs
+    // (PatternDef::carried_test).
+    for (size_t e = events_begin; e < next_event; ++e) {
+      const size_t match_end = events[e].to - start;
+      if (match_end == 0) continue;
+      const auto last = static_cast<unsigned char>(line_start.line[match_end - 1]);
+      for (const auto& carried : impl.carried_after[last]) {
+        if (events[e].id == carried.carrier && carried.test(line_start.line, match_end))
+          reading.ids.push_back(carried.id);
+      }
     }
     if (reading.ids.size() > ids_begin) {
       auto first = reading.ids.begin() + static_cast<std::ptrdiff_t>(ids_begin);

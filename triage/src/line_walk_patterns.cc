@@ -1,6 +1,7 @@
 #include "line_walk_patterns.h"
 
 #include <cstddef>
+#include <cstring>
 
 #include "jobmon/common/ascii.h"
 
@@ -31,6 +32,28 @@ size_t DigitRun(std::string_view s, size_t at, size_t cap) {
   size_t n = 0;
   while (n < cap && at + n < s.size() && IsAsciiDigit(s[at + n])) ++n;
   return n;
+}
+
+// How many of [ \t] run from `at`.
+size_t BlankRun(std::string_view s, size_t at) {
+  size_t n = 0;
+  while (at + n < s.size() && (s[at + n] == ' ' || s[at + n] == '\t')) ++n;
+  return n;
+}
+
+// `text` (a literal) starts at `at`.
+template <size_t N>
+bool TextAt(std::string_view s, size_t at, const char (&text)[N]) {
+  constexpr size_t kLength = N - 1;
+  return at <= s.size() && s.size() - at >= kLength && memcmp(s.data() + at, text, kLength) == 0;
+}
+
+// `text` (a literal: its length is known here, so the compare is a few
+// loads) ends just before `end`.
+template <size_t N>
+bool EndsAt(std::string_view s, size_t end, const char (&text)[N]) {
+  constexpr size_t kLength = N - 1;
+  return end >= kLength && end <= s.size() && memcmp(s.data() + end - kLength, text, kLength) == 0;
 }
 
 // `^(\d+: )?X`: X at the line's start, or after an srun label there.
@@ -127,6 +150,54 @@ bool GenericStepKeyword(std::string_view line) {
     }
   }
   return false;
+}
+
+bool MaxTextStepAt(std::string_view line, size_t end) {
+  return EndsAt(line, end, "completed step:") && CharAt(line, end, ' ') &&
+         DigitRun(line, end + 1, 1) == 1;
+}
+
+bool MegatronIterationAt(std::string_view line, size_t end) {
+  if (end == 0 || !EndsAt(line, end - 1, "iteration")) return false;
+  size_t at = end - 1;
+  const size_t blanks = BlankRun(line, at);
+  if (blanks == 0) return false;
+  at += blanks;
+  const size_t done = DigitRun(line, at, line.size());
+  if (done == 0 || !CharAt(line, at + done, '/')) return false;
+  at += done + 1;
+  at += BlankRun(line, at);
+  const size_t total = DigitRun(line, at, line.size());
+  if (total == 0) return false;
+  at += total;
+  at += BlankRun(line, at);
+  return CharAt(line, at, '|');
+}
+
+bool TorchTitanStepAt(std::string_view line, size_t end) {
+  if (!EndsAt(line, end, "step:")) return false;
+  size_t at = end;
+  const size_t blanks = BlankRun(line, at);
+  if (blanks == 0) return false;
+  at += blanks;
+  const size_t step = DigitRun(line, at, line.size());
+  if (step == 0) return false;
+  at += step;
+  const size_t more = BlankRun(line, at);
+  if (more == 0) return false;
+  at += more;
+  if (TextAt(line, at, "\x1b[")) {
+    const size_t colour = DigitRun(line, at + 2, line.size());
+    if (colour > 0 && CharAt(line, at + 2 + colour, 'm') && TextAt(line, at + 3 + colour, "loss:"))
+      return true;
+  }
+  return TextAt(line, at, "loss:");
+}
+
+bool DeepSpeedSkippedAt(std::string_view line, size_t end) {
+  if (!EndsAt(line, end, "step=")) return false;
+  const size_t step = DigitRun(line, end, line.size());
+  return step > 0 && TextAt(line, end + step, ", skipped=");
 }
 
 }  // namespace jobmon::triage

@@ -1,9 +1,10 @@
 #pragma once
-// Patterns the scan state reads as it walks a chunk's lines, in place of
-// Hyperscan (scan_patterns.h PatternDef::at_line_start, ::confirm). Each
-// is exactly its expression as the database would match it (multiline,
-// on one line given with its newline); scan_patterns_test.cc holds each
-// to its expression on the fixture corpus. Private to the scanner.
+// Patterns the scan reads as it walks a chunk's lines, in place of
+// Hyperscan (scan_patterns.h PatternDef::at_line_start, ::confirm,
+// ::carried_test). Each is exactly its expression as the database would
+// match it (multiline, on one line given with its newline);
+// scan_patterns_test.cc holds each to its expression on the fixture corpus.
+// Private to the scanner.
 //
 // Why: an expression that starts with `^(\d+: )?` is tried by Hyperscan at
 // every line start, and four such stamps were a third of its time on a
@@ -39,5 +40,23 @@ bool ClockStartsLine(const LineStart& start);
 // (step|iteration|iter)[ \t:=#]{1,3}\d, caseless, anywhere on the line: the
 // generic step prefilter, confirmed on a line its keyword part matched.
 bool GenericStepKeyword(std::string_view line);
+
+// A test of one line at one match of another pattern: `end` is just past
+// that match (scan_patterns.h PatternDef::carried_test).
+using CarriedTest = bool (*)(std::string_view line, size_t end);
+
+// Step prefilters read where the generic prefilter's keyword part matched
+// (PatternDef::carrier): each holds one of its matches ("step:", "step=",
+// "iteration "), and each is true where some such match ends its own text
+// as below (on a training log Hyperscan spent a fifth of its time matching
+// them on every step line again).
+// completed step: \d   ("step:" ends at `end`)
+bool MaxTextStepAt(std::string_view line, size_t end);
+// iteration[ \t]+\d+/[ \t]*\d+[ \t]*\|   ("iteration" and a blank end at `end`)
+bool MegatronIterationAt(std::string_view line, size_t end);
+// step:[ \t]+\d+[ \t]+(\x1b\[\d+m)?loss:   ("step:" ends at `end`)
+bool TorchTitanStepAt(std::string_view line, size_t end);
+// step=\d+, skipped=   ("step=" ends at `end`)
+bool DeepSpeedSkippedAt(std::string_view line, size_t end);
 
 }  // namespace jobmon::triage

@@ -62,6 +62,16 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
     };
     if (def.at_line_start)
       impl->line_start_tests.push_back({static_cast<unsigned>(i), def.at_line_start});
+    const bool carried =
+        def.carried_test && std::find(left_out.begin(), left_out.end(),
+                                      static_cast<unsigned>(def.carrier)) == left_out.end();
+    if (carried) {
+      for (unsigned char last : def.carried_after) {
+        impl->carried_after[last].push_back(
+            {static_cast<unsigned>(i), static_cast<unsigned>(def.carrier), def.carried_test});
+      }
+      continue;
+    }
     if (def.parts.empty() && !def.at_line_start) add_expression(def.expression);
     for (const std::string& part : def.parts) add_expression(part);
   }

@@ -19,21 +19,26 @@ std::vector<PatternDef> AllPatterns() {
     }
   }
   for (const std::string& p : HarmlessPatterns()) out.push_back({p, 0, Kind::kHarmless, 0});
-  auto step = [&](const char* p, StepProfile profile, unsigned flags = 0) {
+  auto step = [&](const char* p, StepProfile profile, unsigned flags = 0,
+                  CarriedTest carried = nullptr, const char* carried_after = "") {
     out.push_back({p, flags, Kind::kStep, static_cast<int>(profile)});
+    out.back().carried_test = carried;
+    out.back().carried_after = carried_after;
   };
   // Prefilters only: the parsers in step_lines.cc decide (and name their sources).
   // The generic one leads with its keywords, no word boundary before them:
   // a boundary class first made Hyperscan try it at every character, a
   // third of all matching on a training log (tests/bench/triage_bench.py);
   // ParseGenericStep checks the boundary itself ("substep 3" is no step).
-  step(R"(completed step: \d)", StepProfile::kMaxText);
-  step(R"(iteration[ \t]+\d+/[ \t]*\d+[ \t]*\|)", StepProfile::kMegatron);
-  step(R"(step:[ \t]+\d+[ \t]+(\x1b\[\d+m)?loss:)", StepProfile::kTorchTitan);
+  step(R"(completed step: \d)", StepProfile::kMaxText, 0, MaxTextStepAt, ":");
+  step(R"(iteration[ \t]+\d+/[ \t]*\d+[ \t]*\|)", StepProfile::kMegatron, 0, MegatronIterationAt,
+       " \t");
+  step(R"(step:[ \t]+\d+[ \t]+(\x1b\[\d+m)?loss:)", StepProfile::kTorchTitan, 0, TorchTitanStepAt,
+       ":");
   step(R"(\d+/\d+ \[[0-9:]+<[0-9:?]+,[ \t]*[0-9.]+(s/it|it/s)[,\]])", StepProfile::kHuggingFace);
   step(R"(Epoch \d+(/\d+)?[: ])", StepProfile::kLightning);
   step(R"(steps: \d+ loss: )", StepProfile::kDeepSpeed);
-  step(R"(step=\d+, skipped=)", StepProfile::kDeepSpeed);
+  step(R"(step=\d+, skipped=)", StepProfile::kDeepSpeed, 0, DeepSpeedSkippedAt, "=");
   step(R"(logging_writer\.py:\d+\] \[\d+\])", StepProfile::kT5x);
   // Hyperscan matches its keywords and a separator only: the bounded
   // `[ \t:=#]{1,3}\d` after them was a sixth of its time on a training log,
@@ -42,6 +47,13 @@ std::vector<PatternDef> AllPatterns() {
   step(R"((step|iteration|iter)[ \t:=#]{1,3}\d)", StepProfile::kGeneric, HS_FLAG_CASELESS);
   out.back().parts = {R"((step|iteration|iter)[ \t:=#])"};
   out.back().confirm = GenericStepKeyword;
+  // The specific formats that hold a match of its keyword part ("step:",
+  // "iteration ", "step=") are read at those matches, not compiled: a step
+  // line costs Hyperscan one match instead of two or three.
+  const int generic = static_cast<int>(out.size() - 1);
+  for (PatternDef& def : out) {
+    if (def.carried_test) def.carrier = generic;
+  }
   for (const FactPattern& f : FactPatterns()) {
     out.push_back({f.expression, f.line_start ? HS_FLAG_MULTILINE : 0u, Kind::kFact,
                    static_cast<int>(f.fact), Weight::kAsClass, "", f.parts, f.at_line_start});

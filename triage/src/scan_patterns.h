@@ -34,6 +34,15 @@ struct PatternDef {
   // the pattern's only where this accepts it: asked by the scan state where
   // the answer counts (scan_state.cc).
   LineTest confirm = nullptr;
+  // Given, with `carrier` (another pattern's id: some match of its parts
+  // lies within each match of this pattern, and ends with one of the bytes
+  // of `carried_after`): nothing of this pattern is compiled, and a line is
+  // this pattern's where this test accepts it at such a match of the
+  // carrier (chunk_reading.cc). Compiled as usual when the carrier is left
+  // out of a scan.
+  CarriedTest carried_test = nullptr;
+  std::string carried_after = {};
+  int carrier = -1;
 };
 
 // In database order: a pattern's id is its index.

@@ -7,6 +7,7 @@
 #include <hs/hs.h>
 #include <re2/re2.h>
 
+#include <array>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,15 @@ struct LogScanner::Impl {
     LineStartTest test;
   };
   std::vector<WalkedPattern> line_start_tests;
+  // The patterns read at their carrier's matches, not compiled
+  // (PatternDef::carried_test), in id order, by the last byte of the
+  // carrier's match.
+  struct CarriedPattern {
+    unsigned id;
+    unsigned carrier;
+    CarriedTest test;
+  };
+  std::array<std::vector<CarriedPattern>, 256> carried_after;
 
   ~Impl() {
     if (prototype_scratch) hs_free_scratch(prototype_scratch);

@@ -18,6 +18,7 @@
 #include "jobmon/triage/report.h"
 #include "jobmon/triage/step_lines.h"
 #include "jobmon/triage/triage.h"
+#include "scan_patterns.h"
 #include "shared_scanner.h"
 
 namespace jobmon::triage {
@@ -339,6 +340,43 @@ TEST_F(LogScanTest, ErrorsAreClear) {
   auto left_out = LogScanner::Create(unknown_pattern);
   ASSERT_FALSE(left_out.ok());
   EXPECT_NE(left_out.error().message.find("numbered 0 to"), std::string::npos);
+}
+
+// The step formats read at the generic keyword's matches instead of by
+// Hyperscan (scan_patterns.h PatternDef::carried_test) are read as before,
+// and still when a scan leaves that keyword out (then they are compiled).
+TEST_F(LogScanTest, CarriedStepFormatsAreReadWithOrWithoutTheirCarrier) {
+  const std::string text =
+      "0: completed step: 1, seconds: 1.0, loss: 2\n"
+      "0: completed step: 2, seconds: 1.0, loss: 2\n"
+      " iteration        3/     100 | elapsed time per iteration (ms): 500.0 |\n"
+      "step:  4  \x1b[32mloss:  2.1\n"
+      "[Rank 0] step=5, skipped=0, lr=[0.1]\n";
+  const std::vector<PatternDef> patterns = AllPatterns();
+  std::vector<unsigned> carried;
+  int carrier = -1;
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    if (!patterns[i].carried_test) continue;
+    carried.push_back(static_cast<unsigned>(i));
+    carrier = patterns[i].carrier;
+  }
+  ASSERT_EQ(carried.size(), 4u);
+  ASSERT_GE(carrier, 0);
+  ScanOptions without_carrier;
+  without_carrier.patterns_left_out = {static_cast<unsigned>(carrier)};
+  for (const ScanOptions& options : {ScanOptions{}, without_carrier}) {
+    auto scanner = LogScanner::Create(options);
+    ASSERT_TRUE(scanner.ok()) << scanner.error().message;
+    auto facts = (*scanner)->ScanText(text);
+    ASSERT_TRUE(facts.ok());
+    for (unsigned id : carried) {
+      EXPECT_TRUE(facts->matched_patterns[id])
+          << patterns[id].expression << " left out: " << options.patterns_left_out.size();
+    }
+    EXPECT_EQ(facts->steps[static_cast<size_t>(StepProfile::kMaxText)].count(), 2u);
+    EXPECT_EQ(facts->matched_patterns[static_cast<size_t>(carrier)],
+              options.patterns_left_out.empty());
+  }
 }
 
 // Progress from real programs' output: the scanner and Analyze agree.
