@@ -14,9 +14,9 @@ namespace jobmon {
 inline size_t FindText(std::string_view text, std::string_view needle, size_t from = 0) {
   if (from > text.size()) return std::string_view::npos;
   if (needle.empty()) return from;
+  if (text.size() < needle.size()) return std::string_view::npos;
   const char* const begin = text.data();
   const char* const last = begin + text.size() - needle.size();  // the last start that fits
-  if (text.size() < needle.size()) return std::string_view::npos;
   for (const char* at = begin + from; at <= last;) {
     const void* candidate = memchr(at, needle.front(), static_cast<size_t>(last - at) + 1);
     if (!candidate) break;
