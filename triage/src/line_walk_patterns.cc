@@ -154,7 +154,7 @@ bool GenericStepKeyword(std::string_view line) {
 
 bool MaxTextStepAt(std::string_view line, size_t end) {
   return EndsAt(line, end, "completed step:") && CharAt(line, end, ' ') &&
-         DigitRun(line, end + 1, 1) == 1;
+         DigitsAt(line, end + 1, 1);
 }
 
 bool MegatronIterationAt(std::string_view line, size_t end) {
