@@ -294,18 +294,32 @@ def cmd_playbook(args):
     if result is MISSING:
         print(f"# playbook {args[1]!r}: not in {args[0]}", file=sys.stderr)
     else:
-        anomalies = result.get("anomalies", []) if isinstance(result, dict) else []
-        said = [{k: a.get(k) for k in ("code", "host", "gpu", "device", "summary") if k in a}
-                for a in anomalies if isinstance(a, dict)]
-        print(f"# playbook {args[1]!r}: verdict {result.get('verdict')!r}; anomalies {json.dumps(said)[:2000]}",
-              file=sys.stderr)
+        explain_playbook(args[1], result)
     return 1
 
 
+def explain_playbook(name, result):
+    """What playbook NAME said (its verdict, anomalies and evidence rows), to stderr: a failed
+    check's context in the test's log."""
+    anomalies = result.get("anomalies", []) if isinstance(result, dict) else []
+    said = [{k: a.get(k) for k in ("code", "host", "gpu", "device", "summary") if k in a}
+            for a in anomalies if isinstance(a, dict)]
+    print(f"# playbook {name!r}: verdict {result.get('verdict')!r}; anomalies {json.dumps(said)[:2000]}",
+          file=sys.stderr)
+    for table in result.get("evidence", []) if isinstance(result, dict) else []:
+        for row in table.get("rows", []) if isinstance(table, dict) else []:
+            if isinstance(row, dict):
+                print(f"#   {table.get('title')}: {json.dumps(row)[:300]}", file=sys.stderr)
+
+
 def cmd_playbook_any(args):
-    """playbook-any FILE NAME LIST COND...: some item of playbook NAME's LIST (anomalies, chain) meets every condition."""
+    """playbook-any FILE NAME LIST COND...: some item of playbook NAME's LIST (anomalies, chain) meets every
+    condition; when none does, what the playbook said goes to stderr (as `playbook`)."""
     items, conditions = playbook_items(args)
-    return 0 if any(holds(i, conditions) for i in items) else 1
+    if any(holds(i, conditions) for i in items):
+        return 0
+    explain_playbook(args[1], playbook_result(load_json(args[0]), args[1]))
+    return 1
 
 
 def cmd_playbook_none(args):

@@ -291,7 +291,8 @@ class ChecksTest(unittest.TestCase):
                 {"playbook": "training", "verdict": "step-time-increase",
                  "root_cause": {"code": "thermal-high", "host": "node1", "gpu": "0"},
                  "chain": [{"code": "clock-drop"}, {"code": "step-time-increase"}],
-                 "anomalies": [{"code": "io-pressure", "host": "node1", "device": "", "gpu": 0}]}]}, f)
+                 "anomalies": [{"code": "io-pressure", "host": "node1", "device": "", "gpu": 0}],
+                 "evidence": [{"title": "Step time", "rows": [{"host": "node1", "value": "1.6x"}]}]}]}, f)
         self.assertEqual(self.run("playbook", report, "training", "verdict == step-time-increase",
                                   "root_cause.code == thermal-high")[0], 0)
         said = io.StringIO()
@@ -305,8 +306,12 @@ class ChecksTest(unittest.TestCase):
         self.assertIn("playbook 'hang': not in", said.getvalue())
         self.assertEqual(self.run("playbook-any", report, "training", "anomalies", "code == io-pressure",
                                   "host == node1", "gpu == 0")[0], 0)
-        self.assertEqual(self.run("playbook-any", report, "training", "anomalies", "code == io-pressure",
-                                  "host == node2")[0], 1)
+        said = io.StringIO()
+        with redirect_stderr(said):
+            self.assertEqual(self.run("playbook-any", report, "training", "anomalies", "code == io-pressure",
+                                      "host == node2")[0], 1)
+        self.assertIn("playbook 'training': verdict", said.getvalue())
+        self.assertIn('Step time: {"host": "node1", "value": "1.6x"}', said.getvalue())
         self.assertEqual(self.run("playbook-any", report, "training", "chain", "code == clock-drop")[0], 0)
         self.assertEqual(self.run("playbook-none", report, "training", "anomalies", "host == node2")[0], 0)
         self.assertEqual(self.run("playbook-none", report, "training", "anomalies", "code == io-pressure")[0], 1)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "jobmon/common/metric_names.h"
 #include "jobmon/common/power_judgement.h"
@@ -37,12 +38,51 @@ TimeRange HangWindow(const DiagnoseContext& context) {
   return playbook::WindowOrJob(context);
 }
 
+// The scrapes after the job's processes ended (an operator's scancel of the
+// hung job; its exporter stops a few scrapes later, at the job's end): a GPU
+// spinning in a collective does not fall idle while its process lives, so
+// busy-wait followed by idle GPUs to the end is the job's teardown, and the
+// hang is judged up to its last spinning sample. A host that went idle from
+// computing (a host-side hang) keeps its idle samples. nullopt: no teardown.
+std::optional<double> LastSpinBeforeTeardown(const std::vector<const Series*>& power,
+                                             const std::vector<const Series*>& util,
+                                             const TimeRange& window,
+                                             std::optional<double> baseline) {
+  struct AtTime {
+    double util_max = 0, power_sum = 0;
+    int power_count = 0;
+  };
+  std::map<double, AtTime> host;  // the host's GPUs, scrape by scrape
+  for (const Series* s : util) {
+    for (const auto& p : s->samples) {
+      if (window.Contains(p.time)) host[p.time].util_max = std::max(host[p.time].util_max, p.value);
+    }
+  }
+  for (const Series* s : power) {
+    for (const auto& p : s->samples) {
+      auto it = host.find(p.time);
+      if (it == host.end()) continue;
+      it->second.power_sum += p.value;
+      ++it->second.power_count;
+    }
+  }
+  auto last_work = std::find_if(host.rbegin(), host.rend(), [](const auto& at) {
+    return at.second.util_max > power::kIdleUtilizationPercent;
+  });
+  if (last_work == host.rbegin() || last_work == host.rend()) return std::nullopt;
+  const AtTime& at = last_work->second;
+  if (at.power_count == 0) return std::nullopt;
+  if (JudgePower(at.util_max, at.power_sum / at.power_count, baseline) != PowerState::kBusyWait) {
+    return std::nullopt;
+  }
+  return last_work->first;
+}
+
 HostView Judge(const std::string& host, const std::vector<const Series*>& power,
                const std::vector<const Series*>& util, const TimeRange& window,
                const DiagnoseContext& context) {
   HostView v;
   v.host = host;
-  const TimeRange late{power::LaterHalfStart(window.start, window.end), window.end};
   std::vector<double> training, all;
   for (const Series* s : power) {
     for (const auto& p : s->samples) {
@@ -55,6 +95,8 @@ HostView Judge(const std::string& host, const std::vector<const Series*>& power,
   v.baseline = TrainingBaseline(training);
   // No training before the window (it is the whole job): the job's high power.
   if (!v.baseline && all.size() >= kMinBaselineSamples) v.baseline = triage::Percentile(all, 0.9);
+  const double end = LastSpinBeforeTeardown(power, util, window, v.baseline).value_or(window.end);
+  const TimeRange late{power::LaterHalfStart(window.start, end), end};
   auto late_power = playbook::Values(power, late);
   v.reporting = !late_power.empty();
   if (!v.reporting) return v;

@@ -15,8 +15,11 @@ using testing::Shaped;
 
 constexpr double kHang = 600, kEnd = 1200;
 
-// The fake trainer's numbers: ~660 W training, ~300 W spinning at 100%.
-enum class After { kTraining, kBusyWait, kDead, kGone };
+// The fake trainer's numbers: ~660 W training, ~300 W spinning at 100%;
+// 140 W at 0% once its processes are gone. kCancelled: spinning, then
+// scancelled at kCancel, with the exporter scraping on to the job's end.
+enum class After { kTraining, kBusyWait, kDead, kGone, kCancelled, kIdle };
+constexpr double kCancel = 1140;
 
 struct Job {
   CannedPromSource source;
@@ -31,12 +34,17 @@ struct Job {
     for (std::string gpu : {"0", "1"}) {
       Labels l{{"host", host}, {"gpu", gpu}};
       double end = after == After::kGone ? 700 : kEnd;
-      power.push_back(Shaped(l, 0, end, 5, [after](double t) {
+      auto released = [after](double t) {
+        return after == After::kIdle || (after == After::kCancelled && t >= kCancel);
+      };
+      power.push_back(Shaped(l, 0, end, 5, [after, released](double t) {
         if (t < kHang + 10 || after == After::kTraining || after == After::kGone) return 660.0;
+        if (released(t)) return 140.0;
         return after == After::kDead ? 0.0 : 300.0;
       }));
-      util.push_back(Shaped(l, 0, end, 5, [after](double t) {
+      util.push_back(Shaped(l, 0, end, 5, [after, released](double t) {
         if (t < kHang + 10 || after == After::kTraining || after == After::kGone) return 97.0;
+        if (released(t)) return 0.0;
         return after == After::kDead ? 0.0 : 100.0;
       }));
     }
@@ -110,6 +118,32 @@ TEST(HangPlaybook, AnRdmaPortDownBeforeTheHangNamesDeviceAndPort) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->device, "mlx5_1/1");
   EXPECT_DOUBLE_EQ(*f->time, 590);
+}
+
+// The scancel's teardown: idle GPUs for the scrapes up to the job's end say
+// how the job ended, not how it hung.
+TEST(HangPlaybook, TheIdleScrapesAfterTheCancelOfASpinningJobAreNotItsHang) {
+  Job job;
+  job.Host("n1", After::kCancelled);
+  job.Host("n2", After::kBusyWait);
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "busy-wait-hang");
+  const Finding* f = FindingOf(r, "util-high-power-idle", "n1");
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(*f->value, 300, 1);
+  EXPECT_TRUE(FindingOf(r, "util-high-power-idle", "n2"));
+}
+
+// Idle from computing is a host-side hang, not a teardown: its idle samples
+// are judged.
+TEST(HangPlaybook, AHostIdleSinceItsLastComputeStaysIdle) {
+  Job job;
+  job.Host("n1", After::kIdle);
+  job.Host("n2", After::kCancelled);
+  auto r = job.Run();
+  EXPECT_EQ(r.verdict, "busy-wait-hang");
+  EXPECT_FALSE(FindingOf(r, "util-high-power-idle", "n1"));
+  EXPECT_TRUE(FindingOf(r, "util-high-power-idle", "n2"));
 }
 
 TEST(HangPlaybook, AHostThatStopsReportingIsANodeDeath) {
