@@ -61,6 +61,9 @@ struct FactPattern {
   // Given, the expression's line-start alternatives, read in the scan's walk
   // over lines instead (scan_patterns.h PatternDef::at_line_start).
   LineStartTest at_line_start = nullptr;
+  // Given, the whole expression, read in the scan's walk over lines
+  // instead (scan_patterns.h PatternDef::on_every_line).
+  LineTest on_every_line = nullptr;
 };
 const std::vector<FactPattern>& FactPatterns();
 

@@ -1,5 +1,6 @@
 #include "line_walk_patterns.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -29,16 +30,18 @@ bool ClockAt(std::string_view s, size_t at) {
 
 // How many digits run from `at`, counting up to `cap`.
 size_t DigitRun(std::string_view s, size_t at, size_t cap) {
+  if (at >= s.size()) return 0;
+  const size_t limit = std::min(cap, s.size() - at);
   size_t n = 0;
-  while (n < cap && at + n < s.size() && IsAsciiDigit(s[at + n])) ++n;
+  while (n < limit && IsAsciiDigit(s[at + n])) ++n;
   return n;
 }
 
 // How many of [ \t] run from `at`.
 size_t BlankRun(std::string_view s, size_t at) {
-  size_t n = 0;
-  while (at + n < s.size() && (s[at + n] == ' ' || s[at + n] == '\t')) ++n;
-  return n;
+  size_t end = at;
+  while (end < s.size() && (s[end] == ' ' || s[end] == '\t')) ++end;
+  return end - at;
 }
 
 // `text` (a literal) starts at `at`.
@@ -64,10 +67,26 @@ bool AtLineStart(const LineStart& start, Rest rest) {
 
 }  // namespace
 
+namespace {
+
+// The first bytes of the stamps the tests below read: [IWEF] (absl),
+// '[' or ESC (detectron2's bracket, a bracketed clock), two digits (a clock,
+// unix seconds).
+inline bool StampCanStart(std::string_view s) {
+  if (s.empty()) return false;
+  const char c = s[0];
+  if (IsAsciiDigit(c)) return s.size() > 1 && IsAsciiDigit(s[1]);
+  return c == 'I' || c == 'W' || c == 'E' || c == 'F' || c == '[' || c == '\x1b';
+}
+
+}  // namespace
+
 LineStart::LineStart(std::string_view text) : line(text) {
-  const size_t digits = DigitRun(text, 0, text.size());
-  if (digits > 0 && CharAt(text, digits, ':') && CharAt(text, digits + 1, ' '))
+  size_t digits = 0;
+  while (digits < text.size() && IsAsciiDigit(text[digits])) ++digits;
+  if (digits > 0 && digits + 1 < text.size() && text[digits] == ':' && text[digits + 1] == ' ')
     after_label = text.substr(digits + 2);
+  stamp_possible = StampCanStart(line) || StampCanStart(after_label);
 }
 
 bool AbslStampStartsLine(const LineStart& start) {
@@ -121,6 +140,25 @@ bool ClockStartsLine(const LineStart& start) {
     const size_t fraction = DigitRun(s, after + 1, 7);
     return fraction >= 1 && fraction <= 6 && ends_at(after + 1 + fraction);
   });
+}
+
+bool IsoStampInLine(std::string_view line) {
+  // "YYYY-MM-DD?hh:mm:ss": the first '-' is at 4 and the stamp 19 bytes long.
+  constexpr size_t kDash = 4, kLength = 19;
+  if (line.size() < kLength) return false;
+  const char* const begin = line.data();
+  const char* const last_dash = begin + line.size() - (kLength - kDash);
+  for (const char* at = begin + kDash; at <= last_dash; ++at) {
+    at = static_cast<const char*>(memchr(at, '-', static_cast<size_t>(last_dash - at) + 1));
+    if (!at) return false;
+    const size_t start = static_cast<size_t>(at - begin) - kDash;
+    if (DigitsAt(line, start, 4) && DigitsAt(line, start + 5, 2) && CharAt(line, start + 7, '-') &&
+        DigitsAt(line, start + 8, 2) &&
+        (CharAt(line, start + 10, 'T') || CharAt(line, start + 10, ' ')) &&
+        ClockAt(line, start + 11))
+      return true;
+  }
+  return false;
 }
 
 bool GenericStepKeyword(std::string_view line) {

@@ -25,6 +25,12 @@ struct LineStart {
   explicit LineStart(std::string_view line);
   std::string_view line;
   std::string_view after_label;  // empty without a label
+  // False where no LineStartTest below can accept the line: neither the
+  // line nor the text after its label starts with [IWEF[\x1b] or two digits
+  // (the first bytes of every stamp below). Most lines are none, and the
+  // walk then asks no test (scan_patterns_test.cc holds the tests, asked
+  // only where this is true, to their expressions).
+  bool stamp_possible = false;
 };
 using LineStartTest = bool (*)(const LineStart& start);
 
@@ -36,6 +42,12 @@ bool BracketStampStartsLine(const LineStart& start);
 bool EpochSecondsStartLine(const LineStart& start);
 // ^(\d+: )?\[?\d\d:\d\d:\d\d([.,]\d{1,6})?\]?\s   (a time of day first on the line)
 bool ClockStartsLine(const LineStart& start);
+
+// \d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d anywhere on the line (an ISO date and
+// time): no literal leads it, and Hyperscan tried it at every byte (a tenth
+// of its time on a training log); here memchr finds each '-' and a few
+// compares read around it.
+bool IsoStampInLine(std::string_view line);
 
 // (step|iteration|iter)[ \t:=#]{1,3}\d, caseless, anywhere on the line: the
 // generic step prefilter, confirmed on a line its keyword part matched.

@@ -44,6 +44,7 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->patterns = AllPatterns();
+  for (const PatternDef& def : impl->patterns) impl->kinds.push_back(def.kind);
   for (unsigned id : options.patterns_left_out) {
     if (id >= impl->patterns.size())
       return Error{"pattern " + std::to_string(id) + " left out: the patterns are numbered 0 to " +
@@ -62,6 +63,10 @@ Expected<std::unique_ptr<LogScanner>> LogScanner::Create(const ScanOptions& opti
     };
     if (def.at_line_start)
       impl->line_start_tests.push_back({static_cast<unsigned>(i), def.at_line_start});
+    if (def.on_every_line) {
+      impl->every_line_tests.push_back({static_cast<unsigned>(i), def.on_every_line});
+      continue;
+    }
     const bool carried =
         def.carried_test && std::find(left_out.begin(), left_out.end(),
                                       static_cast<unsigned>(def.carrier)) == left_out.end();

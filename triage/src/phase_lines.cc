@@ -126,7 +126,8 @@ bool PhaseEnded(std::string_view line) {
 CheckpointSave CheckpointSaveOf(std::string_view line) {
   if (line.size() > kMaxPhaseLine) line = line.substr(line.size() - kMaxPhaseLine);
   const FoldedLine folded(line);
-  if (!folded.HasAny(kPhaseKeywords) || !folded.HasAny(kSaveVerbs)) return CheckpointSave::kNone;
+  // The verbs first: fewer lines hold one ("no checkpoint due" holds a keyword only).
+  if (!folded.HasAny(kSaveVerbs) || !folded.HasAny(kPhaseKeywords)) return CheckpointSave::kNone;
   static const RE2 saved(
       R"(\b(?:saved|wrote|written|stored)\b.{0,48}\b(?:checkpoints?|ckpts?|model|state[ _]dict|weights)\b|)"
       R"(\b(?:checkpoints?|ckpts?)\b.{0,80}\b(?:saved|written|stored)\b|)"

@@ -128,19 +128,26 @@ std::optional<RankId> LineRank(std::string_view line) {
     id.task = *task;
     line = after_label;
   }
-  if (auto prefix = TorchrunPrefix(line)) {
-    id.local = prefix->first;
-    line = prefix->second;
+  // Each prefix below starts with its byte ('[', or '(' perhaps after a
+  // colour's ESC): most step lines have none, and are not parsed for them.
+  const char first = line.empty() ? '\0' : line.front();
+  if (first == '[') {
+    if (auto prefix = TorchrunPrefix(line)) {
+      id.local = prefix->first;
+      line = prefix->second;
+    }
   }
-  if (auto ray = ParseRayPrefix(line)) {
-    id.pid = ray->pid;
-    id.actor = std::move(ray->actor);
-    id.ip = std::move(ray->ip);
-    line = ray->rest;
+  if (!line.empty() && (line.front() == '(' || line.front() == '\x1b')) {
+    if (auto ray = ParseRayPrefix(line)) {
+      id.pid = ray->pid;
+      id.actor = std::move(ray->actor);
+      id.ip = std::move(ray->ip);
+      line = ray->rest;
+    }
   }
   if (auto rank = RankField(line)) id.rank = *rank;
   if (id.task < 0 && id.local < 0 && id.rank < 0 && id.pid < 0) return std::nullopt;
-  return id;
+  return std::optional<RankId>(std::move(id));
 }
 
 bool LeadRank::Admit(const std::optional<RankId>& line_rank) {
@@ -168,10 +175,17 @@ bool LeadRank::Admit(const std::optional<RankId>& line_rank) {
 
 void RankProgress::Offer(const RankId& id, int64_t step, std::optional<int64_t> epoch,
                          std::optional<double> at, uint64_t line) {
+  for (auto known : first_ranks_) {
+    if (known->first == id) {
+      known->second = Last{step, epoch, at, line};
+      return;
+    }
+  }
   auto found = ranks_.find(id);
   if (found == ranks_.end()) {
     if (full()) return;
-    ranks_.emplace(id, Last{step, epoch, at, line});
+    found = ranks_.emplace(id, Last{step, epoch, at, line}).first;
+    if (first_ranks_.size() < kScannedRanks) first_ranks_.push_back(found);
     return;
   }
   found->second = Last{step, epoch, at, line};

@@ -56,7 +56,8 @@ std::vector<PatternDef> AllPatterns() {
   }
   for (const FactPattern& f : FactPatterns()) {
     out.push_back({f.expression, f.line_start ? HS_FLAG_MULTILINE : 0u, Kind::kFact,
-                   static_cast<int>(f.fact), Weight::kAsClass, "", f.parts, f.at_line_start});
+                   static_cast<int>(f.fact), Weight::kAsClass, "", f.parts, f.at_line_start,
+                   f.on_every_line});
   }
   return out;
 }

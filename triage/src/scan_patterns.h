@@ -13,6 +13,7 @@
 namespace jobmon::triage {
 
 enum class Kind { kClass, kHarmless, kStep, kFact };
+inline constexpr size_t kKindCount = 4;
 
 struct PatternDef {
   std::string expression;
@@ -30,6 +31,9 @@ struct PatternDef {
   // alternatives, read as the scan state walks the lines); only the parts,
   // if any, are compiled.
   LineStartTest at_line_start = nullptr;
+  // Given, nothing is compiled: the scan's walk asks this of every line
+  // (with its newline), for an expression no literal leads.
+  LineTest on_every_line = nullptr;
   // Given, Hyperscan matches the looser `parts`, and a line they match is
   // the pattern's only where this accepts it: asked by the scan state where
   // the answer counts (scan_state.cc).

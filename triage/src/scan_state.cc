@@ -304,16 +304,45 @@ class ScanState : public ChunkSink {
     }
   }
 
-  void AddStep(StepProfile profile, StepSample sample, uint64_t line, std::string_view text) {
+  // Whether Ray folded a step line, and its rank; read once a line. A copy
+  // of the step line `copy_of_back` lines before it from another task
+  // (ChunkReading::Line::copy_of_back) has that line's, with its own task.
+  struct StepLineRank {
+    uint64_t line = 0;
+    bool valid = false;
+    bool folded = false;
+    std::optional<RankId> rank;
+  };
+  const StepLineRank& RankOf(uint64_t line, std::string_view text, uint32_t copy_of_back) {
+    StepLineRank& known = step_line_rank_;
+    if (known.valid && known.line == line) return known;
+    if (known.valid && copy_of_back > 0 && known.line == line - copy_of_back && known.rank &&
+        known.rank->task >= 0) {
+      if (auto task = TaskLabel(text)) {
+        known.line = line;
+        known.rank->task = *task;
+        return known;
+      }
+    }
+    known.line = line;
+    known.valid = true;
+    // A line Ray folded is the job's progress, no actor's own (IsRayFolded).
+    known.folded = IsRayFolded(text);
+    known.rank = known.folded ? std::nullopt : LineRank(text);
+    return known;
+  }
+
+  void AddStep(StepProfile profile, StepSample sample, uint64_t line, std::string_view text,
+               uint32_t copy_of_back = 0) {
     size_t p = static_cast<size_t>(profile);
     if (!sample.timestamp && line_time_ && line_time_->first == line) {
       sample.timestamp = line_time_->second;  // the line's own absl/ISO stamp
     }
     // Every rank's own position as printed, before the filter keeps one
     // rank's view of the run (rank_progress.h).
-    // A line Ray folded is the job's progress, no actor's own (IsRayFolded).
-    const bool folded = IsRayFolded(text);
-    const std::optional<RankId> rank = folded ? std::nullopt : LineRank(text);
+    const StepLineRank& read = RankOf(line, text, copy_of_back);
+    const bool folded = read.folded;
+    const std::optional<RankId>& rank = read.rank;
     if (folded) facts_.rank_progress.Fold();
     if (rank) facts_.rank_progress.Offer(*rank, sample.step, sample.epoch, sample.timestamp, line);
     if (rank && (!furthest_any_rank_[p] || sample.step > *furthest_any_rank_[p]))
@@ -367,12 +396,23 @@ class ScanState : public ChunkSink {
 
   void RecordTask(std::optional<int> task, int64_t step) {
     if (!task) return;
+    // The first tasks' entries, kept at hand: every step line records one
+    // (a map's entries stay where they are while the scan inserts).
+    const bool at_hand = *task >= 0 && static_cast<size_t>(*task) < task_steps_.size();
+    if (at_hand && task_steps_[*task]) {
+      *task_steps_[*task] = step;
+      return;
+    }
     auto& by_task = facts_.last_step_by_task;
-    if (auto known = by_task.find(*task); known != by_task.end()) {
+    auto known = by_task.find(*task);
+    if (known != by_task.end()) {
       known->second = step;
     } else if (by_task.size() < kMaxTasks) {
-      by_task.emplace(*task, step);
+      known = by_task.emplace(*task, step).first;
+    } else {
+      return;
     }
+    if (at_hand) task_steps_[*task] = &known->second;
   }
 
   // Each profile's last step now (a checkpoint save holds them).
@@ -465,44 +505,53 @@ class ScanState : public ChunkSink {
   // ReadChunk read of it.
   void Line(uint64_t line, std::string_view text, const ChunkReading::Line& read,
             const ChunkReading& reading) {
+    // Which kinds the line holds, from the packed kinds (most lines are
+    // step lines of one or two ids, and need none of the passes below).
+    std::array<bool, kKindCount> holds{};  // by Kind
+    for (unsigned id : ids_) holds[static_cast<size_t>(impl_.kinds[id])] = true;
+    const bool failure = holds[static_cast<size_t>(Kind::kClass)];
+    const bool harmless = holds[static_cast<size_t>(Kind::kHarmless)];
+    const bool step = holds[static_cast<size_t>(Kind::kStep)];
+    const bool fact = holds[static_cast<size_t>(Kind::kFact)];
     for (unsigned id : ids_) {
       // A confirmed pattern's looser parts matched: it counts once confirmed, below.
-      if (!impl_.patterns[id].confirm) facts_.matched_patterns[id] = true;
+      if (!facts_.matched_patterns[id] && !impl_.patterns[id].confirm)
+        facts_.matched_patterns[id] = true;
     }
-    bool harmless = false;
-    for (unsigned id : ids_) harmless |= impl_.patterns[id].kind == Kind::kHarmless;
     if (harmless) ++facts_.harmless_lines;
     // srun's end of a task that already logged its own error is that
     // error's last link, not a second failure (checked before the facts
     // below record this line as the task's error).
     bool folded_exit = false;
     bool exception_line = false;
-    for (unsigned id : ids_) {
-      const PatternDef& def = impl_.patterns[id];
-      if (def.kind != Kind::kFact) continue;
-      if (static_cast<Fact>(def.arg) == Fact::kTaskExit) {
-        auto task = ParseTaskExit(text);
-        auto it = task ? facts_.task_errors.find(*task) : facts_.task_errors.end();
-        folded_exit = it != facts_.task_errors.end() && !it->second.empty();
+    if (fact) {
+      for (unsigned id : ids_) {
+        const PatternDef& def = impl_.patterns[id];
+        if (def.kind != Kind::kFact) continue;
+        if (static_cast<Fact>(def.arg) == Fact::kTaskExit) {
+          auto task = ParseTaskExit(text);
+          auto it = task ? facts_.task_errors.find(*task) : facts_.task_errors.end();
+          folded_exit = it != facts_.task_errors.end() && !it->second.empty();
+        }
+        exception_line |= static_cast<Fact>(def.arg) == Fact::kExceptionLine;
       }
-      exception_line |= static_cast<Fact>(def.arg) == Fact::kExceptionLine;
-    }
-    // Facts first (timestamps anchor the steps on the same line), then classes.
-    for (unsigned id : ids_) {
-      const PatternDef& def = impl_.patterns[id];
-      if (def.kind == Kind::kFact) FactLine(static_cast<Fact>(def.arg), line, text);
+      // Facts first (timestamps anchor the steps on the same line), then classes.
+      for (unsigned id : ids_) {
+        const PatternDef& def = impl_.patterns[id];
+        if (def.kind == Kind::kFact) FactLine(static_cast<Fact>(def.arg), line, text);
+      }
     }
     // Each specific format's sample, then the generic counter's.
     for (uint32_t i = read.samples_begin; i < read.samples_end; ++i) {
       const ChunkReading::Sample& parsed = reading.samples[i];
-      AddStep(parsed.profile, parsed.sample, line, text);
+      AddStep(parsed.profile, parsed.sample, line, text, read.copy_of_back);
     }
-    CountGeneric(read, text);
-    if (harmless) return;
+    if (step) CountGeneric(read, text);
+    if (harmless || (!failure && !exception_line)) return;
     std::vector<int>& classes = classes_;
     classes.clear();
     for (unsigned id : ids_) {
-      if (impl_.patterns[id].kind == Kind::kClass) classes.push_back(impl_.patterns[id].arg);
+      if (impl_.kinds[id] == Kind::kClass) classes.push_back(impl_.patterns[id].arg);
     }
     std::sort(classes.begin(), classes.end());
     classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
@@ -820,6 +869,8 @@ class ScanState : public ChunkSink {
   // The furthest step any rank logged, by profile; what a failure's counts
   // wait for the lead to catch up on (CountCatchUp).
   std::array<std::optional<int64_t>, kStepProfileCount> furthest_any_rank_{};
+  std::array<int64_t*, 64> task_steps_{};  // RecordTask's: the first tasks' last steps
+  StepLineRank step_line_rank_;            // RankOf's: the last step line's
   struct CatchUp {
     ClassHits::StepCounts* counts;  // a node of facts_.classes: stable
     size_t profile;

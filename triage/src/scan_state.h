@@ -19,6 +19,7 @@ namespace jobmon::triage {
 
 struct LogScanner::Impl {
   std::vector<PatternDef> patterns;
+  std::vector<Kind> kinds;  // each pattern's kind, by id: read on every line, packed
   hs_database_t* database = nullptr;
   hs_scratch_t* prototype_scratch = nullptr;
   std::unique_ptr<RE2> custom_step;
@@ -30,6 +31,13 @@ struct LogScanner::Impl {
     LineStartTest test;
   };
   std::vector<WalkedPattern> line_start_tests;
+  // The patterns read on every line as the scan walks them
+  // (PatternDef::on_every_line), in id order.
+  struct EveryLinePattern {
+    unsigned id;
+    LineTest test;
+  };
+  std::vector<EveryLinePattern> every_line_tests;
   // The patterns read at their carrier's matches, not compiled
   // (PatternDef::carried_test), in id order, by the last byte of the
   // carrier's match.

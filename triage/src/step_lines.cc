@@ -15,7 +15,9 @@ namespace jobmon::triage {
 namespace {
 
 void SkipSpaces(std::string_view& s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  size_t blanks = 0;
+  while (blanks < s.size() && (s[blanks] == ' ' || s[blanks] == '\t')) ++blanks;
+  s.remove_prefix(blanks);
 }
 
 // TakeInt and TakeDouble read what std::from_chars reads, computing the
@@ -25,13 +27,14 @@ void SkipSpaces(std::string_view& s) {
 // 15 digits without an exponent, which is exactly digits / 10^fraction
 // digits (both are doubles exactly, and IEEE division rounds correctly, as
 // from_chars does). Anything else goes to from_chars.
-std::optional<int64_t> TakeInt(std::string_view& s) {
+[[gnu::always_inline]] inline std::optional<int64_t> TakeInt(std::string_view& s) {
   SkipSpaces(s);
   const size_t first = !s.empty() && s.front() == '-' ? 1 : 0;
+  const size_t limit = std::min(s.size(), first + 18);
   size_t i = first;
   uint64_t magnitude = 0;
-  while (i < s.size() && i - first < 18 && IsAsciiDigit(s[i]))
-    magnitude = magnitude * 10 + static_cast<uint64_t>(s[i++] - '0');
+  for (unsigned digit; i < limit && (digit = static_cast<unsigned char>(s[i]) - '0') < 10; ++i)
+    magnitude = magnitude * 10 + digit;
   if (i > first && (i == s.size() || !IsAsciiDigit(s[i]))) {
     s.remove_prefix(i);
     const auto value = static_cast<int64_t>(magnitude);
@@ -44,7 +47,7 @@ std::optional<int64_t> TakeInt(std::string_view& s) {
   return value;
 }
 
-std::optional<double> ShortDecimal(std::string_view& s) {
+[[gnu::always_inline]] inline std::optional<double> ShortDecimal(std::string_view& s) {
   static constexpr std::array<double, 16> kPowersOfTen = {
       1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   constexpr size_t kMaxDigits = 15;
@@ -72,7 +75,7 @@ std::optional<double> ShortDecimal(std::string_view& s) {
   return negative ? -value : value;
 }
 
-std::optional<double> TakeDouble(std::string_view& s) {
+[[gnu::always_inline]] inline std::optional<double> TakeDouble(std::string_view& s) {
   SkipSpaces(s);
   if (auto value = ShortDecimal(s)) return value;
   double value = 0;
@@ -99,6 +102,15 @@ size_t FindNoCase(std::string_view text, std::string_view word, size_t from) {
     if (k == word.size()) return i;
   }
   return text.npos;
+}
+
+// `word` is lower case.
+bool EqualsNoCase(std::string_view text, std::string_view word) {
+  if (text.size() != word.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (AsciiLower(text[i]) != word[i]) return false;
+  }
+  return true;
 }
 
 bool ContainsNoCase(std::string_view text, std::string_view word) {
@@ -391,7 +403,11 @@ size_t TaskLabelLength(std::string_view line, int* task) {
   size_t start = i;
   while (i < line.size() && IsAsciiDigit(line[i]) && i - start < 6) ++i;
   if (i == start || i + 1 >= line.size() || line[i] != ':' || line[i + 1] != ' ') return 0;
-  if (task) std::from_chars(line.data() + start, line.data() + i, *task);
+  if (task) {
+    // At most 6 digits: no overflow (from_chars was a tenth of a step line's rank reading).
+    *task = 0;
+    for (size_t d = start; d < i; ++d) *task = *task * 10 + (line[d] - '0');
+  }
   return i + 2;
 }
 
@@ -418,15 +434,15 @@ std::optional<StepSample> ParseMaxTextStep(std::string_view line) {
   // A job summary's "Last completed step: N of steps=T" reports the last
   // step again after the end; it is no step of its own (counted as one, it
   // dated the last step at the cancel and hid the hang before it).
-  if (at >= 5 && ContainsNoCase(line.substr(at - 5, 5), "last ")) return std::nullopt;
-  auto rest =
-      std::optional<std::string_view>(line.substr(at + std::string_view("completed step:").size()));
-  auto step = TakeInt(*rest);
+  if (at >= 5 && EqualsNoCase(line.substr(at - 5, 5), "last ")) return std::nullopt;
+  std::string_view rest = line.substr(at + std::string_view("completed step:").size());
+  auto step = TakeInt(rest);
   if (!step || *step < 0) return std::nullopt;
-  StepSample sample = MakeStepSample(*step, std::nullopt, std::nullopt, std::nullopt);
-  if (auto seconds_text = After(*rest, "seconds:")) {
-    if (auto seconds = TakeDouble(*seconds_text); seconds && *seconds >= 0)
-      sample.seconds = seconds;
+  StepSample sample;
+  sample.step = *step;
+  if (const size_t seconds_at = FindText(rest, "seconds:"); seconds_at != rest.npos) {
+    rest.remove_prefix(seconds_at + std::string_view("seconds:").size());
+    if (auto seconds = TakeDouble(rest); seconds && *seconds >= 0) sample.seconds = seconds;
   }
   return sample;
 }

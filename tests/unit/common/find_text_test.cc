@@ -28,6 +28,11 @@ TEST(FindText, AgreesWithFind) {
     const size_t from = random() % (text.size() + 2);
     EXPECT_EQ(FindText(text, needle, from), std::string_view(text).find(needle, from))
         << "'" << text << "' '" << needle << "' from " << from;
+    // A literal needle takes the overload that knows its length.
+    const std::string_view view(text);
+    EXPECT_EQ(FindText(text, "a", from), view.find("a", from)) << text;
+    EXPECT_EQ(FindText(text, "ab", from), view.find("ab", from)) << text;
+    EXPECT_EQ(FindText(text, "s :a", from), view.find("s :a", from)) << text;
   }
 }
 

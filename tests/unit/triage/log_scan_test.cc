@@ -322,6 +322,36 @@ TEST_F(LogScanTest, ManySmallChunksReadAsOne) {
   }
 }
 
+// Another task's copy of the step line before it ("1: X" after "0: X") is
+// read from that line (chunk_reading.h, Line::copy_of_back), and still
+// counts as its own task's and rank's step; a line that only looks alike
+// (another label length, another prefix) is read anew.
+TEST_F(LogScanTest, ATasksCopyOfTheStepLineBeforeIsItsOwn) {
+  const ScanFacts facts = Scan(
+      "0: [default0]:completed step: 5, seconds: 1.0\n"
+      "1: [default0]:completed step: 5, seconds: 1.0\n"
+      "12: [default0]:completed step: 5, seconds: 1.0\n"
+      "13: [default1]:completed step: 5, seconds: 1.0\n"
+      "0: [default0]:completed step: 6, seconds: 2.0\n"
+      "1: [default0]:completed step: 6, seconds: 2.0\n"
+      "2: [default0]:completed step: 6, seconds: 2.0\n");
+  const auto& ranks = facts.rank_progress.ranks();
+  ASSERT_EQ(ranks.size(), 5u);
+  EXPECT_EQ(ranks.at(RankId{.task = 0, .local = 0}).step, 6);
+  EXPECT_EQ(ranks.at(RankId{.task = 1, .local = 0}).step, 6);
+  EXPECT_EQ(ranks.at(RankId{.task = 2, .local = 0}).step, 6);
+  EXPECT_EQ(ranks.at(RankId{.task = 12, .local = 0}).step, 5);
+  EXPECT_EQ(ranks.at(RankId{.task = 13, .local = 1}).step, 5);
+  EXPECT_EQ(ranks.at(RankId{.task = 2, .local = 0}).line, 7u);
+  const std::map<int, int64_t> tasks = {{0, 6}, {1, 6}, {2, 6}, {12, 5}, {13, 5}};
+  EXPECT_EQ(facts.last_step_by_task, tasks);
+  const auto& lead = facts.steps[static_cast<size_t>(StepProfile::kMaxText)];
+  EXPECT_EQ(lead.count(), 2u);
+  ASSERT_TRUE(lead.last());
+  EXPECT_EQ(lead.last()->step, 6);
+  EXPECT_EQ(lead.last()->line, 5u);
+}
+
 TEST_F(LogScanTest, ErrorsAreClear) {
   auto missing = scanner_->ScanFile((dir_ / "nope.log").string());
   ASSERT_FALSE(missing.ok());

@@ -110,6 +110,32 @@ TEST(RankProgress, BoundedWhateverTheOutput) {
       << RankProgress::Describe(*s);
 }
 
+// A copy or a move keeps its own ranks: an offer to one is not the other's
+// (the first ranks are found by a scan of the map's own entries).
+TEST(RankProgress, ACopyOrAMoveKeepsItsOwnRanks) {
+  RankProgress original;
+  original.Offer(Rank(0), 5, std::nullopt, std::nullopt, 1);
+  original.Offer(Rank(1), 5, std::nullopt, std::nullopt, 2);
+  RankProgress copy = original;
+  copy.Offer(Rank(1), 9, std::nullopt, std::nullopt, 3);
+  EXPECT_EQ(original.ranks().at(Rank(1)).step, 5);
+  EXPECT_EQ(copy.ranks().at(Rank(1)).step, 9);
+  RankProgress assigned;
+  assigned = copy;
+  assigned.Offer(Rank(0), 7, std::nullopt, std::nullopt, 4);
+  EXPECT_EQ(copy.ranks().at(Rank(0)).step, 5);
+  EXPECT_EQ(assigned.ranks().at(Rank(0)).step, 7);
+  RankProgress moved = std::move(assigned);
+  moved.Offer(Rank(0), 8, std::nullopt, std::nullopt, 5);
+  EXPECT_EQ(moved.ranks().at(Rank(0)).step, 8);
+  EXPECT_EQ(moved.ranks().size(), 2u);
+  RankProgress move_assigned;
+  move_assigned = std::move(moved);
+  move_assigned.Offer(Rank(1), 10, std::nullopt, std::nullopt, 6);
+  EXPECT_EQ(move_assigned.ranks().at(Rank(1)).step, 10);
+  EXPECT_EQ(copy.ranks().at(Rank(1)).step, 9);
+}
+
 // Real DDP jobs (tests/fixtures/real/pytorch, README table, round 3): every
 // rank prints its steps, rank 1 stops after step 25's all-reduce, and rank 0
 // times out waiting for it in step 26.

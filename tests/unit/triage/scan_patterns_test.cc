@@ -140,6 +140,12 @@ std::vector<std::string> ProbeLines() {
                                            "step: 4\tloss: 1 step:5 loss:",
                                            "validate step: 12 \x1b[m loss: 3",
                                            "step=100, skipped=0, lr=[0.1]",
+                                           "0: 2026-11-20 10:00:00,000 INFO x",
+                                           "ts=2026-11-20T10:00:05Z",
+                                           "12026-11-20 10:00:05",
+                                           "--a-b 2026-11-20 10:00:0",
+                                           "2026-11-2010:00:05 2026-1-20 10:00:05",
+                                           "-2026-11-20 10:00:05-",
                                            "[Rank 0] step=7,skipped=1 step=8, skipped="};
   std::vector<std::string> lines = probes;
   const std::string alphabet = "0123456789 :.,[]/;=#_m\x1b\t\x0b\rIWEFsteprainoSTEPxé|lkd";
@@ -172,19 +178,21 @@ TEST(ScanPatterns, APatternMatchedAsPartsMatchesWhatItsWholeMatches) {
   size_t split = 0;
   const std::vector<PatternDef> patterns = AllPatterns();
   for (const PatternDef& def : patterns) {
-    if (def.parts.empty() && !def.at_line_start && !def.carried_test) continue;
+    if (def.parts.empty() && !def.at_line_start && !def.carried_test && !def.on_every_line)
+      continue;
     ++split;
     // A carried pattern: its carrier's parts, then its own test.
     const PatternDef& compiled =
         def.carried_test ? patterns.at(static_cast<size_t>(def.carrier)) : def;
     ASSERT_FALSE(compiled.parts.empty() && def.carried_test) << def.expression;
+    ASSERT_TRUE(def.parts.empty() || !def.on_every_line) << def.expression;
     const Matcher whole({def.expression}, def.flags), parts(compiled.parts, compiled.flags);
     size_t matched = 0;
     for (const std::string& text : lines) {
       // As the scan sees a line: with its newline, or the last without one.
       for (const std::string& line : {text + "\n", text}) {
         const bool by_whole = whole.Matches(line);
-        bool by_parts = parts.Matches(line);
+        bool by_parts = def.on_every_line ? def.on_every_line(line) : parts.Matches(line);
         if (def.confirm) by_parts = by_parts && def.confirm(line);
         if (def.carried_test) {
           by_parts = false;
@@ -194,7 +202,11 @@ TEST(ScanPatterns, APatternMatchedAsPartsMatchesWhatItsWholeMatches) {
               by_parts = by_parts || def.carried_test(line, end);
           }
         }
-        if (def.at_line_start) by_parts = by_parts || def.at_line_start(LineStart(line));
+        // Asked only where a stamp can start, as the walk asks it.
+        if (def.at_line_start) {
+          const LineStart start(line);
+          by_parts = by_parts || (start.stamp_possible && def.at_line_start(start));
+        }
         EXPECT_EQ(by_whole, by_parts) << def.expression << "\n  on: " << line;
         matched += by_whole ? 1 : 0;
       }

@@ -7,14 +7,66 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "jobmon/triage/step_series.h"
+#include "line_walk_patterns.h"
 
 namespace jobmon::triage {
 namespace {
+
+bool SameSample(const std::optional<StepSample>& a, const std::optional<StepSample>& b) {
+  if (!a || !b) return a.has_value() == b.has_value();
+  return a->step == b->step && a->seconds == b->seconds && a->total_steps == b->total_steps &&
+         a->timestamp == b->timestamp && a->epoch == b->epoch && a->epochs == b->epochs &&
+         a->nested == b->nested;
+}
+
+// A step line's sample does not depend on its srun label's number: the scan
+// reads a rank's copy of the line before it ("0: X", then "1: X") once
+// (chunk_reading.cc). Every corpus line that has a label, with each of the
+// same length, and each probe, through every profile.
+TEST(StepLines, ASampleDoesNotDependOnItsLabelsNumber) {
+  std::vector<std::string> texts = {"completed step: 7, seconds: 1.5",
+                                    " iteration       10/     100 | x",
+                                    "step:  4  loss:  2.1",
+                                    "Epoch 2:  50%|##   | 17/34 [00:05<00:05, 3.1it/s]",
+                                    "17/60 [00:17<00:43,  1.02s/it]",
+                                    "[Rank 0] step=7, skipped=0",
+                                    "steps: 10 loss: 2.0",
+                                    "step 3 loss 2.5",
+                                    "0: step 9",
+                                    "Epoch [2/3], Step [17/60], Loss: 1.0",
+                                    "logging_writer.py:48] [12] loss=2.0"};
+  size_t labelled = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(JOBMON_FIXTURES)) {
+    if (!entry.is_regular_file() || entry.file_size() > (4 << 20)) continue;
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) {
+      const auto [task, rest] = SplitTaskLabel(line);
+      if (!task) continue;
+      ++labelled;
+      texts.emplace_back(rest);
+    }
+  }
+  ASSERT_GT(labelled, 1000u);
+  for (const std::string& text : texts) {
+    for (const auto& [a, b] :
+         {std::pair{"0: ", "7: "}, {"10: ", "99: "}, {"  3: ", "  1: "}, {"  3: ", " 12: "}}) {
+      for (int p = 0; p < kStepProfileCount; ++p) {
+        const auto profile = static_cast<StepProfile>(p);
+        EXPECT_TRUE(SameSample(ParseStep(profile, a + text), ParseStep(profile, b + text)))
+            << "profile " << p << " on: " << a << text;
+      }
+      // The generic prefilter's confirmation, copied with the samples.
+      EXPECT_EQ(GenericStepKeyword(a + text), GenericStepKeyword(b + text)) << a << text;
+    }
+  }
+}
 
 TEST(StepLines, MaxText) {
   auto s = ParseMaxTextStep(

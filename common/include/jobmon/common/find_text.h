@@ -28,4 +28,26 @@ inline size_t FindText(std::string_view text, std::string_view needle, size_t fr
   return std::string_view::npos;
 }
 
+// The same for a literal needle: its length is known here, so the compare
+// after each candidate is a few loads, not a call.
+template <size_t N>
+inline size_t FindText(std::string_view text, const char (&needle)[N], size_t from = 0) {
+  constexpr size_t kLength = N - 1;
+  if constexpr (kLength == 0) {
+    return from <= text.size() ? from : std::string_view::npos;
+  } else {
+    if (from > text.size() || text.size() < kLength) return std::string_view::npos;
+    const char* const begin = text.data();
+    const char* const last = begin + text.size() - kLength;
+    for (const char* at = begin + from; at <= last;) {
+      const void* candidate = memchr(at, needle[0], static_cast<size_t>(last - at) + 1);
+      if (!candidate) break;
+      at = static_cast<const char*>(candidate);
+      if (memcmp(at + 1, needle + 1, kLength - 1) == 0) return static_cast<size_t>(at - begin);
+      ++at;
+    }
+    return std::string_view::npos;
+  }
+}
+
 }  // namespace jobmon

@@ -86,6 +86,27 @@ class LeadRank {
 
 class RankProgress {
  public:
+  RankProgress() = default;
+  // The scanned ranks point into the map: a copy or move points them into its own.
+  RankProgress(const RankProgress& other) : ranks_(other.ranks_), folded_(other.folded_) {
+    IndexFirstRanks();
+  }
+  RankProgress(RankProgress&& other) noexcept
+      : ranks_(std::move(other.ranks_)), folded_(other.folded_) {
+    IndexFirstRanks();
+    other.first_ranks_.clear();
+  }
+  RankProgress& operator=(const RankProgress& other) {
+    if (this != &other) *this = RankProgress(other);
+    return *this;
+  }
+  RankProgress& operator=(RankProgress&& other) noexcept {
+    ranks_ = std::move(other.ranks_);
+    folded_ = other.folded_;
+    IndexFirstRanks();
+    other.first_ranks_.clear();
+    return *this;
+  }
   struct Last {
     int64_t step = 0;
     std::optional<int64_t> epoch;
@@ -135,7 +156,16 @@ class RankProgress {
 
  private:
   std::map<RankId, Last> ranks_;
+  // The first ranks seen, found by a scan before the map is searched: a
+  // step line of each rank asks, and most jobs log a few.
+  static constexpr size_t kScannedRanks = 16;
+  std::vector<std::map<RankId, Last>::iterator> first_ranks_;
   bool folded_ = false;
+  void IndexFirstRanks() {
+    first_ranks_.clear();
+    for (auto it = ranks_.begin(); it != ranks_.end() && first_ranks_.size() < kScannedRanks; ++it)
+      first_ranks_.push_back(it);
+  }
 };
 
 }  // namespace jobmon::triage
