@@ -74,20 +74,77 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t
   uint64_t index = 0;
   size_t next_event = 0;
   // The chunk's last step line, for the copies of it that follow
-  // (ChunkReading::Line::copy_of_back).
+  // (ChunkReading::Line::copy_of_back): where the database matched on it,
+  // its label and the text after it.
   struct PreviousStepLine {
+    bool known = false;
     ChunkReading::Line line;
+    size_t start = 0;
+    size_t events_begin = 0, events_end = 0;
     size_t label = 0;
     std::string_view after_label;
   };
-  std::optional<PreviousStepLine> previous;
+  PreviousStepLine previous;
   for (size_t start = 0; start < data.size();) {
     const void* nl = std::memchr(data.data() + start, '\n', data.size() - start);
     const size_t end = nl ? static_cast<const char*>(nl) - data.data() : data.size();
     const size_t ids_begin = reading.ids.size();
     const size_t events_begin = next_event;
-    while (next_event < events.size() && events[next_event].to <= end + 1)
-      reading.ids.push_back(events[next_event++].id);
+    while (next_event < events.size() && events[next_event].to <= end + 1) ++next_event;
+    size_t text_end = end;  // without the '\r' of a "\r\n" end
+    while (text_end > start && data[text_end - 1] == '\r') --text_end;
+    const std::string_view text = data.substr(start, text_end - start);
+    // Another task's copy of the last step line: the same matches at the
+    // same places after a label as long, the same text after it. What the
+    // walk reads of a line does not depend on its label's number
+    // (scan_patterns_test.cc, step_lines_test.cc): it is copied.
+    std::optional<std::pair<int, std::string_view>> label;
+    if (previous.known &&
+        next_event - events_begin == previous.events_end - previous.events_begin &&
+        index - previous.line.index <= UINT32_MAX) {
+      const auto [task, rest] = SplitTaskLabel(text);
+      if (task) label.emplace(*task, rest);
+      const bool same_events =
+          std::equal(events.begin() + static_cast<std::ptrdiff_t>(events_begin),
+                     events.begin() + static_cast<std::ptrdiff_t>(next_event),
+                     events.begin() + static_cast<std::ptrdiff_t>(previous.events_begin),
+                     [&](const MatchEvent& here, const MatchEvent& there) {
+                       return here.id == there.id && here.to - start == there.to - previous.start;
+                     });
+      // Compared as read, with any '\r' before the newline.
+      const size_t label_size = text.size() - (label ? label->second.size() : text.size());
+      const std::string_view after_label =
+          data.substr(start + label_size, end - start - label_size);
+      if (label && same_events && label_size == previous.label &&
+          after_label == previous.after_label) {
+        ChunkReading::Line line = previous.line;
+        line.index = index;
+        line.start = start;
+        line.end = text_end;
+        line.ids_begin = static_cast<uint32_t>(ids_begin);
+        for (uint32_t i = previous.line.ids_begin; i < previous.line.ids_end; ++i) {
+          const unsigned id = reading.ids[i];  // by value: the vector may grow
+          reading.ids.push_back(id);
+        }
+        line.ids_end = static_cast<uint32_t>(reading.ids.size());
+        line.samples_begin = static_cast<uint32_t>(reading.samples.size());
+        for (uint32_t i = previous.line.samples_begin; i < previous.line.samples_end; ++i) {
+          const ChunkReading::Sample sample = reading.samples[i];
+          reading.samples.push_back(sample);
+        }
+        line.samples_end = static_cast<uint32_t>(reading.samples.size());
+        line.task = label->first;
+        line.copy_of_back = static_cast<uint32_t>(index - previous.line.index);
+        previous = PreviousStepLine{true,       line,           start,      events_begin,
+                                    next_event, previous.label, after_label};
+        reading.lines.push_back(line);
+        if (!nl) break;
+        ++index;
+        start = end + 1;
+        continue;
+      }
+    }
+    for (size_t e = events_begin; e < next_event; ++e) reading.ids.push_back(events[e].id);
     // With its newline, as the database saw it (`\s` matches it).
     const LineStart line_start(data.substr(start, (nl ? end + 1 : end) - start));
     for (const auto& walked : impl.every_line_tests) {
@@ -112,35 +169,29 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t
     if (reading.ids.size() > ids_begin) {
       auto first = reading.ids.begin() + static_cast<std::ptrdiff_t>(ids_begin);
       SortUnique(reading.ids, first);
-      size_t text_end = end;  // without the '\r' of a "\r\n" end
-      while (text_end > start && data[text_end - 1] == '\r') --text_end;
       ChunkReading::Line line{index, start, text_end, static_cast<uint32_t>(ids_begin),
                               static_cast<uint32_t>(reading.ids.size())};
       const std::span<const unsigned> ids(&*first, reading.ids.size() - ids_begin);
       if (std::any_of(ids.begin(), ids.end(),
                       [&](unsigned id) { return impl.kinds[id] == Kind::kStep; })) {
-        const std::string_view text = data.substr(start, text_end - start);
-        const std::string_view after_label = WithoutTaskLabel(text);
-        const size_t label = text.size() - after_label.size();
-        const bool copy =
-            previous && label > 0 && label == previous->label &&
-            index - previous->line.index <= UINT32_MAX && after_label == previous->after_label &&
-            std::equal(ids.begin(), ids.end(), reading.ids.begin() + previous->line.ids_begin,
-                       reading.ids.begin() + previous->line.ids_end);
-        if (copy) {
-          line.samples_begin = static_cast<uint32_t>(reading.samples.size());
-          for (uint32_t i = previous->line.samples_begin; i < previous->line.samples_end; ++i) {
-            const ChunkReading::Sample sample = reading.samples[i];
-            reading.samples.push_back(sample);
-          }
-          line.samples_end = static_cast<uint32_t>(reading.samples.size());
-          line.generic_confirmed = previous->line.generic_confirmed;
-          line.generic_sample = previous->line.generic_sample;
-          line.copy_of_back = static_cast<uint32_t>(index - previous->line.index);
-        } else {
-          ReadStepLine(impl, text, ids, line, reading.samples);
+        ReadStepLine(impl, text, ids, line, reading.samples);
+        if (!label) {
+          const auto [task, rest] = SplitTaskLabel(text);
+          if (task) label.emplace(*task, rest);
         }
-        previous = PreviousStepLine{line, label, after_label};
+        if (label) {
+          line.task = label->first;
+          const size_t label_size = text.size() - label->second.size();
+          previous = PreviousStepLine{true,
+                                      line,
+                                      start,
+                                      events_begin,
+                                      next_event,
+                                      label_size,
+                                      data.substr(start + label_size, end - start - label_size)};
+        } else {
+          previous.known = false;  // no label: no other task's copy of it to know
+        }
       }
       reading.lines.push_back(line);
     }

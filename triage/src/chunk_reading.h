@@ -38,11 +38,13 @@ struct ChunkReading {
     bool generic_sample = false;  // the last sample is the generic counter's
     // Lines back to the step line before it in the chunk, where this line
     // is that line's copy from another task ("1: X" after "0: X": a label of
-    // the same length, the same text after it, the same patterns); 0 where
-    // not. Its samples are that line's, copied, not parsed again (a sample
-    // does not depend on the label's number: step_lines_test.cc), and the
-    // scan state reads its rank from that line's (scan_state.cc).
+    // the same length, the same text after it, the database's same matches
+    // there); 0 where not. Its patterns and samples are that line's, copied,
+    // not read again (what the walk reads does not depend on the label's
+    // number: scan_patterns_test.cc, step_lines_test.cc), and the scan state
+    // takes its rank from that line's (scan_state.cc).
     uint32_t copy_of_back = 0;
+    int task = -1;  // a step line's srun label's task; -1: none
   };
   struct Sample {
     StepProfile profile;

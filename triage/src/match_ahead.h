@@ -44,7 +44,7 @@ class MatchAhead {
  private:
   // One being consumed, one read by the worker, one read here while the
   // worker reads the oldest, one being filled.
-  static constexpr size_t kSlots = 4;
+  static constexpr size_t kSlots = 8;
   enum class Stage { kFree, kFilled, kMatching, kMatched };
   struct Slot {
     std::vector<char> text;

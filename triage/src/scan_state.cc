@@ -313,16 +313,15 @@ class ScanState : public ChunkSink {
     bool folded = false;
     std::optional<RankId> rank;
   };
-  const StepLineRank& RankOf(uint64_t line, std::string_view text, uint32_t copy_of_back) {
+  const StepLineRank& RankOf(uint64_t line, std::string_view text, uint32_t copy_of_back,
+                             int task) {
     StepLineRank& known = step_line_rank_;
     if (known.valid && known.line == line) return known;
-    if (known.valid && copy_of_back > 0 && known.line == line - copy_of_back && known.rank &&
-        known.rank->task >= 0) {
-      if (auto task = TaskLabel(text)) {
-        known.line = line;
-        known.rank->task = *task;
-        return known;
-      }
+    if (known.valid && copy_of_back > 0 && task >= 0 && known.line == line - copy_of_back &&
+        known.rank && known.rank->task >= 0) {
+      known.line = line;
+      known.rank->task = task;
+      return known;
     }
     known.line = line;
     known.valid = true;
@@ -333,14 +332,14 @@ class ScanState : public ChunkSink {
   }
 
   void AddStep(StepProfile profile, StepSample sample, uint64_t line, std::string_view text,
-               uint32_t copy_of_back = 0) {
+               uint32_t copy_of_back = 0, int task = -1) {
     size_t p = static_cast<size_t>(profile);
     if (!sample.timestamp && line_time_ && line_time_->first == line) {
       sample.timestamp = line_time_->second;  // the line's own absl/ISO stamp
     }
     // Every rank's own position as printed, before the filter keeps one
     // rank's view of the run (rank_progress.h).
-    const StepLineRank& read = RankOf(line, text, copy_of_back);
+    const StepLineRank& read = RankOf(line, text, copy_of_back, task);
     const bool folded = read.folded;
     const std::optional<RankId>& rank = read.rank;
     if (folded) facts_.rank_progress.Fold();
@@ -544,7 +543,7 @@ class ScanState : public ChunkSink {
     // Each specific format's sample, then the generic counter's.
     for (uint32_t i = read.samples_begin; i < read.samples_end; ++i) {
       const ChunkReading::Sample& parsed = reading.samples[i];
-      AddStep(parsed.profile, parsed.sample, line, text, read.copy_of_back);
+      AddStep(parsed.profile, parsed.sample, line, text, read.copy_of_back, read.task);
     }
     if (step) CountGeneric(read, text);
     if (harmless || (!failure && !exception_line)) return;

@@ -1,19 +1,24 @@
 // A pattern Hyperscan matches as parts (scan_patterns.h PatternDef::parts),
 // or partly or wholly in the scan's walk over lines (::at_line_start,
-// ::confirm, ::carried_test; line_walk_patterns.h), matches exactly the lines its whole
-// expression matches: on every line of the fixture corpus, on lines written
-// to reach each alternative, and on those lines' one-character mutations.
+// ::on_every_line, ::confirm, ::carried_test; line_walk_patterns.h), matches
+// exactly the lines its whole expression matches: on every line of the
+// fixture corpus, on lines written to reach each alternative, and on those
+// lines' one-character mutations. And what the walk reads of a line does not
+// depend on its srun label's number.
 
 #include "scan_patterns.h"
 
 #include <gtest/gtest.h>
 #include <hs/hs.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "jobmon/triage/step_lines.h"
 
 namespace jobmon::triage {
 namespace {
@@ -214,6 +219,54 @@ TEST(ScanPatterns, APatternMatchedAsPartsMatchesWhatItsWholeMatches) {
     EXPECT_GT(matched, 1u) << def.expression << " matched no line: the test proves nothing";
   }
   EXPECT_GE(split, 9u);
+}
+
+// What the walk reads of a line does not depend on its srun label's number:
+// another task's copy of a step line ("1: X" after "0: X", a label as long,
+// the database's same matches) takes the patterns read of it
+// (chunk_reading.h, Line::copy_of_back). Every walked and carried test, on
+// every labelled corpus and probe line, under labels of the same length.
+TEST(ScanPatterns, TheWalksTestsDoNotDependOnTheLabelsNumber) {
+  std::vector<std::string> texts;
+  for (const std::string& line : CorpusLines()) {
+    if (const auto [task, rest] = SplitTaskLabel(line); task) texts.emplace_back(rest);
+  }
+  ASSERT_GT(texts.size(), 1000u);
+  for (std::string& probe : ProbeLines()) texts.push_back(std::move(probe));
+  const std::vector<PatternDef> patterns = AllPatterns();
+  size_t asked = 0;
+  for (const PatternDef& def : patterns) {
+    if (!def.at_line_start && !def.on_every_line && !def.carried_test) continue;
+    const PatternDef* carrier =
+        def.carried_test ? &patterns.at(static_cast<size_t>(def.carrier)) : nullptr;
+    const Matcher carrier_parts(carrier ? carrier->parts : std::vector<std::string>{},
+                                carrier ? carrier->flags : 0);
+    for (const std::string& text : texts) {
+      for (const auto& [a, b] : {std::pair{"0: ", "7: "}, {"10: ", "99: "}, {" 12: ", "  3: "}}) {
+        const std::string one = a + text + "\n", other = b + text + "\n";
+        if (def.on_every_line) {
+          EXPECT_EQ(def.on_every_line(one), def.on_every_line(other)) << def.expression << one;
+        }
+        if (def.at_line_start) {
+          const LineStart at_one(one), at_other(other);
+          EXPECT_EQ(at_one.stamp_possible && def.at_line_start(at_one),
+                    at_other.stamp_possible && def.at_line_start(at_other))
+              << def.expression << "\n  on: " << one;
+        }
+        if (carrier) {
+          // The carrier's matches after the label: the database matches
+          // both copies there alike, or the walk does not copy.
+          for (size_t end : carrier_parts.MatchEnds(one)) {
+            if (end <= std::strlen(a)) continue;
+            EXPECT_EQ(def.carried_test(one, end), def.carried_test(other, end))
+                << def.expression << "\n  on: " << one;
+          }
+        }
+        ++asked;
+      }
+    }
+  }
+  EXPECT_GT(asked, 10000u);
 }
 
 }  // namespace
