@@ -75,7 +75,7 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t
   size_t next_event = 0;
   // The chunk's last step line, for the copies of it that follow
   // (ChunkReading::Line::copy_of_back): where the database matched on it,
-  // its label and the text after it.
+  // its label's size and the text after it as read.
   struct PreviousStepLine {
     bool known = false;
     ChunkReading::Line line;
@@ -94,107 +94,105 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t
     size_t text_end = end;  // without the '\r' of a "\r\n" end
     while (text_end > start && data[text_end - 1] == '\r') --text_end;
     const std::string_view text = data.substr(start, text_end - start);
+    // The line's srun label, read once where it is asked for: its task and
+    // size, and the text after it as read (with any '\r' before the newline).
+    struct Label {
+      int task;
+      size_t size;
+      std::string_view after;
+    };
+    std::optional<Label> label;
+    bool label_read = false;
+    auto read_label = [&]() -> const std::optional<Label>& {
+      if (!label_read) {
+        label_read = true;
+        if (const auto [task, rest] = SplitTaskLabel(text); task) {
+          const size_t size = text.size() - rest.size();
+          label = Label{*task, size, data.substr(start + size, end - start - size)};
+        }
+      }
+      return label;
+    };
+    ChunkReading::Line line;
+    bool step_line = false;
     // Another task's copy of the last step line: the same matches at the
     // same places after a label as long, the same text after it. What the
     // walk reads of a line does not depend on its label's number
     // (scan_patterns_test.cc, step_lines_test.cc): it is copied.
-    std::optional<std::pair<int, std::string_view>> label;
-    if (previous.known &&
+    const bool copy =
+        previous.known &&
         next_event - events_begin == previous.events_end - previous.events_begin &&
-        index - previous.line.index <= UINT32_MAX) {
-      const auto [task, rest] = SplitTaskLabel(text);
-      if (task) label.emplace(*task, rest);
-      const bool same_events =
-          std::equal(events.begin() + static_cast<std::ptrdiff_t>(events_begin),
-                     events.begin() + static_cast<std::ptrdiff_t>(next_event),
-                     events.begin() + static_cast<std::ptrdiff_t>(previous.events_begin),
-                     [&](const MatchEvent& here, const MatchEvent& there) {
-                       return here.id == there.id && here.to - start == there.to - previous.start;
-                     });
-      // Compared as read, with any '\r' before the newline.
-      const size_t label_size = text.size() - (label ? label->second.size() : text.size());
-      const std::string_view after_label =
-          data.substr(start + label_size, end - start - label_size);
-      if (label && same_events && label_size == previous.label &&
-          after_label == previous.after_label) {
-        ChunkReading::Line line = previous.line;
-        line.index = index;
-        line.start = start;
-        line.end = text_end;
-        line.ids_begin = static_cast<uint32_t>(ids_begin);
-        for (uint32_t i = previous.line.ids_begin; i < previous.line.ids_end; ++i) {
-          const unsigned id = reading.ids[i];  // by value: the vector may grow
-          reading.ids.push_back(id);
-        }
-        line.ids_end = static_cast<uint32_t>(reading.ids.size());
-        line.samples_begin = static_cast<uint32_t>(reading.samples.size());
-        for (uint32_t i = previous.line.samples_begin; i < previous.line.samples_end; ++i) {
-          const ChunkReading::Sample sample = reading.samples[i];
-          reading.samples.push_back(sample);
-        }
-        line.samples_end = static_cast<uint32_t>(reading.samples.size());
-        line.task = label->first;
-        line.copy_of_back = static_cast<uint32_t>(index - previous.line.index);
-        previous = PreviousStepLine{true,       line,           start,      events_begin,
-                                    next_event, previous.label, after_label};
-        reading.lines.push_back(line);
-        if (!nl) break;
-        ++index;
-        start = end + 1;
-        continue;
+        index - previous.line.index <= UINT32_MAX && read_label() &&
+        label->size == previous.label && label->after == previous.after_label &&
+        std::equal(events.begin() + static_cast<std::ptrdiff_t>(events_begin),
+                   events.begin() + static_cast<std::ptrdiff_t>(next_event),
+                   events.begin() + static_cast<std::ptrdiff_t>(previous.events_begin),
+                   [&](const MatchEvent& here, const MatchEvent& there) {
+                     return here.id == there.id && here.to - start == there.to - previous.start;
+                   });
+    if (copy) {
+      line = previous.line;
+      line.index = index;
+      line.start = start;
+      line.end = text_end;
+      line.ids_begin = static_cast<uint32_t>(ids_begin);
+      for (uint32_t i = previous.line.ids_begin; i < previous.line.ids_end; ++i) {
+        const unsigned id = reading.ids[i];  // by value: the vector may grow
+        reading.ids.push_back(id);
       }
-    }
-    for (size_t e = events_begin; e < next_event; ++e) reading.ids.push_back(events[e].id);
-    // With its newline, as the database saw it (`\s` matches it).
-    const LineStart line_start(data.substr(start, (nl ? end + 1 : end) - start));
-    for (const auto& walked : impl.every_line_tests) {
-      if (walked.test(line_start.line)) reading.ids.push_back(walked.id);
-    }
-    if (line_start.stamp_possible) {
-      for (const auto& walked : impl.line_start_tests) {
-        if (walked.test(line_start)) reading.ids.push_back(walked.id);
+      line.ids_end = static_cast<uint32_t>(reading.ids.size());
+      line.samples_begin = static_cast<uint32_t>(reading.samples.size());
+      for (uint32_t i = previous.line.samples_begin; i < previous.line.samples_end; ++i) {
+        const ChunkReading::Sample sample = reading.samples[i];
+        reading.samples.push_back(sample);
       }
-    }
-    // At the matches their carriers end with a byte of theirs
-    // (PatternDef::carried_test).
-    for (size_t e = events_begin; e < next_event; ++e) {
-      const size_t match_end = events[e].to - start;
-      if (match_end == 0) continue;
-      const auto last = static_cast<unsigned char>(line_start.line[match_end - 1]);
-      for (const auto& carried : impl.carried_after[last]) {
-        if (events[e].id == carried.carrier && carried.test(line_start.line, match_end))
-          reading.ids.push_back(carried.id);
+      line.samples_end = static_cast<uint32_t>(reading.samples.size());
+      line.copy_of_back = static_cast<uint32_t>(index - previous.line.index);
+      step_line = true;
+    } else {
+      for (size_t e = events_begin; e < next_event; ++e) reading.ids.push_back(events[e].id);
+      // With its newline, as the database saw it (`\s` matches it).
+      const LineStart line_start(data.substr(start, (nl ? end + 1 : end) - start));
+      for (const auto& walked : impl.every_line_tests) {
+        if (walked.test(line_start.line)) reading.ids.push_back(walked.id);
       }
-    }
-    if (reading.ids.size() > ids_begin) {
-      auto first = reading.ids.begin() + static_cast<std::ptrdiff_t>(ids_begin);
-      SortUnique(reading.ids, first);
-      ChunkReading::Line line{index, start, text_end, static_cast<uint32_t>(ids_begin),
-                              static_cast<uint32_t>(reading.ids.size())};
-      const std::span<const unsigned> ids(&*first, reading.ids.size() - ids_begin);
-      if (std::any_of(ids.begin(), ids.end(),
-                      [&](unsigned id) { return impl.kinds[id] == Kind::kStep; })) {
-        ReadStepLine(impl, text, ids, line, reading.samples);
-        if (!label) {
-          const auto [task, rest] = SplitTaskLabel(text);
-          if (task) label.emplace(*task, rest);
-        }
-        if (label) {
-          line.task = label->first;
-          const size_t label_size = text.size() - label->second.size();
-          previous = PreviousStepLine{true,
-                                      line,
-                                      start,
-                                      events_begin,
-                                      next_event,
-                                      label_size,
-                                      data.substr(start + label_size, end - start - label_size)};
-        } else {
-          previous.known = false;  // no label: no other task's copy of it to know
+      if (line_start.stamp_possible) {
+        for (const auto& walked : impl.line_start_tests) {
+          if (walked.test(line_start)) reading.ids.push_back(walked.id);
         }
       }
-      reading.lines.push_back(line);
+      // At the matches their carriers end with a byte of theirs
+      // (PatternDef::carried_test).
+      for (size_t e = events_begin; e < next_event; ++e) {
+        const size_t match_end = events[e].to - start;
+        if (match_end == 0) continue;
+        const auto last = static_cast<unsigned char>(line_start.line[match_end - 1]);
+        for (const auto& carried : impl.carried_after[last]) {
+          if (events[e].id == carried.carrier && carried.test(line_start.line, match_end))
+            reading.ids.push_back(carried.id);
+        }
+      }
+      if (reading.ids.size() > ids_begin) {
+        auto first = reading.ids.begin() + static_cast<std::ptrdiff_t>(ids_begin);
+        SortUnique(reading.ids, first);
+        line = ChunkReading::Line{index, start, text_end, static_cast<uint32_t>(ids_begin),
+                                  static_cast<uint32_t>(reading.ids.size())};
+        const std::span<const unsigned> ids(&*first, reading.ids.size() - ids_begin);
+        step_line = std::any_of(ids.begin(), ids.end(),
+                                [&](unsigned id) { return impl.kinds[id] == Kind::kStep; });
+        if (step_line) ReadStepLine(impl, text, ids, line, reading.samples);
+      }
     }
+    if (step_line) {
+      if (read_label()) {
+        line.task = label->task;
+        previous = PreviousStepLine{true,       line,        start,       events_begin,
+                                    next_event, label->size, label->after};
+      } else {
+        previous.known = false;  // no label: no other task's copy of it to know
+      }
+    }
+    if (reading.ids.size() > ids_begin) reading.lines.push_back(line);
     if (!nl) break;
     ++index;
     start = end + 1;

@@ -65,14 +65,10 @@ bool AtLineStart(const LineStart& start, Rest rest) {
   return rest(start.line) || (!start.after_label.empty() && rest(start.after_label));
 }
 
-}  // namespace
-
-namespace {
-
 // The first bytes of the stamps the tests below read: [IWEF] (absl),
 // '[' or ESC (detectron2's bracket, a bracketed clock), two digits (a clock,
 // unix seconds).
-inline bool StampCanStart(std::string_view s) {
+bool StampCanStart(std::string_view s) {
   if (s.empty()) return false;
   const char c = s[0];
   if (IsAsciiDigit(c)) return s.size() > 1 && IsAsciiDigit(s[1]);
@@ -82,9 +78,8 @@ inline bool StampCanStart(std::string_view s) {
 }  // namespace
 
 LineStart::LineStart(std::string_view text) : line(text) {
-  size_t digits = 0;
-  while (digits < text.size() && IsAsciiDigit(text[digits])) ++digits;
-  if (digits > 0 && digits + 1 < text.size() && text[digits] == ':' && text[digits + 1] == ' ')
+  const size_t digits = DigitRun(text, 0, text.size());
+  if (digits > 0 && CharAt(text, digits, ':') && CharAt(text, digits + 1, ' '))
     after_label = text.substr(digits + 2);
   stamp_possible = StampCanStart(line) || StampCanStart(after_label);
 }
