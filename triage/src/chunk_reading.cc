@@ -55,14 +55,14 @@ void ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
 
 }  // namespace
 
-void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t* scratch,
+void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch& scratch,
                ChunkReading& reading) {
-  std::vector<MatchEvent>& events = reading.events;
+  std::vector<MatchEvent>& events = scratch.events;
   events.clear();
   reading.ids.clear();
   reading.lines.clear();
   reading.samples.clear();
-  hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch, OnMatch,
+  hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch.hs, OnMatch,
           &events);
   auto by_end = [](const MatchEvent& a, const MatchEvent& b) { return a.to < b.to; };
   if (!std::is_sorted(events.begin(), events.end(), by_end)) {
@@ -135,18 +135,7 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t
       line.index = index;
       line.start = start;
       line.end = text_end;
-      line.ids_begin = static_cast<uint32_t>(ids_begin);
-      for (uint32_t i = previous.line.ids_begin; i < previous.line.ids_end; ++i) {
-        const unsigned id = reading.ids[i];  // by value: the vector may grow
-        reading.ids.push_back(id);
-      }
-      line.ids_end = static_cast<uint32_t>(reading.ids.size());
-      line.samples_begin = static_cast<uint32_t>(reading.samples.size());
-      for (uint32_t i = previous.line.samples_begin; i < previous.line.samples_end; ++i) {
-        const ChunkReading::Sample sample = reading.samples[i];
-        reading.samples.push_back(sample);
-      }
-      line.samples_end = static_cast<uint32_t>(reading.samples.size());
+      // Its ids and samples ranges stay that line's: shared, not copied.
       line.copy_of_back = static_cast<uint32_t>(index - previous.line.index);
       step_line = true;
     } else {
@@ -192,7 +181,7 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t
         previous.known = false;  // no label: no other task's copy of it to know
       }
     }
-    if (reading.ids.size() > ids_begin) reading.lines.push_back(line);
+    if (copy || reading.ids.size() > ids_begin) reading.lines.push_back(line);
     if (!nl) break;
     ++index;
     start = end + 1;

@@ -23,6 +23,15 @@ struct MatchEvent {
   unsigned id;
 };
 
+// What one matching thread reuses from chunk to chunk: its Hyperscan
+// scratch, and the database's matches in the chunk it reads (needed only
+// while it reads it: one vector per thread, not per chunk in flight). On a
+// cache line of its own: the two threads' vectors grow at once.
+struct alignas(64) MatchScratch {
+  hs_scratch_t* hs = nullptr;
+  std::vector<MatchEvent> events;
+};
+
 struct ChunkReading {
   // A line some pattern matched.
   struct Line {
@@ -39,10 +48,10 @@ struct ChunkReading {
     // Lines back to the step line before it in the chunk, where this line
     // is that line's copy from another task ("1: X" after "0: X": a label of
     // the same length, the same text after it, the database's same matches
-    // there); 0 where not. Its patterns and samples are that line's, copied,
-    // not read again (what the walk reads does not depend on the label's
-    // number: scan_patterns_test.cc, step_lines_test.cc), and the scan state
-    // takes its rank from that line's (scan_state.cc).
+    // there); 0 where not. Its patterns and samples are that line's (its
+    // ranges in `ids` and `samples` are that line's own), not read again (what the walk reads does
+    // not depend on the label's number: scan_patterns_test.cc, step_lines_test.cc), and the scan
+    // state takes its rank from that line's (scan_state.cc).
     uint32_t copy_of_back = 0;
     int task = -1;  // a step line's srun label's task; -1: none
   };
@@ -50,7 +59,6 @@ struct ChunkReading {
     StepProfile profile;
     StepSample sample;
   };
-  std::vector<MatchEvent> events;
   std::vector<unsigned> ids;
   std::vector<Line> lines;
   std::vector<Sample> samples;
@@ -60,7 +68,7 @@ struct ChunkReading {
 // Reads `data` (line-aligned, or a piece of an over-long line) into
 // `reading`. Reads nothing but its arguments, so one chunk is read on one
 // thread while the scan state consumes the one before on another.
-void ReadChunk(const LogScanner::Impl& impl, std::string_view data, hs_scratch_t* scratch,
+void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch& scratch,
                ChunkReading& reading);
 
 }  // namespace jobmon::triage

@@ -134,7 +134,7 @@ Expected<void> ScanOneFd(int fd, MatchAhead& state, size_t capacity, ScanFacts& 
   bool in_long_line = false;
   std::string carry;  // a line the last read began and did not end
   for (;;) {
-    std::vector<char>& buffer = state.Acquire(capacity + 1);
+    const std::span<char> buffer = state.Acquire();  // capacity + 1 bytes
     std::memcpy(buffer.data(), carry.data(), carry.size());
     size_t filled = carry.size();
     carry.clear();
@@ -184,9 +184,10 @@ Expected<ScanFacts> LogScanner::ScanFd(int fd) const { return ScanFds({fd}); }
 Expected<ScanFacts> LogScanner::ScanFds(const std::vector<int>& fds) const {
   ScanFacts facts;
   std::unique_ptr<ChunkSink> sink = NewScanState(*impl_, facts);
-  MatchAhead state(*impl_, *sink, impl_->prototype_scratch);
-  if (!state.ok()) return Error{"cannot clone Hyperscan scratch space"};
   const size_t capacity = std::max<size_t>(impl_->options.buffer_bytes, 4096);
+  // A byte more for the closing newline of a log that ends without one.
+  MatchAhead state(*impl_, *sink, impl_->prototype_scratch, capacity + 1);
+  if (!state.ok()) return Error{"cannot clone Hyperscan scratch space"};
   for (int fd : fds) {
     if (auto read = ScanOneFd(fd, state, capacity, facts); !read) return read.error();
   }

@@ -4,10 +4,12 @@
 
 namespace jobmon::triage {
 
-MatchAhead::MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype)
-    : impl_(impl), sink_(sink) {
-  if (hs_clone_scratch(prototype, &own_scratch_) != HS_SUCCESS) own_scratch_ = nullptr;
-  if (hs_clone_scratch(prototype, &worker_scratch_) != HS_SUCCESS) return;
+MatchAhead::MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype,
+                       size_t capacity)
+    : impl_(impl), sink_(sink), buffers_(kSlots, capacity) {
+  for (size_t i = 0; i < kSlots; ++i) slots_[i].text = buffers_[i];
+  if (hs_clone_scratch(prototype, &own_matching_.hs) != HS_SUCCESS) own_matching_.hs = nullptr;
+  if (hs_clone_scratch(prototype, &worker_matching_.hs) != HS_SUCCESS) return;
   try {
     worker_ = std::thread([this] { Work(); });
   } catch (const std::system_error&) {
@@ -22,16 +24,14 @@ MatchAhead::~MatchAhead() {
   }
   changed_.notify_all();
   if (worker_.joinable()) worker_.join();
-  if (worker_scratch_) hs_free_scratch(worker_scratch_);
-  if (own_scratch_) hs_free_scratch(own_scratch_);
+  if (worker_matching_.hs) hs_free_scratch(worker_matching_.hs);
+  if (own_matching_.hs) hs_free_scratch(own_matching_.hs);
 }
 
-std::vector<char>& MatchAhead::Acquire(size_t capacity) {
+std::span<char> MatchAhead::Acquire() {
   if (pending_ == kSlots) ConsumeOldest();
   // Free, so the worker does not touch it: filled without the lock.
-  Slot& slot = slots_[(oldest_ + pending_) % kSlots];
-  if (slot.text.size() < capacity) slot.text.resize(capacity);
-  return slot.text;
+  return slots_[(oldest_ + pending_) % kSlots].text;
 }
 
 void MatchAhead::Submit(size_t size) {
@@ -62,7 +62,7 @@ void MatchAhead::ConsumeOldest() {
     }
     unread->stage = Stage::kMatching;
     lock.unlock();
-    ReadChunk(impl_, View(*unread), own_scratch_, unread->reading);
+    ReadChunk(impl_, View(*unread), own_matching_, unread->reading);
     lock.lock();
     unread->stage = Stage::kMatched;
   }
@@ -91,7 +91,7 @@ void MatchAhead::Work() {
     if (stopping_) return;
     next->stage = Stage::kMatching;
     lock.unlock();
-    ReadChunk(impl_, View(*next), worker_scratch_, next->reading);
+    ReadChunk(impl_, View(*next), worker_matching_, next->reading);
     lock.lock();
     next->stage = Stage::kMatched;
     changed_.notify_all();

@@ -13,10 +13,11 @@
 #include <array>
 #include <condition_variable>
 #include <mutex>
+#include <span>
 #include <string_view>
 #include <thread>
-#include <vector>
 
+#include "chunk_buffers.h"
 #include "chunk_reading.h"
 #include "scan_state.h"
 
@@ -24,17 +25,19 @@ namespace jobmon::triage {
 
 class MatchAhead {
  public:
-  // `prototype` is cloned once per matching thread.
-  MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype);
+  // `prototype` is cloned once per matching thread; each chunk's buffer
+  // holds `capacity` bytes.
+  MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype,
+             size_t capacity);
   MatchAhead(const MatchAhead&) = delete;
   MatchAhead& operator=(const MatchAhead&) = delete;
   ~MatchAhead();
-  bool ok() const { return own_scratch_ != nullptr; }
+  bool ok() const { return own_matching_.hs != nullptr; }
 
-  // The next chunk's buffer, at least `capacity` bytes, for the caller to
-  // fill (read into: no copy of a chunk is made); the same one until it is
-  // submitted. A slot is freed first when all are taken.
-  std::vector<char>& Acquire(size_t capacity);
+  // The next chunk's buffer for the caller to fill (read into: no copy of a
+  // chunk is made); the same one until it is submitted. A slot is freed
+  // first when all are taken.
+  std::span<char> Acquire();
   // The acquired buffer's first `size` bytes as the next chunk, consumed by
   // Flush at the latest.
   void Submit(size_t size);
@@ -46,8 +49,10 @@ class MatchAhead {
   // worker reads the oldest, one being filled.
   static constexpr size_t kSlots = 8;
   enum class Stage { kFree, kFilled, kMatching, kMatched };
-  struct Slot {
-    std::vector<char> text;
+  // Each on cache lines of its own: one thread fills a slot's reading
+  // while the other consumes the slot beside it.
+  struct alignas(64) Slot {
+    std::span<char> text;
     size_t size = 0;  // the chunk: text's first bytes
     ChunkReading reading;
     Stage stage = Stage::kFree;
@@ -61,8 +66,9 @@ class MatchAhead {
 
   const LogScanner::Impl& impl_;
   ChunkSink& sink_;
-  hs_scratch_t* own_scratch_ = nullptr;     // this thread's
-  hs_scratch_t* worker_scratch_ = nullptr;  // the worker's
+  ChunkBuffers buffers_;
+  MatchScratch own_matching_;     // this thread's
+  MatchScratch worker_matching_;  // the worker's
   std::array<Slot, kSlots> slots_;
   size_t oldest_ = 0;   // the next slot to consume, in submission order
   size_t pending_ = 0;  // slots submitted, not yet consumed
