@@ -223,6 +223,29 @@ TEST(ResolveTarget, LogFindsTheDiagDirBesideIt) {
   EXPECT_EQ(JobIdOfLog(slurm.string()).value_or(""), "31337");
 }
 
+// The header is read from a 64 KiB prefix first, then from kJobIdHeadBytes:
+// a header line past the first prefix, or cut by it, is still read whole,
+// and only within the first 200 lines.
+TEST(ResolveTarget, AJobIdPastTheFirstPrefixIsStillRead) {
+  TempDir dir;
+  const std::string filler = std::string(999, 'x') + "\n";
+  std::string text;
+  for (int i = 0; i < 150; ++i) text += filler;
+  Write(dir.path / "late.out", text + "SLURM_JOB_ID=4242\n");
+  EXPECT_EQ(JobIdOfLog((dir.path / "late.out").string()).value_or(""), "4242");
+  // Cut by the first prefix after "SLURM_JOB_ID=42": not read as 42.
+  std::string straddling(size_t{64} << 10, 'y');
+  straddling.replace(straddling.size() - 16, 1, "\n");
+  straddling.replace(straddling.size() - 15, 15, "SLURM_JOB_ID=42");
+  Write(dir.path / "cut.out", straddling + "77\n");
+  EXPECT_EQ(JobIdOfLog((dir.path / "cut.out").string()).value_or(""), "4277");
+  // Past the header's 200 lines: the file name's number.
+  text.clear();
+  for (int i = 0; i < 250; ++i) text += "line\n";
+  Write(dir.path / "slurm-55.out", text + "SLURM_JOB_ID=4242\n");
+  EXPECT_EQ(JobIdOfLog((dir.path / "slurm-55.out").string()).value_or(""), "55");
+}
+
 TEST(ResolveTarget, ErrorsNameWhatWasLookedAt) {
   TempDir dir;
   auto empty = ResolveTarget(dir.path.string());
