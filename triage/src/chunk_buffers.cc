@@ -11,8 +11,9 @@ constexpr size_t kHugePage = size_t{2} << 20;  // x86-64's and arm64's (4 KiB pa
 
 }  // namespace
 
-ChunkBuffers::ChunkBuffers(size_t count, size_t each) : each_(each) {
-  const size_t size = count * each;
+ChunkBuffers::ChunkBuffers(size_t count, size_t text_bytes, size_t reading_bytes)
+    : count_(count), text_bytes_(text_bytes), reading_bytes_(reading_bytes) {
+  const size_t size = count * (text_bytes + reading_bytes);
   // A huge page's worth more, so the buffers can start on a huge page's
   // boundary: the slack is only address space, never touched.
   mapped_ = size + kHugePage;
@@ -20,7 +21,7 @@ ChunkBuffers::ChunkBuffers(size_t count, size_t each) : each_(each) {
       mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mapping == MAP_FAILED) {
     mapped_ = 0;
-    fallback_.reset(new char[size]);  // default-initialised: read() fills what is used
+    fallback_.reset(new char[size]);  // default-initialised: only what is written is read
     base_ = fallback_.get();
     return;
   }

@@ -1,10 +1,12 @@
 #pragma once
-// The scan's chunk buffers, in one anonymous mapping advised into huge
-// pages: on a virtual machine the first touch of each 4 KiB page is a fault
-// of some microseconds, and the buffers' 2,000-odd pages were a tenth of a
+// The memory of the scan's chunks in flight, in one anonymous mapping
+// advised into huge pages: each chunk's text buffer, and the memory its
+// reading's vectors grow in (chunk_reading.h). On a virtual machine the first
+// touch of each 4 KiB page is a fault of some microseconds: as 4 KiB pages,
+// the eight chunks' buffers and readings were 5,000-odd faults, a third of a
 // 32 MiB log's triage (docs/development.md, "The last figures"). Where the
-// kernel gives no huge pages the advice is ignored and the buffers work as
-// any memory. Private to the scanner (match_ahead.h).
+// kernel gives no huge pages the advice is ignored and the memory works as
+// any. Private to the scanner (match_ahead.h).
 
 #include <cstddef>
 #include <memory>
@@ -14,16 +16,20 @@ namespace jobmon::triage {
 
 class ChunkBuffers {
  public:
-  // `count` buffers of `each` bytes; not zeroed.
-  ChunkBuffers(size_t count, size_t each);
+  // `count` text buffers of `text_bytes` and as many reading memories of
+  // `reading_bytes`; not zeroed.
+  ChunkBuffers(size_t count, size_t text_bytes, size_t reading_bytes);
   ChunkBuffers(const ChunkBuffers&) = delete;
   ChunkBuffers& operator=(const ChunkBuffers&) = delete;
   ~ChunkBuffers();
 
-  std::span<char> operator[](size_t index) const { return {base_ + index * each_, each_}; }
+  std::span<char> text(size_t index) const { return {base_ + index * text_bytes_, text_bytes_}; }
+  std::span<char> reading(size_t index) const {
+    return {base_ + count_ * text_bytes_ + index * reading_bytes_, reading_bytes_};
+  }
 
  private:
-  size_t each_;
+  size_t count_, text_bytes_, reading_bytes_;
   char* base_ = nullptr;
   void* mapping_ = nullptr;  // what munmap is given, from before `base_`
   size_t mapped_ = 0;

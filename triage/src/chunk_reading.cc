@@ -16,7 +16,7 @@ int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, uns
 
 // `ids` from `first` on, sorted, each once. A line holds a few: an
 // insertion sort, without std::sort's set-up for each line.
-void SortUnique(std::vector<unsigned>& ids, std::vector<unsigned>::iterator first) {
+void SortUnique(std::pmr::vector<unsigned>& ids, std::pmr::vector<unsigned>::iterator first) {
   for (auto it = first + 1; it < ids.end(); ++it) {
     for (auto at = it; at > first && *(at - 1) > *at; --at) std::iter_swap(at - 1, at);
   }
@@ -27,7 +27,7 @@ void SortUnique(std::vector<unsigned>& ids, std::vector<unsigned>::iterator firs
 // generic counter's where its prefilter is confirmed.
 void ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
                   std::span<const unsigned> ids, ChunkReading::Line& line,
-                  std::vector<ChunkReading::Sample>& samples) {
+                  std::pmr::vector<ChunkReading::Sample>& samples) {
   line.samples_begin = static_cast<uint32_t>(samples.size());
   std::optional<unsigned> generic;
   for (unsigned id : ids) {
@@ -62,6 +62,9 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
   reading.ids.clear();
   reading.lines.clear();
   reading.samples.clear();
+  // Room for a chunk of lines of 64 bytes or more, all matched, taken at
+  // once: grown by doubling, the lines would use twice the reading's memory.
+  reading.lines.reserve(data.size() / 64);
   hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch.hs, OnMatch,
           &events);
   auto by_end = [](const MatchEvent& a, const MatchEvent& b) { return a.to < b.to; };

@@ -8,6 +8,7 @@
 #include <hs/hs.h>
 
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,10 @@ struct alignas(64) MatchScratch {
 };
 
 struct ChunkReading {
+  // Its vectors grow in `memory` (chunk_buffers.h), kept from chunk to chunk.
+  explicit ChunkReading(std::pmr::memory_resource* memory)
+      : ids(memory), lines(memory), samples(memory) {}
+
   // A line some pattern matched.
   struct Line {
     uint64_t index = 0;  // newlines before it in the chunk
@@ -59,9 +64,9 @@ struct ChunkReading {
     StepProfile profile;
     StepSample sample;
   };
-  std::vector<unsigned> ids;
-  std::vector<Line> lines;
-  std::vector<Sample> samples;
+  std::pmr::vector<unsigned> ids;
+  std::pmr::vector<Line> lines;
+  std::pmr::vector<Sample> samples;
   uint64_t newlines = 0;  // in the whole chunk
 };
 

@@ -6,8 +6,10 @@ namespace jobmon::triage {
 
 MatchAhead::MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype,
                        size_t capacity)
-    : impl_(impl), sink_(sink), buffers_(kSlots, capacity) {
-  for (size_t i = 0; i < kSlots; ++i) slots_[i].text = buffers_[i];
+    : impl_(impl),
+      sink_(sink),
+      buffers_(kSlots, capacity, 2 * capacity),
+      slots_(MakeSlots(buffers_, std::make_index_sequence<kSlots>())) {
   if (hs_clone_scratch(prototype, &own_matching_.hs) != HS_SUCCESS) own_matching_.hs = nullptr;
   if (hs_clone_scratch(prototype, &worker_matching_.hs) != HS_SUCCESS) return;
   try {

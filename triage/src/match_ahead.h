@@ -12,10 +12,12 @@
 
 #include <array>
 #include <condition_variable>
+#include <memory_resource>
 #include <mutex>
 #include <span>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "chunk_buffers.h"
 #include "chunk_reading.h"
@@ -26,7 +28,7 @@ namespace jobmon::triage {
 class MatchAhead {
  public:
   // `prototype` is cloned once per matching thread; each chunk's buffer
-  // holds `capacity` bytes.
+  // holds `capacity` bytes, its reading's memory twice as many.
   MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch_t* prototype,
              size_t capacity);
   MatchAhead(const MatchAhead&) = delete;
@@ -52,11 +54,23 @@ class MatchAhead {
   // Each on cache lines of its own: one thread fills a slot's reading
   // while the other consumes the slot beside it.
   struct alignas(64) Slot {
+    Slot(std::span<char> text_buffer, std::span<char> reading_memory)
+        : text(text_buffer),
+          memory(reading_memory.data(), reading_memory.size(), std::pmr::new_delete_resource()),
+          reading(&memory) {}
     std::span<char> text;
     size_t size = 0;  // the chunk: text's first bytes
+    // The reading's vectors', from buffers_ (then from the heap when full):
+    // they keep their size from chunk to chunk, so it stops growing.
+    std::pmr::monotonic_buffer_resource memory;
     ChunkReading reading;
     Stage stage = Stage::kFree;
   };
+  template <size_t... Index>
+  static std::array<Slot, kSlots> MakeSlots(const ChunkBuffers& buffers,
+                                            std::index_sequence<Index...>) {
+    return {Slot(buffers.text(Index), buffers.reading(Index))...};
+  }
   static std::string_view View(const Slot& slot) { return {slot.text.data(), slot.size}; }
   void ConsumeOldest();
   void Work();

@@ -1,30 +1,42 @@
-// The scan's chunk buffers (triage/src/chunk_buffers.h): one mapping, each
-// buffer its own bytes, starting on a huge page's boundary.
+// The memory of the scan's chunks (triage/src/chunk_buffers.h): one mapping,
+// each text buffer and reading memory its own bytes, starting on a huge
+// page's boundary.
 #include "chunk_buffers.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 namespace jobmon::triage {
 namespace {
 
 TEST(ChunkBuffers, EachBufferHoldsItsOwnBytes) {
-  constexpr size_t kCount = 8, kEach = (size_t{1} << 20) + 1;  // the scan's: 1 MiB and a newline
-  ChunkBuffers buffers(kCount, kEach);
+  // The scan's: 1 MiB and a newline, twice that for the reading.
+  constexpr size_t kCount = 8, kText = (size_t{1} << 20) + 1, kReading = 2 * kText;
+  ChunkBuffers buffers(kCount, kText, kReading);
+  std::vector<std::span<char>> all;
   for (size_t i = 0; i < kCount; ++i) {
-    ASSERT_EQ(buffers[i].size(), kEach);
-    buffers[i].front() = static_cast<char>('a' + i);
-    buffers[i].back() = static_cast<char>('A' + i);
+    ASSERT_EQ(buffers.text(i).size(), kText);
+    ASSERT_EQ(buffers.reading(i).size(), kReading);
+    all.push_back(buffers.text(i));
+    all.push_back(buffers.reading(i));
   }
-  for (size_t i = 0; i < kCount; ++i) {
-    EXPECT_EQ(buffers[i].front(), static_cast<char>('a' + i)) << i;
-    EXPECT_EQ(buffers[i].back(), static_cast<char>('A' + i)) << i;
-    if (i > 0) {
-      EXPECT_EQ(buffers[i].data(), buffers[i - 1].data() + kEach) << i;
+  for (size_t i = 0; i < all.size(); ++i) {
+    all[i].front() = static_cast<char>(i);
+    all[i].back() = static_cast<char>(i + 100);
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].front(), static_cast<char>(i)) << i;
+    EXPECT_EQ(all[i].back(), static_cast<char>(i + 100)) << i;
+    for (size_t j = 0; j < i; ++j) {
+      const bool apart = all[i].data() >= all[j].data() + all[j].size() ||
+                         all[j].data() >= all[i].data() + all[i].size();
+      EXPECT_TRUE(apart) << i << " and " << j << " overlap";
     }
   }
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffers[0].data()) % (uintptr_t{2} << 20), 0u)
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffers.text(0).data()) % (uintptr_t{2} << 20), 0u)
       << "the first buffer starts on a huge page's boundary";
 }
 
