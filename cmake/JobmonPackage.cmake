@@ -140,8 +140,10 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # shlibdeps adds the libraries; Slurm (the plugin's host, squeue for the
-# monitor) and adduser (postinst) by hand. zstd unpacks archives by hand.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "${JOBMON_SLURM_DEPENDS}slurm-client, adduser")
+# monitor) and adduser (postinst) by hand, and libcurl4: the HTTP client
+# loads libcurl.so.4 at its first request (common/src/curl_library.h), so
+# shlibdeps does not see it. zstd unpacks archives by hand.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${JOBMON_SLURM_DEPENDS}slurm-client, adduser, libcurl4 (>= 7.66)")
 # gnuplot-nox: the incident charts ([monitor] gnuplot); without it alerts go chartless.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "prometheus, zstd, gnuplot-nox, fonts-dejavu-core")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

@@ -1,12 +1,13 @@
 #include "jobmon/common/http_client.h"
 
-#include <curl/curl.h>
 #include <strings.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <utility>
+
+#include "curl_library.h"
 
 namespace jobmon {
 namespace {
@@ -17,6 +18,7 @@ struct Transfer {
   Transfer(const Transfer&) = delete;  // owns libcurl handles
   Transfer& operator=(const Transfer&) = delete;
 
+  const CurlLibrary* curl = nullptr;
   const HttpRequest* request = nullptr;
   HttpResponse response;
   bool too_big = false;
@@ -25,9 +27,10 @@ struct Transfer {
   curl_mime* mime = nullptr;
 
   ~Transfer() {
-    curl_mime_free(mime);
-    curl_slist_free_all(headers);
-    if (easy) curl_easy_cleanup(easy);
+    if (!curl) return;
+    curl->mime_free(mime);
+    curl->slist_free_all(headers);
+    if (easy) curl->easy_cleanup(easy);
   }
 };
 
@@ -53,85 +56,84 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
-bool CurlReady() {
-  static const bool initialized = curl_global_init(CURL_GLOBAL_DEFAULT) == 0;
-  return initialized;
-}
-
 // The options every request gets; a POST's body on top. `reused`: an easy
 // handle a finished request of the same batch left, its options reset.
-void Prepare(Transfer& t, const HttpRequest& request, bool post, CURL* reused = nullptr) {
+void Prepare(const CurlLibrary& lib, Transfer& t, const HttpRequest& request, bool post,
+             CURL* reused = nullptr) {
+  t.curl = &lib;
   t.request = &request;
-  if (reused) curl_easy_reset(reused);
-  t.easy = reused ? reused : curl_easy_init();
+  if (reused) lib.easy_reset(reused);
+  t.easy = reused ? reused : lib.easy_init();
   CURL* curl = t.easy;
   for (const std::string& header : request.headers)
-    t.headers = curl_slist_append(t.headers, header.c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, request.protocols.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    t.headers = lib.slist_append(t.headers, header.c_str());
+  lib.easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  lib.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, request.protocols.c_str());
+  lib.easy_setopt(curl, CURLOPT_NOPROXY, "*");
+  lib.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   // No DNS cache: scrape targets are literal IPs, and libcurl keeps an entry
   // per host:port (one per job's exporter) and prunes by walking every
   // entry at each connect: at 20,000 scrapes a cycle that walk was 60% of
   // the monitor's CPU (perf, monitor_bench at 10,000 jobs).
-  curl_easy_setopt(curl, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout_seconds * 1000));
+  lib.easy_setopt(curl, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
+  lib.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout_seconds * 1000));
   if (request.connect_timeout_seconds > 0) {
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(request.connect_timeout_seconds * 1000));
+    lib.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                    static_cast<long>(request.connect_timeout_seconds * 1000));
   }
-  if (!request.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, request.ca_file.c_str());
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  if (!request.ca_file.empty()) lib.easy_setopt(curl, CURLOPT_CAINFO, request.ca_file.c_str());
+  lib.easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
+  lib.easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+  lib.easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+  lib.easy_setopt(curl, CURLOPT_HEADERDATA, &t);
   if (post) {
     if (!request.multipart.empty()) {
-      t.mime = curl_mime_init(curl);
+      t.mime = lib.mime_init(curl);
       for (const HttpPart& part : request.multipart) {
-        curl_mimepart* field = curl_mime_addpart(t.mime);
-        curl_mime_name(field, part.name.c_str());
-        curl_mime_data(field, part.data.data(), part.data.size());
-        if (!part.filename.empty()) curl_mime_filename(field, part.filename.c_str());
-        if (!part.content_type.empty()) curl_mime_type(field, part.content_type.c_str());
+        curl_mimepart* field = lib.mime_addpart(t.mime);
+        lib.mime_name(field, part.name.c_str());
+        lib.mime_data(field, part.data.data(), part.data.size());
+        if (!part.filename.empty()) lib.mime_filename(field, part.filename.c_str());
+        if (!part.content_type.empty()) lib.mime_type(field, part.content_type.c_str());
       }
-      curl_easy_setopt(curl, CURLOPT_MIMEPOST, t.mime);
+      lib.easy_setopt(curl, CURLOPT_MIMEPOST, t.mime);
     } else {
-      t.headers = curl_slist_append(t.headers, ("Content-Type: " + request.content_type).c_str());
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(request.body.size()));
+      t.headers = lib.slist_append(t.headers, ("Content-Type: " + request.content_type).c_str());
+      lib.easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+      lib.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                      static_cast<curl_off_t>(request.body.size()));
     }
-    t.headers = curl_slist_append(t.headers, "Expect:");  // no 100-continue round trip
+    t.headers = lib.slist_append(t.headers, "Expect:");  // no 100-continue round trip
   }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, t.headers);
+  lib.easy_setopt(curl, CURLOPT_HTTPHEADER, t.headers);
   if (!request.basic_user.empty()) {
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(curl, CURLOPT_USERNAME, request.basic_user.c_str());
-    curl_easy_setopt(curl, CURLOPT_PASSWORD, request.basic_password.c_str());
+    lib.easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    lib.easy_setopt(curl, CURLOPT_USERNAME, request.basic_user.c_str());
+    lib.easy_setopt(curl, CURLOPT_PASSWORD, request.basic_password.c_str());
   }
 }
 
-void Finish(Transfer& t, CURLcode rc) {
+void Finish(const CurlLibrary& lib, Transfer& t, CURLcode rc) {
   if (rc != CURLE_OK) {
-    t.response.error = t.too_big ? kHttpBodyTooLarge : curl_easy_strerror(rc);
+    t.response.error = t.too_big ? kHttpBodyTooLarge : lib.easy_strerror(rc);
   } else {
-    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &t.response.status);
+    lib.easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &t.response.status);
   }
 }
 
 }  // namespace
 
 HttpResponse HttpPost(const HttpRequest& request) {
-  if (!CurlReady()) {
+  std::string error;
+  const CurlLibrary* lib = LoadCurl(&error);
+  if (!lib) {
     HttpResponse failed;
-    failed.error = "libcurl did not initialize";
+    failed.error = error;
     return failed;
   }
   Transfer t;
-  Prepare(t, request, /*post=*/true);
-  Finish(t, curl_easy_perform(t.easy));
+  Prepare(*lib, t, request, /*post=*/true);
+  Finish(*lib, t, lib->easy_perform(t.easy));
   return std::move(t.response);
 }
 
@@ -139,8 +141,10 @@ std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests,
                                      size_t max_parallel) {
   std::vector<HttpResponse> out(requests.size());
   if (requests.empty()) return out;
-  if (!CurlReady()) {
-    for (auto& r : out) r.error = "libcurl did not initialize";
+  std::string error;
+  const CurlLibrary* lib = LoadCurl(&error);
+  if (!lib) {
+    for (auto& r : out) r.error = error;
     return out;
   }
   const size_t cap = max_parallel == 0 ? requests.size() : max_parallel;
@@ -151,10 +155,10 @@ std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests,
   // making and freeing one per request (its structs and 16-KiB buffer) was
   // a tenth of a scraping monitor's cycle (docs/development.md).
   std::vector<CURL*> spare;
-  CURLM* multi = curl_multi_init();
+  CURLM* multi = lib->multi_init();
   // Finished connections wait in the multi's cache for reuse; bound it too,
   // or the cache would hold a socket per finished request.
-  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::min<size_t>(cap, 1 << 20)));
+  lib->multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::min<size_t>(cap, 1 << 20)));
   size_t next = 0, active = 0;
   auto admit = [&] {
     while (active < cap && next < requests.size()) {
@@ -165,17 +169,17 @@ std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests,
         reused = spare.back();
         spare.pop_back();
       }
-      Prepare(*t, requests[next], /*post=*/false, reused);
-      curl_easy_setopt(t->easy, CURLOPT_PRIVATE, reinterpret_cast<void*>(next));
-      curl_multi_add_handle(multi, t->easy);
+      Prepare(*lib, *t, requests[next], /*post=*/false, reused);
+      lib->easy_setopt(t->easy, CURLOPT_PRIVATE, reinterpret_cast<void*>(next));
+      lib->multi_add_handle(multi, t->easy);
       ++next;
       ++active;
     }
   };
   auto retire = [&](size_t i, CURLcode rc) {
     Transfer& t = *transfers[i];
-    Finish(t, rc);
-    curl_multi_remove_handle(multi, t.easy);
+    Finish(*lib, t, rc);
+    lib->multi_remove_handle(multi, t.easy);
     out[i] = std::move(t.response);
     spare.push_back(std::exchange(t.easy, nullptr));
     transfers[i].reset();
@@ -184,26 +188,26 @@ std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests,
   admit();
   int running = 0;
   while (active > 0) {
-    if (curl_multi_perform(multi, &running) != CURLM_OK) break;
+    if (lib->multi_perform(multi, &running) != CURLM_OK) break;
     int queued = 0;
-    while (CURLMsg* message = curl_multi_info_read(multi, &queued)) {
+    while (CURLMsg* message = lib->multi_info_read(multi, &queued)) {
       if (message->msg != CURLMSG_DONE) continue;
       void* index_ptr = nullptr;
-      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &index_ptr);
+      lib->easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &index_ptr);
       retire(reinterpret_cast<size_t>(index_ptr), message->data.result);
     }
     admit();
-    if (active > 0) curl_multi_poll(multi, nullptr, 0, 200, nullptr);
+    if (active > 0) lib->multi_poll(multi, nullptr, 0, 200, nullptr);
   }
   for (size_t i = 0; i < requests.size(); ++i) {
     if (transfers[i]) {  // the multi handle failed under it
-      curl_multi_remove_handle(multi, transfers[i]->easy);
+      lib->multi_remove_handle(multi, transfers[i]->easy);
       transfers[i].reset();
     }
     if (i >= next || (out[i].status == 0 && out[i].error.empty())) out[i].error = "no answer";
   }
-  for (CURL* easy : spare) curl_easy_cleanup(easy);
-  curl_multi_cleanup(multi);
+  for (CURL* easy : spare) lib->easy_cleanup(easy);
+  lib->multi_cleanup(multi);
   return out;
 }
 
