@@ -15,10 +15,15 @@ int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, uns
 }
 
 // `ids` from `first` on, sorted, each once. A line holds a few: an
-// insertion sort, without std::sort's set-up for each line.
+// insertion sort, without std::sort's set-up for each line, that moves one
+// id at a time (swapping pairs, it read two ids just pushed one at a time
+// in one load, which stalled on store forwarding: perf annotate).
 void SortUnique(std::pmr::vector<unsigned>& ids, std::pmr::vector<unsigned>::iterator first) {
   for (auto it = first + 1; it < ids.end(); ++it) {
-    for (auto at = it; at > first && *(at - 1) > *at; --at) std::iter_swap(at - 1, at);
+    const unsigned id = *it;
+    auto at = it;
+    for (; at > first && *(at - 1) > id; --at) *at = *(at - 1);
+    *at = id;
   }
   ids.erase(std::unique(first, ids.end()), ids.end());
 }
@@ -78,12 +83,14 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
   size_t next_event = 0;
   // The chunk's last step line, for the copies of it that follow
   // (ChunkReading::Line::copy_of_back): where the database matched on it,
-  // its label's size and the text after it as read. The line itself is
-  // read back from `reading.lines` (where every step line goes): kept here
-  // whole, its copy in and out cost a twentieth of the walk.
+  // its label's size and the text after it as read, and what a copy takes
+  // of its entry, field by field: a whole Line copied in and out, its
+  // fields just written one by one, stalled on store forwarding (a twentieth
+  // of the walk, perf annotate).
   struct PreviousStepLine {
     bool known = false;
-    size_t at = 0;  // in reading.lines
+    uint32_t ids_begin = 0, ids_end = 0, samples_begin = 0, samples_end = 0;
+    bool generic_confirmed = false, generic_sample = false;
     uint64_t index = 0;
     size_t start = 0;
     size_t events_begin = 0, events_end = 0;
@@ -119,7 +126,10 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
       }
       return label;
     };
-    ChunkReading::Line line;
+    // The line's entry, where some pattern matched it, built where it lies
+    // in reading.lines: a whole Line built on the stack and copied in
+    // stalled on store forwarding, a twelfth of the scan (perf annotate).
+    ChunkReading::Line* line = nullptr;
     bool step_line = false;
     // Another task's copy of the last step line: the same matches at the
     // same places after a label as long, the same text after it. What the
@@ -137,12 +147,18 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
                      return here.id == there.id && here.to - start == there.to - previous.start;
                    });
     if (copy) {
-      line = reading.lines[previous.at];
-      line.index = index;
-      line.start = start;
-      line.end = text_end;
+      line = &reading.lines.emplace_back();
+      line->index = index;
+      line->start = start;
+      line->end = text_end;
       // Its ids and samples ranges stay that line's: shared, not copied.
-      line.copy_of_back = static_cast<uint32_t>(index - previous.index);
+      line->ids_begin = previous.ids_begin;
+      line->ids_end = previous.ids_end;
+      line->samples_begin = previous.samples_begin;
+      line->samples_end = previous.samples_end;
+      line->generic_confirmed = previous.generic_confirmed;
+      line->generic_sample = previous.generic_sample;
+      line->copy_of_back = static_cast<uint32_t>(index - previous.index);
       step_line = true;
     } else {
       for (size_t e = events_begin; e < next_event; ++e) reading.ids.push_back(events[e].id);
@@ -170,25 +186,38 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
       if (reading.ids.size() > ids_begin) {
         auto first = reading.ids.begin() + static_cast<std::ptrdiff_t>(ids_begin);
         SortUnique(reading.ids, first);
-        line = ChunkReading::Line{index, start, text_end, static_cast<uint32_t>(ids_begin),
-                                  static_cast<uint32_t>(reading.ids.size())};
+        line = &reading.lines.emplace_back();
+        line->index = index;
+        line->start = start;
+        line->end = text_end;
+        line->ids_begin = static_cast<uint32_t>(ids_begin);
+        line->ids_end = static_cast<uint32_t>(reading.ids.size());
         const std::span<const unsigned> ids(&*first, reading.ids.size() - ids_begin);
         step_line = std::any_of(ids.begin(), ids.end(),
                                 [&](unsigned id) { return impl.kinds[id] == Kind::kStep; });
-        if (step_line) ReadStepLine(impl, text, ids, line, reading.samples);
+        if (step_line) ReadStepLine(impl, text, ids, *line, reading.samples);
       }
     }
     if (step_line) {
       if (read_label()) {
-        line.task = label->task;
-        // A step line always goes into reading.lines, next (below).
-        previous = PreviousStepLine{true,         reading.lines.size(), index,       start,
-                                    events_begin, next_event,           label->size, label->after};
+        line->task = label->task;
+        previous.known = true;
+        previous.ids_begin = line->ids_begin;
+        previous.ids_end = line->ids_end;
+        previous.samples_begin = line->samples_begin;
+        previous.samples_end = line->samples_end;
+        previous.generic_confirmed = line->generic_confirmed;
+        previous.generic_sample = line->generic_sample;
+        previous.index = index;
+        previous.start = start;
+        previous.events_begin = events_begin;
+        previous.events_end = next_event;
+        previous.label = label->size;
+        previous.after_label = label->after;
       } else {
         previous.known = false;  // no label: no other task's copy of it to know
       }
     }
-    if (copy || reading.ids.size() > ids_begin) reading.lines.push_back(line);
     if (!nl) break;
     ++index;
     start = end + 1;

@@ -173,8 +173,8 @@ bool LeadRank::Admit(const std::optional<RankId>& line_rank) {
          named.pid == lead_->pid && named.actor == lead_->actor && named.ip == lead_->ip;
 }
 
-void RankProgress::Offer(const RankId& id, int64_t step, std::optional<int64_t> epoch,
-                         std::optional<double> at, uint64_t line) {
+void RankProgress::Offer(const RankId& id, int64_t step, const std::optional<int64_t>& epoch,
+                         const std::optional<double>& at, uint64_t line) {
   for (auto known : first_ranks_) {
     if (known->first == id) {
       known->second = Last{step, epoch, at, line};

@@ -350,9 +350,7 @@ class ScanState : public ChunkSink {
       // One rank's view of progress is enough (rank_progress.h, LeadRank);
       // the others' tasks are still counted (a line's rank carries its task
       // label, parsed once).
-      RecordTask(rank ? (rank->task >= 0 ? std::optional<int>(rank->task) : std::nullopt)
-                      : TaskLabel(text),
-                 sample.step);
+      RecordTask(rank ? rank->task : TaskLabel(text).value_or(-1), sample.step);
       return;
     }
     const uint64_t before = facts_.steps[p].count();
@@ -393,25 +391,27 @@ class ScanState : public ChunkSink {
     }
   }
 
-  void RecordTask(std::optional<int> task, int64_t step) {
-    if (!task) return;
+  // `task` -1: none. Not an optional: packing one into a register at every
+  // step line stalled on its two stores (perf annotate).
+  void RecordTask(int task, int64_t step) {
+    if (task < 0) return;
     // The first tasks' entries, kept at hand: every step line records one
     // (a map's entries stay where they are while the scan inserts).
-    const bool at_hand = *task >= 0 && static_cast<size_t>(*task) < task_steps_.size();
-    if (at_hand && task_steps_[*task]) {
-      *task_steps_[*task] = step;
+    const bool at_hand = static_cast<size_t>(task) < task_steps_.size();
+    if (at_hand && task_steps_[task]) {
+      *task_steps_[task] = step;
       return;
     }
     auto& by_task = facts_.last_step_by_task;
-    auto known = by_task.find(*task);
+    auto known = by_task.find(task);
     if (known != by_task.end()) {
       known->second = step;
     } else if (by_task.size() < kMaxTasks) {
-      known = by_task.emplace(*task, step).first;
+      known = by_task.emplace(task, step).first;
     } else {
       return;
     }
-    if (at_hand) task_steps_[*task] = &known->second;
+    if (at_hand) task_steps_[task] = &known->second;
   }
 
   // Each profile's last step now (a checkpoint save holds them).
@@ -435,7 +435,7 @@ class ScanState : public ChunkSink {
                   std::string_view text) {
     // An announced save that training stepped on after was written.
     if (pending_save_ && line > pending_save_line_) CommitSave(pending_save_line_);
-    RecordTask(TaskLabel(text), sample.step);
+    RecordTask(TaskLabel(text).value_or(-1), sample.step);
     facts_.printed_offset[p] = filter_.printed_offset(profile);
     // A step time from the line itself; else from the line timestamps.
     if (!sample.seconds && sample.timestamp && prev_step_[p] && prev_ts_[p] &&

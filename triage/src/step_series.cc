@@ -6,7 +6,7 @@
 
 namespace jobmon::triage {
 
-void StepSeries::Add(int64_t step, std::optional<double> seconds, uint64_t line,
+void StepSeries::Add(int64_t step, const std::optional<double>& seconds, uint64_t line,
                      bool checkpoint_step) {
   if (last_ && step <= last_->step) {
     ++repeats_;

@@ -114,9 +114,11 @@ class RankProgress {
     uint64_t line = 0;         // the caller's line number
   };
   // A step line of `id`. Positions compare by (epoch, step); a lower one
-  // than the rank's last (a restart) replaces it.
-  void Offer(const RankId& id, int64_t step, std::optional<int64_t> epoch, std::optional<double> at,
-             uint64_t line);
+  // than the rank's last (a restart) replaces it. The optionals by
+  // reference: every step line offers one, and an optional copied into a
+  // register stalls on its flag's one-byte store (perf annotate).
+  void Offer(const RankId& id, int64_t step, const std::optional<int64_t>& epoch,
+             const std::optional<double>& at, uint64_t line);
   // A step line Ray folded (IsRayFolded): from then on the log does not
   // tell which actor stopped first, and Stopped() says nothing.
   void Fold() { folded_ = true; }

@@ -25,7 +25,9 @@ class StepSeries {
  public:
   // Steps must increase; a step at or below the last one is counted as a
   // repeat (another task, or a restart) and ignored.
-  void Add(int64_t step, std::optional<double> seconds, uint64_t line, bool checkpoint_step);
+  // (`seconds` by reference: an optional copied into a register stalls on
+  // its flag's one-byte store, rank_progress.h.)
+  void Add(int64_t step, const std::optional<double>& seconds, uint64_t line, bool checkpoint_step);
 
   uint64_t count() const { return count_; }
   uint64_t repeats() const { return repeats_; }
