@@ -28,12 +28,22 @@ void SortUnique(std::pmr::vector<unsigned>& ids, std::pmr::vector<unsigned>::ite
   ids.erase(std::unique(first, ids.end()), ids.end());
 }
 
+// What ReadStepLine read of a step line, for its entry and for the copies
+// of it that follow (kept from these values, not read back from the entry
+// just written: a wide load of its narrow stores stalled, perf annotate).
+struct StepLineRead {
+  uint32_t samples_begin = 0, samples_end = 0;
+  bool generic_confirmed = false;
+  bool generic_sample = false;
+};
+
 // A step prefilter's line: each specific format's sample, or else the
 // generic counter's where its prefilter is confirmed.
-void ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
-                  std::span<const unsigned> ids, ChunkReading::Line& line,
-                  std::pmr::vector<ChunkReading::Sample>& samples) {
-  line.samples_begin = static_cast<uint32_t>(samples.size());
+StepLineRead ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
+                          std::span<const unsigned> ids,
+                          std::pmr::vector<ChunkReading::Sample>& samples) {
+  StepLineRead read;
+  read.samples_begin = static_cast<uint32_t>(samples.size());
   std::optional<unsigned> generic;
   for (unsigned id : ids) {
     const PatternDef& def = impl.patterns[id];
@@ -45,17 +55,18 @@ void ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
       samples.push_back({profile, *sample});
     }
   }
-  if (generic && samples.size() == line.samples_begin) {
+  if (generic && samples.size() == read.samples_begin) {
     const PatternDef& def = impl.patterns[*generic];
-    line.generic_confirmed = !def.confirm || def.confirm(text);
-    if (line.generic_confirmed) {
+    read.generic_confirmed = !def.confirm || def.confirm(text);
+    if (read.generic_confirmed) {
       if (auto sample = ParseStep(StepProfile::kGeneric, text)) {
         samples.push_back({StepProfile::kGeneric, *sample});
-        line.generic_sample = true;
+        read.generic_sample = true;
       }
     }
   }
-  line.samples_end = static_cast<uint32_t>(samples.size());
+  read.samples_end = static_cast<uint32_t>(samples.size());
+  return read;
 }
 
 }  // namespace
@@ -131,6 +142,7 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     // stalled on store forwarding, a twelfth of the scan (perf annotate).
     ChunkReading::Line* line = nullptr;
     bool step_line = false;
+    StepLineRead step_read;  // a step line's, but for a copy's
     // Another task's copy of the last step line: the same matches at the
     // same places after a label as long, the same text after it. What the
     // walk reads of a line does not depend on its label's number
@@ -195,19 +207,27 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
         const std::span<const unsigned> ids(&*first, reading.ids.size() - ids_begin);
         step_line = std::any_of(ids.begin(), ids.end(),
                                 [&](unsigned id) { return impl.kinds[id] == Kind::kStep; });
-        if (step_line) ReadStepLine(impl, text, ids, *line, reading.samples);
+        if (step_line) {
+          step_read = ReadStepLine(impl, text, ids, reading.samples);
+          line->samples_begin = step_read.samples_begin;
+          line->samples_end = step_read.samples_end;
+          line->generic_confirmed = step_read.generic_confirmed;
+          line->generic_sample = step_read.generic_sample;
+        }
       }
     }
     if (step_line) {
       if (read_label()) {
         line->task = label->task;
         previous.known = true;
-        previous.ids_begin = line->ids_begin;
-        previous.ids_end = line->ids_end;
-        previous.samples_begin = line->samples_begin;
-        previous.samples_end = line->samples_end;
-        previous.generic_confirmed = line->generic_confirmed;
-        previous.generic_sample = line->generic_sample;
+        if (!copy) {  // a copy's are the line's before, kept
+          previous.ids_begin = static_cast<uint32_t>(ids_begin);
+          previous.ids_end = static_cast<uint32_t>(reading.ids.size());
+          previous.samples_begin = step_read.samples_begin;
+          previous.samples_end = step_read.samples_end;
+          previous.generic_confirmed = step_read.generic_confirmed;
+          previous.generic_sample = step_read.generic_sample;
+        }
         previous.index = index;
         previous.start = start;
         previous.events_begin = events_begin;

@@ -429,22 +429,26 @@ std::pair<std::optional<int>, std::string_view> SplitTaskLabel(std::string_view 
 // MaxText MaxText/train.py (2024-2025), max_logging.log:
 //   f"completed step: {step}, seconds: {t:.3f}, TFLOP/s/device: ..., loss: ..."
 std::optional<StepSample> ParseMaxTextStep(std::string_view line) {
+  // Every path returns `out`, so it is built where the caller receives it:
+  // a sample built apart and copied there stalled on store forwarding at
+  // every step line (perf annotate).
+  std::optional<StepSample> out;
   const size_t at = FindText(line, "completed step:");
-  if (at == line.npos) return std::nullopt;
+  if (at == line.npos) return out;
   // A job summary's "Last completed step: N of steps=T" reports the last
   // step again after the end; it is no step of its own (counted as one, it
   // dated the last step at the cancel and hid the hang before it).
-  if (at >= 5 && EqualsNoCase(line.substr(at - 5, 5), "last ")) return std::nullopt;
+  if (at >= 5 && EqualsNoCase(line.substr(at - 5, 5), "last ")) return out;
   std::string_view rest = line.substr(at + std::string_view("completed step:").size());
   auto step = TakeInt(rest);
-  if (!step || *step < 0) return std::nullopt;
-  StepSample sample;
+  if (!step || *step < 0) return out;
+  StepSample& sample = out.emplace();
   sample.step = *step;
   if (const size_t seconds_at = FindText(rest, "seconds:"); seconds_at != rest.npos) {
     rest.remove_prefix(seconds_at + std::string_view("seconds:").size());
     if (auto seconds = TakeDouble(rest); seconds && *seconds >= 0) sample.seconds = seconds;
   }
-  return sample;
+  return out;
 }
 
 // Megatron-LM megatron/training/training.py training_log (core 0.x):
