@@ -21,7 +21,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     input = nl == input.npos ? std::string_view() : input.substr(nl + 1);
     ++number;
     for (StepProfile p : AutoDetectedProfiles()) {
-      if (auto step = ParseStep(p, line)) {
+      StepSample in_place;  // the scan's way (chunk_reading.cc): the same sample
+      const bool read_in_place = ParseStepInto(p, line, in_place);
+      auto step = ParseStep(p, line);
+      if (read_in_place != step.has_value()) __builtin_trap();
+      if (step && (in_place.step != step->step || in_place.seconds != step->seconds ||
+                   in_place.total_steps != step->total_steps))
+        __builtin_trap();
+      if (step) {
         if (step->step < 0) __builtin_trap();
         if (step->seconds && !(*step->seconds >= 0)) __builtin_trap();
         for (const auto& accepted : filter.Offer(p, *step, number, line)) {

@@ -51,8 +51,11 @@ StepLineRead ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
     const auto profile = static_cast<StepProfile>(def.arg);
     if (profile == StepProfile::kGeneric) {
       generic = id;
-    } else if (auto sample = ParseStep(profile, text)) {
-      samples.push_back({profile, *sample});
+    } else {
+      // Parsed where it lies (ParseStepInto), dropped where the line is no step.
+      ChunkReading::Sample& sample = samples.emplace_back();
+      sample.profile = profile;
+      if (!ParseStepInto(profile, text, sample.sample)) samples.pop_back();
     }
   }
   if (generic && samples.size() == read.samples_begin) {

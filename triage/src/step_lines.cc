@@ -428,26 +428,31 @@ std::pair<std::optional<int>, std::string_view> SplitTaskLabel(std::string_view 
 
 // MaxText MaxText/train.py (2024-2025), max_logging.log:
 //   f"completed step: {step}, seconds: {t:.3f}, TFLOP/s/device: ..., loss: ..."
-std::optional<StepSample> ParseMaxTextStep(std::string_view line) {
-  // Every path returns `out`, so it is built where the caller receives it:
-  // a sample built apart and copied there stalled on store forwarding at
-  // every step line (perf annotate).
-  std::optional<StepSample> out;
+namespace {
+
+bool ParseMaxTextStepInto(std::string_view line, StepSample& out) {
   const size_t at = FindText(line, "completed step:");
-  if (at == line.npos) return out;
+  if (at == line.npos) return false;
   // A job summary's "Last completed step: N of steps=T" reports the last
   // step again after the end; it is no step of its own (counted as one, it
   // dated the last step at the cancel and hid the hang before it).
-  if (at >= 5 && EqualsNoCase(line.substr(at - 5, 5), "last ")) return out;
+  if (at >= 5 && EqualsNoCase(line.substr(at - 5, 5), "last ")) return false;
   std::string_view rest = line.substr(at + std::string_view("completed step:").size());
   auto step = TakeInt(rest);
-  if (!step || *step < 0) return out;
-  StepSample& sample = out.emplace();
-  sample.step = *step;
+  if (!step || *step < 0) return false;
+  out.step = *step;
   if (const size_t seconds_at = FindText(rest, "seconds:"); seconds_at != rest.npos) {
     rest.remove_prefix(seconds_at + std::string_view("seconds:").size());
-    if (auto seconds = TakeDouble(rest); seconds && *seconds >= 0) sample.seconds = seconds;
+    if (auto seconds = TakeDouble(rest); seconds && *seconds >= 0) out.seconds = seconds;
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<StepSample> ParseMaxTextStep(std::string_view line) {
+  std::optional<StepSample> out(std::in_place);
+  if (!ParseMaxTextStepInto(line, *out)) out.reset();
   return out;
 }
 
@@ -855,6 +860,15 @@ std::optional<double> ParseDuration(std::string_view number, std::string_view af
   if (unit_is("min") || unit_is("minutes")) return *value * 60.0;
   if (unit_is("s") || unit_is("sec") || unit_is("secs") || unit_is("seconds")) return *value;
   return *value * bare_scale;
+}
+
+bool ParseStepInto(StepProfile profile, std::string_view line, StepSample& out) {
+  // MaxText's, a cluster's most common step line, is written in place; the
+  // others' copied.
+  if (profile == StepProfile::kMaxText) return ParseMaxTextStepInto(line, out);
+  auto sample = ParseStep(profile, line);
+  if (sample) out = *sample;
+  return sample.has_value();
 }
 
 std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line) {

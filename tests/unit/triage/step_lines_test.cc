@@ -68,6 +68,35 @@ TEST(StepLines, ASampleDoesNotDependOnItsLabelsNumber) {
   }
 }
 
+// The scan parses into its sample vector (ParseStepInto): the same sample
+// as ParseStep, on every fixture line and probe, through every profile.
+TEST(StepLines, ParsingInPlaceReadsAsParsingApart) {
+  std::vector<std::string> texts = {
+      "completed step: 7, seconds: 1.5",      "0: completed step: 8, seconds: nan",
+      "Last completed step: 99 of steps=200", "completed step: -3",
+      " iteration       10/     100 | x",     "step 3 loss 2.5"};
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(JOBMON_FIXTURES)) {
+    if (!entry.is_regular_file() || entry.file_size() > (4 << 20)) continue;
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) texts.push_back(line);
+  }
+  size_t parsed = 0;
+  for (const std::string& text : texts) {
+    for (int p = 0; p < kStepProfileCount; ++p) {
+      const auto profile = static_cast<StepProfile>(p);
+      const std::optional<StepSample> apart = ParseStep(profile, text);
+      StepSample in_place;
+      const bool read = ParseStepInto(profile, text, in_place);
+      ASSERT_EQ(read, apart.has_value()) << "profile " << p << " on: " << text;
+      if (read) {
+        ++parsed;
+        EXPECT_TRUE(SameSample(in_place, apart)) << "profile " << p << " on: " << text;
+      }
+    }
+  }
+  EXPECT_GT(parsed, 1000u);
+}
+
 TEST(StepLines, MaxText) {
   auto s = ParseMaxTextStep(
       "3: completed step: 316, seconds: 12.345, TFLOP/s/device: 451.2, MFU: 34.51%, loss: 2.0");

@@ -116,6 +116,11 @@ std::optional<double> ParseDuration(std::string_view number, std::string_view af
                                     double bare_scale);
 
 std::optional<StepSample> ParseStep(StepProfile profile, std::string_view line);
+// The same, written into `out` (a default StepSample) where it lies: the
+// scan parses into its sample vector, and a sample parsed apart and copied
+// in stalled on store forwarding at every step line (perf annotate). False,
+// `out` untouched or partly written, where the line is no step of `profile`.
+bool ParseStepInto(StepProfile profile, std::string_view line, StepSample& out);
 
 // The profiles tried on a log that names none, in the order tried: the first
 // that parses a line is the job's (the monitor then keeps it).
