@@ -72,11 +72,14 @@ bool StepFilter::Globalize(StepSample& sample) {
 std::span<const StepFilter::Accepted> StepFilter::Offer(StepProfile profile, StepSample sample,
                                                         uint64_t line, std::string_view text) {
   ready_.clear();
-  auto emit = [&](StepSample s, uint64_t at, std::string_view what) {
-    bool forward = Globalize(s);
-    bool activity = forward && max_global_ && s.step <= *max_global_;
-    if (!max_global_ || s.step > *max_global_) max_global_ = s.step;
-    ready_.push_back({s, at, what, activity});
+  // Globalised where it is kept: a sample globalised apart and then copied
+  // in stalled on store forwarding at every lead rank's step line (perf
+  // annotate).
+  auto emit = [&](const StepSample& s, uint64_t at, std::string_view what) {
+    Accepted& out = ready_.emplace_back(Accepted{s, at, what, false});
+    const bool forward = Globalize(out.sample);
+    out.activity = forward && max_global_ && out.sample.step <= *max_global_;
+    if (!max_global_ || out.sample.step > *max_global_) max_global_ = out.sample.step;
   };
   if (profile == StepProfile::kHuggingFace && sample.total_steps) {
     if (!tqdm_total_) tqdm_total_ = sample.total_steps;
