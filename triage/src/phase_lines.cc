@@ -19,9 +19,14 @@ constexpr size_t kMaxPhaseLine = 512;
 class FoldedLine {
  public:
   explicit FoldedLine(std::string_view line) : size_(std::min(line.size(), folded_.size())) {
-    for (size_t i = 0; i < size_; ++i) {
-      const char c = line[i];
-      folded_[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    // The bound and the pointers in locals: a char store may alias the
+    // member, which the loop re-read at every byte, unvectorised (perf).
+    const size_t n = size_;
+    const char* from = line.data();
+    char* to = folded_.data();
+    for (size_t i = 0; i < n; ++i) {
+      const char c = from[i];
+      to[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
     }
   }
   template <size_t N>
