@@ -113,11 +113,11 @@ void Prepare(const CurlLibrary& lib, Transfer& t, const HttpRequest& request, bo
   }
 }
 
-void Finish(const CurlLibrary& lib, Transfer& t, CURLcode rc) {
+void Finish(Transfer& t, CURLcode rc) {
   if (rc != CURLE_OK) {
-    t.response.error = t.too_big ? kHttpBodyTooLarge : lib.easy_strerror(rc);
+    t.response.error = t.too_big ? kHttpBodyTooLarge : t.curl->easy_strerror(rc);
   } else {
-    lib.easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &t.response.status);
+    t.curl->easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &t.response.status);
   }
 }
 
@@ -133,7 +133,7 @@ HttpResponse HttpPost(const HttpRequest& request) {
   }
   Transfer t;
   Prepare(*lib, t, request, /*post=*/true);
-  Finish(*lib, t, lib->easy_perform(t.easy));
+  Finish(t, lib->easy_perform(t.easy));
   return std::move(t.response);
 }
 
@@ -178,7 +178,7 @@ std::vector<HttpResponse> HttpGetAll(const std::vector<HttpRequest>& requests,
   };
   auto retire = [&](size_t i, CURLcode rc) {
     Transfer& t = *transfers[i];
-    Finish(*lib, t, rc);
+    Finish(t, rc);
     lib->multi_remove_handle(multi, t.easy);
     out[i] = std::move(t.response);
     spare.push_back(std::exchange(t.easy, nullptr));

@@ -44,6 +44,14 @@ StepLineRead ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
                           std::pmr::vector<ChunkReading::Sample>& samples) {
   StepLineRead read;
   read.samples_begin = static_cast<uint32_t>(samples.size());
+  // Parsed where it lies (ParseStepInto), dropped where the line is no step.
+  auto parse = [&](StepProfile profile) {
+    ChunkReading::Sample& sample = samples.emplace_back();
+    sample.profile = profile;
+    if (ParseStepInto(profile, text, sample.sample)) return true;
+    samples.pop_back();
+    return false;
+  };
   std::optional<unsigned> generic;
   for (unsigned id : ids) {
     const PatternDef& def = impl.patterns[id];
@@ -52,21 +60,13 @@ StepLineRead ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
     if (profile == StepProfile::kGeneric) {
       generic = id;
     } else {
-      // Parsed where it lies (ParseStepInto), dropped where the line is no step.
-      ChunkReading::Sample& sample = samples.emplace_back();
-      sample.profile = profile;
-      if (!ParseStepInto(profile, text, sample.sample)) samples.pop_back();
+      parse(profile);
     }
   }
   if (generic && samples.size() == read.samples_begin) {
     const PatternDef& def = impl.patterns[*generic];
     read.generic_confirmed = !def.confirm || def.confirm(text);
-    if (read.generic_confirmed) {
-      if (auto sample = ParseStep(StepProfile::kGeneric, text)) {
-        samples.push_back({StepProfile::kGeneric, *sample});
-        read.generic_sample = true;
-      }
-    }
+    if (read.generic_confirmed) read.generic_sample = parse(StepProfile::kGeneric);
   }
   read.samples_end = static_cast<uint32_t>(samples.size());
   return read;
@@ -97,14 +97,14 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
   size_t next_event = 0;
   // The chunk's last step line, for the copies of it that follow
   // (ChunkReading::Line::copy_of_back): where the database matched on it,
-  // its label's size and the text after it as read, and what a copy takes
-  // of its entry, field by field: a whole Line copied in and out, its
-  // fields just written one by one, stalled on store forwarding (a twentieth
-  // of the walk, perf annotate).
+  // its label's size and the text after it as read, and what a copy's entry
+  // takes of it, kept here (read back from its entry, a whole Line whose
+  // fields were just written one by one, it stalled on store forwarding: a
+  // twentieth of the walk, perf annotate).
   struct PreviousStepLine {
     bool known = false;
-    uint32_t ids_begin = 0, ids_end = 0, samples_begin = 0, samples_end = 0;
-    bool generic_confirmed = false, generic_sample = false;
+    uint32_t ids_begin = 0, ids_end = 0;
+    StepLineRead read;
     uint64_t index = 0;
     size_t start = 0;
     size_t events_begin = 0, events_end = 0;
@@ -140,16 +140,17 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
       }
       return label;
     };
-    // The line's entry, where some pattern matched it, built where it lies
-    // in reading.lines: a whole Line built on the stack and copied in
-    // stalled on store forwarding, a twelfth of the scan (perf annotate).
-    ChunkReading::Line* line = nullptr;
+    // What the line's entry takes: its ids' range in reading.ids and, on a
+    // step line, what ReadStepLine read of it.
+    bool matched = false;
     bool step_line = false;
-    StepLineRead step_read;  // a step line's, but for a copy's
+    uint32_t entry_ids_begin = 0, entry_ids_end = 0;
+    StepLineRead step_read;
     // Another task's copy of the last step line: the same matches at the
     // same places after a label as long, the same text after it. What the
     // walk reads of a line does not depend on its label's number
-    // (scan_patterns_test.cc, step_lines_test.cc): it is copied.
+    // (scan_patterns_test.cc, step_lines_test.cc): it takes that line's
+    // ranges and reading, shared, not read again.
     const bool copy =
         previous.known &&
         next_event - events_begin == previous.events_end - previous.events_begin &&
@@ -162,19 +163,10 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
                      return here.id == there.id && here.to - start == there.to - previous.start;
                    });
     if (copy) {
-      line = &reading.lines.emplace_back();
-      line->index = index;
-      line->start = start;
-      line->end = text_end;
-      // Its ids and samples ranges stay that line's: shared, not copied.
-      line->ids_begin = previous.ids_begin;
-      line->ids_end = previous.ids_end;
-      line->samples_begin = previous.samples_begin;
-      line->samples_end = previous.samples_end;
-      line->generic_confirmed = previous.generic_confirmed;
-      line->generic_sample = previous.generic_sample;
-      line->copy_of_back = static_cast<uint32_t>(index - previous.index);
-      step_line = true;
+      matched = step_line = true;
+      entry_ids_begin = previous.ids_begin;
+      entry_ids_end = previous.ids_end;
+      step_read = previous.read;
     } else {
       for (size_t e = events_begin; e < next_event; ++e) reading.ids.push_back(events[e].id);
       // With its newline, as the database saw it (`\s` matches it).
@@ -201,36 +193,38 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
       if (reading.ids.size() > ids_begin) {
         auto first = reading.ids.begin() + static_cast<std::ptrdiff_t>(ids_begin);
         SortUnique(reading.ids, first);
-        line = &reading.lines.emplace_back();
-        line->index = index;
-        line->start = start;
-        line->end = text_end;
-        line->ids_begin = static_cast<uint32_t>(ids_begin);
-        line->ids_end = static_cast<uint32_t>(reading.ids.size());
+        matched = true;
+        entry_ids_begin = static_cast<uint32_t>(ids_begin);
+        entry_ids_end = static_cast<uint32_t>(reading.ids.size());
         const std::span<const unsigned> ids(&*first, reading.ids.size() - ids_begin);
         step_line = std::any_of(ids.begin(), ids.end(),
                                 [&](unsigned id) { return impl.kinds[id] == Kind::kStep; });
-        if (step_line) {
-          step_read = ReadStepLine(impl, text, ids, reading.samples);
-          line->samples_begin = step_read.samples_begin;
-          line->samples_end = step_read.samples_end;
-          line->generic_confirmed = step_read.generic_confirmed;
-          line->generic_sample = step_read.generic_sample;
-        }
+        if (step_line) step_read = ReadStepLine(impl, text, ids, reading.samples);
       }
+    }
+    if (matched) {
+      // Built field by field where it lies in reading.lines: a whole Line
+      // built on the stack and copied in stalled on store forwarding, a
+      // twelfth of the scan (perf annotate).
+      ChunkReading::Line& line = reading.lines.emplace_back();
+      line.index = index;
+      line.start = start;
+      line.end = text_end;
+      line.ids_begin = entry_ids_begin;
+      line.ids_end = entry_ids_end;
+      line.samples_begin = step_read.samples_begin;
+      line.samples_end = step_read.samples_end;
+      line.generic_confirmed = step_read.generic_confirmed;
+      line.generic_sample = step_read.generic_sample;
+      if (copy) line.copy_of_back = static_cast<uint32_t>(index - previous.index);
+      if (step_line && read_label()) line.task = label->task;
     }
     if (step_line) {
       if (read_label()) {
-        line->task = label->task;
         previous.known = true;
-        if (!copy) {  // a copy's are the line's before, kept
-          previous.ids_begin = static_cast<uint32_t>(ids_begin);
-          previous.ids_end = static_cast<uint32_t>(reading.ids.size());
-          previous.samples_begin = step_read.samples_begin;
-          previous.samples_end = step_read.samples_end;
-          previous.generic_confirmed = step_read.generic_confirmed;
-          previous.generic_sample = step_read.generic_sample;
-        }
+        previous.ids_begin = entry_ids_begin;
+        previous.ids_end = entry_ids_end;
+        previous.read = step_read;
         previous.index = index;
         previous.start = start;
         previous.events_begin = events_begin;

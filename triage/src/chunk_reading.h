@@ -54,9 +54,10 @@ struct ChunkReading {
     // is that line's copy from another task ("1: X" after "0: X": a label of
     // the same length, the same text after it, the database's same matches
     // there); 0 where not. Its patterns and samples are that line's (its
-    // ranges in `ids` and `samples` are that line's own), not read again (what the walk reads does
-    // not depend on the label's number: scan_patterns_test.cc, step_lines_test.cc), and the scan
-    // state takes its rank from that line's (scan_state.cc).
+    // ranges in `ids` and `samples` are that line's own), not read again:
+    // what the walk reads does not depend on the label's number
+    // (scan_patterns_test.cc, step_lines_test.cc). The scan state takes its
+    // rank from that line's (scan_state.cc).
     uint32_t copy_of_back = 0;
     int task = -1;  // a step line's srun label's task; -1: none
   };

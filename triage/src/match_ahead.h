@@ -47,8 +47,10 @@ class MatchAhead {
   void Flush();
 
  private:
-  // One being consumed, one read by the worker, one read here while the
-  // worker reads the oldest, one being filled.
+  // At least one being consumed, one read by the worker, one read here
+  // while the worker reads the oldest, one being filled; eight measured
+  // no slower than four and at times faster (docs/development.md, "The last
+  // figures").
   static constexpr size_t kSlots = 8;
   enum class Stage { kFree, kFilled, kMatching, kMatched };
   // Each on cache lines of its own: one thread fills a slot's reading

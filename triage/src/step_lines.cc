@@ -426,10 +426,10 @@ std::pair<std::optional<int>, std::string_view> SplitTaskLabel(std::string_view 
   return {task, line.substr(length)};
 }
 
-// MaxText MaxText/train.py (2024-2025), max_logging.log:
-//   f"completed step: {step}, seconds: {t:.3f}, TFLOP/s/device: ..., loss: ..."
 namespace {
 
+// MaxText MaxText/train.py (2024-2025), max_logging.log:
+//   f"completed step: {step}, seconds: {t:.3f}, TFLOP/s/device: ..., loss: ..."
 bool ParseMaxTextStepInto(std::string_view line, StepSample& out) {
   const size_t at = FindText(line, "completed step:");
   if (at == line.npos) return false;
