@@ -6,6 +6,9 @@
 
 namespace jobmon {
 
+// What FormatIsoUtc writes for a time outside the years 0000-9999 (or NaN).
+inline constexpr const char* kTimeOutOfRange = "(time out of range)";
+
 std::string FormatIsoUtc(double unix_seconds);
 
 // The current time, to the second.
