@@ -11,9 +11,9 @@ constexpr size_t kHugePage = size_t{2} << 20;  // x86-64's and arm64's (4 KiB pa
 
 }  // namespace
 
-ChunkBuffers::ChunkBuffers(size_t count, size_t text_bytes, size_t reading_bytes)
-    : count_(count), text_bytes_(text_bytes), reading_bytes_(reading_bytes) {
-  const size_t size = count * (text_bytes + reading_bytes);
+ChunkBuffers::ChunkBuffers(size_t texts, size_t readings, size_t text_bytes, size_t reading_bytes)
+    : texts_(texts), text_bytes_(text_bytes), reading_bytes_(reading_bytes) {
+  const size_t size = texts * text_bytes + readings * reading_bytes;
   // A huge page's worth more, so the buffers can start on a huge page's
   // boundary: the slack is only address space, never touched.
   mapped_ = size + kHugePage;

@@ -14,6 +14,13 @@ int OnMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, uns
   return 0;
 }
 
+// Hyperscan reports a chunk's matches in order of their ends, almost always.
+void SortByEnd(std::vector<MatchEvent>& events) {
+  auto by_end = [](const MatchEvent& a, const MatchEvent& b) { return a.to < b.to; };
+  if (!std::is_sorted(events.begin(), events.end(), by_end))
+    std::stable_sort(events.begin(), events.end(), by_end);
+}
+
 // `ids` from `first` on, sorted, each once. A line holds a few: an
 // insertion sort, without std::sort's set-up for each line, that moves one
 // id at a time (swapping pairs, it read two ids just pushed one at a time
@@ -72,23 +79,102 @@ StepLineRead ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
   return read;
 }
 
+// The chunk's lines into `scratch.lines`: where each ends, its srun label,
+// and whether it repeats the line before it (a label as long, or none, and
+// the same text after it).
+struct Repeats {
+  size_t lines = 0, bytes = 0;
+};
+Repeats MarkLines(std::string_view data, MatchScratch& scratch) {
+  scratch.lines.clear();
+  Repeats repeated;
+  size_t label_before = 0;
+  std::string_view after_label_before;
+  for (size_t start = 0; start < data.size();) {
+    const void* nl = std::memchr(data.data() + start, '\n', data.size() - start);
+    const size_t end = nl ? static_cast<const char*>(nl) - data.data() : data.size();
+    const std::string_view line = data.substr(start, end - start);
+    const auto [task, after_label] = SplitTaskLabel(line);
+    const size_t label = line.size() - after_label.size();
+    const bool repeats = start > 0 && label == label_before && after_label == after_label_before;
+    if (repeats) {
+      ++repeated.lines;
+      repeated.bytes += end + 1 - start;
+    }
+    scratch.lines.push_back(
+        {static_cast<uint32_t>(end), task.value_or(-1), static_cast<uint8_t>(label), repeats});
+    label_before = label;
+    after_label_before = after_label;
+    if (!nl) break;
+    start = end + 1;
+  }
+  return repeated;
+}
+
+// The database's matches in `data` into scratch.events, in order of their
+// ends, as offsets in `data`: of the lines not marked as repeats
+// (MarkLines), copied end to end into scratch.unrepeated and scanned there.
+// A line's matches depend on nothing outside it, and not on its label's
+// number (scan_patterns_test.cc): a repeat's are the line's before it.
+void MatchUnrepeated(const LogScanner::Impl& impl, std::string_view data, MatchScratch& scratch) {
+  std::vector<MatchScratch::Run>& runs = scratch.runs;
+  runs.clear();
+  uint32_t filled = 0;
+  uint32_t start = 0;
+  for (const MatchScratch::LineMark& mark : scratch.lines) {
+    const uint32_t next = std::min(mark.end + 1, static_cast<uint32_t>(data.size()));
+    if (!mark.repeats) {
+      if (!runs.empty() && runs.back().chunk_begin + runs.back().size == start) {
+        runs.back().size += next - start;
+      } else {
+        runs.push_back({start, filled, next - start});
+      }
+      filled += next - start;
+    }
+    start = next;
+  }
+  for (const MatchScratch::Run& run : runs) {
+    std::memcpy(scratch.unrepeated.data() + run.unrepeated_begin, data.data() + run.chunk_begin,
+                run.size);
+  }
+  hs_scan(impl.database, scratch.unrepeated.data(), filled, 0, scratch.hs, OnMatch,
+          &scratch.events);
+  SortByEnd(scratch.events);
+  // Ends move into the chunk's offsets; a match ends after its run's
+  // first byte and at most at its last (its newline).
+  size_t at = 0;
+  for (MatchEvent& event : scratch.events) {
+    while (event.to > runs[at].unrepeated_begin + runs[at].size) ++at;
+    event.to = event.to - runs[at].unrepeated_begin + runs[at].chunk_begin;
+  }
+}
+
 }  // namespace
 
 void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch& scratch,
                ChunkReading& reading) {
   std::vector<MatchEvent>& events = scratch.events;
-  events.clear();
   reading.ids.clear();
   reading.lines.clear();
   reading.samples.clear();
   // Room for a chunk of lines of 64 bytes or more, all matched, taken at
   // once: grown by doubling, the lines would use twice the reading's memory.
   reading.lines.reserve(data.size() / 64);
-  hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch.hs, OnMatch,
-          &events);
-  auto by_end = [](const MatchEvent& a, const MatchEvent& b) { return a.to < b.to; };
-  if (!std::is_sorted(events.begin(), events.end(), by_end)) {
-    std::stable_sort(events.begin(), events.end(), by_end);
+  events.clear();
+  // Lines that repeat the one before them (another task's copy under
+  // srun -l) are not scanned again where they are an eighth of the chunk
+  // or more: less, and copying the others would cost more than it saves.
+  reading.repeats = 0;
+  const Repeats repeated = MarkLines(data, scratch);
+  if (!impl.options.rescan_repeated_lines && repeated.lines > 0 &&
+      repeated.bytes >= data.size() / 8 && scratch.unrepeated.size() >= data.size()) {
+    MatchUnrepeated(impl, data, scratch);
+    reading.repeats = repeated.lines;
+  } else {
+    for (MatchScratch::LineMark& mark : scratch.lines) mark.repeats = false;
+    hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch.hs, OnMatch,
+            &events);
+    SortByEnd(events);
   }
   // Every line is walked (its newlines are counted anyway): a line is read
   // where the database matched on it or a line-start test
@@ -112,9 +198,16 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     std::string_view after_label;
   };
   PreviousStepLine previous;
-  for (size_t start = 0; start < data.size();) {
-    const void* nl = std::memchr(data.data() + start, '\n', data.size() - start);
-    const size_t end = nl ? static_cast<const char*>(nl) - data.data() : data.size();
+  // The line before, for a line that repeats it (MarkLines).
+  struct LineBefore {
+    bool matched = false, step_line = false;
+    uint32_t ids_begin = 0, ids_end = 0;
+    StepLineRead read;
+  } before;
+  size_t start = 0;
+  for (const MatchScratch::LineMark& mark : scratch.lines) {
+    const size_t end = mark.end;
+    const bool nl = end < data.size();
     const size_t ids_begin = reading.ids.size();
     const size_t events_begin = next_event;
     while (next_event < events.size() && events[next_event].to <= end + 1) ++next_event;
@@ -133,9 +226,9 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     auto read_label = [&]() -> const std::optional<Label>& {
       if (!label_read) {
         label_read = true;
-        if (const auto [task, rest] = SplitTaskLabel(text); task) {
-          const size_t size = text.size() - rest.size();
-          label = Label{*task, size, data.substr(start + size, end - start - size)};
+        if (mark.task >= 0) {
+          label = Label{mark.task, mark.label,
+                        data.substr(start + mark.label, end - start - mark.label)};
         }
       }
       return label;
@@ -152,7 +245,7 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     // (scan_patterns_test.cc, step_lines_test.cc): it takes that line's
     // ranges and reading, shared, not read again.
     const bool copy =
-        previous.known &&
+        !mark.repeats && previous.known &&
         next_event - events_begin == previous.events_end - previous.events_begin &&
         index - previous.index <= UINT32_MAX && read_label() && label->size == previous.label &&
         label->after == previous.after_label &&
@@ -162,7 +255,13 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
                    [&](const MatchEvent& here, const MatchEvent& there) {
                      return here.id == there.id && here.to - start == there.to - previous.start;
                    });
-    if (copy) {
+    if (mark.repeats) {
+      matched = before.matched;
+      step_line = before.step_line;
+      entry_ids_begin = before.ids_begin;
+      entry_ids_end = before.ids_end;
+      step_read = before.read;
+    } else if (copy) {
       matched = step_line = true;
       entry_ids_begin = previous.ids_begin;
       entry_ids_end = previous.ids_end;
@@ -216,10 +315,15 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
       line.samples_end = step_read.samples_end;
       line.generic_confirmed = step_read.generic_confirmed;
       line.generic_sample = step_read.generic_sample;
-      if (copy) line.copy_of_back = static_cast<uint32_t>(index - previous.index);
+      if (copy || (mark.repeats && step_line && read_label()))
+        line.copy_of_back = static_cast<uint32_t>(index - previous.index);
       if (step_line && read_label()) line.task = label->task;
     }
-    if (step_line) {
+    before = {matched, step_line, entry_ids_begin, entry_ids_end, step_read};
+    if (mark.repeats) {
+      // Its text after the label is the last step line's: only where it lies moves.
+      if (step_line && read_label()) previous.index = index;
+    } else if (step_line) {
       if (read_label()) {
         previous.known = true;
         previous.ids_begin = entry_ids_begin;

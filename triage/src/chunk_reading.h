@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory_resource>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -25,12 +26,30 @@ struct MatchEvent {
 };
 
 // What one matching thread reuses from chunk to chunk: its Hyperscan
-// scratch, and the database's matches in the chunk it reads (needed only
-// while it reads it: one vector per thread, not per chunk in flight). On a
-// cache line of its own: the two threads' vectors grow at once.
+// scratch, the database's matches in the chunk it reads and the chunk's
+// lines (needed only while it reads it: one of each per thread, not per
+// chunk in flight). On a cache line of its own: the two threads' vectors
+// grow at once.
 struct alignas(64) MatchScratch {
   hs_scratch_t* hs = nullptr;
   std::vector<MatchEvent> events;
+  // Each line of the chunk: where it ends (its newline, or the chunk's
+  // end), its srun label, and whether it repeats the line before it.
+  struct LineMark {
+    uint32_t end;   // a chunk is at most 4 GiB: hs_scan takes its size as an unsigned
+    int32_t task;   // its label's task; -1 without a label
+    uint8_t label;  // the label's size, "  12: " at most
+    bool repeats;
+  };
+  std::vector<LineMark> lines;
+  // Where the lines that do not repeat are copied end to end, to be scanned
+  // without the repeats (chunk_buffers.h: a chunk's size or more), and where
+  // each run of them lies in the chunk and there.
+  std::span<char> unrepeated;
+  struct Run {
+    uint32_t chunk_begin, unrepeated_begin, size;
+  };
+  std::vector<Run> runs;
 };
 
 struct ChunkReading {
@@ -53,11 +72,10 @@ struct ChunkReading {
     // Lines back to the step line before it in the chunk, where this line
     // is that line's copy from another task ("1: X" after "0: X": a label of
     // the same length, the same text after it, the database's same matches
-    // there); 0 where not. Its patterns and samples are that line's (its
-    // ranges in `ids` and `samples` are that line's own), not read again:
-    // what the walk reads does not depend on the label's number
-    // (scan_patterns_test.cc, step_lines_test.cc). The scan state takes its
-    // rank from that line's (scan_state.cc).
+    // there, or a line that repeats the one just before it); 0 where not. Its patterns and samples
+    // are that line's (its ranges in `ids` and `samples` are that line's own), not read again: what
+    // the walk reads does not depend on the label's number (scan_patterns_test.cc,
+    // step_lines_test.cc). The scan state takes its rank from that line's (scan_state.cc).
     uint32_t copy_of_back = 0;
     int task = -1;  // a step line's srun label's task; -1: none
   };
@@ -69,6 +87,7 @@ struct ChunkReading {
   std::pmr::vector<Line> lines;
   std::pmr::vector<Sample> samples;
   uint64_t newlines = 0;  // in the whole chunk
+  uint64_t repeats = 0;   // lines read from the line before them, not scanned
 };
 
 // Reads `data` (line-aligned, or a piece of an over-long line) into

@@ -8,8 +8,11 @@ MatchAhead::MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch
                        size_t capacity)
     : impl_(impl),
       sink_(sink),
-      buffers_(kSlots, capacity, 2 * capacity),
+      buffers_(kSlots + 2, kSlots, capacity, 2 * capacity),
       slots_(MakeSlots(buffers_, std::make_index_sequence<kSlots>())) {
+  // The two matching threads' texts follow the slots'.
+  own_matching_.unrepeated = buffers_.text(kSlots);
+  worker_matching_.unrepeated = buffers_.text(kSlots + 1);
   if (hs_clone_scratch(prototype, &own_matching_.hs) != HS_SUCCESS) own_matching_.hs = nullptr;
   if (hs_clone_scratch(prototype, &worker_matching_.hs) != HS_SUCCESS) return;
   try {

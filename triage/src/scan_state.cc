@@ -86,6 +86,7 @@ class ScanState : public ChunkSink {
       Line(next_line_ + line.index, data.substr(line.start, line.end - line.start), line, reading);
     }
     const uint64_t line_no = next_line_ + reading.newlines;
+    facts_.repeated_lines += reading.repeats;
     if (impl_.custom_step) CustomSteps(data);
     if (!learner_.adopted() && next_line_ <= kLearnLines) Learn(data);
     if (learner_.adopted()) LearnedSteps(data);

@@ -13,14 +13,17 @@ namespace jobmon::triage {
 namespace {
 
 TEST(ChunkBuffers, EachBufferHoldsItsOwnBytes) {
-  // The scan's: 1 MiB and a newline, twice that for the reading.
-  constexpr size_t kCount = 8, kText = (size_t{1} << 20) + 1, kReading = 2 * kText;
-  ChunkBuffers buffers(kCount, kText, kReading);
+  // The scan's: 1 MiB and a newline, twice that for the reading; a text
+  // for each slot and each matching thread, a reading for each slot.
+  constexpr size_t kTexts = 10, kReadings = 8, kText = (size_t{1} << 20) + 1, kReading = 2 * kText;
+  ChunkBuffers buffers(kTexts, kReadings, kText, kReading);
   std::vector<std::span<char>> all;
-  for (size_t i = 0; i < kCount; ++i) {
+  for (size_t i = 0; i < kTexts; ++i) {
     ASSERT_EQ(buffers.text(i).size(), kText);
-    ASSERT_EQ(buffers.reading(i).size(), kReading);
     all.push_back(buffers.text(i));
+  }
+  for (size_t i = 0; i < kReadings; ++i) {
+    ASSERT_EQ(buffers.reading(i).size(), kReading);
     all.push_back(buffers.reading(i));
   }
   for (size_t i = 0; i < all.size(); ++i) {

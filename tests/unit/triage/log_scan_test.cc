@@ -352,6 +352,98 @@ TEST_F(LogScanTest, ATasksCopyOfTheStepLineBeforeIsItsOwn) {
   EXPECT_EQ(lead.last()->line, 5u);
 }
 
+// A line that repeats the one before it (the same text after a label as
+// long, or none) is read from that line, not scanned again
+// (chunk_reading.cc): every fixture log, and a log of repeats of every kind
+// the scan reads, read so, in one chunk and in many, reads exactly as
+// scanned line by line.
+TEST_F(LogScanTest, LinesThatRepeatTheLineBeforeReadAsIfScanned) {
+  std::string repeats;
+  for (int round = 0; round < 60; ++round) {
+    const std::string step = std::to_string(round);
+    for (const char* label : {"0: ", "1: ", "2: ", "3: "})
+      repeats += std::string(label) + "[default0]:completed step: " + step + ", seconds: 1.0\n";
+    repeats += "step " + step + " loss 2.0\nstep " + step + " loss 2.0\n";
+    repeats += " 1: iteration " + step + " loss 3\n11: iteration " + step + " loss 3\n";
+    repeats += "1: iteration " + step + " loss 3\n";
+    repeats += "0: completed step: " + step + ", seconds: 2.0\r\n1: completed step: " + step +
+               ", seconds: 2.0\r\n";
+    repeats += "0: 2026-11-20 10:00:0" + std::to_string(round % 10) +
+               ",000 INFO checkpoint_manager: saved checkpoint at step " + step + "\n";
+    repeats += "1: 2026-11-20 10:00:0" + std::to_string(round % 10) +
+               ",000 INFO checkpoint_manager: saved checkpoint at step " + step + "\n";
+    repeats +=
+        "0: NCCL WARN MSCCL++: Feature not enabled\n4: NCCL WARN MSCCL++: Feature not enabled\n";
+    repeats += "\n\n0: \n1: \nplain text\nplain text\n";
+  }
+  for (const char* label : {"3: ", "4: ", "5: "})
+    repeats += std::string(label) + "Traceback (most recent call last):\n";
+  for (const char* label : {"3: ", "4: ", "5: "})
+    repeats +=
+        std::string(label) + "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+  repeats += "srun: error: node2: task 1: Exited with exit code 1\n";
+  repeats += "srun: error: node2: task 1: Exited with exit code 1\n";
+  const fs::path path = dir_ / "repeats.log";
+  std::ofstream(path) << repeats;
+
+  std::vector<std::string> logs = {path.string()};
+  for (const char* dir : {"logs", "real"}) {
+    for (const auto& entry :
+         fs::recursive_directory_iterator(std::string(JOBMON_FIXTURES) + "/" + dir)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".log" &&
+          entry.file_size() < (4 << 20))
+        logs.push_back(entry.path().string());
+    }
+  }
+  ASSERT_GT(logs.size(), 50u);
+  std::vector<std::unique_ptr<LogScanner>> scanners;
+  for (size_t buffer : {size_t{1} << 20, size_t{4096}}) {
+    for (bool rescan : {true, false}) {
+      ScanOptions options;
+      options.buffer_bytes = buffer;
+      options.rescan_repeated_lines = rescan;
+      auto scanner = LogScanner::Create(options);
+      ASSERT_TRUE(scanner) << scanner.error().message;
+      scanners.push_back(std::move(scanner.value()));
+    }
+  }
+  uint64_t repeated = 0;
+  for (const std::string& log : logs) {
+    std::vector<ScanFacts> read;
+    for (const auto& scanner : scanners) {
+      auto facts = scanner->ScanFile(log);
+      ASSERT_TRUE(facts) << log << ": " << facts.error().message;
+      read.push_back(std::move(facts.value()));
+    }
+    EXPECT_EQ(read[0].repeated_lines, 0u) << log;
+    EXPECT_EQ(read[2].repeated_lines, 0u) << log;
+    repeated += read[1].repeated_lines;
+    AnalysisContext context;
+    context.now = 4102444800;
+    // Each chunk size's two ways (a line longer than 4 KiB reads otherwise
+    // in pieces: ManySmallChunksReadAsOne).
+    for (size_t i : {1, 3}) {
+      const ScanFacts& scanned = read[i - 1];
+      EXPECT_EQ(ToJson(Analyze(read[i], context)).dump(1),
+                ToJson(Analyze(scanned, context)).dump(1))
+          << log << ", scanner " << i;
+      EXPECT_EQ(read[i].last_step_by_task, scanned.last_step_by_task) << log;
+      EXPECT_EQ(read[i].lines, scanned.lines) << log;
+      ASSERT_EQ(read[i].rank_progress.ranks().size(), scanned.rank_progress.ranks().size()) << log;
+      for (const auto& [rank, progress] : scanned.rank_progress.ranks()) {
+        EXPECT_EQ(read[i].rank_progress.ranks().at(rank).step, progress.step) << log;
+        EXPECT_EQ(read[i].rank_progress.ranks().at(rank).line, progress.line) << log;
+      }
+    }
+    if (log == path.string()) {
+      EXPECT_GT(read[1].repeated_lines, 600u) << "the repeats are read from the line before";
+      EXPECT_GT(read[3].repeated_lines, 600u) << "in 4 KiB chunks too";
+    }
+    if (HasFailure()) return;
+  }
+  EXPECT_GT(repeated, 2000u) << "fixtures with repeats";
+}
+
 TEST_F(LogScanTest, ErrorsAreClear) {
   auto missing = scanner_->ScanFile((dir_ / "nope.log").string());
   ASSERT_FALSE(missing.ok());

@@ -4,13 +4,16 @@
 // exactly the lines its whole expression matches: on every line of the
 // fixture corpus, on lines written to reach each alternative, and on those
 // lines' one-character mutations. And what the walk reads of a line does not
-// depend on its srun label's number.
+// depend on its srun label's number, nor what the database matches on a line
+// on that number or on the lines around it (a line that repeats the one
+// before it is not scanned again: chunk_reading.cc).
 
 #include "scan_patterns.h"
 
 #include <gtest/gtest.h>
 #include <hs/hs.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -70,6 +73,55 @@ class Matcher {
     hs_scan(database_, line.data(), static_cast<unsigned>(line.size()), 0, scratch_, on_match,
             &ends);
     return ends;
+  }
+
+ private:
+  hs_database_t* database_ = nullptr;
+  hs_scratch_t* scratch_ = nullptr;
+};
+
+// Every expression and part of every pattern, each under its pattern's id
+// and flags, in one database: a superset of what any scan compiles.
+class AllExpressions {
+ public:
+  AllExpressions() {
+    const std::vector<PatternDef> patterns = AllPatterns();
+    std::vector<const char*> texts;
+    std::vector<unsigned> flags, ids;
+    for (size_t id = 0; id < patterns.size(); ++id) {
+      texts.push_back(patterns[id].expression.c_str());
+      for (const std::string& part : patterns[id].parts) texts.push_back(part.c_str());
+      flags.resize(texts.size(), patterns[id].flags);
+      ids.resize(texts.size(), static_cast<unsigned>(id));
+    }
+    hs_compile_error_t* error = nullptr;
+    if (hs_compile_multi(texts.data(), flags.data(), ids.data(),
+                         static_cast<unsigned>(texts.size()), HS_MODE_BLOCK, nullptr, &database_,
+                         &error) != HS_SUCCESS) {
+      ADD_FAILURE() << (error && error->message ? error->message : "compile failed");
+      hs_free_compile_error(error);
+      return;
+    }
+    hs_alloc_scratch(database_, &scratch_);
+  }
+  ~AllExpressions() {
+    hs_free_scratch(scratch_);
+    hs_free_database(database_);
+  }
+  // Each match as (where it ends, its pattern's id), sorted.
+  std::vector<std::pair<size_t, unsigned>> Matches(const std::string& text) const {
+    std::vector<std::pair<size_t, unsigned>> found;
+    if (!database_) return found;
+    auto on_match = [](unsigned id, unsigned long long, unsigned long long to, unsigned,
+                       void* context) {
+      static_cast<std::vector<std::pair<size_t, unsigned>>*>(context)->emplace_back(
+          static_cast<size_t>(to), id);
+      return 0;
+    };
+    hs_scan(database_, text.data(), static_cast<unsigned>(text.size()), 0, scratch_, on_match,
+            &found);
+    std::sort(found.begin(), found.end());
+    return found;
   }
 
  private:
@@ -267,6 +319,48 @@ TEST(ScanPatterns, TheWalksTestsDoNotDependOnTheLabelsNumber) {
     }
   }
   EXPECT_GT(asked, 10000u);
+}
+
+// A line that repeats the one before it after a label as long is not
+// scanned again: it takes that line's matches.
+TEST(ScanPatterns, TheDatabasesMatchesDoNotDependOnTheLabelsNumber) {
+  std::vector<std::string> texts;
+  for (const std::string& line : CorpusLines()) texts.emplace_back(WithoutTaskLabel(line));
+  for (std::string& probe : ProbeLines()) texts.push_back(std::move(probe));
+  const AllExpressions database;
+  size_t matched = 0;
+  for (const std::string& text : texts) {
+    for (const auto& [a, b] : {std::pair{"0: ", "7: "}, {"10: ", "99: "}, {" 12: ", "  3: "}}) {
+      const auto one = database.Matches(a + text + "\n");
+      EXPECT_EQ(one, database.Matches(b + text + "\n")) << "on: " << a << text;
+      matched += one.empty() ? 0 : 1;
+    }
+    if (HasFailure()) return;  // the first line that tells, not thousands
+  }
+  EXPECT_GT(matched, 5000u);
+}
+
+// Nor is a line's match found across the lines around it: a chunk holds
+// whole lines (log_scan.cc), and the lines a chunk scans without its repeats
+// lie end to end (chunk_reading.cc). On each pair of lines that follow each
+// other in the corpus, and on lines paired at random.
+TEST(ScanPatterns, ALinesMatchesDoNotDependOnTheLinesAroundIt) {
+  const std::vector<std::string> corpus = CorpusLines();
+  std::vector<std::string> shuffled = corpus;
+  for (std::string& probe : ProbeLines()) shuffled.push_back(std::move(probe));
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(20261130));
+  const AllExpressions database;
+  size_t pairs = 0;
+  auto check = [&](const std::string& first, const std::string& second) {
+    const std::string one = first + "\n", other = second + "\n";
+    std::vector<std::pair<size_t, unsigned>> apart = database.Matches(one);
+    for (auto [end, id] : database.Matches(other)) apart.emplace_back(one.size() + end, id);
+    EXPECT_EQ(database.Matches(one + other), apart) << "on: " << one << other;
+    ++pairs;
+  };
+  for (size_t i = 1; i < corpus.size() && !HasFailure(); ++i) check(corpus[i - 1], corpus[i]);
+  for (size_t i = 1; i < shuffled.size() && !HasFailure(); ++i) check(shuffled[i - 1], shuffled[i]);
+  EXPECT_GT(pairs, 30000u);
 }
 
 }  // namespace

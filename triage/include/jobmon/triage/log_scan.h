@@ -61,6 +61,9 @@ struct ScanFacts {
   uint64_t lines = 0;
   uint64_t bytes = 0;
   uint64_t long_lines = 0;  // lines longer than the read buffer, scanned in pieces
+  // Lines that repeat the line before them, read from it rather than
+  // scanned again (ScanOptions::rescan_repeated_lines).
+  uint64_t repeated_lines = 0;
   bool shrank_while_reading = false;
   std::vector<LineRef> head;
   std::deque<LineRef> tail;
@@ -174,6 +177,10 @@ struct ScanOptions {
   // database: the leave-one-family-out evaluation only
   // (tests/eval/leave_one_family_out.py).
   std::vector<unsigned> patterns_left_out = {};
+  // The database scans a line that repeats the one before it too, instead
+  // of taking that line's matches (docs/triage.md, "How it reads a log"):
+  // the tests that hold both ways to the same reading.
+  bool rescan_repeated_lines = false;
 };
 
 // Every expression in the scanner's database (for `jobmon triage
