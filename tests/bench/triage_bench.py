@@ -3,7 +3,9 @@
 
 Generates a log of --gigabytes (default 2): four tasks' MaxText step lines,
 timestamped INFO noise and known-harmless lines, with an OOM -> NCCL ->
-heartbeat cascade near the end. Then, in this one run, it times
+heartbeat cascade near the end. The four tasks print the same step line
+(srun -l labels it with each task's number), unless --distinct: then each
+task's seconds and loss are its own, and no line repeats the one before it. Then, in this one run, it times
 
   rg -c -f <jobmon's own patterns, translated to ERE> LOG   (Debian's ripgrep; skipped, and said, without it)
   grep -E -c -f <the same patterns> LOG   (--grep only: minutes on a large log)
@@ -33,7 +35,7 @@ import tempfile
 import time
 
 
-def generate(path, size):
+def generate(path, size, distinct=False):
     noise = [
         "0: 2026-11-20 10:00:00,000 INFO input_pipeline: prefetched 64 batches from shard 17 of 512\n",
         "1: NCCL WARN MSCCL++: Feature not enabled\n",
@@ -49,8 +51,10 @@ def generate(path, size):
             f.write(f"{task}: [fake-trainer] task {task} on host node{task + 1:03d} (process {task} of 4)\n")
         while written < size:
             for task in range(4):
-                chunk.append(f"{task}: completed step: {step}, seconds: 1.021, TFLOP/s/device: 451.200, "
-                             f"MFU: 34.51%, Tokens/s/device: 8104.330, loss: 2.{step % 1000:03d}\n")
+                seconds, loss = (f"1.0{(step * 7 + task * 3) % 100:02d}", (step + task) % 1000) if distinct \
+                    else ("1.021", step % 1000)
+                chunk.append(f"{task}: completed step: {step}, seconds: {seconds}, TFLOP/s/device: 451.200, "
+                             f"MFU: 34.51%, Tokens/s/device: 8104.330, loss: 2.{loss:03d}\n")
             chunk.append(noise[step % 4])
             step += 1
             if len(chunk) >= 50000:
@@ -119,6 +123,8 @@ def main():
     parser.add_argument("--gigabytes", type=float, default=2.0)
     parser.add_argument("--dir", default=tempfile.gettempdir(), help="where the generated log goes")
     parser.add_argument("--baseline", help="another jobmon (an earlier build) timed on the same log")
+    parser.add_argument("--distinct", action="store_true",
+                        help="each task prints its own step line: no line repeats the one before it")
     parser.add_argument("--grep", action="store_true", help="time grep -E too (about 80 s per 0.5 GiB here)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each, in turn; medians are printed")
     parser.add_argument("--costs", action="store_true",
@@ -126,7 +132,7 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         log = os.path.join(tmp, "bench.log")
-        steps = generate(log, int(args.gigabytes * 2**30))
+        steps = generate(log, int(args.gigabytes * 2**30), args.distinct)
         size = os.path.getsize(log)
         listing = subprocess.run([args.jobmon, "triage", "--list-signatures"], capture_output=True, text=True,
                                  check=True).stdout
@@ -167,7 +173,8 @@ def main():
         """The median over rounds of a's wall time over b's, each round's pair run back to back."""
         return statistics.median(x[0] / y[0] for x, y in zip(a, b))
 
-    print(f"log: {size / 2**30:.2f} GiB, {steps} steps x 4 tasks + noise, {len(expressions)} patterns; "
+    print(f"log: {size / 2**30:.2f} GiB, {steps} steps x 4 tasks"
+          f" ({'each its own line' if args.distinct else 'the same line'}) + noise, {len(expressions)} patterns; "
           f"medians of {args.rounds} rounds (range)")
     if args.grep:
         print(f"grep -E -c -f sigs : {grep_wall:7.2f} s  {mib / grep_wall:7.1f} MiB/s  peak RSS {grep_rss:6.1f} MiB"

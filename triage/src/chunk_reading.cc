@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <utility>
+
+#include "jobmon/common/ascii.h"
 
 namespace jobmon::triage {
 namespace {
@@ -79,13 +83,24 @@ StepLineRead ReadStepLine(const LogScanner::Impl& impl, std::string_view text,
   return read;
 }
 
-// The chunk's lines into `scratch.lines`: where each ends, its srun label,
+constexpr size_t kMarkedLineBytes = 16, kLinesMarkedAnyway = 1024;
+
+}  // namespace
+
+size_t MarkedLinesAtMost(size_t bytes) { return bytes / kMarkedLineBytes + kLinesMarkedAnyway + 1; }
+
+namespace {
+
+// The chunk's lines into `scratch.lines` (nullopt, and none, once they
+// average under 16 bytes, past the first thousand: there no repeat saves
+// much, and marking them would cost more): where each ends, its srun label,
 // and whether it repeats the line before it (a label as long, or none, and
 // the same text after it).
 struct Repeats {
   size_t lines = 0, bytes = 0;
+  size_t runs = 0;  // of repeats, each after a line that does not repeat
 };
-Repeats MarkLines(std::string_view data, MatchScratch& scratch) {
+std::optional<Repeats> MarkLines(std::string_view data, MatchScratch& scratch) {
   scratch.lines.clear();
   Repeats repeated;
   size_t label_before = 0;
@@ -94,12 +109,22 @@ Repeats MarkLines(std::string_view data, MatchScratch& scratch) {
     const void* nl = std::memchr(data.data() + start, '\n', data.size() - start);
     const size_t end = nl ? static_cast<const char*>(nl) - data.data() : data.size();
     const std::string_view line = data.substr(start, end - start);
-    const auto [task, after_label] = SplitTaskLabel(line);
+    // A label starts with a digit or a space (TaskLabelLength): most lines
+    // are told apart by their first byte, without the call.
+    const auto [task, after_label] =
+        !line.empty() && (IsAsciiDigit(line[0]) || line[0] == ' ')
+            ? SplitTaskLabel(line)
+            : std::pair<std::optional<int>, std::string_view>{std::nullopt, line};
     const size_t label = line.size() - after_label.size();
     const bool repeats = start > 0 && label == label_before && after_label == after_label_before;
     if (repeats) {
+      repeated.runs += scratch.lines.back().repeats ? 0 : 1;
       ++repeated.lines;
       repeated.bytes += end + 1 - start;
+    }
+    if (scratch.lines.size() > start / kMarkedLineBytes + kLinesMarkedAnyway) {
+      scratch.lines.clear();
+      return std::nullopt;
     }
     scratch.lines.push_back(
         {static_cast<uint32_t>(end), task.value_or(-1), static_cast<uint8_t>(label), repeats});
@@ -163,13 +188,16 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
   events.clear();
   // Lines that repeat the one before them (another task's copy under
   // srun -l) are not scanned again where they are an eighth of the chunk
-  // or more: less, and copying the others would cost more than it saves.
+  // or more, in runs of 64 bytes or more on average: with less, copying
+  // the other lines apart would cost more than scanning the repeats.
   reading.repeats = 0;
-  const Repeats repeated = MarkLines(data, scratch);
-  if (!impl.options.rescan_repeated_lines && repeated.lines > 0 &&
-      repeated.bytes >= data.size() / 8 && scratch.unrepeated.size() >= data.size()) {
+  const std::optional<Repeats> repeated = MarkLines(data, scratch);
+  const bool marked = repeated.has_value();
+  if (marked && !impl.options.rescan_repeated_lines && repeated->lines > 0 &&
+      repeated->bytes >= data.size() / 8 && repeated->bytes >= 64 * repeated->runs &&
+      scratch.unrepeated.size() >= data.size()) {
     MatchUnrepeated(impl, data, scratch);
-    reading.repeats = repeated.lines;
+    reading.repeats = repeated->lines;
   } else {
     for (MatchScratch::LineMark& mark : scratch.lines) mark.repeats = false;
     hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch.hs, OnMatch,
@@ -204,9 +232,17 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     uint32_t ids_begin = 0, ids_end = 0;
     StepLineRead read;
   } before;
-  size_t start = 0;
-  for (const MatchScratch::LineMark& mark : scratch.lines) {
-    const size_t end = mark.end;
+  // Each line's end, label and whether it repeats, from the marks; where
+  // there are none, found here (no line repeats then).
+  for (size_t start = 0; start < data.size();) {
+    const MatchScratch::LineMark* marked_line = marked ? &scratch.lines[index] : nullptr;
+    size_t end = data.size();
+    if (marked_line) {
+      end = marked_line->end;
+    } else if (const void* found = std::memchr(data.data() + start, '\n', data.size() - start)) {
+      end = static_cast<size_t>(static_cast<const char*>(found) - data.data());
+    }
+    const bool repeats = marked_line && marked_line->repeats;
     const bool nl = end < data.size();
     const size_t ids_begin = reading.ids.size();
     const size_t events_begin = next_event;
@@ -226,9 +262,14 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     auto read_label = [&]() -> const std::optional<Label>& {
       if (!label_read) {
         label_read = true;
-        if (mark.task >= 0) {
-          label = Label{mark.task, mark.label,
-                        data.substr(start + mark.label, end - start - mark.label)};
+        if (marked_line && marked_line->task >= 0) {
+          const size_t size = marked_line->label;
+          label = Label{marked_line->task, size, data.substr(start + size, end - start - size)};
+        } else if (!marked_line) {
+          if (const auto [task, rest] = SplitTaskLabel(text); task) {
+            const size_t size = text.size() - rest.size();
+            label = Label{*task, size, data.substr(start + size, end - start - size)};
+          }
         }
       }
       return label;
@@ -245,7 +286,7 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     // (scan_patterns_test.cc, step_lines_test.cc): it takes that line's
     // ranges and reading, shared, not read again.
     const bool copy =
-        !mark.repeats && previous.known &&
+        !repeats && previous.known &&
         next_event - events_begin == previous.events_end - previous.events_begin &&
         index - previous.index <= UINT32_MAX && read_label() && label->size == previous.label &&
         label->after == previous.after_label &&
@@ -255,7 +296,7 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
                    [&](const MatchEvent& here, const MatchEvent& there) {
                      return here.id == there.id && here.to - start == there.to - previous.start;
                    });
-    if (mark.repeats) {
+    if (repeats) {
       matched = before.matched;
       step_line = before.step_line;
       entry_ids_begin = before.ids_begin;
@@ -315,12 +356,12 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
       line.samples_end = step_read.samples_end;
       line.generic_confirmed = step_read.generic_confirmed;
       line.generic_sample = step_read.generic_sample;
-      if (copy || (mark.repeats && step_line && read_label()))
+      if (copy || (repeats && step_line && read_label()))
         line.copy_of_back = static_cast<uint32_t>(index - previous.index);
       if (step_line && read_label()) line.task = label->task;
     }
     before = {matched, step_line, entry_ids_begin, entry_ids_end, step_read};
-    if (mark.repeats) {
+    if (repeats) {
       // Its text after the label is the last step line's: only where it lies moves.
       if (step_line && read_label()) previous.index = index;
     } else if (step_line) {

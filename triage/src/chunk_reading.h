@@ -33,8 +33,8 @@ struct MatchEvent {
 struct alignas(64) MatchScratch {
   hs_scratch_t* hs = nullptr;
   std::vector<MatchEvent> events;
-  // Each line of the chunk: where it ends (its newline, or the chunk's
-  // end), its srun label, and whether it repeats the line before it.
+  // Each line of the chunk (MarkedLinesAtMost of them): where it ends (its
+  // newline, or the chunk's end), its srun label, whether it repeats the one before.
   struct LineMark {
     uint32_t end;   // a chunk is at most 4 GiB: hs_scan takes its size as an unsigned
     int32_t task;   // its label's task; -1 without a label
@@ -89,6 +89,10 @@ struct ChunkReading {
   uint64_t newlines = 0;  // in the whole chunk
   uint64_t repeats = 0;   // lines read from the line before them, not scanned
 };
+
+// The most lines ReadChunk marks in a chunk of `bytes` (MatchScratch::lines,
+// reserved once for it): it reads a chunk of shorter lines without marks.
+size_t MarkedLinesAtMost(size_t bytes);
 
 // Reads `data` (line-aligned, or a piece of an over-long line) into
 // `reading`. Reads nothing but its arguments, so one chunk is read on one

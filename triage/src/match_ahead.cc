@@ -13,6 +13,8 @@ MatchAhead::MatchAhead(const LogScanner::Impl& impl, ChunkSink& sink, hs_scratch
   // The two matching threads' texts follow the slots'.
   own_matching_.unrepeated = buffers_.text(kSlots);
   worker_matching_.unrepeated = buffers_.text(kSlots + 1);
+  for (MatchScratch* matching : {&own_matching_, &worker_matching_})
+    matching->lines.reserve(MarkedLinesAtMost(capacity));
   if (hs_clone_scratch(prototype, &own_matching_.hs) != HS_SUCCESS) own_matching_.hs = nullptr;
   if (hs_clone_scratch(prototype, &worker_matching_.hs) != HS_SUCCESS) return;
   try {
