@@ -174,39 +174,16 @@ void MatchUnrepeated(const LogScanner::Impl& impl, std::string_view data, MatchS
   }
 }
 
-}  // namespace
-
-void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch& scratch,
+// Every line is walked (its newlines are counted anyway): a line is read
+// where the database matched on it or a line-start test
+// (PatternDef::at_line_start) accepts it. With kMarked, each line's end,
+// label and whether it repeats come from scratch.lines (MarkLines); without,
+// they are found here and no line repeats (a walk of its own: the choice
+// made per line cost a chunk of short lines a tenth).
+template <bool kMarked>
+void WalkLines(const LogScanner::Impl& impl, std::string_view data, const MatchScratch& scratch,
                ChunkReading& reading) {
-  std::vector<MatchEvent>& events = scratch.events;
-  reading.ids.clear();
-  reading.lines.clear();
-  reading.samples.clear();
-  // Room for a chunk of lines of 64 bytes or more, all matched, taken at
-  // once: grown by doubling, the lines would use twice the reading's memory.
-  reading.lines.reserve(data.size() / 64);
-  events.clear();
-  // Lines that repeat the one before them (another task's copy under
-  // srun -l) are not scanned again where they are an eighth of the chunk
-  // or more, in runs of 64 bytes or more on average: with less, copying
-  // the other lines apart would cost more than scanning the repeats.
-  reading.repeats = 0;
-  const std::optional<Repeats> repeated = MarkLines(data, scratch);
-  const bool marked = repeated.has_value();
-  if (marked && !impl.options.rescan_repeated_lines && repeated->lines > 0 &&
-      repeated->bytes >= data.size() / 8 && repeated->bytes >= 64 * repeated->runs &&
-      scratch.unrepeated.size() >= data.size()) {
-    MatchUnrepeated(impl, data, scratch);
-    reading.repeats = repeated->lines;
-  } else {
-    for (MatchScratch::LineMark& mark : scratch.lines) mark.repeats = false;
-    hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch.hs, OnMatch,
-            &events);
-    SortByEnd(events);
-  }
-  // Every line is walked (its newlines are counted anyway): a line is read
-  // where the database matched on it or a line-start test
-  // (PatternDef::at_line_start) accepts it.
+  const std::vector<MatchEvent>& events = scratch.events;
   uint64_t index = 0;
   size_t next_event = 0;
   // The chunk's last step line, for the copies of it that follow
@@ -232,17 +209,15 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     uint32_t ids_begin = 0, ids_end = 0;
     StepLineRead read;
   } before;
-  // Each line's end, label and whether it repeats, from the marks; where
-  // there are none, found here (no line repeats then).
   for (size_t start = 0; start < data.size();) {
-    const MatchScratch::LineMark* marked_line = marked ? &scratch.lines[index] : nullptr;
+    const MatchScratch::LineMark* marked_line = kMarked ? &scratch.lines[index] : nullptr;
     size_t end = data.size();
-    if (marked_line) {
+    if constexpr (kMarked) {
       end = marked_line->end;
     } else if (const void* found = std::memchr(data.data() + start, '\n', data.size() - start)) {
       end = static_cast<size_t>(static_cast<const char*>(found) - data.data());
     }
-    const bool repeats = marked_line && marked_line->repeats;
+    const bool repeats = kMarked && marked_line->repeats;
     const bool nl = end < data.size();
     const size_t ids_begin = reading.ids.size();
     const size_t events_begin = next_event;
@@ -262,10 +237,12 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     auto read_label = [&]() -> const std::optional<Label>& {
       if (!label_read) {
         label_read = true;
-        if (marked_line && marked_line->task >= 0) {
-          const size_t size = marked_line->label;
-          label = Label{marked_line->task, size, data.substr(start + size, end - start - size)};
-        } else if (!marked_line) {
+        if constexpr (kMarked) {
+          if (marked_line->task >= 0) {
+            const size_t size = marked_line->label;
+            label = Label{marked_line->task, size, data.substr(start + size, end - start - size)};
+          }
+        } else {
           if (const auto [task, rest] = SplitTaskLabel(text); task) {
             const size_t size = text.size() - rest.size();
             label = Label{*task, size, data.substr(start + size, end - start - size)};
@@ -385,6 +362,42 @@ void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch
     start = end + 1;
   }
   reading.newlines = index;
+}
+
+}  // namespace
+
+void ReadChunk(const LogScanner::Impl& impl, std::string_view data, MatchScratch& scratch,
+               ChunkReading& reading) {
+  reading.ids.clear();
+  reading.lines.clear();
+  reading.samples.clear();
+  // Room for a chunk of lines of 64 bytes or more, all matched, taken at
+  // once: grown by doubling, the lines would use twice the reading's memory.
+  reading.lines.reserve(data.size() / 64);
+  scratch.events.clear();
+  // Lines that repeat the one before them (another task's copy under
+  // srun -l) are not scanned again where they are an eighth of the chunk
+  // or more, in runs of 64 bytes or more on average: with less, copying
+  // the other lines apart would cost more than scanning the repeats.
+  reading.repeats = 0;
+  const std::optional<Repeats> repeated = MarkLines(data, scratch);
+  const bool marked = repeated.has_value();
+  if (marked && !impl.options.rescan_repeated_lines && repeated->lines > 0 &&
+      repeated->bytes >= data.size() / 8 && repeated->bytes >= 64 * repeated->runs &&
+      scratch.unrepeated.size() >= data.size()) {
+    MatchUnrepeated(impl, data, scratch);
+    reading.repeats = repeated->lines;
+  } else {
+    for (MatchScratch::LineMark& mark : scratch.lines) mark.repeats = false;
+    hs_scan(impl.database, data.data(), static_cast<unsigned>(data.size()), 0, scratch.hs, OnMatch,
+            &scratch.events);
+    SortByEnd(scratch.events);
+  }
+  if (marked) {
+    WalkLines<true>(impl, data, scratch, reading);
+  } else {
+    WalkLines<false>(impl, data, scratch, reading);
+  }
 }
 
 }  // namespace jobmon::triage
