@@ -1,12 +1,14 @@
 #pragma once
 // The memory of the scan's chunks in flight, in one anonymous mapping
-// advised into huge pages: each chunk's text buffer, and the memory its
+// advised into huge pages: each chunk's text buffer, the memory its
 // reading's vectors grow in (chunk_reading.h), and each matching thread's
-// text buffer for the lines it scans apart (MatchScratch::unrepeated). On a virtual machine the
-// first touch of each 4 KiB page is a fault of some microseconds: as 4 KiB pages, the eight chunks'
-// buffers and readings were 5,000-odd faults, a third of a 32 MiB log's triage
-// (docs/development.md, "The last figures"). Where the kernel gives no huge pages the advice is
-// ignored and the memory works as any. Private to the scanner (match_ahead.h).
+// text buffer for the lines it scans apart (MatchScratch::unrepeated). On a
+// virtual machine the first touch of each 4 KiB page is a fault of some
+// microseconds: as 4 KiB pages, the eight chunks' buffers and readings were
+// 5,000-odd faults, a third of a 32 MiB log's triage (docs/development.md,
+// "The last figures"). Where the kernel gives no huge pages the advice is
+// ignored and the memory works as any. Private to the scanner
+// (match_ahead.h).
 
 #include <cstddef>
 #include <memory>

@@ -33,12 +33,13 @@ struct MatchEvent {
 struct alignas(64) MatchScratch {
   hs_scratch_t* hs = nullptr;
   std::vector<MatchEvent> events;
-  // Each line of the chunk (MarkedLinesAtMost of them): where it ends (its
-  // newline, or the chunk's end), its srun label, whether it repeats the one before.
+  // Each line of the chunk (MarkedLinesAtMost of them at most): where it
+  // ends (its newline, or the chunk's end), its srun label, and whether it
+  // repeats the line before it.
   struct LineMark {
-    uint32_t end;   // a chunk is at most 4 GiB: hs_scan takes its size as an unsigned
+    uint32_t end;   // a chunk is under 4 GiB: hs_scan takes its size as an unsigned
     int32_t task;   // its label's task; -1 without a label
-    uint8_t label;  // the label's size, "  12: " at most
+    uint8_t label;  // the label's size: 15 at most (TaskLabelLength)
     bool repeats;
   };
   std::vector<LineMark> lines;
@@ -72,10 +73,12 @@ struct ChunkReading {
     // Lines back to the step line before it in the chunk, where this line
     // is that line's copy from another task ("1: X" after "0: X": a label of
     // the same length, the same text after it, the database's same matches
-    // there, or a line that repeats the one just before it); 0 where not. Its patterns and samples
-    // are that line's (its ranges in `ids` and `samples` are that line's own), not read again: what
-    // the walk reads does not depend on the label's number (scan_patterns_test.cc,
-    // step_lines_test.cc). The scan state takes its rank from that line's (scan_state.cc).
+    // there, or a line that repeats the one just before it); 0 where not.
+    // Its patterns and samples are that line's (its ranges in `ids` and
+    // `samples` are that line's own), not read again: what the walk reads
+    // does not depend on the label's number (scan_patterns_test.cc,
+    // step_lines_test.cc). The scan state takes its rank from that line's
+    // (scan_state.cc).
     uint32_t copy_of_back = 0;
     int task = -1;  // a step line's srun label's task; -1: none
   };

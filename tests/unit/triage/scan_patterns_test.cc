@@ -19,6 +19,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jobmon/triage/step_lines.h"
@@ -28,16 +29,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Expressions compiled into one Hyperscan database, each under its id and
+// flags.
 class Matcher {
  public:
+  struct Expression {
+    const std::string& text;
+    unsigned flags;
+    unsigned id;
+  };
   // No expressions: a matcher that matches nothing.
-  Matcher(const std::vector<std::string>& expressions, unsigned flags) {
+  explicit Matcher(const std::vector<Expression>& expressions) {
     if (expressions.empty()) return;
     std::vector<const char*> texts;
-    for (const std::string& e : expressions) texts.push_back(e.c_str());
-    std::vector<unsigned> all_flags(texts.size(), flags), ids(texts.size(), 0);
+    std::vector<unsigned> flags, ids;
+    for (const Expression& e : expressions) {
+      texts.push_back(e.text.c_str());
+      flags.push_back(e.flags);
+      ids.push_back(e.id);
+    }
     hs_compile_error_t* error = nullptr;
-    if (hs_compile_multi(texts.data(), all_flags.data(), ids.data(),
+    if (hs_compile_multi(texts.data(), flags.data(), ids.data(),
                          static_cast<unsigned>(texts.size()), HS_MODE_BLOCK, nullptr, &database_,
                          &error) != HS_SUCCESS) {
       ADD_FAILURE() << (error && error->message ? error->message : "compile failed");
@@ -46,6 +58,11 @@ class Matcher {
     }
     hs_alloc_scratch(database_, &scratch_);
   }
+  // All under one id and the same flags.
+  Matcher(const std::vector<std::string>& expressions, unsigned flags)
+      : Matcher(Uniform(expressions, flags)) {}
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
   ~Matcher() {
     hs_free_scratch(scratch_);
     hs_free_database(database_);
@@ -61,55 +78,9 @@ class Matcher {
             &found);
     return found;
   }
-  // Where each of its matches ends, as the scan's match events give them.
-  std::vector<size_t> MatchEnds(const std::string& line) const {
-    std::vector<size_t> ends;
-    if (!database_) return ends;
-    auto on_match = [](unsigned, unsigned long long, unsigned long long to, unsigned,
-                       void* context) {
-      static_cast<std::vector<size_t>*>(context)->push_back(static_cast<size_t>(to));
-      return 0;
-    };
-    hs_scan(database_, line.data(), static_cast<unsigned>(line.size()), 0, scratch_, on_match,
-            &ends);
-    return ends;
-  }
-
- private:
-  hs_database_t* database_ = nullptr;
-  hs_scratch_t* scratch_ = nullptr;
-};
-
-// Every expression and part of every pattern, each under its pattern's id
-// and flags, in one database: a superset of what any scan compiles.
-class AllExpressions {
- public:
-  AllExpressions() {
-    const std::vector<PatternDef> patterns = AllPatterns();
-    std::vector<const char*> texts;
-    std::vector<unsigned> flags, ids;
-    for (size_t id = 0; id < patterns.size(); ++id) {
-      texts.push_back(patterns[id].expression.c_str());
-      for (const std::string& part : patterns[id].parts) texts.push_back(part.c_str());
-      flags.resize(texts.size(), patterns[id].flags);
-      ids.resize(texts.size(), static_cast<unsigned>(id));
-    }
-    hs_compile_error_t* error = nullptr;
-    if (hs_compile_multi(texts.data(), flags.data(), ids.data(),
-                         static_cast<unsigned>(texts.size()), HS_MODE_BLOCK, nullptr, &database_,
-                         &error) != HS_SUCCESS) {
-      ADD_FAILURE() << (error && error->message ? error->message : "compile failed");
-      hs_free_compile_error(error);
-      return;
-    }
-    hs_alloc_scratch(database_, &scratch_);
-  }
-  ~AllExpressions() {
-    hs_free_scratch(scratch_);
-    hs_free_database(database_);
-  }
-  // Each match as (where it ends, its pattern's id), sorted.
-  std::vector<std::pair<size_t, unsigned>> Matches(const std::string& text) const {
+  // Each match as (where it ends, as the scan's match events give it, its
+  // expression's id), in Hyperscan's order.
+  std::vector<std::pair<size_t, unsigned>> MatchEndsAndIds(const std::string& line) const {
     std::vector<std::pair<size_t, unsigned>> found;
     if (!database_) return found;
     auto on_match = [](unsigned id, unsigned long long, unsigned long long to, unsigned,
@@ -118,16 +89,45 @@ class AllExpressions {
           static_cast<size_t>(to), id);
       return 0;
     };
-    hs_scan(database_, text.data(), static_cast<unsigned>(text.size()), 0, scratch_, on_match,
+    hs_scan(database_, line.data(), static_cast<unsigned>(line.size()), 0, scratch_, on_match,
             &found);
+    return found;
+  }
+  std::vector<size_t> MatchEnds(const std::string& line) const {
+    std::vector<size_t> ends;
+    for (const auto& [end, id] : MatchEndsAndIds(line)) ends.push_back(end);
+    return ends;
+  }
+  // The same, sorted.
+  std::vector<std::pair<size_t, unsigned>> SortedMatches(const std::string& line) const {
+    std::vector<std::pair<size_t, unsigned>> found = MatchEndsAndIds(line);
     std::sort(found.begin(), found.end());
     return found;
   }
 
  private:
+  static std::vector<Expression> Uniform(const std::vector<std::string>& expressions,
+                                         unsigned flags) {
+    std::vector<Expression> uniform;
+    for (const std::string& e : expressions) uniform.push_back({e, flags, 0});
+    return uniform;
+  }
   hs_database_t* database_ = nullptr;
   hs_scratch_t* scratch_ = nullptr;
 };
+
+// Every expression and part of every pattern, each under its pattern's id
+// and flags, in one database: a superset of what any scan compiles.
+Matcher AllExpressions(const std::vector<PatternDef>& patterns) {
+  std::vector<Matcher::Expression> all;
+  for (size_t id = 0; id < patterns.size(); ++id) {
+    const unsigned flags = patterns[id].flags;
+    all.push_back({patterns[id].expression, flags, static_cast<unsigned>(id)});
+    for (const std::string& part : patterns[id].parts)
+      all.push_back({part, flags, static_cast<unsigned>(id)});
+  }
+  return Matcher(all);
+}
 
 std::vector<std::string> CorpusLines() {
   std::vector<std::string> lines;
@@ -327,12 +327,13 @@ TEST(ScanPatterns, TheDatabasesMatchesDoNotDependOnTheLabelsNumber) {
   std::vector<std::string> texts;
   for (const std::string& line : CorpusLines()) texts.emplace_back(WithoutTaskLabel(line));
   for (std::string& probe : ProbeLines()) texts.push_back(std::move(probe));
-  const AllExpressions database;
+  const std::vector<PatternDef> patterns = AllPatterns();
+  const Matcher database = AllExpressions(patterns);
   size_t matched = 0;
   for (const std::string& text : texts) {
     for (const auto& [a, b] : {std::pair{"0: ", "7: "}, {"10: ", "99: "}, {" 12: ", "  3: "}}) {
-      const auto one = database.Matches(a + text + "\n");
-      EXPECT_EQ(one, database.Matches(b + text + "\n")) << "on: " << a << text;
+      const auto one = database.SortedMatches(a + text + "\n");
+      EXPECT_EQ(one, database.SortedMatches(b + text + "\n")) << "on: " << a << text;
       matched += one.empty() ? 0 : 1;
     }
     if (HasFailure()) return;  // the first line that tells, not thousands
@@ -349,13 +350,14 @@ TEST(ScanPatterns, ALinesMatchesDoNotDependOnTheLinesAroundIt) {
   std::vector<std::string> shuffled = corpus;
   for (std::string& probe : ProbeLines()) shuffled.push_back(std::move(probe));
   std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(20261130));
-  const AllExpressions database;
+  const std::vector<PatternDef> patterns = AllPatterns();
+  const Matcher database = AllExpressions(patterns);
   size_t pairs = 0;
   auto check = [&](const std::string& first, const std::string& second) {
     const std::string one = first + "\n", other = second + "\n";
-    std::vector<std::pair<size_t, unsigned>> apart = database.Matches(one);
-    for (auto [end, id] : database.Matches(other)) apart.emplace_back(one.size() + end, id);
-    EXPECT_EQ(database.Matches(one + other), apart) << "on: " << one << other;
+    std::vector<std::pair<size_t, unsigned>> apart = database.SortedMatches(one);
+    for (auto [end, id] : database.SortedMatches(other)) apart.emplace_back(one.size() + end, id);
+    EXPECT_EQ(database.SortedMatches(one + other), apart) << "on: " << one << other;
     ++pairs;
   };
   for (size_t i = 1; i < corpus.size() && !HasFailure(); ++i) check(corpus[i - 1], corpus[i]);
