@@ -5,7 +5,8 @@ Generates a log of --gigabytes (default 2): four tasks' MaxText step lines,
 timestamped INFO noise and known-harmless lines, with an OOM -> NCCL ->
 heartbeat cascade near the end. The four tasks print the same step line
 (srun -l labels it with each task's number), unless --distinct: then each
-task's seconds and loss are its own, and no line repeats the one before it. Then, in this one run, it times
+task's seconds and loss are its own, and no line repeats the one before it.
+Then, in this one run, it times
 
   rg -c -f <jobmon's own patterns, translated to ERE> LOG   (Debian's ripgrep; skipped, and said, without it)
   grep -E -c -f <the same patterns> LOG   (--grep only: minutes on a large log)
